@@ -1,0 +1,200 @@
+// Parse and cross-check a fleet config. Pure: it reads secrets only through the
+// SecretSource it is given, and no error message ever carries a secret's value.
+import * as crypto from "node:crypto";
+import { z } from "zod";
+import { fleetSpec, FleetSpec, HostSpec, NodeSpec } from "./schema";
+import * as v from "./validators";
+import { rolePorts, sshdPort } from "../ports";
+import { checkCloudHost } from "../hardware";
+
+export interface SecretSource {
+    /** The value of config key `nodefleet:<key>`, or undefined when unset. */
+    get(key: string): string | undefined;
+    /** Whether that key is stored encrypted. */
+    isSecret(key: string): boolean;
+}
+
+export class FleetConfigError extends Error {
+    constructor(readonly issues: readonly string[]) {
+        super(`invalid nodefleet:fleet config:\n${issues.map((i) => `  - ${i}`).join("\n")}`);
+        this.name = "FleetConfigError";
+    }
+}
+
+export interface HostPlan {
+    readonly name: string;
+    readonly spec: HostSpec;
+    readonly nodes: readonly NodeSpec[];
+}
+
+export interface Fleet {
+    readonly spec: FleetSpec;
+    readonly hosts: readonly HostPlan[];
+    /** Problems reported but not fatal (hardware in warn mode, unpinned host keys). */
+    readonly warnings: readonly string[];
+}
+
+/** ["nodes", 2, "sequencer", "coinbase"] -> "nodes[2].sequencer.coinbase" */
+export function formatPath(path: readonly PropertyKey[]): string {
+    let out = "";
+    for (const p of path) out += typeof p === "number" ? `[${p}]` : out === "" ? String(p) : `.${String(p)}`;
+    return out || "fleet";
+}
+
+function zodIssues(error: z.ZodError): string[] {
+    return error.issues.map((i) => {
+        if (i.code === "unrecognized_keys") return `${formatPath(i.path)}: unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.join(", ")}`;
+        if (i.code === "invalid_type" && i.input === undefined) return `${formatPath(i.path)}: required`;
+        return `${formatPath(i.path)}: ${i.message}`;
+    });
+}
+
+type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey";
+const SECRET_FORMAT: Record<SecretKind, (s: string) => v.Reason> = {
+    sshPrivateKey: v.sshPrivateKeyReason,
+    privateKey: v.privateKeyReason,
+    minerKey: v.minerKeyReason,
+    validatorKey: v.validatorKeyJsonReason,
+};
+
+interface SecretUse {
+    readonly path: string;
+    readonly key: string;
+    readonly kind: SecretKind;
+}
+
+function secretUses(spec: FleetSpec): SecretUse[] {
+    const uses: SecretUse[] = [];
+    for (const [name, host] of Object.entries(spec.hosts)) {
+        uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
+    }
+    spec.nodes.forEach((node, i) => {
+        switch (node.role) {
+            case "storage":
+                uses.push({ path: `nodes[${i}].storage.minerKeySecret`, key: node.storage.minerKeySecret, kind: "minerKey" });
+                break;
+            case "sequencer":
+                uses.push({ path: `nodes[${i}].sequencer.validatorPrivateKeySecret`, key: node.sequencer.validatorPrivateKeySecret, kind: "privateKey" });
+                break;
+            case "validator":
+                uses.push({ path: `nodes[${i}].validator.validatorKeySecret`, key: node.validator.validatorKeySecret, kind: "validatorKey" });
+                break;
+        }
+    });
+    return uses;
+}
+
+/** Identity of a key without keeping its value: a digest of what makes it that key. */
+function keyIdentity(kind: SecretKind, value: string): string {
+    let material = value.trim().toLowerCase();
+    if (kind === "validatorKey") material = String((JSON.parse(value) as { priv_key: { value: string } }).priv_key.value);
+    return crypto.createHash("sha256").update(material).digest("hex");
+}
+
+function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]): void {
+    const seen = new Map<string, string>(); // kind+identity -> first path
+    for (const use of secretUses(spec)) {
+        const value = secrets.get(use.key);
+        if (value === undefined) {
+            issues.push(`${use.path}: config key nodefleet:${use.key} is not set (pulumi config set --secret ${use.key} …)`);
+            continue;
+        }
+        if (!secrets.isSecret(use.key)) {
+            issues.push(`${use.path}: config key nodefleet:${use.key} is stored in plain text; set it again with pulumi config set --secret ${use.key}`);
+            continue;
+        }
+        const reason = SECRET_FORMAT[use.kind](value);
+        if (reason) {
+            issues.push(`${use.path}: config key nodefleet:${use.key}: ${reason}`);
+            continue;
+        }
+        if (use.kind === "sshPrivateKey") continue; // one admin key may open many hosts
+        const id = `${use.kind}:${keyIdentity(use.kind, value)}`;
+        const first = seen.get(id);
+        if (first === undefined) seen.set(id, use.path);
+        else if (use.kind === "validatorKey") issues.push(`${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing, seed 5)`);
+        else issues.push(`${use.path}: the same key as ${first}; each node needs its own key`);
+    }
+}
+
+function checkNames(spec: FleetSpec, issues: string[]): void {
+    const first = new Map<string, number>();
+    spec.nodes.forEach((node, i) => {
+        const j = first.get(node.name);
+        if (j === undefined) first.set(node.name, i);
+        else issues.push(`nodes[${i}].name: duplicate node name "${node.name}" (also nodes[${j}])`);
+    });
+}
+
+function checkHostRefs(spec: FleetSpec, issues: string[]): void {
+    const known = Object.keys(spec.hosts);
+    const used = new Set<string>();
+    spec.nodes.forEach((node, i) => {
+        if (!(node.host in spec.hosts)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
+        used.add(node.host);
+    });
+    for (const name of known) if (!used.has(name)) issues.push(`hosts.${name}: no node runs on this host; remove it or add a node`);
+}
+
+function checkPorts(spec: FleetSpec, issues: string[]): void {
+    const byHost = new Map<string, Map<string, string>>();
+    spec.nodes.forEach((node, i) => {
+        const host = spec.hosts[node.host];
+        if (!host) return;
+        let taken = byHost.get(node.host);
+        if (!taken) {
+            taken = new Map([[`${sshdPort(host)}/tcp`, `sshd`]]);
+            byHost.set(node.host, taken);
+        }
+        for (const p of rolePorts(node)) {
+            const key = `${p.port}/${p.protocol}`;
+            const owner = taken.get(key);
+            if (owner !== undefined) issues.push(`nodes[${i}]: port ${key} (${p.purpose}) is already used by ${owner} on host ${node.host}`);
+            else taken.set(key, `nodes[${i}] (${p.purpose})`);
+        }
+    });
+}
+
+function checkRoleRules(spec: FleetSpec, issues: string[]): void {
+    spec.nodes.forEach((node, i) => {
+        if (node.role === "storage" && node.storage.networkBootNodes.length > 0 && !node.storage.networkEnrAddress) {
+            issues.push(`nodes[${i}].storage.networkEnrAddress: required when networkBootNodes is set (UDP discovery needs both, seed 2.1)`);
+        }
+    });
+}
+
+function planHosts(spec: FleetSpec): HostPlan[] {
+    return Object.entries(spec.hosts).map(([name, hostSpec]) => ({ name, spec: hostSpec, nodes: spec.nodes.filter((n) => n.host === name) }));
+}
+
+function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issues: string[], warnings: string[]): void {
+    for (const host of hosts) {
+        const field = host.spec.kind === "aws" ? "instanceType" : "serverType";
+        for (const f of checkCloudHost(host.spec, host.nodes)) {
+            const line = `hosts.${host.name}.${field}: ${f.message}`;
+            if (spec.hardwareCheck === "enforce") issues.push(line);
+            else warnings.push(`${line} (hardwareCheck: warn)`);
+        }
+        if (host.spec.kind === "existing" && !host.spec.hostKey) {
+            warnings.push(`hosts.${host.name}.hostKey: not pinned; the first key the host presents is accepted`);
+        }
+    }
+}
+
+/** Validate everything that can be validated before a resource exists. Throws FleetConfigError. */
+export function parseFleet(raw: unknown, secrets: SecretSource): Fleet {
+    const parsed = fleetSpec.safeParse(raw);
+    if (!parsed.success) throw new FleetConfigError(zodIssues(parsed.error));
+    const spec = parsed.data;
+    const issues: string[] = [];
+    const warnings: string[] = [];
+    checkNames(spec, issues);
+    checkHostRefs(spec, issues);
+    checkPorts(spec, issues);
+    checkRoleRules(spec, issues);
+    checkSecrets(spec, secrets, issues);
+    const hosts = planHosts(spec);
+    checkHardware(spec, hosts, issues, warnings);
+    if (issues.length > 0) throw new FleetConfigError(issues);
+    return { spec, hosts, warnings };
+}

@@ -1,0 +1,215 @@
+// The stack config schema (key `nodefleet:fleet`). Everything that decides which
+// resources exist is a plain, validated value here: nothing is created inside an apply.
+import { z } from "zod";
+import * as v from "./validators";
+
+/** A zod string refined by one of the validators, keeping its precise reason. */
+function checked(reason: (s: string) => v.Reason) {
+    return z.string().superRefine((s, ctx) => {
+        const r = reason(s);
+        if (r) ctx.addIssue({ code: "custom", message: r });
+    });
+}
+
+export const evmAddress = checked(v.evmAddressReason);
+export const httpUrl = checked(v.httpUrlReason);
+export const ipv4 = checked(v.ipv4Reason);
+export const cidr = checked(v.cidrReason);
+export const multiaddr = checked(v.multiaddrReason);
+export const enode = checked(v.enodeReason);
+export const port = z.number().int().min(1).max(65535);
+
+/**
+ * Name of another config key that holds a secret (`pulumi config set --secret <name> …`).
+ * Key material pasted here instead is refused: it would sit in Pulumi.<stack>.yaml in clear.
+ */
+export const secretRef = z.string().superRefine((s, ctx) => {
+    if (v.looksLikeSecretMaterial(s)) {
+        ctx.addIssue({
+            code: "custom",
+            message: "secret given as a plain value: store it with `pulumi config set --secret <name>` and put <name> here",
+        });
+    } else if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(s)) {
+        ctx.addIssue({ code: "custom", message: "not a config key name (letters, digits, _ and -)" });
+    }
+});
+
+const adminCidrs = z
+    .array(cidr)
+    .min(1, "at least one admin CIDR is needed for SSH")
+    .superRefine((list, ctx) => {
+        list.forEach((c, i) => {
+            if (v.isWorldCidr(c)) ctx.addIssue({ code: "custom", path: [i], message: "SSH must not be open to the world (0.0.0.0/0 or ::/0)" });
+        });
+    });
+
+const awsRegion = z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9]$/, "not an AWS region (e.g. eu-central-1)");
+
+const ebsVolume = z
+    .strictObject({
+        sizeGb: z.number().int().min(8).max(65536),
+        type: z.enum(["gp3", "io2"]).default("gp3"),
+        iops: z.number().int().min(100).max(256000).optional(),
+        throughput: z.number().int().min(125).max(2000).optional(),
+    })
+    .superRefine((vol, ctx) => {
+        if (vol.type === "gp3") {
+            if (vol.iops !== undefined && (vol.iops < 3000 || vol.iops > 80000)) ctx.addIssue({ code: "custom", path: ["iops"], message: "gp3 iops must be 3000-80000" });
+            if (vol.throughput !== undefined && vol.throughput > 2000) ctx.addIssue({ code: "custom", path: ["throughput"], message: "gp3 throughput must be 125-2000 MiB/s" });
+            const iops = vol.iops ?? 3000;
+            if (vol.throughput !== undefined && vol.throughput > iops / 4) {
+                ctx.addIssue({ code: "custom", path: ["throughput"], message: `gp3 throughput ${vol.throughput} MiB/s needs at least ${vol.throughput * 4} iops` });
+            }
+        } else {
+            if (vol.iops === undefined) ctx.addIssue({ code: "custom", path: ["iops"], message: "io2 volumes need iops" });
+            if (vol.throughput !== undefined) ctx.addIssue({ code: "custom", path: ["throughput"], message: "throughput is only set on gp3 volumes" });
+        }
+    });
+
+export const awsHost = z.strictObject({
+    kind: z.literal("aws"),
+    region: awsRegion,
+    availabilityZone: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$/, "not an availability zone (e.g. eu-central-1a)").optional(),
+    instanceType: z.string().min(1),
+    /** AMI id; when absent the newest official Debian 12 amd64 image is looked up. */
+    ami: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "not an AMI id").optional(),
+    subnetId: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, "not a subnet id").optional(),
+    rootVolume: ebsVolume.default({ sizeGb: 40, type: "gp3" }),
+    /** The data volume; its size defaults to the sum of the roles' disk targets. */
+    dataVolume: ebsVolume.optional(),
+    sshKeyName: z.string().min(1),
+    sshUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/).default("admin"),
+    sshPrivateKeySecret: secretRef,
+    adminCidrs,
+});
+
+export const hetznerLocations = ["fsn1", "nbg1", "hel1", "ash", "hil", "sin"] as const;
+
+export const hetznerHost = z.strictObject({
+    kind: z.literal("hetzner"),
+    location: z.enum(hetznerLocations),
+    serverType: z.string().min(1),
+    image: z.string().default("debian-12"),
+    /** Hetzner volume size in GB (10-10240); defaults to the sum of the roles' disk targets. */
+    dataVolumeGb: z.number().int().min(10).max(10240).optional(),
+    sshKeyName: z.string().min(1),
+    sshUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/).default("root"),
+    sshPrivateKeySecret: secretRef,
+    adminCidrs,
+});
+
+export const existingHost = z.strictObject({
+    kind: z.literal("existing"),
+    address: checked(v.sshAddressReason),
+    /** Port nodefleet dials (a forwarded port in the dev stack). */
+    port: port.default(22),
+    /** Port sshd listens on inside the host; the firewall keeps it open to admin CIDRs. */
+    sshdPort: port.default(22),
+    user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, "not a Unix user name"),
+    sshPrivateKeySecret: secretRef,
+    /** Pinned host key; without it any key is accepted on first contact. */
+    hostKey: checked(v.hostKeyReason).optional(),
+    /** Mount point of the data disk (must already exist on the host). */
+    dataMountPoint: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, "not an absolute path").default("/data"),
+    adminCidrs,
+});
+
+export const hostSpec = z.discriminatedUnion("kind", [awsHost, hetznerHost, existingHost], {
+    error: (issue) => (issue.code === "invalid_union" ? "kind must be one of aws, hetzner, existing" : undefined),
+});
+
+const hardwareTarget = z.strictObject({
+    cores: z.number().int().min(1),
+    memoryGb: z.number().int().min(1),
+    diskGb: z.number().int().min(1),
+});
+
+export const storageSettings = z.strictObject({
+    /** Candidate EVM RPC endpoints, in order of preference (failover, seed 7). */
+    rpcEndpoints: z.array(httpUrl).min(1, "at least one RPC endpoint is needed"),
+    logContractAddress: evmAddress,
+    mineContractAddress: evmAddress.optional(),
+    networkBootNodes: z.array(multiaddr).default([]),
+    networkEnrAddress: ipv4.optional(),
+    p2pPort: port.default(1234),
+    rpcPort: port.default(5678),
+    adminRpcPort: port.default(5679),
+    grpcPort: port.default(50051),
+    minerKeySecret: secretRef,
+});
+
+export const sequencerSettings = z.strictObject({
+    network: z.literal("alpha-testnet", { error: "the sequencer network must be alpha-testnet (seed 2.4)" }).default("alpha-testnet"),
+    l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed"),
+    l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed"),
+    l1ChainId: z.literal(11155111, { error: "the L1 chain id must be 11155111 (Sepolia, seed 2.5)" }).default(11155111),
+    coinbase: evmAddress,
+    validatorAddress: evmAddress,
+    stakingAssetHandler: evmAddress,
+    validatorPrivateKeySecret: secretRef,
+    /** Public IP announced to peers; defaults to the host's public address. */
+    publicIp: ipv4.optional(),
+    /** Who may reach the JSON-RPC port 8080; never the whole internet (seed 5). */
+    rpcAllowedCidrs: z
+        .array(cidr)
+        .default([])
+        .superRefine((list, ctx) => {
+            list.forEach((c, i) => {
+                if (v.isWorldCidr(c)) ctx.addIssue({ code: "custom", path: [i], message: "the sequencer RPC must not be open to the world; put a reverse proxy in front" });
+            });
+        }),
+    version: z.string().regex(/^(latest|[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?)$/, "not a version (latest or x.y.z)").default("latest"),
+});
+
+/** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (seed 8). */
+export const portPrefix = z
+    .union([z.number(), z.string()])
+    .transform((p, ctx) => {
+        const text = String(p);
+        if (!/^[1-9][0-9]?$/.test(text) || Number(text) > 64) {
+            ctx.addIssue({ code: "custom", message: `port prefix ${text} must be a number 1-64 so that every <prefix><suffix> port (up to <prefix>660) is a valid port` });
+            return z.NEVER;
+        }
+        return Number(text);
+    });
+
+export const validatorSettings = z.strictObject({
+    portPrefix,
+    executionClient: z.enum(["geth", "reth"]).default("geth"),
+    bootnode: enode,
+    validatorKeySecret: secretRef,
+    publicIp: ipv4.optional(),
+    hardware: hardwareTarget.partial().optional(),
+});
+
+const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");
+const hostRef = z.string().min(1);
+
+export const nodeSpec = z.discriminatedUnion(
+    "role",
+    [
+        z.strictObject({ name: nodeName, role: z.literal("storage"), host: hostRef, storage: storageSettings }),
+        z.strictObject({ name: nodeName, role: z.literal("sequencer"), host: hostRef, sequencer: sequencerSettings }),
+        z.strictObject({ name: nodeName, role: z.literal("validator"), host: hostRef, validator: validatorSettings }),
+    ],
+    { error: (issue) => (issue.code === "invalid_union" ? "role must be one of storage, sequencer, validator" : undefined) },
+);
+
+export const fleetSpec = z.strictObject({
+    /** enforce (default) fails the preview on a host below target; warn only reports it. */
+    hardwareCheck: z.enum(["enforce", "warn"]).default("enforce"),
+    hosts: z.record(z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes"), hostSpec),
+    nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node"),
+});
+
+export type FleetSpec = z.infer<typeof fleetSpec>;
+export type HostSpec = z.infer<typeof hostSpec>;
+export type AwsHostSpec = z.infer<typeof awsHost>;
+export type HetznerHostSpec = z.infer<typeof hetznerHost>;
+export type ExistingHostSpec = z.infer<typeof existingHost>;
+export type NodeSpec = z.infer<typeof nodeSpec>;
+export type Role = NodeSpec["role"];
+export type StorageSettings = z.infer<typeof storageSettings>;
+export type SequencerSettings = z.infer<typeof sequencerSettings>;
+export type ValidatorSettings = z.infer<typeof validatorSettings>;
+export type HardwareTarget = z.infer<typeof hardwareTarget>;

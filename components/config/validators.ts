@@ -1,0 +1,170 @@
+// Pure format checks for the values operators put in stack config.
+// Each returns undefined when the value is acceptable, otherwise the reason it is not;
+// the schema turns that reason into "<config path>: <reason>".
+import { keccak_256 } from "@noble/hashes/sha3";
+import * as net from "node:net";
+
+export type Reason = string | undefined;
+
+const HEX40 = /^0x[0-9a-fA-F]{40}$/;
+
+/** EVM address: 0x + 40 hex; a mixed-case address must carry a valid EIP-55 checksum. */
+export function evmAddressReason(value: string): Reason {
+    if (!HEX40.test(value)) return "not an EVM address (0x followed by 40 hex digits)";
+    const hex = value.slice(2);
+    if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return undefined;
+    return hex === eip55(hex) ? undefined : "EVM address has mixed case but its EIP-55 checksum does not match";
+}
+
+/** EIP-55: uppercase the letter at i when nibble i of keccak256(lowercase hex) is >= 8. */
+export function eip55(hex: string): string {
+    const lower = hex.toLowerCase();
+    const digest = keccak_256(new TextEncoder().encode(lower));
+    let out = "";
+    for (let i = 0; i < lower.length; i++) {
+        const nibble = (digest[i >> 1] >> (i % 2 === 0 ? 4 : 0)) & 0xf;
+        out += nibble >= 8 ? lower[i].toUpperCase() : lower[i];
+    }
+    return out;
+}
+
+// Order of the secp256k1 group: a private key must lie in [1, n-1].
+const SECP256K1_N = BigInt("0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141");
+
+/** 0x-prefixed 32-byte secp256k1 private key (seed 2.4 <VALIDATOR_PRIVATE_KEY>). */
+export function privateKeyReason(value: string): Reason {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(value)) return "not a 0x-prefixed 32-byte hex private key";
+    const k = BigInt(value);
+    if (k === 0n || k >= SECP256K1_N) return "private key is outside the secp256k1 range";
+    return undefined;
+}
+
+/** 0G storage miner key: 64 hex digits without 0x (DOMAIN.md, zgs_node config). */
+export function minerKeyReason(value: string): Reason {
+    return /^[0-9a-fA-F]{64}$/.test(value) ? undefined : "not a miner key (64 hex digits, no 0x prefix)";
+}
+
+/** An OpenSSH/PEM private key block. */
+export function sshPrivateKeyReason(value: string): Reason {
+    const v = value.trim();
+    return /^-----BEGIN (OPENSSH|RSA|EC) PRIVATE KEY-----\n[\s\S]+\n-----END \1 PRIVATE KEY-----$/.test(v)
+        ? undefined
+        : "not a PEM/OpenSSH private key block";
+}
+
+/** CometBFT priv_validator_key.json: {address, pub_key, priv_key: {type, value}}. */
+export function validatorKeyJsonReason(value: string): Reason {
+    let parsed: unknown;
+    try {
+        parsed = JSON.parse(value);
+    } catch {
+        return "not JSON (expected the contents of priv_validator_key.json)";
+    }
+    const p = parsed as { address?: unknown; priv_key?: { value?: unknown } };
+    if (typeof p !== "object" || p === null || typeof p.address !== "string" || typeof p.priv_key?.value !== "string") {
+        return "priv_validator_key.json must hold address and priv_key.value";
+    }
+    return undefined;
+}
+
+export function httpUrlReason(value: string): Reason {
+    let url: URL;
+    try {
+        url = new URL(value);
+    } catch {
+        return "not a URL";
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return `URL scheme must be http or https, not ${url.protocol.replace(":", "")}`;
+    if (!url.hostname) return "URL has no host";
+    return undefined;
+}
+
+/** Dotted-quad IPv4 with no leading zeros. */
+export function isIpv4(value: string): boolean {
+    return net.isIPv4(value) && value.split(".").every((o) => o === "0" || !o.startsWith("0"));
+}
+
+export function ipv4Reason(value: string): Reason {
+    return isIpv4(value) ? undefined : "not an IPv4 address";
+}
+
+export function isPort(n: number): boolean {
+    return Number.isInteger(n) && n >= 1 && n <= 65535;
+}
+
+function portTextReason(text: string): Reason {
+    if (!/^[1-9][0-9]{0,4}$/.test(text) || !isPort(Number(text))) return `port ${text} is not in 1-65535`;
+    return undefined;
+}
+
+// libp2p peer ids in base58btc: Qm… (RSA, 46 chars), 12D3KooW… (ed25519, 52), 16Uiu2… (secp256k1, 53).
+const PEER_ID = /^(Qm[1-9A-HJ-NP-Za-km-z]{44}|12D3KooW[1-9A-HJ-NP-Za-km-z]{44}|16Uiu2[1-9A-HJ-NP-Za-km-z]{47})$/;
+
+/** Boot node multiaddr /ip4/<ip>/udp/<port>/p2p/<peer_id> (seed 2.1). */
+export function multiaddrReason(value: string): Reason {
+    const m = /^\/ip4\/([^/]+)\/udp\/([^/]+)\/p2p\/([^/]+)$/.exec(value);
+    if (!m) return "not a multiaddr of the form /ip4/<ip>/udp/<port>/p2p/<peer_id>";
+    if (!isIpv4(m[1])) return `multiaddr ip ${m[1]} is not an IPv4 address`;
+    const port = portTextReason(m[2]);
+    if (port) return `multiaddr ${port}`;
+    if (!PEER_ID.test(m[3])) return `multiaddr peer id ${m[3]} is not a base58 libp2p peer id`;
+    return undefined;
+}
+
+/** enode://<128 hex node id>@<ipv4>:<port> (seed 2.6 --bootnodes), optional ?discport=N. */
+export function enodeReason(value: string): Reason {
+    const m = /^enode:\/\/([^@]*)@([^:]+):([^?]+)(\?discport=([0-9]+))?$/.exec(value);
+    if (!m) return "not an enode URL of the form enode://<node_id>@<ip>:<port>";
+    if (!/^[0-9a-fA-F]{128}$/.test(m[1])) return "enode node id must be 128 hex digits";
+    if (!isIpv4(m[2])) return `enode host ${m[2]} is not an IPv4 address`;
+    return portTextReason(m[3]) ?? (m[5] !== undefined ? portTextReason(m[5]) : undefined);
+}
+
+/** IPv4 or IPv6 CIDR, with the host bits cleared so the rule means what it says. */
+export function cidrReason(value: string): Reason {
+    const m = /^([^/]+)\/([0-9]{1,3})$/.exec(value);
+    if (!m) return "not a CIDR (address/prefix length)";
+    const len = Number(m[2]);
+    if (isIpv4(m[1])) {
+        if (len > 32) return "IPv4 prefix length must be 0-32";
+        const bits = m[1].split(".").reduce((acc, o) => (acc << 8n) | BigInt(Number(o)), 0n);
+        const hostMask = (1n << BigInt(32 - len)) - 1n;
+        return (bits & hostMask) === 0n ? undefined : `host bits are set in ${value}`;
+    }
+    if (net.isIPv6(m[1])) return len > 128 ? "IPv6 prefix length must be 0-128" : undefined;
+    return "not a CIDR (address/prefix length)";
+}
+
+export function isWorldCidr(cidr: string): boolean {
+    return /^(0\.0\.0\.0|::)\/0$/.test(cidr);
+}
+
+/** One line of an OpenSSH public host key, as in known_hosts without the host column. */
+export function hostKeyReason(value: string): Reason {
+    const m = /^(ssh-ed25519|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|ssh-rsa) ([A-Za-z0-9+/]+={0,2})( .*)?$/.exec(value.trim());
+    if (!m) return "not an SSH public host key (\"<type> <base64>\")";
+    const blob = Buffer.from(m[2], "base64");
+    const typeLen = blob.length >= 4 ? blob.readUInt32BE(0) : -1;
+    if (typeLen <= 0 || blob.subarray(4, 4 + typeLen).toString() !== m[1]) return "SSH host key blob does not match its type";
+    return undefined;
+}
+
+/** Hostname or IPv4 literal an SSH client can dial. */
+export function sshAddressReason(value: string): Reason {
+    if (isIpv4(value) || net.isIPv6(value)) return undefined;
+    return /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/.test(value)
+        ? undefined
+        : "not an IP address or hostname";
+}
+
+/**
+ * A plain config value that looks like key material. Secrets live in their own
+ * config keys set with `pulumi config set --secret` and are referenced by name.
+ */
+export function looksLikeSecretMaterial(value: string): boolean {
+    return (
+        /^(0x)?[0-9a-fA-F]{64}$/.test(value) ||
+        /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(value) ||
+        /"priv_key"/.test(value)
+    );
+}

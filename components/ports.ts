@@ -1,0 +1,135 @@
+// The one port table every firewall is built from (AWS security groups, Hetzner
+// firewalls, nftables). Pure: (role, role settings, port prefix) -> ports.
+import type { HostSpec, NodeSpec } from "./config/schema";
+
+export type Protocol = "tcp" | "udp";
+
+/**
+ * public: open to the internet (peer-to-peer only).
+ * restricted: open to listed CIDRs only.
+ * local: bound on the host, never opened in any firewall (RPC, engine, admin).
+ */
+export type Exposure = { kind: "public" } | { kind: "restricted"; cidrs: readonly string[] } | { kind: "local" };
+
+export interface PortSpec {
+    readonly port: number;
+    readonly protocol: Protocol;
+    readonly exposure: Exposure;
+    readonly purpose: string;
+}
+
+const PUBLIC: Exposure = { kind: "public" };
+const LOCAL: Exposure = { kind: "local" };
+
+function both(port: number, exposure: Exposure, purpose: string): PortSpec[] {
+    return [
+        { port, protocol: "tcp", exposure, purpose },
+        { port, protocol: "udp", exposure, purpose },
+    ];
+}
+
+/** Seed 8 port suffixes, joined to the operator's prefix as text: prefix 56 + 545 = 56545. */
+export const VALIDATOR_SUFFIXES = {
+    elHttp: 545,
+    elWs: 546,
+    engine: 551,
+    elP2p: 303,
+    cometP2p: 656,
+    cometRpc: 657,
+    proxyApp: 658,
+    prometheus: 660,
+} as const;
+
+export function prefixed(prefix: number, suffix: number): number {
+    return Number(`${prefix}${suffix}`);
+}
+
+/** Every port a node binds, with how far it may be reached. */
+export function rolePorts(node: NodeSpec): PortSpec[] {
+    switch (node.role) {
+        case "storage": {
+            const s = node.storage;
+            return [
+                // libp2p TCP and discovery UDP share one port (DOMAIN.md, zgs_node).
+                ...both(s.p2pPort, PUBLIC, "storage p2p"),
+                { port: s.rpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage RPC" },
+                { port: s.adminRpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage admin RPC" },
+                { port: s.grpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage gRPC" },
+            ];
+        }
+        case "sequencer": {
+            const s = node.sequencer;
+            const rpc: Exposure = s.rpcAllowedCidrs.length > 0 ? { kind: "restricted", cidrs: s.rpcAllowedCidrs } : LOCAL;
+            return [
+                ...both(40400, PUBLIC, "sequencer p2p"),
+                { port: 8080, protocol: "tcp", exposure: rpc, purpose: "sequencer JSON-RPC" },
+                { port: 8880, protocol: "tcp", exposure: LOCAL, purpose: "sequencer admin" },
+            ];
+        }
+        case "validator": {
+            const p = node.validator.portPrefix;
+            const at = (suffix: number) => prefixed(p, suffix);
+            const x = VALIDATOR_SUFFIXES;
+            return [
+                ...both(at(x.elP2p), PUBLIC, "execution p2p"),
+                { port: at(x.cometP2p), protocol: "tcp", exposure: PUBLIC, purpose: "CometBFT p2p" },
+                { port: at(x.elHttp), protocol: "tcp", exposure: LOCAL, purpose: "execution HTTP RPC" },
+                { port: at(x.elWs), protocol: "tcp", exposure: LOCAL, purpose: "execution WebSocket RPC" },
+                { port: at(x.engine), protocol: "tcp", exposure: LOCAL, purpose: "engine API (authrpc)" },
+                { port: at(x.cometRpc), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT RPC" },
+                { port: at(x.proxyApp), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT proxy_app" },
+                { port: at(x.prometheus), protocol: "tcp", exposure: LOCAL, purpose: "prometheus metrics" },
+            ];
+        }
+        default:
+            return assertNever(node);
+    }
+}
+
+export function assertNever(x: never): never {
+    throw new Error(`unexpected value: ${JSON.stringify(x)}`);
+}
+
+/** A rule that lets traffic in. `sources` are CIDRs; "world" means 0.0.0.0/0 and ::/0. */
+export interface IngressRule {
+    readonly port: number;
+    readonly protocol: Protocol;
+    readonly sources: "world" | readonly string[];
+    readonly description: string;
+}
+
+/** SSH port as seen from the firewall in front of the host (inside the host for nftables). */
+export function sshdPort(host: HostSpec): number {
+    return host.kind === "existing" ? host.sshdPort : 22;
+}
+
+/**
+ * Ingress rules for one host: SSH from the admin CIDRs, then every non-local port
+ * of every node on it. Local ports never appear, whatever the config says.
+ */
+export function ingressRules(host: HostSpec, nodes: readonly NodeSpec[]): IngressRule[] {
+    const rules: IngressRule[] = [{ port: sshdPort(host), protocol: "tcp", sources: host.adminCidrs, description: "SSH from admin CIDRs" }];
+    for (const node of nodes) {
+        for (const p of rolePorts(node)) {
+            switch (p.exposure.kind) {
+                case "local":
+                    break;
+                case "public":
+                    rules.push({ port: p.port, protocol: p.protocol, sources: "world", description: `${node.name} ${p.purpose}` });
+                    break;
+                case "restricted":
+                    rules.push({ port: p.port, protocol: p.protocol, sources: p.exposure.cidrs, description: `${node.name} ${p.purpose}` });
+                    break;
+                default:
+                    assertNever(p.exposure);
+            }
+        }
+    }
+    return rules;
+}
+
+export const WORLD_CIDRS = ["0.0.0.0/0", "::/0"] as const;
+
+export function sourceCidrs(rule: IngressRule): readonly string[] {
+    return rule.sources === "world" ? WORLD_CIDRS : rule.sources;
+}

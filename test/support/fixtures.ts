@@ -1,0 +1,115 @@
+// Plain-value fleet fixtures for tests. All keys here are public test vectors or
+// shaped placeholders: none controls funds or a validator anywhere.
+import type { SecretSource } from "../../components/config/fleet";
+
+/** EIP-55 test vectors from the EIP itself. */
+export const ADDR = {
+    a: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+    b: "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+    c: "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+    d: "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+};
+
+export const PEER_ID = "16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY";
+export const ENODE = `enode://${"ab".repeat(64)}@203.0.113.7:30303`;
+export const HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAjoItmZ1hDAIPrQMjZojipAN1jxJnAeZNSeyWSQFzpA";
+
+/** Shaped like an OpenSSH key; never a usable one. */
+export const FAKE_SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----";
+
+export function validatorKeyJson(seed: string): string {
+    return JSON.stringify({
+        address: seed.padEnd(40, "0").toUpperCase(),
+        pub_key: { type: "tendermint/PubKeyEd25519", value: Buffer.from(`pub-${seed}`).toString("base64") },
+        priv_key: { type: "tendermint/PrivKeyEd25519", value: Buffer.from(`priv-${seed}`).toString("base64") },
+    });
+}
+
+export const SECRETS: Record<string, string> = {
+    sshKey: FAKE_SSH_KEY,
+    minerKey: "11".repeat(32),
+    sequencerKey: "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+    validatorKey: validatorKeyJson("aa"),
+    validatorKey2: validatorKeyJson("bb"),
+};
+
+/** A SecretSource over a map; keys listed in `plain` are reported as not encrypted. */
+export function secretSource(values: Record<string, string> = SECRETS, plain: readonly string[] = []): SecretSource {
+    return {
+        get: (k) => values[k],
+        isSecret: (k) => k in values && !plain.includes(k),
+    };
+}
+
+export const storageNode = () => ({
+    name: "storage-1",
+    role: "storage",
+    host: "h-storage",
+    storage: {
+        rpcEndpoints: ["https://evmrpc-testnet.0g.ai", "http://10.0.0.9:8545"],
+        logContractAddress: ADDR.a,
+        networkBootNodes: [`/ip4/203.0.113.10/udp/1234/p2p/${PEER_ID}`],
+        networkEnrAddress: "198.51.100.4",
+        minerKeySecret: "minerKey",
+    },
+});
+
+export const sequencerNode = () => ({
+    name: "sequencer-1",
+    role: "sequencer",
+    host: "h-sequencer",
+    sequencer: {
+        l1RpcUrls: ["https://sepolia.example.org/rpc"],
+        l1ConsensusHostUrls: ["https://beacon.example.org"],
+        coinbase: ADDR.b,
+        validatorAddress: ADDR.c,
+        stakingAssetHandler: ADDR.d,
+        validatorPrivateKeySecret: "sequencerKey",
+    },
+});
+
+export const validatorNode = () => ({
+    name: "validator-1",
+    role: "validator",
+    host: "h-validator",
+    validator: { portPrefix: 56, bootnode: ENODE, validatorKeySecret: "validatorKey" },
+});
+
+export const existingHost = (address = "192.0.2.10") => ({
+    kind: "existing",
+    address,
+    user: "root",
+    sshPrivateKeySecret: "sshKey",
+    hostKey: HOST_KEY,
+    adminCidrs: ["198.51.100.0/24"],
+});
+
+export const awsHost = () => ({
+    kind: "aws",
+    region: "eu-central-1",
+    instanceType: "m6i.2xlarge",
+    sshKeyName: "ops",
+    sshPrivateKeySecret: "sshKey",
+    adminCidrs: ["198.51.100.0/24"],
+});
+
+export const hetznerHost = () => ({
+    kind: "hetzner",
+    location: "fsn1",
+    serverType: "ccx33",
+    sshKeyName: "ops",
+    sshPrivateKeySecret: "sshKey",
+    adminCidrs: ["198.51.100.0/24"],
+});
+
+/** One node of each role, each on its own existing host. Deep-copied on every call. */
+export function baseFleet(): any {
+    return {
+        hosts: {
+            "h-storage": existingHost("192.0.2.10"),
+            "h-sequencer": existingHost("192.0.2.11"),
+            "h-validator": existingHost("192.0.2.12"),
+        },
+        nodes: [storageNode(), sequencerNode(), validatorNode()],
+    };
+}

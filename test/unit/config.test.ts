@@ -1,0 +1,200 @@
+// Every config rule with a rejected and an accepted case. Pure: no Pulumi involved.
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { parseFleet, FleetConfigError, formatPath } from "../../components/config/fleet";
+import { ADDR, PEER_ID, ENODE, SECRETS, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson } from "../support/fixtures";
+
+type Mutate = (f: any) => void;
+interface Case {
+    readonly name: string;
+    readonly mutate: Mutate;
+    /** Expected "<path>: <reason>" fragment, or null when the config is accepted. */
+    readonly error: string | null;
+    readonly secrets?: Record<string, string>;
+    readonly plainKeys?: readonly string[];
+}
+
+const S = 0, Q = 1, V = 2; // index of storage, sequencer, validator node in baseFleet()
+
+const cases: Case[] = [
+    // EVM addresses
+    { name: "lowercase address", mutate: (f) => (f.nodes[Q].sequencer.coinbase = ADDR.b.toLowerCase()), error: null },
+    { name: "checksummed address", mutate: (f) => (f.nodes[Q].sequencer.coinbase = ADDR.d), error: null },
+    { name: "address too short", mutate: (f) => (f.nodes[Q].sequencer.coinbase = "0x1234"), error: "nodes[1].sequencer.coinbase: not an EVM address" },
+    { name: "address without 0x", mutate: (f) => (f.nodes[Q].sequencer.coinbase = ADDR.b.slice(2) + "00"), error: "nodes[1].sequencer.coinbase: not an EVM address" },
+    { name: "bad EIP-55 checksum", mutate: (f) => (f.nodes[Q].sequencer.coinbase = ADDR.b.replace("fB", "Fb")), error: "nodes[1].sequencer.coinbase: EVM address has mixed case but its EIP-55 checksum does not match" },
+    { name: "bad log contract", mutate: (f) => (f.nodes[S].storage.logContractAddress = "0xZZ"), error: "nodes[0].storage.logContractAddress: not an EVM address" },
+    // private keys (secret values)
+    { name: "sequencer key ok", mutate: () => {}, error: null },
+    { name: "sequencer key too short", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x1234" }, error: "nodes[1].sequencer.validatorPrivateKeySecret: config key nodefleet:sequencerKey: not a 0x-prefixed 32-byte hex private key" },
+    { name: "sequencer key zero", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x" + "0".repeat(64) }, error: "private key is outside the secp256k1 range" },
+    { name: "sequencer key above curve order", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x" + "f".repeat(64) }, error: "private key is outside the secp256k1 range" },
+    { name: "miner key with 0x", mutate: () => {}, secrets: { ...SECRETS, minerKey: "0x" + "11".repeat(32) }, error: "nodes[0].storage.minerKeySecret: config key nodefleet:minerKey: not a miner key" },
+    { name: "ssh key not PEM", mutate: () => {}, secrets: { ...SECRETS, sshKey: "hunter2" }, error: "hosts.h-storage.sshPrivateKeySecret: config key nodefleet:sshKey: not a PEM/OpenSSH private key block" },
+    { name: "validator key not JSON", mutate: () => {}, secrets: { ...SECRETS, validatorKey: "{nope" }, error: "nodes[2].validator.validatorKeySecret: config key nodefleet:validatorKey: not JSON" },
+    // secrets as plain values
+    { name: "private key pasted into a secret ref", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = SECRETS.sequencerKey), error: "nodes[1].sequencer.validatorPrivateKeySecret: secret given as a plain value" },
+    { name: "PEM pasted into a secret ref", mutate: (f) => (f.hosts["h-storage"].sshPrivateKeySecret = SECRETS.sshKey), error: "hosts.h-storage.sshPrivateKeySecret: secret given as a plain value" },
+    { name: "secret key stored in plain text", mutate: () => {}, plainKeys: ["minerKey"], error: "nodes[0].storage.minerKeySecret: config key nodefleet:minerKey is stored in plain text" },
+    { name: "secret key missing", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = "nosuchKey"), error: "nodes[1].sequencer.validatorPrivateKeySecret: config key nodefleet:nosuchKey is not set" },
+    { name: "secret ref with bad characters", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = "my key"), error: "nodes[1].sequencer.validatorPrivateKeySecret: not a config key name" },
+    // URLs
+    { name: "http URL", mutate: (f) => (f.nodes[S].storage.rpcEndpoints = ["http://127.0.0.1:8545"]), error: null },
+    { name: "ws URL where http is required", mutate: (f) => (f.nodes[S].storage.rpcEndpoints = ["ws://127.0.0.1:8546"]), error: "nodes[0].storage.rpcEndpoints[0]: URL scheme must be http or https, not ws" },
+    { name: "not a URL", mutate: (f) => (f.nodes[Q].sequencer.l1ConsensusHostUrls = ["beacon"]), error: "nodes[1].sequencer.l1ConsensusHostUrls[0]: not a URL" },
+    { name: "no RPC endpoint", mutate: (f) => (f.nodes[S].storage.rpcEndpoints = []), error: "nodes[0].storage.rpcEndpoints: at least one RPC endpoint is needed" },
+    // multiaddrs
+    { name: "multiaddr with tcp", mutate: (f) => (f.nodes[S].storage.networkBootNodes = [`/ip4/203.0.113.10/tcp/1234/p2p/${PEER_ID}`]), error: "nodes[0].storage.networkBootNodes[0]: not a multiaddr of the form /ip4/<ip>/udp/<port>/p2p/<peer_id>" },
+    { name: "multiaddr bad ip", mutate: (f) => (f.nodes[S].storage.networkBootNodes = [`/ip4/203.0.113.300/udp/1234/p2p/${PEER_ID}`]), error: "nodes[0].storage.networkBootNodes[0]: multiaddr ip 203.0.113.300 is not an IPv4 address" },
+    { name: "multiaddr bad port", mutate: (f) => (f.nodes[S].storage.networkBootNodes = [`/ip4/203.0.113.1/udp/70000/p2p/${PEER_ID}`]), error: "multiaddr port 70000 is not in 1-65535" },
+    { name: "multiaddr bad peer id", mutate: (f) => (f.nodes[S].storage.networkBootNodes = ["/ip4/203.0.113.1/udp/1234/p2p/16Uiu2HAm0OIl"]), error: "is not a base58 libp2p peer id" },
+    { name: "boot nodes without ENR address", mutate: (f) => delete f.nodes[S].storage.networkEnrAddress, error: "nodes[0].storage.networkEnrAddress: required when networkBootNodes is set" },
+    { name: "no boot nodes and no ENR address", mutate: (f) => { delete f.nodes[S].storage.networkEnrAddress; f.nodes[S].storage.networkBootNodes = []; }, error: null },
+    // enodes
+    { name: "enode with discport", mutate: (f) => (f.nodes[V].validator.bootnode = ENODE + "?discport=30301"), error: null },
+    { name: "enode short id", mutate: (f) => (f.nodes[V].validator.bootnode = "enode://abcd@203.0.113.7:30303"), error: "nodes[2].validator.bootnode: enode node id must be 128 hex digits" },
+    { name: "enode hostname", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${"ab".repeat(64)}@boot.example.org:30303`), error: "enode host boot.example.org is not an IPv4 address" },
+    { name: "enode port 0", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${"ab".repeat(64)}@203.0.113.7:0`), error: "port 0 is not in 1-65535" },
+    // port prefix
+    { name: "prefix as string", mutate: (f) => (f.nodes[V].validator.portPrefix = "47"), error: null },
+    { name: "prefix 64 (64660 fits)", mutate: (f) => (f.nodes[V].validator.portPrefix = 64), error: null },
+    { name: "prefix 65 (65545 does not fit)", mutate: (f) => (f.nodes[V].validator.portPrefix = 65), error: "nodes[2].validator.portPrefix: port prefix 65 must be a number 1-64" },
+    { name: "prefix 0", mutate: (f) => (f.nodes[V].validator.portPrefix = 0), error: "port prefix 0 must be a number 1-64" },
+    { name: "prefix with leading zero", mutate: (f) => (f.nodes[V].validator.portPrefix = "05"), error: "port prefix 05 must be a number 1-64" },
+    { name: "prefix fraction", mutate: (f) => (f.nodes[V].validator.portPrefix = 5.5), error: "port prefix 5.5 must be a number 1-64" },
+    // sequencer chain id and network
+    { name: "chain id 11155111", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 11155111), error: null },
+    { name: "chain id mainnet", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 1), error: "nodes[1].sequencer.l1ChainId: the L1 chain id must be 11155111" },
+    { name: "network other than alpha-testnet", mutate: (f) => (f.nodes[Q].sequencer.network = "mainnet"), error: "nodes[1].sequencer.network: the sequencer network must be alpha-testnet" },
+    { name: "sequencer RPC open to the world", mutate: (f) => (f.nodes[Q].sequencer.rpcAllowedCidrs = ["0.0.0.0/0"]), error: "nodes[1].sequencer.rpcAllowedCidrs[0]: the sequencer RPC must not be open to the world" },
+    { name: "sequencer RPC to a private range", mutate: (f) => (f.nodes[Q].sequencer.rpcAllowedCidrs = ["10.0.0.0/8"]), error: null },
+    // names and references
+    { name: "duplicate node names", mutate: (f) => (f.nodes[V].name = "storage-1"), error: 'nodes[2].name: duplicate node name "storage-1" (also nodes[0])' },
+    { name: "uppercase node name", mutate: (f) => (f.nodes[V].name = "Validator"), error: "nodes[2].name: node names are 2-32 lowercase letters" },
+    { name: "unknown host reference", mutate: (f) => (f.nodes[V].host = "h-nope"), error: 'nodes[2].host: no host named "h-nope"' },
+    { name: "unknown role", mutate: (f) => (f.nodes[V].role = "prover"), error: "nodes[2].role: role must be one of storage, sequencer, validator" },
+    { name: "unknown key (typo)", mutate: (f) => (f.nodes[S].storage.blockchain_rpc_endpont = "x"), error: "nodes[0].storage: unknown key blockchain_rpc_endpont" },
+    { name: "missing role settings", mutate: (f) => delete f.nodes[Q].sequencer, error: "nodes[1].sequencer: required" },
+    { name: "empty fleet", mutate: (f) => (f.nodes = []), error: "nodes: a fleet needs at least one node" },
+    // ports on one host
+    { name: "two validators on one host, different prefixes", mutate: (f) => f.nodes.push({ ...validatorNode(), name: "validator-2", host: "h-validator", validator: { ...validatorNode().validator, portPrefix: 57, validatorKeySecret: "validatorKey2" } }), error: null },
+    { name: "two validators on one host, same prefix", mutate: (f) => f.nodes.push({ ...validatorNode(), name: "validator-2", host: "h-validator", validator: { ...validatorNode().validator, validatorKeySecret: "validatorKey2" } }), error: "nodes[3]: port 56303/tcp (execution p2p) is already used by nodes[2] (execution p2p) on host h-validator" },
+    { name: "storage p2p on the sshd port", mutate: (f) => (f.nodes[S].storage.p2pPort = 22), error: "nodes[0]: port 22/tcp (storage p2p) is already used by sshd on host h-storage" },
+    { name: "storage rpc on its own p2p port", mutate: (f) => (f.nodes[S].storage.rpcPort = 1234), error: "nodes[0]: port 1234/tcp (storage RPC) is already used by nodes[0] (storage p2p)" },
+    // validator keys
+    { name: "same validator key on two nodes", mutate: (f) => f.nodes.push({ ...validatorNode(), name: "validator-2", host: "h-validator", validator: { ...validatorNode().validator, portPrefix: 57 } }), error: "nodes[3].validator.validatorKeySecret: the same validator key as nodes[2].validator.validatorKeySecret" },
+    { name: "same validator key under two config names", secrets: { ...SECRETS, validatorKey2: validatorKeyJson("aa") }, mutate: (f) => f.nodes.push({ ...validatorNode(), name: "validator-2", host: "h-validator", validator: { ...validatorNode().validator, portPrefix: 57, validatorKeySecret: "validatorKey2" } }), error: "the same validator key as nodes[2]" },
+    // hosts
+    { name: "SSH open to the world", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["0.0.0.0/0"]), error: "hosts.h-storage.adminCidrs[0]: SSH must not be open to the world" },
+    { name: "CIDR with host bits", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["198.51.100.7/24"]), error: "hosts.h-storage.adminCidrs[0]: host bits are set in 198.51.100.7/24" },
+    { name: "IPv6 admin CIDR", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["2001:db8::/32"]), error: null },
+    { name: "no admin CIDR", mutate: (f) => (f.hosts["h-storage"].adminCidrs = []), error: "hosts.h-storage.adminCidrs: at least one admin CIDR is needed for SSH" },
+    { name: "bad host key", mutate: (f) => (f.hosts["h-storage"].hostKey = "ssh-ed25519 AAAAB3NzaC1yc2E="), error: "hosts.h-storage.hostKey: SSH host key blob does not match its type" },
+    { name: "unknown host kind", mutate: (f) => (f.hosts["h-storage"].kind = "gcp"), error: "hosts.h-storage.kind: kind must be one of aws, hetzner, existing" },
+    { name: "unused host", mutate: (f) => (f.hosts["h-spare"] = f.hosts["h-storage"]), error: "hosts.h-spare: no node runs on this host" },
+    { name: "aws host meeting the target", mutate: (f) => (f.hosts["h-validator"] = awsHost()), error: null },
+    { name: "aws host below target", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), instanceType: "m6i.xlarge" }), error: "hosts.h-validator.instanceType: cores: has 4, needs 8 (short by 4)" },
+    { name: "aws arm64 type", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), instanceType: "m7g.2xlarge" }), error: "hosts.h-validator.instanceType: architecture arm64: node releases are x86_64 only" },
+    { name: "aws unknown type", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), instanceType: "z9.huge" }), error: "hosts.h-validator.instanceType: instance type z9.huge is not in the catalog" },
+    { name: "aws data volume too small", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), dataVolume: { sizeGb: 200 } }), error: "data disk: has 200 GB, needs 1000 GB" },
+    { name: "aws gp3 throughput above iops/4", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), dataVolume: { sizeGb: 1000, throughput: 1000 } }), error: "hosts.h-validator.dataVolume.throughput: gp3 throughput 1000 MiB/s needs at least 4000 iops" },
+    { name: "aws io2 without iops", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), dataVolume: { sizeGb: 1000, type: "io2" } }), error: "hosts.h-validator.dataVolume.iops: io2 volumes need iops" },
+    { name: "aws bad region", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), region: "frankfurt" }), error: "hosts.h-validator.region: not an AWS region" },
+    { name: "hetzner host meeting the target", mutate: (f) => (f.hosts["h-storage"] = hetznerHost()), error: null },
+    { name: "hetzner below target for storage memory", mutate: (f) => (f.hosts["h-storage"] = { ...hetznerHost(), serverType: "cpx41" }), error: "hosts.h-storage.serverType: memory: has 16 GB, needs 32 GB" },
+    { name: "hetzner bad location", mutate: (f) => (f.hosts["h-storage"] = { ...hetznerHost(), location: "mars1" }), error: "hosts.h-storage.location" },
+    { name: "two roles share a host: targets add up", mutate: (f) => { f.hosts["h-storage"] = hetznerHost(); f.nodes[Q].host = "h-storage"; delete f.hosts["h-sequencer"]; }, error: "hosts.h-storage.serverType: cores: has 8, needs 16" },
+    { name: "validator target lowered in config", mutate: (f) => { f.hosts["h-validator"] = { ...awsHost(), instanceType: "m6i.xlarge" }; f.nodes[V].validator.hardware = { cores: 4, memoryGb: 16 }; }, error: null },
+];
+
+function run(c: Case) {
+    const fleet = baseFleet();
+    c.mutate(fleet);
+    return parseFleet(fleet, secretSource(c.secrets ?? SECRETS, c.plainKeys ?? []));
+}
+
+describe("fleet config validation", () => {
+    for (const c of cases) {
+        it(`${c.error === null ? "accepts" : "rejects"}: ${c.name}`, () => {
+            if (c.error === null) {
+                assert.doesNotThrow(() => run(c));
+                return;
+            }
+            assert.throws(
+                () => run(c),
+                (e: unknown) => {
+                    assert.ok(e instanceof FleetConfigError, `expected FleetConfigError, got ${String(e)}`);
+                    assert.ok(e.issues.some((i) => i.includes(c.error!)), `no issue contains ${JSON.stringify(c.error)}; got:\n${e.issues.join("\n")}`);
+                    return true;
+                },
+            );
+        });
+    }
+
+    it("counts at least 40 rejected and accepted cases together", () => {
+        assert.ok(cases.length >= 40);
+        assert.ok(cases.filter((c) => c.error === null).length >= 10);
+    });
+
+    it("never echoes a secret value in an error", () => {
+        const leaky = { ...SECRETS, sequencerKey: "0x" + "f".repeat(64), minerKey: "0xdeadbeef" };
+        try {
+            parseFleet(baseFleet(), secretSource(leaky));
+            assert.fail("expected an error");
+        } catch (e) {
+            const text = String((e as Error).message);
+            assert.ok(!text.includes("f".repeat(64)));
+            assert.ok(!text.includes("deadbeef"));
+        }
+    });
+
+    it("reports every problem at once, not only the first", () => {
+        const f = baseFleet();
+        f.nodes[V].validator.bootnode = "enode://x";
+        f.hosts["h-storage"].adminCidrs = ["0.0.0.0/0"];
+        try {
+            parseFleet(f, secretSource());
+            assert.fail("expected an error");
+        } catch (e) {
+            assert.equal((e as FleetConfigError).issues.length, 2);
+        }
+    });
+
+    it("hardwareCheck warn turns a shortfall into a warning", () => {
+        const f = baseFleet();
+        f.hardwareCheck = "warn";
+        f.hosts["h-validator"] = { ...awsHost(), instanceType: "t3.medium" };
+        const fleet = parseFleet(f, secretSource());
+        assert.ok(fleet.warnings.some((w) => w.startsWith("hosts.h-validator.instanceType: cores: has 2, needs 8") && w.endsWith("(hardwareCheck: warn)")));
+    });
+
+    it("an unpinned existing host key is a warning", () => {
+        const f = baseFleet();
+        delete f.hosts["h-storage"].hostKey;
+        assert.ok(parseFleet(f, secretSource()).warnings.some((w) => w.startsWith("hosts.h-storage.hostKey: not pinned")));
+    });
+
+    it("fills defaults and normalises the port prefix", () => {
+        const f = baseFleet();
+        f.nodes[V].validator.portPrefix = "47";
+        const fleet = parseFleet(f, secretSource());
+        assert.equal(fleet.spec.hardwareCheck, "enforce");
+        const v = fleet.spec.nodes[V];
+        assert.ok(v.role === "validator");
+        assert.equal(v.validator.portPrefix, 47);
+        assert.equal(v.validator.executionClient, "geth");
+        const s = fleet.spec.nodes[S];
+        assert.ok(s.role === "storage");
+        assert.equal(s.storage.p2pPort, 1234);
+        assert.deepEqual(fleet.hosts.map((h) => [h.name, h.nodes.map((n) => n.name)]), [
+            ["h-storage", ["storage-1"]],
+            ["h-sequencer", ["sequencer-1"]],
+            ["h-validator", ["validator-1"]],
+        ]);
+    });
+
+    it("formats paths the way operators read them", () => {
+        assert.equal(formatPath(["nodes", 2, "sequencer", "coinbase"]), "nodes[2].sequencer.coinbase");
+        assert.equal(formatPath([]), "fleet");
+    });
+});
