@@ -1,0 +1,56 @@
+// The fleet: one host component per configured host, built from validated config.
+import * as pulumi from "@pulumi/pulumi";
+import type { Fleet as FleetPlan, HostPlan } from "./config/fleet";
+import { assertNever } from "./ports";
+import { Host } from "./hosts/host";
+import { AwsHost } from "./hosts/aws";
+import { HetznerHost } from "./hosts/hetzner";
+import { ExistingHost } from "./hosts/existing";
+
+export interface FleetArgs {
+    /** The parsed, validated fleet (see loadFleet). */
+    readonly plan: FleetPlan;
+    /** Looks up a secret config key as a secret Output. */
+    readonly secret: (key: string) => pulumi.Output<string>;
+}
+
+export interface HostSummary {
+    readonly kind: string;
+    readonly publicAddress: pulumi.Output<string>;
+    readonly nodes: string[];
+}
+
+export class Fleet extends pulumi.ComponentResource {
+    readonly hosts: Readonly<Record<string, Host>>;
+    readonly summary: Record<string, HostSummary>;
+
+    constructor(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("nodefleet:fleet:Fleet", name, {}, opts);
+        const hosts: Record<string, Host> = {};
+        const summary: Record<string, HostSummary> = {};
+        for (const plan of args.plan.hosts) {
+            const host = this.buildHost(`${name}-${plan.name}`, plan, args);
+            hosts[plan.name] = host;
+            summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name) };
+        }
+        this.hosts = hosts;
+        this.summary = summary;
+        this.registerOutputs({ summary });
+    }
+
+    private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {
+        const opts = { parent: this };
+        const spec = plan.spec;
+        const privateKey = args.secret(spec.sshPrivateKeySecret);
+        switch (spec.kind) {
+            case "aws":
+                return new AwsHost(name, { plan: { ...plan, spec }, privateKey }, opts);
+            case "hetzner":
+                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey }, opts);
+            case "existing":
+                return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck }, opts);
+            default:
+                return assertNever(spec);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+// An EC2 host: instance, a separate encrypted data volume attached and mounted,
+// a security group built from the port table, and an Elastic IP.
+import * as pulumi from "@pulumi/pulumi";
+import * as aws from "@pulumi/aws";
+import type { HostPlan } from "../config/fleet";
+import type { AwsHostSpec } from "../config/schema";
+import { dataDiskGb } from "../hardware";
+import { ingressRules } from "../ports";
+import { renderDataVolume } from "./scripts";
+import { Host, sshConnection, remoteStep, Connection } from "./host";
+import { bootstrapSteps } from "./bootstrap";
+import { ruleResourceName } from "./names";
+
+/** Official Debian cloud images are published by this AWS account. */
+export const DEBIAN_AMI_OWNER = "136693071363";
+export const DATA_MOUNT = "/data";
+
+export interface AwsHostArgs {
+    readonly plan: HostPlan & { readonly spec: AwsHostSpec };
+    readonly privateKey: pulumi.Output<string>;
+}
+
+export class AwsHost extends pulumi.ComponentResource implements Host {
+    readonly hostName: string;
+    readonly connection: pulumi.Output<Connection>;
+    readonly publicAddress: pulumi.Output<string>;
+    readonly dataMountPoint = DATA_MOUNT;
+    readonly ready: pulumi.Resource;
+    readonly instanceId: pulumi.Output<string>;
+
+    constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("nodefleet:host:AwsHost", name, {}, opts);
+        const { spec, nodes } = args.plan;
+        this.hostName = args.plan.name;
+        const region = spec.region;
+        const tags = { "nodefleet:host": args.plan.name, "nodefleet:nodes": nodes.map((n) => n.name).join(" ") };
+        const child = { parent: this };
+
+        const vpcId = spec.subnetId
+            ? aws.ec2.getSubnetOutput({ id: spec.subnetId, region }, child).vpcId
+            : aws.ec2.getVpcOutput({ default: true, region }, child).id;
+        const ami = spec.ami ?? aws.ec2.getAmiOutput(
+            {
+                owners: [DEBIAN_AMI_OWNER],
+                mostRecent: true,
+                region,
+                filters: [
+                    { name: "name", values: ["debian-12-amd64-*"] },
+                    { name: "architecture", values: ["x86_64"] },
+                ],
+            },
+            child,
+        ).id;
+
+        const sg = new aws.ec2.SecurityGroup(`${name}-sg`, { region, vpcId, description: `nodefleet host ${args.plan.name}`, tags }, child);
+        for (const rule of ingressRules(spec, nodes)) {
+            const sources = rule.sources === "world" ? ["0.0.0.0/0", "::/0"] : rule.sources;
+            for (const cidr of sources) {
+                const v6 = cidr.includes(":");
+                new aws.vpc.SecurityGroupIngressRule(
+                    ruleResourceName(name, rule, cidr),
+                    {
+                        region,
+                        securityGroupId: sg.id,
+                        ipProtocol: rule.protocol,
+                        fromPort: rule.port,
+                        toPort: rule.port,
+                        ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }),
+                        description: rule.description,
+                        tags,
+                    },
+                    child,
+                );
+            }
+        }
+        for (const [family, cidr] of [["ipv4", "0.0.0.0/0"], ["ipv6", "::/0"]] as const) {
+            new aws.vpc.SecurityGroupEgressRule(
+                `${name}-out-${family}`,
+                { region, securityGroupId: sg.id, ipProtocol: "-1", ...(family === "ipv6" ? { cidrIpv6: cidr } : { cidrIpv4: cidr }), description: "all egress", tags },
+                child,
+            );
+        }
+
+        const root = spec.rootVolume;
+        const instance = new aws.ec2.Instance(
+            `${name}-instance`,
+            {
+                region,
+                ami,
+                instanceType: spec.instanceType,
+                availabilityZone: spec.availabilityZone,
+                subnetId: spec.subnetId,
+                vpcSecurityGroupIds: [sg.id],
+                keyName: spec.sshKeyName,
+                rootBlockDevice: { volumeSize: root.sizeGb, volumeType: root.type, iops: root.iops, throughput: root.throughput, encrypted: true, deleteOnTermination: true },
+                metadataOptions: { httpTokens: "required" },
+                tags: { ...tags, Name: `nodefleet-${args.plan.name}` },
+            },
+            // A newer Debian AMI must never replace a running validator host.
+            { ...child, ignoreChanges: ["ami"] },
+        );
+        this.instanceId = instance.id;
+
+        const vol = spec.dataVolume ?? { sizeGb: dataDiskGb(spec, nodes), type: "gp3" as const };
+        const volume = new aws.ebs.Volume(
+            `${name}-data`,
+            { region, availabilityZone: instance.availabilityZone, size: vol.sizeGb, type: vol.type, iops: vol.iops, throughput: vol.throughput, encrypted: true, tags: { ...tags, Name: `nodefleet-${args.plan.name}-data` } },
+            // Chain data: destroying it takes a deliberate `pulumi state unprotect`.
+            { ...child, protect: true },
+        );
+        const attachment = new aws.ec2.VolumeAttachment(
+            `${name}-data-attach`,
+            { region, deviceName: "/dev/sdf", volumeId: volume.id, instanceId: instance.id, stopInstanceBeforeDetaching: true },
+            child,
+        );
+        const eip = new aws.ec2.Eip(`${name}-eip`, { region, domain: "vpc", instance: instance.id, tags }, child);
+        this.publicAddress = eip.publicIp;
+        this.connection = sshConnection({ host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey });
+
+        // Nitro instances expose EBS volumes as NVMe devices named by volume id.
+        const device = volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`);
+        const mountData = remoteStep(
+            `${name}-data-volume`,
+            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, DATA_MOUNT)) },
+            { parent: this, dependsOn: [attachment, eip] },
+        );
+        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
+    }
+}

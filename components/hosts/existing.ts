@@ -1,0 +1,43 @@
+// An existing server reached over SSH: nothing is created; the hardware preflight runs
+// on the host before anything is installed, then the common bootstrap and nftables.
+import * as pulumi from "@pulumi/pulumi";
+import type { HostPlan } from "../config/fleet";
+import type { ExistingHostSpec } from "../config/schema";
+import { hostTarget } from "../hardware";
+import { renderPreflight } from "./scripts";
+import { Host, sshConnection, remoteStep, Connection } from "./host";
+import { bootstrapSteps } from "./bootstrap";
+
+export interface ExistingHostArgs {
+    readonly plan: HostPlan & { readonly spec: ExistingHostSpec };
+    readonly hardwareCheck: "enforce" | "warn";
+    readonly privateKey: pulumi.Output<string>;
+}
+
+export class ExistingHost extends pulumi.ComponentResource implements Host {
+    readonly hostName: string;
+    readonly connection: pulumi.Output<Connection>;
+    readonly publicAddress: pulumi.Output<string>;
+    readonly dataMountPoint: string;
+    readonly ready: pulumi.Resource;
+    /** What the preflight measured on the host (cores, memory, disk, rotational). */
+    readonly hardwareFacts: pulumi.Output<string>;
+
+    constructor(name: string, args: ExistingHostArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("nodefleet:host:ExistingHost", name, {}, opts);
+        const spec = args.plan.spec;
+        this.hostName = args.plan.name;
+        this.dataMountPoint = spec.dataMountPoint;
+        this.publicAddress = pulumi.output(spec.address);
+        this.connection = sshConnection({ host: spec.address, port: spec.port, user: spec.user, privateKey: args.privateKey, hostKey: spec.hostKey });
+
+        const preflight = remoteStep(
+            `${name}-preflight`,
+            { connection: this.connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)) },
+            { parent: this },
+        );
+        this.hardwareFacts = preflight.stdout;
+        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
+        this.registerOutputs({ publicAddress: this.publicAddress, hardwareFacts: this.hardwareFacts });
+    }
+}

@@ -1,0 +1,74 @@
+// What every host kind gives the roles: one typed SSH connection, its addresses, the
+// data mount point, and the resource that marks the host ready for node software.
+import * as pulumi from "@pulumi/pulumi";
+import * as command from "@pulumi/command";
+import { contentHash, shellWord } from "../render";
+
+export type Connection = command.types.input.remote.ConnectionArgs;
+
+export interface Host {
+    readonly hostName: string;
+    /** The SSH connection every remote step on this host uses (private key is a secret). */
+    readonly connection: pulumi.Output<Connection>;
+    readonly publicAddress: pulumi.Output<string>;
+    readonly dataMountPoint: string;
+    /** Role steps depend on this: the host is bootstrapped and firewalled. */
+    readonly ready: pulumi.Resource;
+}
+
+export interface ConnectionParts {
+    readonly host: pulumi.Input<string>;
+    readonly port: number;
+    readonly user: string;
+    readonly privateKey: pulumi.Output<string>;
+    readonly hostKey?: string;
+}
+
+export function sshConnection(parts: ConnectionParts): pulumi.Output<Connection> {
+    return pulumi.output({
+        host: parts.host,
+        port: parts.port,
+        user: parts.user,
+        privateKey: parts.privateKey,
+        // Pinned where known; without it the provider accepts any host key.
+        ...(parts.hostKey ? { hostKey: parts.hostKey } : {}),
+        // New cloud hosts take a while to answer SSH.
+        dialErrorLimit: 30,
+        perDialTimeout: 15,
+    });
+}
+
+export interface StepArgs {
+    readonly connection: pulumi.Input<Connection>;
+    readonly user: string;
+    /** The shell script, sent on stdin: never on a command line. */
+    readonly script: pulumi.Input<string>;
+    /** Hashes of what this step depends on besides its own script. */
+    readonly inputsHash?: pulumi.Input<string>[];
+    /** Runs on destroy. Only for steps whose create never changes (replacement would run it). */
+    readonly onDelete?: string;
+}
+
+/** The command that runs a script from stdin with root rights. */
+export function rootShell(user: string): string {
+    return user === "root" ? "/bin/sh -s" : "sudo -n /bin/sh -s";
+}
+
+/**
+ * One remote step: a script run over SSH. It re-runs exactly when its script or the
+ * hashes it depends on change (`triggers`), and never otherwise.
+ */
+export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
+    const scriptHash = pulumi.output(args.script).apply((s) => contentHash(s));
+    return new command.remote.Command(
+        name,
+        {
+            connection: args.connection,
+            create: rootShell(args.user),
+            stdin: args.script,
+            triggers: [scriptHash, ...(args.inputsHash ?? [])],
+            ...(args.onDelete ? { delete: `${rootShell(args.user).replace(" -s", " -c")} ${shellWord(args.onDelete)}` } : {}),
+        },
+        opts,
+    );
+}

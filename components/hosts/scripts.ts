@@ -1,0 +1,62 @@
+// Renders the scripts of the common host steps. Pure: plain values in, text out.
+import * as crypto from "node:crypto";
+import type { HostPlan } from "../config/fleet";
+import type { Target } from "../hardware";
+import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "../firewall";
+import { ingressRules } from "../ports";
+import { render } from "../render";
+
+/** The unprivileged user every node service runs as. */
+export const OPERATOR_USER = "nodefleet";
+export const BASE_PACKAGES = ["ca-certificates", "curl", "chrony", "nftables", "python3"] as const;
+
+export function nodeDataDir(mount: string, nodeName: string): string {
+    return `${mount.replace(/\/$/, "")}/${nodeName}`;
+}
+
+export function renderPreflight(host: string, mode: "enforce" | "warn", mount: string, target: Target): string {
+    return render("preflight.sh", { host, mode, mount, cores: target.cores, memoryGb: target.memoryGb, diskGb: target.diskGb, ssd: target.ssd });
+}
+
+export function renderBootstrap(plan: HostPlan, mount: string): string {
+    return render("bootstrap.sh", {
+        host: plan.name,
+        packages: BASE_PACKAGES,
+        operator: OPERATOR_USER,
+        mount,
+        dataDirs: plan.nodes.map((n) => nodeDataDir(mount, n.name)),
+    });
+}
+
+export function renderDataVolume(host: string, device: string, mount: string): string {
+    return render("data-volume.sh", { host, device, mount });
+}
+
+function heredocSafe(text: string, delimiter: string): string {
+    if (text.split("\n").includes(delimiter)) throw new Error(`content holds the heredoc delimiter ${delimiter}`);
+    return text.endsWith("\n") ? text : `${text}\n`;
+}
+
+export interface FirewallScripts {
+    readonly ruleset: string;
+    readonly apply: string;
+    readonly confirm: string;
+    readonly remove: string;
+}
+
+export function renderFirewallScripts(plan: HostPlan): FirewallScripts {
+    const ruleset = heredocSafe(renderNftRuleset(plan.name, ingressRules(plan.spec, plan.nodes)), "NODEFLEET_RULESET");
+    const sha256 = crypto.createHash("sha256").update(ruleset).digest("hex");
+    const common = { host: plan.name, dir: FIREWALL_DIR, pending: PENDING_PATH, revertUnit: REVERT_UNIT };
+    return {
+        ruleset,
+        apply: render("firewall-apply.sh", {
+            ...common,
+            revertAfter: REVERT_AFTER_SECONDS,
+            ruleset,
+            unit: heredocSafe(renderFirewallUnit(), "NODEFLEET_UNIT"),
+        }),
+        confirm: render("firewall-confirm.sh", { ...common, ruleset: RULESET_PATH, sha256 }),
+        remove: render("firewall-remove.sh", common),
+    };
+}

@@ -1,0 +1,73 @@
+// Template machinery shared by every rendered host file. Handlebars in strict mode
+// (a missing variable is an error, not an empty string) with HTML escaping off:
+// these are shell, nftables, TOML and unit files. Values enter a file only through
+// a quoting helper that fits its context.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as crypto from "node:crypto";
+import Handlebars from "handlebars";
+
+function findTemplatesDir(): string {
+    // Works from components/ (ts-node) and from dist/components/ (compiled tests).
+    for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        const candidate = path.join(dir, "templates");
+        if (fs.existsSync(path.join(dir, "package.json")) && fs.existsSync(candidate)) return candidate;
+    }
+    throw new Error(`templates/ not found above ${__dirname}`);
+}
+
+export const TEMPLATES_DIR = findTemplatesDir();
+
+/** A single POSIX shell word: safe for any value, including quotes, newlines, $() and backticks. */
+export function shellWord(value: string): string {
+    if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
+    return `'${value.replace(/'/g, `'"'"'`)}'`;
+}
+
+/** A TOML basic string with every control character escaped. */
+export function tomlString(value: string): string {
+    let out = '"';
+    for (const ch of value) {
+        const code = ch.codePointAt(0)!;
+        if (ch === '"') out += '\\"';
+        else if (ch === "\\") out += "\\\\";
+        else if (ch === "\n") out += "\\n";
+        else if (ch === "\t") out += "\\t";
+        else if (ch === "\r") out += "\\r";
+        else if (code < 0x20 || code === 0x7f) out += `\\u${code.toString(16).padStart(4, "0")}`;
+        else out += ch;
+    }
+    return out + '"';
+}
+
+/** An nftables double-quoted string (comments); nft has no escapes, so quotes are dropped. */
+export function nftString(value: string): string {
+    return `"${value.replace(/["\\\n\r]/g, "").slice(0, 120)}"`;
+}
+
+const hb = Handlebars.create();
+hb.registerHelper("sh", (v: unknown) => shellWord(String(v)));
+hb.registerHelper("toml", (v: unknown) => tomlString(String(v)));
+hb.registerHelper("tomlArray", (v: unknown) => `[${(v as unknown[]).map((x) => tomlString(String(x))).join(", ")}]`);
+hb.registerHelper("nftstr", (v: unknown) => nftString(String(v)));
+hb.registerHelper("join", (v: unknown, sep: unknown) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", "));
+
+const compiled = new Map<string, Handlebars.TemplateDelegate>();
+
+/** Render templates/<name>.hbs with `context`; throws on any variable the context lacks. */
+export function render(name: string, context: object): string {
+    let template = compiled.get(name);
+    if (!template) {
+        const source = fs.readFileSync(path.join(TEMPLATES_DIR, `${name}.hbs`), "utf8");
+        template = hb.compile(source, { strict: true, noEscape: true });
+        compiled.set(name, template);
+    }
+    return template(context);
+}
+
+/** Content hash used as a step trigger: the step re-runs exactly when this changes. */
+export function contentHash(...parts: string[]): string {
+    const h = crypto.createHash("sha256");
+    for (const p of parts) h.update(p).update("\0");
+    return h.digest("hex").slice(0, 16);
+}

@@ -1,0 +1,10 @@
+// nodefleet entry point: read and validate the stack config once, build the fleet,
+// export what operators look at. All logic lives in components/.
+import { loadFleet, secretValue } from "./components/config/load";
+import { Fleet } from "./components/fleet";
+
+const plan = loadFleet();
+const fleet = new Fleet("fleet", { plan, secret: secretValue });
+
+export const hosts = fleet.summary;
+export const hardwareCheck = plan.spec.hardwareCheck;

@@ -1,0 +1,168 @@
+// Strict Pulumi mocks: a resource type or provider function this file does not know
+// fails the test. What mocks cannot prove: that any remote command works on a host,
+// that AWS or Hetzner accept these inputs, or ordering enforced by the engine. The
+// dependsOn chains are read from the resource options (a transformation records them).
+import * as pulumi from "@pulumi/pulumi";
+
+export interface Recorded {
+    readonly type: string;
+    readonly name: string;
+    readonly parent: string | undefined;
+    readonly dependsOn: string[];
+    readonly protect: boolean;
+    readonly ignoreChanges: string[];
+    readonly props: Record<string, unknown>;
+    readonly resource: pulumi.Resource;
+}
+
+export interface Registered {
+    readonly custom: boolean;
+    readonly type: string;
+    readonly name: string;
+    readonly inputs: any;
+    /** Input paths that arrived as secrets. */
+    readonly secretPaths: string[];
+}
+
+const KNOWN_TYPES = new Set([
+    "aws:ec2/securityGroup:SecurityGroup",
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+    "aws:ec2/instance:Instance",
+    "aws:ebs/volume:Volume",
+    "aws:ec2/volumeAttachment:VolumeAttachment",
+    "aws:ec2/eip:Eip",
+    "hcloud:index/firewall:Firewall",
+    "hcloud:index/primaryIp:PrimaryIp",
+    "hcloud:index/server:Server",
+    "hcloud:index/volume:Volume",
+    "hcloud:index/volumeAttachment:VolumeAttachment",
+    "command:remote:Command",
+    "nodefleet:fleet:Fleet",
+    "nodefleet:host:AwsHost",
+    "nodefleet:host:HetznerHost",
+    "nodefleet:host:ExistingHost",
+]);
+
+export const registered: Registered[] = [];
+export const calls: { token: string; inputs: any }[] = [];
+
+let nextNumericId = 1000;
+
+function outputsFor(type: string, name: string, inputs: any): { id: string; state: any } {
+    switch (type) {
+        case "aws:ec2/instance:Instance":
+            return { id: "i-0123456789abcdef0", state: { ...inputs, availabilityZone: inputs.availabilityZone ?? "eu-central-1a", privateIp: "10.0.1.10" } };
+        case "aws:ebs/volume:Volume":
+            return { id: "vol-0123456789abcdef0", state: inputs };
+        case "aws:ec2/eip:Eip":
+            return { id: "eipalloc-0123", state: { ...inputs, publicIp: "203.0.113.50" } };
+        case "hcloud:index/primaryIp:PrimaryIp":
+            return { id: String(nextNumericId++), state: { ...inputs, ipAddress: "203.0.113.60" } };
+        case "command:remote:Command":
+            return { id: `${name}-id`, state: { ...inputs, stdout: "", stderr: "" } };
+        default:
+            return { id: type.startsWith("hcloud:") ? String(nextNumericId++) : `${name}-id`, state: inputs };
+    }
+}
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
+/** Strip the engine's secret envelopes so tests read plain inputs; `secretPaths` keeps where they were. */
+function unwrapSecrets(x: any, path: string, secretPaths: string[]): any {
+    if (Array.isArray(x)) return x.map((v, i) => unwrapSecrets(v, `${path}[${i}]`, secretPaths));
+    if (x && typeof x === "object") {
+        if (x[SECRET_SIG] !== undefined && "value" in x) {
+            secretPaths.push(path);
+            return unwrapSecrets(x.value, path, secretPaths);
+        }
+        return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, unwrapSecrets(v, path ? `${path}.${k}` : k, secretPaths)]));
+    }
+    return x;
+}
+
+export function installMocks(): void {
+    registered.length = 0;
+    calls.length = 0;
+    pulumi.runtime.setMocks(
+        {
+            newResource(args) {
+                if (!KNOWN_TYPES.has(args.type)) throw new Error(`strict mocks: unexpected resource type ${args.type} (${args.name})`);
+                const secretPaths: string[] = [];
+                const inputs = unwrapSecrets(args.inputs, "", secretPaths);
+                registered.push({ custom: args.custom === true, type: args.type, name: args.name, inputs, secretPaths });
+                return outputsFor(args.type, args.name, args.inputs);
+            },
+            call(args) {
+                calls.push({ token: args.token, inputs: args.inputs });
+                switch (args.token) {
+                    case "aws:ec2/getAmi:getAmi":
+                        return { id: "ami-0a1b2c3d4e5f60718", name: "debian-12-amd64-20261101" };
+                    case "aws:ec2/getVpc:getVpc":
+                        return { id: "vpc-0a1b2c3d" };
+                    case "aws:ec2/getSubnet:getSubnet":
+                        return { id: args.inputs.id, vpcId: "vpc-0fedcba9" };
+                    default:
+                        throw new Error(`strict mocks: unexpected provider call ${args.token}`);
+                }
+            },
+        },
+        "nodefleet",
+        "test",
+        false,
+    );
+}
+
+/** Records every resource constructed below the component it is passed to. */
+export function recorder(): { transformation: pulumi.ResourceTransformation; recorded: Recorded[] } {
+    const recorded: Recorded[] = [];
+    const nameOf = (r: unknown) => (r as { __name?: string } | undefined)?.__name;
+    const transformation: pulumi.ResourceTransformation = (a) => {
+        const deps = a.opts.dependsOn;
+        const list = deps === undefined ? [] : Array.isArray(deps) ? deps : [deps];
+        recorded.push({
+            type: a.type,
+            name: a.name,
+            parent: nameOf(a.opts.parent),
+            dependsOn: list.map((d) => nameOf(d) ?? "?"),
+            protect: a.opts.protect === true,
+            ignoreChanges: a.opts.ignoreChanges ?? [],
+            props: a.props,
+            resource: a.resource,
+        });
+        return undefined;
+    };
+    return { transformation, recorded };
+}
+
+export function value<T>(o: pulumi.Input<T>): Promise<T> {
+    return new Promise((resolve) => pulumi.output(o).apply((v) => resolve(v as T)));
+}
+
+/** Wait until every recorded resource is registered with the (mock) engine. */
+export async function settle(recorded: readonly Recorded[]): Promise<void> {
+    await Promise.all(recorded.map((r) => value(r.resource.urn)));
+}
+
+export function inputsOf(name: string): any {
+    const r = registered.find((x) => x.name === name);
+    if (!r) throw new Error(`no registered resource named ${name}; have: ${registered.map((x) => x.name).join(", ")}`);
+    return r.inputs;
+}
+
+/** Custom (cloud and command) resources registered, by type; components left out. */
+export function countByType(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of registered.filter((x) => x.custom)) out[r.type] = (out[r.type] ?? 0) + 1;
+    return out;
+}
+
+/** Set the stack config the way the engine would: values as strings, secret keys listed. */
+export function setStackConfig(fleet: unknown, secrets: Record<string, string>, plainKeys: readonly string[] = []): void {
+    const config: Record<string, string> = { "nodefleet:fleet": JSON.stringify(fleet) };
+    for (const [k, v] of Object.entries(secrets)) config[`nodefleet:${k}`] = v;
+    pulumi.runtime.setAllConfig(
+        config,
+        Object.keys(secrets).filter((k) => !plainKeys.includes(k)).map((k) => `nodefleet:${k}`),
+    );
+}

@@ -1,0 +1,230 @@
+// Strict-mock tests of what each host kind registers: exact resources, key inputs,
+// parents and step ordering. They cannot prove a command works on a host (the VM
+// tier does) or that AWS/Hetzner accept the inputs (their plugins cannot run here).
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as pulumi from "@pulumi/pulumi";
+import { buildStack } from "../support/stack";
+import { registered, countByType, inputsOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
+import { baseFleet, SECRETS, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
+import { loadFleet } from "../../components/config/load";
+
+/** A fleet with one node of `role` on one host of the given spec. */
+function single(role: "storage" | "sequencer" | "validator", host: any) {
+    const node = { storage: storageNode, sequencer: sequencerNode, validator: validatorNode }[role]();
+    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }] };
+}
+
+function byName(recorded: Recorded[], name: string): Recorded {
+    const r = recorded.find((x) => x.name === name);
+    assert.ok(r, `no resource ${name}; have ${recorded.map((x) => x.name).join(", ")}`);
+    return r;
+}
+
+const LOCAL_PORTS = [56545, 56546, 56551, 56657, 56658, 56660, 5678, 5679, 50051, 8880, 8080];
+
+describe("existing host", () => {
+    it("registers no cloud resources and chains preflight -> bootstrap -> firewall", async () => {
+        const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
+        assert.deepEqual(countByType(), { "command:remote:Command": 5 });
+        assert.deepEqual(calls, []);
+        const steps = ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
+        assert.deepEqual(steps[0].dependsOn, []);
+        for (let i = 1; i < steps.length; i++) assert.deepEqual(steps[i].dependsOn, [steps[i - 1].name], `${steps[i].name} must wait for ${steps[i - 1].name}`);
+        for (const s of steps) assert.equal(s.parent, "fleet-h1");
+        assert.equal(byName(recorded, "fleet-h1").parent, "fleet");
+        assert.equal(byName(recorded, "fleet-h1").type, "nodefleet:host:ExistingHost");
+    });
+
+    it("connects with the pinned host key and a secret private key, runs scripts from stdin", async () => {
+        const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
+        const pre = inputsOf("fleet-h1-preflight");
+        assert.equal(pre.connection.host, "192.0.2.12");
+        assert.equal(pre.connection.port, 22);
+        assert.equal(pre.connection.user, "root");
+        assert.equal(pre.connection.hostKey, baseFleet().hosts["h-validator"].hostKey);
+        assert.equal(pre.create, "/bin/sh -s");
+        assert.match(pre.stdin, /want_cores=8\nwant_mem_gb=32\nwant_disk_gb=1000\nwant_ssd=1/);
+        assert.match(pre.stdin, /^mode=enforce$/m);
+        // The private key reaches the provider only as a secret.
+        const props = byName(recorded, "fleet-h1-preflight").props as { connection: pulumi.Output<unknown> };
+        assert.equal(await pulumi.isSecret(pulumi.output(props.connection)), true);
+        for (const r of registered.filter((x) => x.custom)) {
+            assert.ok(!String(r.inputs.create).includes("PRIVATE KEY"), `${r.name} has key material in its command line`);
+            assert.ok(!String(r.inputs.stdin).includes("PRIVATE KEY"), `${r.name} has key material in its script`);
+            assert.deepEqual(r.secretPaths, ["connection"], `${r.name}: the connection (with the private key) must arrive as a secret`);
+        }
+    });
+
+    it("opens exactly the validator's p2p ports and SSH from admin CIDRs in nftables", async () => {
+        await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
+        const apply: string = inputsOf("fleet-h1-firewall-apply").stdin;
+        const accepts = apply.split("\n").filter((l) => / accept comment /.test(l)).map((l) => l.trim().replace(/ comment .*/, ""));
+        assert.deepEqual(accepts, [
+            "ip saddr { 198.51.100.0/24 } tcp dport 22 accept",
+            "tcp dport 56303 accept",
+            "udp dport 56303 accept",
+            "tcp dport 56656 accept",
+        ]);
+        for (const p of LOCAL_PORTS) assert.ok(!apply.includes(`dport ${p} `), `port ${p} must never be opened`);
+        assert.match(apply, /policy drop;/);
+    });
+
+    it("uses sudo for a non-root user and the forwarded port for the connection", async () => {
+        const host = { ...baseFleet().hosts["h-storage"], user: "admin", port: 2222, sshdPort: 22 };
+        await buildStack(single("storage", host), SECRETS);
+        const boot = inputsOf("fleet-h1-bootstrap");
+        assert.equal(boot.create, "sudo -n /bin/sh -s");
+        assert.equal(boot.connection.port, 2222);
+        assert.match(inputsOf("fleet-h1-firewall-apply").stdin, /tcp dport 22 accept/);
+        assert.match(boot.stdin, /install -d -o "\$operator" -g "\$operator" -m 0750 \/data\/storage-1/);
+    });
+
+    it("registers the teardown before the apply so destroy removes the table last", async () => {
+        await buildStack(single("storage", baseFleet().hosts["h-storage"]), SECRETS);
+        assert.equal(inputsOf("fleet-h1-firewall-teardown").delete.startsWith("/bin/sh -c "), true);
+        assert.match(inputsOf("fleet-h1-firewall-teardown").delete, /nft delete table inet nodefleet/);
+        assert.equal(inputsOf("fleet-h1-firewall-apply").delete, undefined);
+        assert.equal(inputsOf("fleet-h1-firewall-confirm").triggers.length, 2);
+    });
+
+    it("puts two nodes on one host behind one firewall with both roles' ports", async () => {
+        const f = baseFleet();
+        f.nodes[0].host = "h-validator";
+        delete f.hosts["h-storage"];
+        f.nodes = [f.nodes[0], f.nodes[2]];
+        delete f.hosts["h-sequencer"];
+        await buildStack(f, SECRETS);
+        assert.deepEqual(countByType(), { "command:remote:Command": 5 });
+        const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
+        for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
+        assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
+    });
+});
+
+describe("AWS host", () => {
+    it("registers exactly the instance, data volume, attachment, EIP, security group and its rules", async () => {
+        const { recorded } = await buildStack(single("validator", awsHost()), SECRETS);
+        assert.deepEqual(countByType(), {
+            "aws:ec2/securityGroup:SecurityGroup": 1,
+            // SSH from one admin CIDR + (303/tcp, 303/udp, 656/tcp) x (IPv4, IPv6)
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": 7,
+            "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": 2,
+            "aws:ec2/instance:Instance": 1,
+            "aws:ebs/volume:Volume": 1,
+            "aws:ec2/volumeAttachment:VolumeAttachment": 1,
+            "aws:ec2/eip:Eip": 1,
+            "command:remote:Command": 2,
+        });
+        assert.deepEqual(calls.map((c) => c.token).sort(), ["aws:ec2/getAmi:getAmi", "aws:ec2/getVpc:getVpc"]);
+        assert.deepEqual(calls.find((c) => c.token === "aws:ec2/getAmi:getAmi")!.inputs.owners, ["136693071363"]);
+        for (const r of recorded.filter((x) => x.type !== "nodefleet:host:AwsHost" && x.type !== "nodefleet:fleet:Fleet")) assert.equal(r.parent, "fleet-h1", r.name);
+
+        const instance = inputsOf("fleet-h1-instance");
+        assert.equal(instance.instanceType, "m6i.2xlarge");
+        assert.equal(instance.region, "eu-central-1");
+        assert.equal(instance.ami, "ami-0a1b2c3d4e5f60718");
+        assert.equal(instance.keyName, "ops");
+        assert.deepEqual(instance.metadataOptions, { httpTokens: "required" });
+        assert.equal(instance.rootBlockDevice.encrypted, true);
+        assert.deepEqual(byName(recorded, "fleet-h1-instance").ignoreChanges, ["ami"]);
+
+        const vol = inputsOf("fleet-h1-data");
+        assert.deepEqual([vol.size, vol.type, vol.encrypted, vol.availabilityZone], [1000, "gp3", true, "eu-central-1a"]);
+        assert.equal(byName(recorded, "fleet-h1-data").protect, true);
+        assert.equal(inputsOf("fleet-h1-data-attach").deviceName, "/dev/sdf");
+
+        const rules = registered.filter((r) => r.type === "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").map((r) => `${r.inputs.ipProtocol}/${r.inputs.fromPort}-${r.inputs.toPort} ${r.inputs.cidrIpv4 ?? r.inputs.cidrIpv6}`);
+        assert.deepEqual(rules.sort(), [
+            "tcp/22-22 198.51.100.0/24",
+            "tcp/56303-56303 0.0.0.0/0",
+            "tcp/56303-56303 ::/0",
+            "tcp/56656-56656 0.0.0.0/0",
+            "tcp/56656-56656 ::/0",
+            "udp/56303-56303 0.0.0.0/0",
+            "udp/56303-56303 ::/0",
+        ]);
+    });
+
+    it("mounts the data volume by its NVMe id after attach, then bootstraps", async () => {
+        const { recorded } = await buildStack(single("storage", { ...awsHost(), dataVolume: { sizeGb: 2000, iops: 6000, throughput: 500 } }), SECRETS);
+        const mount = inputsOf("fleet-h1-data-volume");
+        assert.match(mount.stdin, /^dev=\/dev\/disk\/by-id\/nvme-Amazon_Elastic_Block_Store_vol0123456789abcdef0$/m);
+        assert.equal(mount.connection.host, "203.0.113.50");
+        assert.equal(mount.connection.user, "admin");
+        assert.equal(mount.create, "sudo -n /bin/sh -s");
+        assert.deepEqual(byName(recorded, "fleet-h1-data-volume").dependsOn, ["fleet-h1-data-attach", "fleet-h1-eip"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-bootstrap").dependsOn, ["fleet-h1-data-volume"]);
+        const vol = inputsOf("fleet-h1-data");
+        assert.deepEqual([vol.size, vol.iops, vol.throughput], [2000, 6000, 500]);
+    });
+
+    it("looks up the VPC of a configured subnet instead of the default VPC", async () => {
+        await buildStack(single("sequencer", { ...awsHost(), subnetId: "subnet-0a1b2c3d" }), SECRETS);
+        assert.deepEqual(calls.map((c) => c.token).sort(), ["aws:ec2/getAmi:getAmi", "aws:ec2/getSubnet:getSubnet"]);
+        assert.equal(inputsOf("fleet-h1-sg").vpcId, "vpc-0fedcba9");
+        assert.equal(inputsOf("fleet-h1-instance").subnetId, "subnet-0a1b2c3d");
+    });
+
+    it("opens the sequencer RPC only to its allowed CIDRs, never to the world", async () => {
+        const fleet = single("sequencer", awsHost());
+        (fleet.nodes[0] as any).sequencer.rpcAllowedCidrs = ["10.20.0.0/16"];
+        await buildStack(fleet, SECRETS);
+        const rpc = registered.filter((r) => r.type.endsWith("SecurityGroupIngressRule") && r.inputs.fromPort === 8080);
+        assert.deepEqual(rpc.map((r) => r.inputs.cidrIpv4), ["10.20.0.0/16"]);
+        const all = registered.filter((r) => r.type.endsWith("SecurityGroupIngressRule"));
+        assert.deepEqual([...new Set(all.map((r) => r.inputs.fromPort))].sort(), [22, 40400, 8080]);
+    });
+});
+
+describe("Hetzner host", () => {
+    it("registers exactly server, primary IP, volume, attachment and firewall", async () => {
+        const { recorded } = await buildStack(single("storage", hetznerHost()), SECRETS);
+        assert.deepEqual(countByType(), {
+            "hcloud:index/firewall:Firewall": 1,
+            "hcloud:index/primaryIp:PrimaryIp": 1,
+            "hcloud:index/server:Server": 1,
+            "hcloud:index/volume:Volume": 1,
+            "hcloud:index/volumeAttachment:VolumeAttachment": 1,
+            "command:remote:Command": 2,
+        });
+        assert.deepEqual(calls, []);
+        const server = inputsOf("fleet-h1-server");
+        assert.deepEqual([server.serverType, server.location, server.image], ["ccx33", "fsn1", "debian-12"]);
+        assert.deepEqual(server.sshKeys, ["ops"]);
+        assert.equal(server.firewallIds.length, 1);
+        assert.equal(server.publicNets[0].ipv4Enabled, true);
+        assert.equal(inputsOf("fleet-h1-ip").datacenter, "fsn1-dc14");
+        assert.equal(inputsOf("fleet-h1-data").size, 1000);
+        assert.equal(byName(recorded, "fleet-h1-data").protect, true);
+        assert.equal(inputsOf("fleet-h1-data").deleteProtection, true);
+        const rules = inputsOf("fleet-h1-fw").rules.map((r: any) => `${r.protocol}/${r.port ?? "-"} ${r.sourceIps.join(",")}`);
+        assert.deepEqual(rules, ["tcp/22 198.51.100.0/24", "tcp/1234 0.0.0.0/0,::/0", "udp/1234 0.0.0.0/0,::/0", "icmp/- 0.0.0.0/0,::/0"]);
+        assert.match(inputsOf("fleet-h1-data-volume").stdin, /^dev=\/dev\/disk\/by-id\/scsi-0HC_Volume_\d+$/m);
+        assert.equal(inputsOf("fleet-h1-data-volume").connection.host, "203.0.113.60");
+    });
+});
+
+describe("invalid config", () => {
+    it("registers no resource and names the path and reason", async () => {
+        installMocks();
+        const f = baseFleet();
+        f.nodes[1].sequencer.coinbase = "0x1234";
+        setStackConfig(f, SECRETS);
+        assert.throws(() => loadFleet(), (e: unknown) => e instanceof pulumi.RunError && /nodes\[1\]\.sequencer\.coinbase: not an EVM address/.test((e as Error).message));
+        await new Promise((r) => setTimeout(r, 20));
+        assert.equal(registered.length, 0);
+    });
+
+    it("refuses a secret key stored in plain text through the real config path", () => {
+        installMocks();
+        setStackConfig(baseFleet(), SECRETS, ["sequencerKey"]);
+        assert.throws(() => loadFleet(), /nodes\[1\]\.sequencer\.validatorPrivateKeySecret: config key nodefleet:sequencerKey is stored in plain text/);
+    });
+
+    it("refuses an encrypted value inside the fleet object", () => {
+        installMocks();
+        pulumi.runtime.setAllConfig({ "nodefleet:fleet": JSON.stringify(baseFleet()) }, ["nodefleet:fleet"]);
+        assert.throws(() => loadFleet(), /nodefleet:fleet: the fleet config holds an encrypted value/);
+    });
+});
