@@ -46,11 +46,33 @@ export function nftString(value: string): string {
 }
 
 const hb = Handlebars.create();
-hb.registerHelper("sh", (v: unknown) => shellWord(String(v)));
-hb.registerHelper("toml", (v: unknown) => tomlString(String(v)));
-hb.registerHelper("tomlArray", (v: unknown) => `[${(v as unknown[]).map((x) => tomlString(String(x))).join(", ")}]`);
-hb.registerHelper("nftstr", (v: unknown) => nftString(String(v)));
-hb.registerHelper("join", (v: unknown, sep: unknown) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", "));
+
+// Strict mode covers plain {{name}} lookups but not helper arguments, so every helper
+// checks its argument too: a missing value is an error wherever it appears.
+type HelperOptions = Handlebars.HelperOptions & { name?: string; loc?: { start: { line: number } } };
+function present(v: unknown, options: HelperOptions): void {
+    if (v === undefined || v === null) {
+        throw new Error(`template value for {{${options.name ?? "helper"}}} at line ${options.loc?.start.line ?? "?"} is missing`);
+    }
+}
+function valueHelper(fn: (v: unknown, ...rest: unknown[]) => string) {
+    return function (this: unknown, v: unknown, ...rest: unknown[]) {
+        present(v, rest[rest.length - 1] as HelperOptions);
+        return fn(v, ...rest.slice(0, -1));
+    };
+}
+hb.registerHelper("sh", valueHelper((v) => shellWord(String(v))));
+hb.registerHelper("toml", valueHelper((v) => tomlString(String(v))));
+hb.registerHelper("tomlArray", valueHelper((v) => `[${(v as unknown[]).map((x) => tomlString(String(x))).join(", ")}]`));
+hb.registerHelper("nftstr", valueHelper((v) => nftString(String(v))));
+hb.registerHelper("join", valueHelper((v, sep) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", ")));
+for (const block of ["if", "unless", "each", "with"]) {
+    const builtin = hb.helpers[block];
+    hb.registerHelper(block, function (this: unknown, v: unknown, options: HelperOptions) {
+        present(v, options);
+        return builtin.call(this, v, options);
+    });
+}
 
 const compiled = new Map<string, Handlebars.TemplateDelegate>();
 

@@ -1,0 +1,24 @@
+#!/bin/sh
+# nodefleet firewall confirm for host h-validator. Runs over a new SSH connection made
+# after the new ruleset is active: reaching the host proves SSH still passes.
+set -eu
+pending=/etc/nodefleet/firewall/nodefleet.nft.pending
+ruleset=/etc/nodefleet/firewall/nodefleet.nft
+expected=9bfca4ad1c0e5b028d5fee8abc8d9d439efd47dc0b943a197730b2b5185b1756
+
+if [ -f "$pending" ]; then
+	systemctl stop nodefleet-firewall-revert.timer >/dev/null 2>&1 || true
+	mv "$pending" "$ruleset"
+	systemctl daemon-reload
+	systemctl enable nodefleet-firewall.service >/dev/null 2>&1
+	echo "firewall: confirmed and persisted"
+fi
+if ! echo "$expected  $ruleset" | sha256sum -c --status 2>/dev/null; then
+	echo "firewall: the new ruleset is not active: it was reverted after no confirmation came (did it lock out SSH? check adminCidrs and sshdPort)" >&2
+	exit 1
+fi
+if ! nft list table inet nodefleet >/dev/null 2>&1; then
+	echo "firewall: table inet nodefleet is missing; loading the confirmed ruleset"
+	nft -f "$ruleset"
+fi
+echo "firewall: active ruleset $expected"
