@@ -96,6 +96,37 @@ describe("rendered host files", () => {
     });
 });
 
+describe("preflight script on this machine", () => {
+    // The real script against the real /proc and disks of the machine running the tests.
+    const target = (cores: number) => ({ cores, memoryGb: 1, diskGb: 1, ssd: false, defaultDiskGb: 1 });
+    const run = (mode: "enforce" | "warn", mount: string, cores: number) => runTool("sh", ["-s"], renderPreflight("local", mode, mount, target(cores)));
+
+    it("passes a target the machine meets and prints the facts it measured", () => {
+        const r = run("enforce", "/", 1);
+        assert.equal(r.status, 0, r.output);
+        assert.match(r.output, new RegExp(`^facts: cores=${os.cpus().length} memory_gib=\\d+ disk_gb=\\d+ rotational=`, "m"));
+        assert.match(r.output, /preflight: host meets the target/);
+    });
+
+    it("fails in enforce mode, naming the shortfall", () => {
+        const r = run("enforce", "/", 999);
+        assert.equal(r.status, 1);
+        assert.match(r.output, new RegExp(`shortfall: cores: has ${os.cpus().length}, needs 999`));
+    });
+
+    it("reports but continues in warn mode", () => {
+        const r = run("warn", "/", 999);
+        assert.equal(r.status, 0);
+        assert.match(r.output, /shortfall: cores: .*\n.*continuing \(hardwareCheck: warn\)/);
+    });
+
+    it("refuses a data mount point that does not exist", () => {
+        const r = run("warn", "/nonexistent-nodefleet", 1);
+        assert.equal(r.status, 2);
+        assert.match(r.output, /data mount point \/nonexistent-nodefleet does not exist/);
+    });
+});
+
 describe("quoting helpers", () => {
     const hostile = ["plain", "it's", 'say "hi"', "a\nb", "$(touch /tmp/pwned)", "`id`", "${HOME}", "back\\slash", "", " lead", "semi;colon|pipe&"];
 
