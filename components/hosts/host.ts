@@ -49,9 +49,10 @@ export interface StepArgs {
     readonly onDelete?: string;
 }
 
-/** The command that runs a script from stdin with root rights. */
-export function rootShell(user: string): string {
-    return user === "root" ? "/bin/sh -s" : "sudo -n /bin/sh -s";
+/** The command that runs a script with root rights: from stdin, or (for delete) as an argument. */
+export function rootShell(user: string, script?: string): string {
+    const sh = user === "root" ? "/bin/sh" : "sudo -n /bin/sh";
+    return script === undefined ? `${sh} -s` : `${sh} -c ${shellWord(script)}`;
 }
 
 /**
@@ -67,7 +68,7 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             create: rootShell(args.user),
             stdin: args.script,
             triggers: [scriptHash, ...(args.inputsHash ?? [])],
-            ...(args.onDelete ? { delete: `${rootShell(args.user).replace(" -s", " -c")} ${shellWord(args.onDelete)}` } : {}),
+            ...(args.onDelete ? { delete: rootShell(args.user, args.onDelete) } : {}),
         },
         opts,
     );
