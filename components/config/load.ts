@@ -7,7 +7,6 @@ export const NAMESPACE = "nodefleet";
 
 // Not in the SDK's typings, but the engine passes the list of encrypted keys and the
 // SDK exposes this lookup at runtime (sdk/nodejs/runtime/config.ts).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const runtimeConfig = require("@pulumi/pulumi/runtime/config") as { isConfigSecret(k: string): boolean; getConfig(k: string): string | undefined };
 
 export const stackSecrets: SecretSource = {
