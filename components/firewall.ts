@@ -17,8 +17,9 @@ export function nftRuleLines(rule: IngressRule): string[] {
     const match = `${rule.protocol} dport ${rule.port}`;
     const comment = `comment ${nftString(rule.description)}`;
     if (rule.sources === "world") return [`${match} accept ${comment}`];
-    const v4 = sourceCidrs(rule).filter((c) => net.isIPv4(c.split("/")[0]));
-    const v6 = sourceCidrs(rule).filter((c) => net.isIPv6(c.split("/")[0]));
+    const cidrs = sourceCidrs(rule);
+    const v4 = cidrs.filter((c) => net.isIPv4(c.split("/")[0]));
+    const v6 = cidrs.filter((c) => net.isIPv6(c.split("/")[0]));
     const lines: string[] = [];
     if (v4.length) lines.push(`ip saddr { ${v4.join(", ")} } ${match} accept ${comment}`);
     if (v6.length) lines.push(`ip6 saddr { ${v6.join(", ")} } ${match} accept ${comment}`);

@@ -5,15 +5,14 @@ import * as aws from "@pulumi/aws";
 import type { HostPlan } from "../config/fleet";
 import type { AwsHostSpec } from "../config/schema";
 import { dataDiskGb } from "../hardware";
-import { ingressRules } from "../ports";
+import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
-import { Host, sshConnection, remoteStep, Connection } from "./host";
+import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
 import { ruleResourceName } from "./names";
 
 /** Official Debian cloud images are published by this AWS account. */
 export const DEBIAN_AMI_OWNER = "136693071363";
-export const DATA_MOUNT = "/data";
 
 export interface AwsHostArgs {
     readonly plan: HostPlan & { readonly spec: AwsHostSpec };
@@ -24,7 +23,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly hostName: string;
     readonly connection: pulumi.Output<Connection>;
     readonly publicAddress: pulumi.Output<string>;
-    readonly dataMountPoint = DATA_MOUNT;
+    readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
     readonly instanceId: pulumi.Output<string>;
 
@@ -54,8 +53,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
 
         const sg = new aws.ec2.SecurityGroup(`${name}-sg`, { region, vpcId, description: `nodefleet host ${args.plan.name}`, tags }, child);
         for (const rule of ingressRules(spec, nodes)) {
-            const sources = rule.sources === "world" ? ["0.0.0.0/0", "::/0"] : rule.sources;
-            for (const cidr of sources) {
+            for (const cidr of sourceCidrs(rule)) {
                 const v6 = cidr.includes(":");
                 new aws.vpc.SecurityGroupIngressRule(
                     ruleResourceName(name, rule, cidr),
@@ -73,10 +71,11 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
                 );
             }
         }
-        for (const [family, cidr] of [["ipv4", "0.0.0.0/0"], ["ipv6", "::/0"]] as const) {
+        for (const cidr of WORLD_CIDRS) {
+            const v6 = cidr.includes(":");
             new aws.vpc.SecurityGroupEgressRule(
-                `${name}-out-${family}`,
-                { region, securityGroupId: sg.id, ipProtocol: "-1", ...(family === "ipv6" ? { cidrIpv6: cidr } : { cidrIpv4: cidr }), description: "all egress", tags },
+                `${name}-out-${v6 ? "ipv6" : "ipv4"}`,
+                { region, securityGroupId: sg.id, ipProtocol: "-1", ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }), description: "all egress", tags },
                 child,
             );
         }
@@ -121,10 +120,10 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         const device = volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`);
         const mountData = remoteStep(
             `${name}-data-volume`,
-            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, DATA_MOUNT)) },
+            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment, eip] },
         );
-        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
         this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
     }
 }

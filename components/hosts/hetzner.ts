@@ -5,12 +5,10 @@ import * as hcloud from "@pulumi/hcloud";
 import type { HostPlan } from "../config/fleet";
 import type { HetznerHostSpec } from "../config/schema";
 import { dataDiskGb } from "../hardware";
-import { ingressRules, sourceCidrs } from "../ports";
+import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
-import { Host, sshConnection, remoteStep, Connection } from "./host";
+import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
-
-export const DATA_MOUNT = "/data";
 
 /** Primary IPs are created in a datacenter; one per location is enough. */
 export const HETZNER_DATACENTERS: Record<HetznerHostSpec["location"], string> = {
@@ -36,7 +34,7 @@ export function hetznerFirewallRules(plan: HostPlan): hcloud.types.input.Firewal
         sourceIps: [...sourceCidrs(r)],
         description: r.description,
     }));
-    rules.push({ direction: "in", protocol: "icmp", sourceIps: ["0.0.0.0/0", "::/0"], description: "ICMP" });
+    rules.push({ direction: "in", protocol: "icmp", sourceIps: [...WORLD_CIDRS], description: "ICMP" });
     return rules;
 }
 
@@ -44,7 +42,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
     readonly hostName: string;
     readonly connection: pulumi.Output<Connection>;
     readonly publicAddress: pulumi.Output<string>;
-    readonly dataMountPoint = DATA_MOUNT;
+    readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -87,10 +85,10 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         const device = volume.id.apply((id) => `/dev/disk/by-id/scsi-0HC_Volume_${id}`);
         const mountData = remoteStep(
             `${name}-data-volume`,
-            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, DATA_MOUNT)) },
+            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment] },
         );
-        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
         this.registerOutputs({ publicAddress: this.publicAddress });
     }
 }

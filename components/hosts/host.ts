@@ -6,6 +6,9 @@ import { contentHash, shellWord } from "../render";
 
 export type Connection = command.types.input.remote.ConnectionArgs;
 
+/** Where cloud hosts mount their data volume (existing hosts configure theirs). */
+export const CLOUD_DATA_MOUNT = "/data";
+
 export interface Host {
     readonly hostName: string;
     /** The SSH connection every remote step on this host uses (private key is a secret). */

@@ -11,7 +11,7 @@ import { renderFirewallUnit } from "../../components/firewall";
 import { hostTarget } from "../../components/hardware";
 import { shellWord, tomlString, render } from "../../components/render";
 import { golden, requireTool, runTool, sh } from "../support/golden";
-import { baseFleet, secretSource } from "../support/fixtures";
+import { baseFleet, secretSource, SECRETS } from "../support/fixtures";
 
 function plans() {
     const f = baseFleet();
@@ -19,7 +19,7 @@ function plans() {
     f.hosts["h-shared"] = { ...f.hosts["h-validator"], address: "192.0.2.20", sshdPort: 2200, adminCidrs: ["198.51.100.0/24", "2001:db8::/48"] };
     f.nodes.push({ ...f.nodes[1], name: "sequencer-2", host: "h-shared", sequencer: { ...f.nodes[1].sequencer, rpcAllowedCidrs: ["10.0.0.0/8"], validatorPrivateKeySecret: "sequencerKey2" } });
     f.nodes.push({ ...f.nodes[2], name: "validator-2", host: "h-shared", validator: { ...f.nodes[2].validator, portPrefix: 47, validatorKeySecret: "validatorKey2" } });
-    const secrets = secretSource({ ...require("../support/fixtures").SECRETS, sequencerKey2: "0x" + "22".repeat(32) });
+    const secrets = secretSource({ ...SECRETS, sequencerKey2: "0x" + "22".repeat(32) });
     return parseFleet(f, secrets).hosts;
 }
 
