@@ -1,6 +1,7 @@
 // The fleet: one host component per configured host, built from validated config.
 import * as pulumi from "@pulumi/pulumi";
-import type { Fleet as FleetPlan, HostPlan } from "./config/fleet";
+import { readKeyFile, type Fleet as FleetPlan, type HostPlan } from "./config/fleet";
+import type { HostSpec } from "./config/schema";
 import { assertNever } from "./ports";
 import { Host } from "./hosts/host";
 import { AwsHost } from "./hosts/aws";
@@ -41,7 +42,7 @@ export class Fleet extends pulumi.ComponentResource {
     private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {
         const opts = { parent: this };
         const spec = plan.spec;
-        const privateKey = args.secret(spec.sshPrivateKeySecret);
+        const privateKey = sshPrivateKey(spec, args.secret);
         switch (spec.kind) {
             case "aws":
                 return new AwsHost(name, { plan: { ...plan, spec }, privateKey }, opts);
@@ -53,4 +54,14 @@ export class Fleet extends pulumi.ComponentResource {
                 return assertNever(spec);
         }
     }
+}
+
+/** The host's SSH key as a secret Output, from its config key or (existing hosts) its key file. */
+function sshPrivateKey(spec: HostSpec, secret: FleetArgs["secret"]): pulumi.Output<string> {
+    if (spec.sshPrivateKeySecret !== undefined) return secret(spec.sshPrivateKeySecret);
+    const file = spec.kind === "existing" ? spec.sshPrivateKeyFile : undefined;
+    if (file === undefined) throw new Error("unreachable: parseFleet requires an SSH key for every host");
+    const read = readKeyFile(file);
+    if ("reason" in read) throw new pulumi.RunError(`sshPrivateKeyFile: ${read.reason}`);
+    return pulumi.secret(read.key);
 }

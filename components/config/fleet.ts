@@ -1,6 +1,9 @@
 // Parse and cross-check a fleet config. Pure: it reads secrets only through the
 // SecretSource it is given, and no error message ever carries a secret's value.
 import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { z } from "zod";
 import { fleetSpec, FleetSpec, HostSpec, NodeSpec } from "./schema";
 import * as v from "./validators";
@@ -66,7 +69,7 @@ interface SecretUse {
 function secretUses(spec: FleetSpec): SecretUse[] {
     const uses: SecretUse[] = [];
     for (const [name, host] of Object.entries(spec.hosts)) {
-        uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
+        if (host.sshPrivateKeySecret !== undefined) uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
     }
     spec.nodes.forEach((node, i) => {
         switch (node.role) {
@@ -114,6 +117,48 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
         if (first === undefined) seen.set(id, use.path);
         else if (use.kind === "validatorKey") issues.push(`${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing, seed 5)`);
         else issues.push(`${use.path}: the same key as ${first}; each node needs its own key`);
+    }
+}
+
+/** Where an `sshPrivateKeyFile` points: `~/` is $HOME, a relative path is relative to `base`. */
+export function keyFilePath(file: string, base: string = process.cwd()): string {
+    if (file === "~" || file.startsWith("~/")) return path.join(os.homedir(), file.slice(1));
+    return path.resolve(base, file);
+}
+
+/** Reads an SSH key file, or says why it cannot be used (never quoting its content). */
+export function readKeyFile(file: string): { key: string } | { reason: string } {
+    const p = keyFilePath(file);
+    let st: fs.Stats;
+    try {
+        st = fs.statSync(p);
+    } catch {
+        return { reason: `${p}: no such file` };
+    }
+    if (!st.isFile()) return { reason: `${p}: not a regular file` };
+    // ssh itself refuses a key others can read; so do we.
+    if ((st.mode & 0o077) !== 0) return { reason: `${p}: readable by group or others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it` };
+    let key: string;
+    try {
+        key = fs.readFileSync(p, "utf8");
+    } catch (e) {
+        return { reason: `${p}: cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"})` };
+    }
+    const reason = v.sshPrivateKeyReason(key);
+    return reason ? { reason: `${p}: ${reason}` } : { key };
+}
+
+function checkSshKeys(spec: FleetSpec, issues: string[]): void {
+    for (const [name, host] of Object.entries(spec.hosts)) {
+        const file = host.kind === "existing" ? host.sshPrivateKeyFile : undefined;
+        if (host.sshPrivateKeySecret === undefined && file === undefined) {
+            issues.push(`hosts.${name}: needs sshPrivateKeySecret${host.kind === "existing" ? " or sshPrivateKeyFile" : ""}`);
+        } else if (host.sshPrivateKeySecret !== undefined && file !== undefined) {
+            issues.push(`hosts.${name}: give sshPrivateKeySecret or sshPrivateKeyFile, not both`);
+        } else if (file !== undefined) {
+            const read = readKeyFile(file);
+            if ("reason" in read) issues.push(`hosts.${name}.sshPrivateKeyFile: ${read.reason}`);
+        }
     }
 }
 
@@ -193,6 +238,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource): Fleet {
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);
     checkSecrets(spec, secrets, issues);
+    checkSshKeys(spec, issues);
     const hosts = planHosts(spec);
     checkHardware(spec, hosts, issues, warnings);
     if (issues.length > 0) throw new FleetConfigError(issues);

@@ -106,7 +106,14 @@ export const existingHost = z.strictObject({
     /** Port sshd listens on inside the host; the firewall keeps it open to admin CIDRs. */
     sshdPort: port.default(22),
     user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, "not a Unix user name"),
-    sshPrivateKeySecret: secretRef,
+    /** Config key holding the SSH private key; or, instead, sshPrivateKeyFile. */
+    sshPrivateKeySecret: secretRef.optional(),
+    /**
+     * Path of an SSH private key file on the machine that runs pulumi (`~/` expands to $HOME,
+     * relative paths are relative to the project). Used by the dev stack, whose VM key is made
+     * per checkout; the key still reaches state only as a secret.
+     */
+    sshPrivateKeyFile: z.string().min(1).optional(),
     /** Pinned host key; without it any key is accepted on first contact. */
     hostKey: checked(v.hostKeyReason).optional(),
     /** Mount point of the data disk (must already exist on the host). */

@@ -2,7 +2,26 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { parseFleet, FleetConfigError, formatPath } from "../../components/config/fleet";
-import { ADDR, PEER_ID, ENODE, SECRETS, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson } from "../support/fixtures";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ADDR, PEER_ID, ENODE, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson } from "../support/fixtures";
+
+// SSH key files for the sshPrivateKeyFile cases: one usable, one readable by others, one not a key.
+const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-keys-"));
+const keyFile = (name: string, content: string, mode: number) => {
+    const p = path.join(keyDir, name);
+    fs.writeFileSync(p, content, { mode });
+    fs.chmodSync(p, mode);
+    return p;
+};
+const KEY_OK = keyFile("ok", FAKE_SSH_KEY, 0o600);
+const KEY_OPEN = keyFile("open", FAKE_SSH_KEY, 0o644);
+const KEY_BAD = keyFile("bad", "hunter2", 0o600);
+const useKeyFile = (f: any, file: string) => {
+    delete f.hosts["h-storage"].sshPrivateKeySecret;
+    f.hosts["h-storage"].sshPrivateKeyFile = file;
+};
 
 type Mutate = (f: any) => void;
 interface Case {
@@ -105,6 +124,14 @@ const cases: Case[] = [
     { name: "hetzner bad location", mutate: (f) => (f.hosts["h-storage"] = { ...hetznerHost(), location: "mars1" }), error: "hosts.h-storage.location" },
     { name: "two roles share a host: targets add up", mutate: (f) => { f.hosts["h-storage"] = hetznerHost(); f.nodes[Q].host = "h-storage"; delete f.hosts["h-sequencer"]; }, error: "hosts.h-storage.serverType: cores: has 8, needs 16" },
     { name: "validator target lowered in config", mutate: (f) => { f.hosts["h-validator"] = { ...awsHost(), instanceType: "m6i.xlarge" }; f.nodes[V].validator.hardware = { cores: 4, memoryGb: 16 }; }, error: null },
+    // SSH key from a file (existing hosts)
+    { name: "ssh key file", mutate: (f) => useKeyFile(f, KEY_OK), error: null },
+    { name: "ssh key file missing", mutate: (f) => useKeyFile(f, path.join(keyDir, "nope")), error: `hosts.h-storage.sshPrivateKeyFile: ${path.join(keyDir, "nope")}: no such file` },
+    { name: "ssh key file readable by others", mutate: (f) => useKeyFile(f, KEY_OPEN), error: "readable by group or others (mode 644); chmod 600 it" },
+    { name: "ssh key file not a key", mutate: (f) => useKeyFile(f, KEY_BAD), error: `${KEY_BAD}: not a PEM/OpenSSH private key block` },
+    { name: "ssh key file and secret both", mutate: (f) => (f.hosts["h-storage"].sshPrivateKeyFile = KEY_OK), error: "hosts.h-storage: give sshPrivateKeySecret or sshPrivateKeyFile, not both" },
+    { name: "no ssh key at all", mutate: (f) => delete f.hosts["h-storage"].sshPrivateKeySecret, error: "hosts.h-storage: needs sshPrivateKeySecret or sshPrivateKeyFile" },
+    { name: "ssh key file on a cloud host", mutate: (f) => (f.hosts["h-storage"] = { ...hetznerHost(), sshPrivateKeyFile: KEY_OK }), error: "hosts.h-storage: unknown key sshPrivateKeyFile" },
 ];
 
 function run(c: Case) {
