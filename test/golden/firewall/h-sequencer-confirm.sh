@@ -4,7 +4,7 @@
 set -eu
 pending=/etc/nodefleet/firewall/nodefleet.nft.pending
 ruleset=/etc/nodefleet/firewall/nodefleet.nft
-expected=c26976ff64b379ec166bd2afefff6bbdefb9dd4ba2d10db47390ef2d0a020d1a
+expected=4ed1e74ba7360a52bce849d5500d0e29308230fd3562a5e5ca8495eb8a69c4bd
 
 if [ -f "$pending" ]; then
 	systemctl stop nodefleet-firewall-revert.timer >/dev/null 2>&1 || true
@@ -20,5 +20,10 @@ fi
 if ! nft list table inet nodefleet >/dev/null 2>&1; then
 	echo "firewall: table inet nodefleet is missing; loading the confirmed ruleset"
 	nft -f "$ruleset"
+fi
+# The unit (it loads the same confirmed ruleset) shows active from now on, not only after
+# the next boot.
+if ! systemctl is-active --quiet nodefleet-firewall.service; then
+	systemctl start nodefleet-firewall.service
 fi
 echo "firewall: active ruleset $expected"

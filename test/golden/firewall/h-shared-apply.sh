@@ -22,7 +22,8 @@ table inet nodefleet {
 		ct state established,related accept
 		ct state invalid drop
 		iif "lo" accept
-		meta l4proto { icmp, ipv6-icmp } accept
+		# ICMP (1) and ICMPv6 (58) by number: minimal hosts lack /etc/protocols (netbase).
+		meta l4proto { 1, 58 } accept
 		ip saddr { 198.51.100.0/24 } tcp dport 2200 accept comment "SSH from admin CIDRs"
 		ip6 saddr { 2001:db8::/48 } tcp dport 2200 accept comment "SSH from admin CIDRs"
 		tcp dport 40400 accept comment "sequencer-2 sequencer p2p"

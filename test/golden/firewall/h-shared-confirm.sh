@@ -4,7 +4,7 @@
 set -eu
 pending=/etc/nodefleet/firewall/nodefleet.nft.pending
 ruleset=/etc/nodefleet/firewall/nodefleet.nft
-expected=50317244478695cfb4c08d5223e29d64a63aa36a894843f61b8684e412b3f252
+expected=881ddc302da017fdc7f39134ae766c1bdc2b159aeb8cbf68694cb8858026da27
 
 if [ -f "$pending" ]; then
 	systemctl stop nodefleet-firewall-revert.timer >/dev/null 2>&1 || true
@@ -20,5 +20,10 @@ fi
 if ! nft list table inet nodefleet >/dev/null 2>&1; then
 	echo "firewall: table inet nodefleet is missing; loading the confirmed ruleset"
 	nft -f "$ruleset"
+fi
+# The unit (it loads the same confirmed ruleset) shows active from now on, not only after
+# the next boot.
+if ! systemctl is-active --quiet nodefleet-firewall.service; then
+	systemctl start nodefleet-firewall.service
 fi
 echo "firewall: active ruleset $expected"

@@ -4,7 +4,7 @@
 set -eu
 pending=/etc/nodefleet/firewall/nodefleet.nft.pending
 ruleset=/etc/nodefleet/firewall/nodefleet.nft
-expected=874018e9ab7717d9b64925bb4f931df630848c9fa2ac5e39c7c4837591d57352
+expected=f50647b2a29bfb658c4bee1a54a3092997bda7c38db71abc91380492ca4b5b4e
 
 if [ -f "$pending" ]; then
 	systemctl stop nodefleet-firewall-revert.timer >/dev/null 2>&1 || true
@@ -20,5 +20,10 @@ fi
 if ! nft list table inet nodefleet >/dev/null 2>&1; then
 	echo "firewall: table inet nodefleet is missing; loading the confirmed ruleset"
 	nft -f "$ruleset"
+fi
+# The unit (it loads the same confirmed ruleset) shows active from now on, not only after
+# the next boot.
+if ! systemctl is-active --quiet nodefleet-firewall.service; then
+	systemctl start nodefleet-firewall.service
 fi
 echo "firewall: active ruleset $expected"

@@ -22,7 +22,8 @@ table inet nodefleet {
 		ct state established,related accept
 		ct state invalid drop
 		iif "lo" accept
-		meta l4proto { icmp, ipv6-icmp } accept
+		# ICMP (1) and ICMPv6 (58) by number: minimal hosts lack /etc/protocols (netbase).
+		meta l4proto { 1, 58 } accept
 		ip saddr { 198.51.100.0/24 } tcp dport 22 accept comment "SSH from admin CIDRs"
 		tcp dport 56303 accept comment "validator-1 execution p2p"
 		udp dport 56303 accept comment "validator-1 execution p2p"

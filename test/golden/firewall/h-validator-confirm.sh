@@ -4,7 +4,7 @@
 set -eu
 pending=/etc/nodefleet/firewall/nodefleet.nft.pending
 ruleset=/etc/nodefleet/firewall/nodefleet.nft
-expected=9bfca4ad1c0e5b028d5fee8abc8d9d439efd47dc0b943a197730b2b5185b1756
+expected=2bb3e29c0bcceca97bcce9ac9b1dba86d1230bab758401ecaf9dd71a0172b3bf
 
 if [ -f "$pending" ]; then
 	systemctl stop nodefleet-firewall-revert.timer >/dev/null 2>&1 || true
@@ -20,5 +20,10 @@ fi
 if ! nft list table inet nodefleet >/dev/null 2>&1; then
 	echo "firewall: table inet nodefleet is missing; loading the confirmed ruleset"
 	nft -f "$ruleset"
+fi
+# The unit (it loads the same confirmed ruleset) shows active from now on, not only after
+# the next boot.
+if ! systemctl is-active --quiet nodefleet-firewall.service; then
+	systemctl start nodefleet-firewall.service
 fi
 echo "firewall: active ruleset $expected"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The main job on the local dev stack: install what is missing, boot the dev VMs, `pulumi up`.
+#
+#   scripts/dev.sh up          setup + toolchain + VMs + `pulumi up --yes` on stack dev
+#   scripts/dev.sh preview     the same, but `pulumi preview` (VMs are not needed)
+#   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the VMs down
+#   scripts/dev.sh pulumi ...  any pulumi command with the dev stack's environment
+#
+# State lives in .state/ of this checkout (file backend, Pulumi home); nothing is written to
+# ~/.pulumi. The dev stack's secrets are encrypted with the dev-only passphrase below; staging
+# and prod stacks take theirs from the CI secret store (README, "Configure a stack").
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+dev_env() {
+    export PATH="$ROOT/.tools/bin:$ROOT/.tools/node/bin:$PATH"
+    export PULUMI_HOME="$ROOT/.state/pulumi-home"
+    export PULUMI_BACKEND_URL="file://$ROOT/.state/backend"
+    export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-nodefleet-dev}"
+    export PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
+    export PULUMI_NODEJS_TRANSPILE_ONLY=true # tsc type-checks in the test command
+    mkdir -p "$ROOT/.state/backend" "$PULUMI_HOME"
+}
+
+prepare() {
+    bash "$ROOT/scripts/setup.sh"
+    bash "$ROOT/scripts/toolchain.sh"
+    dev_env
+    pulumi stack select dev >/dev/null 2>&1 || pulumi stack init dev >/dev/null
+}
+
+case "${1:-}" in
+up)
+    shift
+    prepare
+    bash "$ROOT/scripts/vm.sh" up 2
+    pulumi up --stack dev --yes --skip-preview --non-interactive "$@"
+    ;;
+preview)
+    shift
+    prepare
+    pulumi preview --stack dev --non-interactive "$@"
+    ;;
+destroy)
+    shift
+    prepare
+    bash "$ROOT/scripts/vm.sh" up 2 # destroy runs the delete commands on the hosts
+    pulumi destroy --stack dev --yes --skip-preview --non-interactive "$@"
+    bash "$ROOT/scripts/vm.sh" down
+    ;;
+pulumi)
+    shift
+    dev_env
+    exec pulumi "$@"
+    ;;
+*)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
