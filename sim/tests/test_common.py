@@ -1,0 +1,109 @@
+"""The simulators' shared parts: keccak-256 vectors, RLP round trips and block walking, JWT."""
+import os
+import tempfile
+import time
+import unittest
+
+from nodefleet_sim import common
+from nodefleet_sim.common import keccak256_pure, rlp_encode
+
+
+def make_block(number, parent, txs=0, pad=0, state_root=b"\x11" * 32):
+    """A block shaped like geth's export: [header(>= 15 fields), txs, uncles]."""
+    header = [parent, b"\x1d" * 32, b"\x00" * 20, state_root, b"\x22" * 32, b"\x33" * 32,
+              b"\x00" * 256, 0, number, 30_000_000, 21_000 * txs, 1_700_000_000 + number, b"x" * pad,
+              b"\x00" * 32, b"\x00" * 8]
+    transactions = [[i, 1, 21000, b"\x44" * 20, 1, b"", 27, 1, 1] for i in range(txs)]
+    return rlp_encode([header, transactions, []])
+
+
+def chain(n, start=1, genesis_hash=b"\x00" * 32, **kw):
+    out, parent = [], genesis_hash
+    for number in range(start, start + n):
+        raw = make_block(number, parent, **kw)
+        out.append(raw)
+        parent = common.Block(raw, 0, len(raw)).hash
+    return out
+
+
+class Keccak(unittest.TestCase):
+    def test_vectors(self):
+        for impl in (common.keccak256, keccak256_pure):
+            self.assertEqual(impl(b"").hex(), "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470")
+            self.assertEqual(impl(b"abc").hex(), "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45")
+
+    def test_multi_block_input_matches(self):
+        data = bytes(range(256)) * 3  # longer than the 136-byte rate
+        self.assertEqual(common.keccak256(data), keccak256_pure(data))
+
+
+class Rlp(unittest.TestCase):
+    def test_lengths_and_numbers(self):
+        self.assertEqual(rlp_encode(0), b"\x80")
+        self.assertEqual(rlp_encode(0x7F), b"\x7f")
+        self.assertEqual(rlp_encode(0x80), b"\x81\x80")
+        self.assertEqual(rlp_encode(b"a" * 56)[:2], b"\xb8\x38")
+        self.assertEqual(rlp_encode([b"a" * 60])[:2], b"\xf8\x3e")
+
+    def test_blocks_walk_with_long_forms_and_edge_numbers(self):
+        numbers = [0, 1, 0x7F, 0x80, 0x100, 0x10000]
+        raws = [make_block(n, b"\x00" * 32, txs=2, pad=70_000 if n == 0x80 else 0) for n in numbers]
+        with tempfile.NamedTemporaryFile(delete=False) as f:
+            f.write(b"".join(raws))
+        try:
+            blocks = list(common.read_blocks(f.name))
+        finally:
+            os.unlink(f.name)
+        self.assertEqual([b.number for b in blocks], numbers)
+        self.assertEqual([b.raw for b in blocks], raws)
+        self.assertGreater(len(raws[3]), 65536)
+        self.assertEqual(blocks[1].tx_count, 2)
+
+    def test_truncated_tail_names_its_offset(self):
+        raws = chain(3)
+        data = b"".join(raws)[:-5]
+        with tempfile.NamedTemporaryFile(delete=False) as f:
+            f.write(data)
+        try:
+            with self.assertRaisesRegex(common.RlpError, f"offset {len(raws[0]) + len(raws[1])}"):
+                list(common.read_blocks(f.name))
+        finally:
+            os.unlink(f.name)
+
+
+class Jwt(unittest.TestCase):
+    def test_round_trip_and_rejections(self):
+        secret = bytes(range(32))
+        token = common.jwt_token(secret)
+        self.assertIsNone(common.jwt_check(secret, "Bearer " + token))
+        self.assertEqual(common.jwt_check(bytes(32), "Bearer " + token), "signature invalid")
+        self.assertEqual(common.jwt_check(secret, ""), "missing token")
+        old = common.jwt_token(secret, now=time.time() - 120)
+        self.assertEqual(common.jwt_check(secret, "Bearer " + old), "stale token")
+
+    def test_secret_file_shape(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as f:
+            f.write("0x" + "ab" * 32 + "\n")
+        try:
+            self.assertEqual(common.read_jwt_secret(f.name), b"\xab" * 32)
+            with open(f.name, "w") as g:
+                g.write("abcd")
+            with self.assertRaisesRegex(ValueError, "32 bytes"):
+                common.read_jwt_secret(f.name)
+        finally:
+            os.unlink(f.name)
+
+
+class Flags(unittest.TestCase):
+    def test_strict(self):
+        flags, rest = common.parse_flags(["--a", "1", "--b=2", "--on", "file"], {"a", "b"}, {"on"})
+        self.assertEqual(flags, {"a": "1", "b": "2", "on": True})
+        self.assertEqual(rest, ["file"])
+        with self.assertRaisesRegex(common.FlagError, "unexpected argument '--nope' found"):
+            common.parse_flags(["--nope"], {"a"})
+        with self.assertRaisesRegex(common.FlagError, "a value is required"):
+            common.parse_flags(["--a"], {"a"})
+
+
+if __name__ == "__main__":
+    unittest.main()

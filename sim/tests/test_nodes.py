@@ -1,0 +1,234 @@
+"""0gchaind, zgs_node and aztec simulators against the spec, each as a real process."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+from nodefleet_sim import common, zerog
+from tests.test_reth import SIM_ROOT, free_port
+
+FAST = {"NODEFLEET_SIM_BLOCK_TIME": "0.2"}
+
+
+def start(module, *args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("NODEFLEET_SIM_")}
+    e.update(FAST, **(env or {}))
+    return subprocess.Popen([sys.executable, "-m", f"nodefleet_sim.{module}", *args], cwd=SIM_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e)
+
+
+def run(module, *args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("NODEFLEET_SIM_")}
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", f"nodefleet_sim.{module}", *args], cwd=SIM_ROOT, capture_output=True, text=True, env=e, timeout=60)
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        return proc.communicate(timeout=10)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[0]
+
+
+def until(f, timeout=10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            v = f()
+            if v:
+                return v
+        except (OSError, common.RpcError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+class ZeroGChain(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.genesis = os.path.join(self.d, "genesis.json")
+        with open(self.genesis, "w") as f:
+            json.dump({"config": {"chainId": 16661}}, f)
+        self.jwt = os.path.join(self.d, "jwt.hex")
+        with open(self.jwt, "w") as f:
+            f.write("0x" + "ab" * 32)
+        self.http, self.auth, self.cmt = free_port(), free_port(), free_port()
+        self.reth = start("reth", "node", "--chain", self.genesis, "--datadir", os.path.join(self.d, "reth"), "--http",
+                          "--http.port", str(self.http), "--authrpc.port", str(self.auth), "--authrpc.jwtsecret", self.jwt)
+        self.home = os.path.join(self.d, "0gchaind")
+        os.makedirs(os.path.join(self.home, "config"))
+        os.makedirs(os.path.join(self.home, "data"))
+        with open(os.path.join(self.home, "config", "app.toml"), "w") as f:
+            f.write(f'[beacon-kit.engine]\nrpc-dial-url = "http://localhost:{self.auth}"\njwt-secret-path = "{self.jwt}"\n')
+        with open(os.path.join(self.home, "config", "config.toml"), "w") as f:
+            f.write(f'[rpc]\nladdr = "tcp://127.0.0.1:{self.cmt}"\n')
+        with open(os.path.join(self.home, "config", "priv_validator_key.json"), "w") as f:
+            f.write("{}")
+        with open(os.path.join(self.home, "data", "priv_validator_state.json"), "w") as f:
+            f.write("{}")
+        until(lambda: common.rpc_call(f"http://127.0.0.1:{self.http}", "eth_blockNumber"))
+
+    def tearDown(self):
+        stop(self.reth)
+
+    def status(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.cmt}/status", timeout=2) as r:
+            return json.load(r)["result"]["sync_info"]
+
+    def test_commits_follow_the_el_and_status_reports_sync(self):
+        node = start("zerog", "start", "--home", self.home)
+        try:
+            until(lambda: int(self.status()["latest_block_height"]) >= 3, timeout=15)
+            until(lambda: self.status()["catching_up"] is False)
+            second = run("zerog", "start", "--home", self.home)
+            self.assertEqual(second.returncode, 1)
+            self.assertIn("another 0gchaind is running", second.stdout + second.stderr)
+        finally:
+            out = stop(node)
+        self.assertRegex(out, r"Committed state height=\d+")
+
+    def test_ahead_of_the_el_gets_38002_until_rolled_back(self):
+        with open(os.path.join(self.home, "data", "nodefleet-sim-state.json"), "w") as f:
+            json.dump({"height": 10_000, "hashes": {"10000": "0x" + "77" * 32}}, f)
+        node = start("zerog", "start", "--home", self.home)
+        time.sleep(2)
+        out = stop(node)
+        self.assertIn("-38002: Invalid forkchoice state", out)
+        self.assertNotIn("Committed state", out)
+        r = run("zerog", "rollback", "--home", self.home)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Rolled back state to height 9999", r.stdout)
+
+    def test_jwt_mismatch_fails_like_the_real_one(self):
+        other = os.path.join(self.d, "other.hex")
+        with open(other, "w") as f:
+            f.write("cd" * 32)
+        r = run("zerog", "start", "--home", self.home, "--chaincfg.engine.jwt-secret-path", other)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("the JWT secret differs", r.stdout)
+
+    def test_missing_priv_validator_state(self):
+        os.unlink(os.path.join(self.home, "data", "priv_validator_state.json"))
+        r = run("zerog", "start", "--home", self.home)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("error reading PrivValidator state", r.stderr)
+        self.assertIn("priv_validator_state.json: no such file or directory", r.stderr)
+
+
+class Storage(unittest.TestCase):
+    def config(self, d, rpc, extra=""):
+        path = os.path.join(d, "config.toml")
+        with open(path, "w") as f:
+            f.write(f'blockchain_rpc_endpoint = "{rpc}"\nlog_contract_address = "0xbD2C3F0E65eDF5582141C35969d66e34629cC768"\n'
+                    f'log_directory = "log"\ndb_dir = "db"\n{extra}\n[rpc]\nlisten_address = "127.0.0.1:{self.port}"\n')
+        return path
+
+    def setUp(self):
+        self.port = free_port()
+
+    def test_follows_head_logs_daily_file_and_stops_when_rpc_is_down(self):
+        d = tempfile.mkdtemp()
+        el_port = free_port()
+        genesis = os.path.join(d, "g.json")
+        with open(genesis, "w") as f:
+            f.write("{}")
+        jwt = os.path.join(d, "jwt")
+        with open(jwt, "w") as f:
+            f.write("aa" * 32)
+        el = start("reth", "node", "--chain", genesis, "--datadir", os.path.join(d, "el"), "--http", "--http.port", str(el_port),
+                   "--authrpc.port", str(free_port()), "--authrpc.jwtsecret", jwt)
+        # drive the sim EL so its head moves: one valid forkchoice starts block production
+        auth_port = int(el.args[el.args.index("--authrpc.port") + 1])
+        until(lambda: common.rpc_call(f"http://127.0.0.1:{el_port}", "eth_blockNumber"))
+        engine = zerog.Engine(f"http://127.0.0.1:{auth_port}", b"\xaa" * 32)
+        for n in range(5):  # what a consensus client does: build blocks through the engine API
+            engine.build(common.rpc_call(f"http://127.0.0.1:{el_port}", "eth_getBlockByNumber", [hex(n), False]), "0x" + "11" * 20)
+        node = start("zgs", "--config", self.config(d, f"http://127.0.0.1:{el_port}"), env={"ZGS_NODE__MINER_KEY": "11" * 32})
+        url = f"http://127.0.0.1:{self.port}"
+        try:
+            st = until(lambda: common.rpc_call(url, "zgs_getStatus"))
+            self.assertEqual(set(st), {"connectedPeers", "logSyncHeight", "logSyncBlock", "nextTxSeq", "networkIdentity"})
+            self.assertEqual(st["connectedPeers"], 0)
+            until(lambda: common.rpc_call(url, "zgs_getStatus")["logSyncHeight"] >= 3)
+            stop(el)
+            time.sleep(2.5)
+            h1 = common.rpc_call(url, "zgs_getStatus")["logSyncHeight"]
+            time.sleep(1.5)
+            self.assertEqual(common.rpc_call(url, "zgs_getStatus")["logSyncHeight"], h1)
+        finally:
+            stop(node)
+            if el.poll() is None:
+                stop(el)
+        logs = os.listdir(os.path.join(d, "log"))
+        self.assertEqual(logs, ["zgs.log." + common.utc_now().strftime("%Y-%m-%d")])
+        with open(os.path.join(d, "log", logs[0])) as f:
+            text = f.read()
+        self.assertIn("failed to get block number from blockchain rpc endpoint", text)
+        self.assertTrue(os.path.isdir(os.path.join(d, "db", "flow_db")) and os.path.isdir(os.path.join(d, "db", "data_db")))
+
+    def test_refuses_bad_config(self):
+        d = tempfile.mkdtemp()
+        peer = "16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY"
+        r = run("zgs", "--config", self.config(d, "http://127.0.0.1:1", f'network_boot_nodes = ["/ip4/1.2.3.4/udp/1234/p2p/{peer}"]\nminer_key = "0x12"'))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("miner_key must be 64 hex characters", r.stderr)
+        self.assertIn("network_boot_nodes needs network_enr_address", r.stderr)
+
+
+class Sequencer(unittest.TestCase):
+    ENV = {"ETHEREUM_HOSTS": "http://127.0.0.1:8545", "L1_CONSENSUS_HOST_URLS": "http://127.0.0.1:5052",
+           "VALIDATOR_PRIVATE_KEY": "0x" + "4c" * 32, "COINBASE": "0x" + "ab" * 20, "P2P_IP": "10.77.0.11"}
+
+    def test_start_from_env_serves_tips_and_sibling_path_and_logs_peer_id(self):
+        d = tempfile.mkdtemp()
+        rpc, p2p, admin = free_port(), free_port(), free_port()
+        env = dict(self.ENV, DATA_DIRECTORY=d, AZTEC_PORT=str(rpc), P2P_PORT=str(p2p), AZTEC_ADMIN_PORT=str(admin))
+        proc = start("aztec", "start", "--node", "--archiver", "--sequencer", "--network", "alpha-testnet", env=env)
+        url = f"http://127.0.0.1:{rpc}"
+        try:
+            tips = until(lambda: common.rpc_call(url, "node_getL2Tips") if common.rpc_call(url, "node_getL2Tips")["proven"]["number"] > 0 else None)
+            proven = str(tips["proven"]["number"])
+            path = common.rpc_call(url, "node_getArchiveSiblingPath", [proven, proven])
+            self.assertIsInstance(path, str)
+        finally:
+            out = stop(proc)
+        m = re.search(r'Started P2P service.*"peerId": "(16Uiu2[1-9A-HJ-NP-Za-km-z]+)"', re.sub(r"\x1b\[[0-9;]*m", "", out))
+        self.assertIsNotNone(m, out)
+        self.assertIn("\x1b[", out)  # coloured like pino without LOG_JSON
+
+    def test_refuses_missing_and_malformed_values(self):
+        r = run("aztec", "start", "--node", "--archiver", "--sequencer", "--network", "alpha-testnet", env=dict(self.ENV, VALIDATOR_PRIVATE_KEY="0x12", DATA_DIRECTORY="/tmp/x"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--sequencer.validatorPrivateKey: expected 0x followed by 64 hex characters", r.stderr)
+        r = run("aztec", "start", "--node", "--archiver", "--network", "alpha-testnet", env=self.ENV)
+        self.assertIn("--sequencer is required", r.stderr)
+        env = {k: v for k, v in self.ENV.items() if k != "COINBASE"}
+        r = run("aztec", "start", "--node", "--archiver", "--sequencer", "--network", "alpha-testnet", env=dict(env, DATA_DIRECTORY="/tmp/x"))
+        self.assertIn("--sequencer.coinbase (or $COINBASE) is required", r.stderr)
+
+    def test_add_l1_validator_and_quota_revert(self):
+        args = ["add-l1-validator", "--l1-rpc-urls", "http://127.0.0.1:8545", "--private-key", "0x" + "4c" * 32, "--attester", "0x" + "ab" * 20,
+                "--proposer-eoa", "0x" + "ab" * 20, "--staking-asset-handler", "0x" + "cd" * 20, "--l1-chain-id", "11155111"]
+        self.assertEqual(run("aztec", *args).returncode, 0)
+        until_ts = int(time.time()) + 3600
+        r = run("aztec", *args, env={"NODEFLEET_SIM_VALIDATOR_QUOTA_FILLED_UNTIL": str(until_ts)})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"ValidatorQuotaFilledUntil(uint256 {until_ts})", r.stderr)
+
+    def test_aztec_up_latest(self):
+        home = tempfile.mkdtemp()
+        r = run("aztec", "aztec-up", "latest", env={"AZTEC_HOME": home})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(home, "version")) as f:
+            self.assertRegex(f.read(), r"^\d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    unittest.main()
