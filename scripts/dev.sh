@@ -34,20 +34,24 @@ case "${1:-}" in
 up)
     shift
     prepare
+    bash "$ROOT/scripts/artifacts.sh" serve
     bash "$ROOT/scripts/vm.sh" up 2
     pulumi up --stack dev --yes --skip-preview --non-interactive "$@"
     ;;
 preview)
     shift
     prepare
+    bash "$ROOT/scripts/artifacts.sh" build # the dev config reads its SHA256SUMS
     pulumi preview --stack dev --non-interactive "$@"
     ;;
 destroy)
     shift
     prepare
+    bash "$ROOT/scripts/artifacts.sh" build
     bash "$ROOT/scripts/vm.sh" up 2 # destroy runs the delete commands on the hosts
     pulumi destroy --stack dev --yes --skip-preview --non-interactive "$@"
     bash "$ROOT/scripts/vm.sh" down
+    bash "$ROOT/scripts/artifacts.sh" stop
     ;;
 pulumi)
     shift

@@ -1,12 +1,33 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing (scripts/setup.sh), then runs every tier.
-#   unit: pure logic, golden files checked by their real tools, strict Pulumi mocks (seconds)
+# The test command: installs what is missing, then runs every tier, fastest first.
+#   unit  node simulators; pure logic, golden files checked by their real tools, strict Pulumi
+#         mocks (under a minute)
+#   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached)
+#   e2e   the main job on local VMs: pulumi up over SSH, firewall probes, no-op re-run, destroy
+# NODEFLEET_TIERS="unit cli" runs a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/setup.sh
+TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
+has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
 
-echo "== unit tier: pure logic, rendered files, strict Pulumi mocks"
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
-node --test --test-reporter=spec dist/test/unit/
+
+if has_tier unit; then
+    echo "== unit tier: node simulators (python unittest)"
+    (cd sim && python3 -m unittest discover -s tests -t .)
+    echo "== unit tier: pure logic, rendered files, strict Pulumi mocks"
+    node --test --test-reporter=spec dist/test/unit/
+fi
+if has_tier cli; then
+    echo "== cli tier: pulumi preview with the real engine"
+    bash scripts/toolchain.sh
+    node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
+fi
+if has_tier e2e; then
+    echo "== e2e tier: the dev stack on local VMs"
+    bash scripts/toolchain.sh
+    node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/
+fi

@@ -25,7 +25,7 @@ SSH_BASE_PORT=2200
 LAB_NET=10.77.0
 MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-2048}"
 DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
-PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,linux-image-cloud-amd64
+PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
 # Bump when the image recipe in cmd_image changes (the package list and vm/guest/ count already).
@@ -194,12 +194,28 @@ cmd_up() {
     for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0"; done
 }
 
+# One QMP command over qemu's control socket (python3: no extra tool on the runner).
+qmp() {
+    timeout 10 python3 - "$1" "$2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+json.loads(f.readline())  # greeting
+for cmd in ("qmp_capabilities", sys.argv[2]):
+    f.write(json.dumps({"execute": cmd}) + "\n"); f.flush()
+    while True:
+        msg = json.loads(f.readline())
+        if "return" in msg: break
+        if "error" in msg: sys.exit(msg["error"].get("desc", "QMP error"))
+PY
+}
+
 stop_vm() {
     local vm="$1" pid
     pid="$(pid_of "$vm")" || true
     if [ -n "$pid" ]; then
-        printf '{"execute":"qmp_capabilities"}\n{"execute":"system_powerdown"}\n' |
-            timeout 5 nc -U -q 1 "$STATE/$vm/qmp.sock" >/dev/null 2>&1 || true
+        qmp "$STATE/$vm/qmp.sock" system_powerdown || say "$vm: QMP power-off request failed"
         local deadline=$((SECONDS + 60))
         while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 1; done
         if kill -0 "$pid" 2>/dev/null; then

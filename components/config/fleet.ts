@@ -24,10 +24,19 @@ export class FleetConfigError extends Error {
     }
 }
 
+/** A release with its checksum resolved: what a host installs. */
+export interface ResolvedRelease {
+    readonly name: string;
+    readonly url: string;
+    readonly sha256: string;
+}
+
 export interface HostPlan {
     readonly name: string;
     readonly spec: HostSpec;
     readonly nodes: readonly NodeSpec[];
+    /** The releases its nodes name, each once, in name order. */
+    readonly releases: readonly ResolvedRelease[];
 }
 
 export interface Fleet {
@@ -120,15 +129,15 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
     }
 }
 
-/** Where an `sshPrivateKeyFile` points: `~/` is $HOME, a relative path is relative to `base`. */
-export function keyFilePath(file: string, base: string = process.cwd()): string {
+/** A local file named in config (key file, SHA256SUMS): `~/` is $HOME, a relative path is relative to `base`. */
+export function localPath(file: string, base: string = process.cwd()): string {
     if (file === "~" || file.startsWith("~/")) return path.join(os.homedir(), file.slice(1));
     return path.resolve(base, file);
 }
 
 /** Reads an SSH key file, or says why it cannot be used (never quoting its content). */
 export function readKeyFile(file: string): { key: string } | { reason: string } {
-    const p = keyFilePath(file);
+    const p = localPath(file);
     let st: fs.Stats;
     try {
         st = fs.statSync(p);
@@ -208,8 +217,58 @@ function checkRoleRules(spec: FleetSpec, issues: string[]): void {
     });
 }
 
-function planHosts(spec: FleetSpec): HostPlan[] {
-    return Object.entries(spec.hosts).map(([name, hostSpec]) => ({ name, spec: hostSpec, nodes: spec.nodes.filter((n) => n.host === name) }));
+/** The checksum of the file `fileName` in a SHA256SUMS-format text ("<hex>  <name>" lines). */
+export function sha256FromSums(sums: string, fileName: string): string | undefined {
+    for (const line of sums.split("\n")) {
+        const m = /^([0-9a-fA-F]{64}) [ *]?(.+)$/.exec(line.trim());
+        if (m && path.basename(m[2]!) === fileName) return m[1]!.toLowerCase();
+    }
+    return undefined;
+}
+
+function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[]): Map<string, ResolvedRelease> {
+    const out = new Map<string, ResolvedRelease>();
+    for (const [name, r] of Object.entries(spec.releases)) {
+        const at = `releases.${name}`;
+        if ((r.sha256 === undefined) === (r.sha256File === undefined)) {
+            issues.push(`${at}: give exactly one of sha256 or sha256File; a release is never installed unchecked`);
+            continue;
+        }
+        let sha = r.sha256;
+        if (r.sha256File !== undefined) {
+            const file = localPath(r.sha256File);
+            const fileName = path.basename(new URL(r.url).pathname);
+            let sums: string;
+            try {
+                sums = fs.readFileSync(file, "utf8");
+            } catch {
+                issues.push(`${at}.sha256File: ${file}: cannot be read`);
+                continue;
+            }
+            sha = sha256FromSums(sums, fileName);
+            if (sha === undefined) {
+                issues.push(`${at}.sha256File: ${file} has no entry for ${fileName}`);
+                continue;
+            }
+        }
+        out.set(name, { name, url: r.url, sha256: sha! });
+    }
+    const used = new Set<string>();
+    spec.nodes.forEach((node, i) => {
+        if (node.release === undefined) return;
+        used.add(node.release);
+        if (!(node.release in spec.releases)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${Object.keys(spec.releases).join(", ") || "none"})`);
+    });
+    for (const name of Object.keys(spec.releases)) if (!used.has(name)) warnings.push(`releases.${name}: no node uses this release`);
+    return out;
+}
+
+function planHosts(spec: FleetSpec, releases: Map<string, ResolvedRelease>): HostPlan[] {
+    return Object.entries(spec.hosts).map(([name, hostSpec]) => {
+        const nodes = spec.nodes.filter((n) => n.host === name);
+        const names = [...new Set(nodes.flatMap((n) => (n.release === undefined ? [] : [n.release])))].sort();
+        return { name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])) };
+    });
 }
 
 function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issues: string[], warnings: string[]): void {
@@ -239,7 +298,8 @@ export function parseFleet(raw: unknown, secrets: SecretSource): Fleet {
     checkRoleRules(spec, issues);
     checkSecrets(spec, secrets, issues);
     checkSshKeys(spec, issues);
-    const hosts = planHosts(spec);
+    const releases = resolveReleases(spec, issues, warnings);
+    const hosts = planHosts(spec, releases);
     checkHardware(spec, hosts, issues, warnings);
     if (issues.length > 0) throw new FleetConfigError(issues);
     return { spec, hosts, warnings };

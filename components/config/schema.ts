@@ -189,15 +189,27 @@ export const validatorSettings = z.strictObject({
     hardware: hardwareTarget.partial().optional(),
 });
 
+/**
+ * Node software: a release archive (.tar.gz) fetched by URL on the host and checked against its
+ * sha256, given inline or as a SHA256SUMS-format file (as releases publish them) on the machine
+ * that runs pulumi, looked up by the URL's file name.
+ */
+export const release = z.strictObject({
+    url: httpUrl,
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, "not a sha256 (64 lowercase hex characters)").optional(),
+    sha256File: z.string().min(1).optional(),
+});
+const releaseName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/, "release names are 2-32 lowercase letters, digits and dashes");
+
 const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");
 const hostRef = z.string().min(1);
 
 export const nodeSpec = z.discriminatedUnion(
     "role",
     [
-        z.strictObject({ name: nodeName, role: z.literal("storage"), host: hostRef, storage: storageSettings }),
-        z.strictObject({ name: nodeName, role: z.literal("sequencer"), host: hostRef, sequencer: sequencerSettings }),
-        z.strictObject({ name: nodeName, role: z.literal("validator"), host: hostRef, validator: validatorSettings }),
+        z.strictObject({ name: nodeName, role: z.literal("storage"), host: hostRef, release: releaseName.optional(), storage: storageSettings }),
+        z.strictObject({ name: nodeName, role: z.literal("sequencer"), host: hostRef, release: releaseName.optional(), sequencer: sequencerSettings }),
+        z.strictObject({ name: nodeName, role: z.literal("validator"), host: hostRef, release: releaseName.optional(), validator: validatorSettings }),
     ],
     { error: (issue) => (issue.code === "invalid_union" ? "role must be one of storage, sequencer, validator" : undefined) },
 );
@@ -207,9 +219,12 @@ export const fleetSpec = z.strictObject({
     hardwareCheck: z.enum(["enforce", "warn"]).default("enforce"),
     hosts: z.record(z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes"), hostSpec),
     nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node"),
+    /** Node software by name; a node names the release its host installs for it. */
+    releases: z.record(releaseName, release).default({}),
 });
 
 export type FleetSpec = z.infer<typeof fleetSpec>;
+export type ReleaseSpec = z.infer<typeof release>;
 export type HostSpec = z.infer<typeof hostSpec>;
 export type AwsHostSpec = z.infer<typeof awsHost>;
 export type HetznerHostSpec = z.infer<typeof hetznerHost>;

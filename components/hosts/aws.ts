@@ -25,6 +25,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly publicAddress: pulumi.Output<string>;
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
+    readonly releases: Readonly<Record<string, pulumi.Resource>>;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -123,7 +124,9 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment, eip] },
         );
-        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        this.ready = steps.ready;
+        this.releases = steps.releases;
         this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
     }
 }

@@ -1,7 +1,7 @@
 // The bootstrap every host kind shares, as an ordered chain of remote steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
-import { renderBootstrap, renderFirewallScripts } from "./scripts";
+import { renderBootstrap, renderFirewallScripts, renderRelease } from "./scripts";
 import { Connection, remoteStep } from "./host";
 import { contentHash } from "../render";
 
@@ -14,15 +14,30 @@ export interface BootstrapArgs {
     readonly hostFirewall: boolean;
 }
 
+export interface Bootstrapped {
+    /** The host is bootstrapped and firewalled. */
+    readonly ready: pulumi.Resource;
+    /** One install step per release the host's nodes use, by release name; each after `ready`. */
+    readonly releases: Readonly<Record<string, pulumi.Resource>>;
+}
+
 /**
- * base packages + user + data dirs -> (existing hosts) firewall apply -> firewall confirm.
- * Returns the last step: the host is ready when it is done.
+ * base packages + user + data dirs -> (existing hosts) firewall apply -> firewall confirm,
+ * then the releases its nodes use.
  */
-export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): pulumi.Resource {
+export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): Bootstrapped {
     const base = { connection: args.connection, user: args.user };
     const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount) }, { parent, dependsOn: after });
-    if (!args.hostFirewall) return bootstrap;
+    const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap) : bootstrap;
+    const releases: Record<string, pulumi.Resource> = {};
+    for (const r of args.plan.releases) {
+        const scripts = renderRelease(args.plan.name, r);
+        releases[r.name] = remoteStep(`${name}-release-${r.name}`, { ...base, script: scripts.install, onDelete: scripts.remove }, { parent, dependsOn: [ready] });
+    }
+    return { ready, releases };
+}
 
+function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource): pulumi.Resource {
     const fw = renderFirewallScripts(args.plan);
     // Holds only the removal for `pulumi destroy`; its create never changes, so it is
     // never replaced, and the table is never dropped while the apply step is replaced.

@@ -20,6 +20,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly publicAddress: pulumi.Output<string>;
     readonly dataMountPoint: string;
     readonly ready: pulumi.Resource;
+    readonly releases: Readonly<Record<string, pulumi.Resource>>;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
 
@@ -37,7 +38,9 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
-        this.ready = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
+        this.ready = steps.ready;
+        this.releases = steps.releases;
         this.registerOutputs({ publicAddress: this.publicAddress, hardwareFacts: this.hardwareFacts });
     }
 }

@@ -17,6 +17,8 @@ export interface Host {
     readonly dataMountPoint: string;
     /** Role steps depend on this: the host is bootstrapped and firewalled. */
     readonly ready: pulumi.Resource;
+    /** The install step of each release this host's nodes use, by release name. */
+    readonly releases: Readonly<Record<string, pulumi.Resource>>;
 }
 
 export interface ConnectionParts {

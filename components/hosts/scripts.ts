@@ -1,6 +1,6 @@
 // Renders the scripts of the common host steps. Pure: plain values in, text out.
 import * as crypto from "node:crypto";
-import type { HostPlan } from "../config/fleet";
+import type { HostPlan, ResolvedRelease } from "../config/fleet";
 import type { Target } from "../hardware";
 import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "../firewall";
 import { ingressRules } from "../ports";
@@ -26,6 +26,20 @@ export function renderBootstrap(plan: HostPlan, mount: string): string {
         mount,
         dataDirs: plan.nodes.map((n) => nodeDataDir(mount, n.name)),
     });
+}
+
+/** Where releases are unpacked (one directory per checksum) and linked by name. */
+export const RELEASES_DIR = "/opt/nodefleet/releases";
+export const releaseLink = (name: string): string => `/opt/nodefleet/${name}`;
+
+export interface ReleaseScripts {
+    readonly install: string;
+    readonly remove: string;
+}
+
+export function renderRelease(host: string, r: ResolvedRelease): ReleaseScripts {
+    const vars = { host, name: r.name, url: r.url, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: `${RELEASES_DIR}/${r.name}-${r.sha256.slice(0, 16)}`, link: releaseLink(r.name) };
+    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars) };
 }
 
 export function renderDataVolume(host: string, device: string, mount: string): string {

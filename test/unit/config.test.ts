@@ -18,6 +18,11 @@ const keyFile = (name: string, content: string, mode: number) => {
 const KEY_OK = keyFile("ok", FAKE_SSH_KEY, 0o600);
 const KEY_OPEN = keyFile("open", FAKE_SSH_KEY, 0o644);
 const KEY_BAD = keyFile("bad", "hunter2", 0o600);
+const SUMS = keyFile("SHA256SUMS", `${"ab".repeat(32)}  aristotle-v1.0.6.tar.gz\n${"cd".repeat(32)} *zgs_node-v1.1.0.tar.gz\n`, 0o644);
+const withRelease = (f: any, release: any, node = 2) => {
+    f.releases = { "0g-chain": release };
+    f.nodes[node].release = "0g-chain";
+};
 const useKeyFile = (f: any, file: string) => {
     delete f.hosts["h-storage"].sshPrivateKeySecret;
     f.hosts["h-storage"].sshPrivateKeyFile = file;
@@ -132,6 +137,16 @@ const cases: Case[] = [
     { name: "ssh key file and secret both", mutate: (f) => (f.hosts["h-storage"].sshPrivateKeyFile = KEY_OK), error: "hosts.h-storage: give sshPrivateKeySecret or sshPrivateKeyFile, not both" },
     { name: "no ssh key at all", mutate: (f) => delete f.hosts["h-storage"].sshPrivateKeySecret, error: "hosts.h-storage: needs sshPrivateKeySecret or sshPrivateKeyFile" },
     { name: "ssh key file on a cloud host", mutate: (f) => (f.hosts["h-storage"] = { ...hetznerHost(), sshPrivateKeyFile: KEY_OK }), error: "hosts.h-storage: unknown key sshPrivateKeyFile" },
+    // releases (node software by URL + sha256)
+    { name: "release with sha256", mutate: (f) => withRelease(f, { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) }), error: null },
+    { name: "release with a SHA256SUMS file", mutate: (f) => withRelease(f, { url: "https://example.org/dl/aristotle-v1.0.6.tar.gz", sha256File: SUMS }), error: null },
+    { name: "release without checksum", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz" }), error: "releases.0g-chain: give exactly one of sha256 or sha256File; a release is never installed unchecked" },
+    { name: "release with both checksums", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz", sha256: "ab".repeat(32), sha256File: SUMS }), error: "releases.0g-chain: give exactly one of sha256 or sha256File" },
+    { name: "release sha256 uppercase/short", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz", sha256: "AB12" }), error: "releases.0g-chain.sha256: not a sha256 (64 lowercase hex characters)" },
+    { name: "release file without the archive", mutate: (f) => withRelease(f, { url: "https://example.org/other.tar.gz", sha256File: SUMS }), error: `releases.0g-chain.sha256File: ${SUMS} has no entry for other.tar.gz` },
+    { name: "release file missing", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz", sha256File: path.join(keyDir, "nope") }), error: "releases.0g-chain.sha256File:" },
+    { name: "release url not http", mutate: (f) => withRelease(f, { url: "ftp://example.org/a.tar.gz", sha256: "ab".repeat(32) }), error: "releases.0g-chain.url: URL scheme must be http or https, not ftp" },
+    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs"), error: 'nodes[0].release: no release named "zgs" under releases (known: none)' },
 ];
 
 function run(c: Case) {

@@ -36,6 +36,20 @@ describe("existing host", () => {
         assert.equal(byName(recorded, "fleet-h1").type, "nodefleet:host:ExistingHost");
     });
 
+    it("installs a node's release after the firewall is confirmed, removing it on destroy", async () => {
+        const fleet = single("validator", baseFleet().hosts["h-validator"]);
+        (fleet as any).releases = { "0g-chain": { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) } };
+        (fleet.nodes[0] as any).release = "0g-chain";
+        const { recorded } = await buildStack(fleet, SECRETS);
+        assert.deepEqual(countByType(), { "command:remote:Command": 6 });
+        const step = byName(recorded, "fleet-h1-release-0g-chain");
+        assert.deepEqual(step.dependsOn, ["fleet-h1-firewall-confirm"]);
+        const inputs = inputsOf("fleet-h1-release-0g-chain");
+        assert.match(inputs.stdin, new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
+        assert.match(inputs.stdin, /^url=https:\/\/example\.org\/aristotle-v1\.0\.6\.tar\.gz$/m);
+        assert.match(inputs.delete, /^\/bin\/sh -c /);
+    });
+
     it("connects with the pinned host key and a secret private key, runs scripts from stdin", async () => {
         const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
         const pre = inputsOf("fleet-h1-preflight");

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Node software for the dev hosts, served the way real releases are: tarballs with the real
+# release layouts plus a SHA256SUMS file, over HTTP from this runner (VMs reach it at
+# http://10.0.2.2:8700). nodefleet installs them by URL + sha256 exactly as in production.
+#
+#   scripts/artifacts.sh build    build into a cache outside the clone (geth ~5 min once)
+#   scripts/artifacts.sh serve    build if needed, then serve on 127.0.0.1:8700 (background)
+#   scripts/artifacts.sh stop     stop the server
+#   scripts/artifacts.sh dir      print the directory being served
+#
+# Contents (see sim/README.md):
+#   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,0gchaind,reth}, geth-genesis.json,
+#                            kzg-trusted-setup.json, jwt.hex   (geth is the REAL go-ethereum,
+#                            built from the Go module proxy; 0gchaind and reth are SIMULATORS)
+#   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/config.toml, run/log_config}  (SIMULATOR)
+#   aztec-v2.0.2.tar.gz      aztec-v2.0.2/bin/{aztec, aztec-up}                          (SIMULATOR)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
+PORT="${NODEFLEET_ARTIFACTS_PORT:-8700}"
+PIDFILE="$ROOT/.state/artifacts/server.pid"
+say() { printf '[artifacts] %s\n' "$*" >&2; }
+
+geth_bin() {
+    local stamp dir
+    stamp="$(cat "$ROOT/toolchain/geth/go.mod" "$ROOT/toolchain/geth/go.sum" | sha256sum | cut -c1-16)"
+    dir="$CACHE/geth/$stamp"
+    if [ ! -x "$dir/geth" ]; then
+        command -v go >/dev/null || { say "Go is needed to build geth"; exit 1; }
+        say "building geth from the Go module proxy (about 5 minutes on 2 cores, once)"
+        local work
+        work="$(mktemp -d)"
+        cp "$ROOT/toolchain/geth/go.mod" "$ROOT/toolchain/geth/go.sum" "$work/"
+        (cd "$work" && GOFLAGS=-mod=mod GOSUMDB=off go build -trimpath -ldflags "-s -w" -o "$work/geth" \
+            github.com/ethereum/go-ethereum/cmd/geth 2>&1 | sed 's/^/[artifacts] go: /' >&2)
+        mkdir -p "$dir" && mv "$work/geth" "$dir/geth" && rm -rf "$work"
+    fi
+    echo "$dir/geth"
+}
+
+# A simulator as one executable file: a zip of sim/nodefleet_sim with a fixed timestamp (so the
+# same sources give the same bytes and the same sha256) behind a python3 shebang.
+zipapp() {
+    local module="$1" out="$2"
+    python3 - "$ROOT/sim" "$module" "$out" <<'PY'
+import io, os, sys, zipfile
+root, module, out = sys.argv[1:]
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+    def add(name, data):
+        info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+        info.external_attr = 0o644 << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, data)
+    add("__main__.py", f"import sys\nfrom nodefleet_sim.{module} import main\nsys.exit(main())\n")
+    pkg = os.path.join(root, "nodefleet_sim")
+    for name in sorted(os.listdir(pkg)):
+        if name.endswith(".py"):
+            with open(os.path.join(pkg, name), "rb") as f:
+                add(f"nodefleet_sim/{name}", f.read())
+with open(out, "wb") as f:
+    f.write(b"#!/usr/bin/env python3\n" + buf.getvalue())
+os.chmod(out, 0o755)
+PY
+}
+
+# Deterministic tarball of directory $2/$3 into $1.
+pack() {
+    tar --sort=name --mtime='2026-01-01 00:00:00Z' --owner=0 --group=0 --numeric-owner \
+        -C "$2" -cf - "$3" | gzip -n -9 > "$1"
+}
+
+cmd_build() {
+    local geth stamp out
+    geth="$(geth_bin)"
+    stamp="$( (sha256sum "$geth"; { find "$ROOT/sim/nodefleet_sim" -name '*.py'; find "$ROOT/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
+    out="$CACHE/artifacts/$stamp"
+    if [ -f "$out/SHA256SUMS" ]; then echo "$out"; return; fi
+    local work
+    work="$(mktemp -d)"
+    local og="$work/Aristotle-v1.0.6"
+    mkdir -p "$og/bin"
+    cp "$geth" "$og/bin/geth"
+    zipapp zerog "$og/bin/0gchaind"
+    zipapp reth "$og/bin/reth"
+    cp "$ROOT/sim/release/geth-genesis.json" "$og/geth-genesis.json"
+    echo '{"note": "placeholder: the dev chain has no blobs"}' > "$og/kzg-trusted-setup.json"
+    printf '%s\n' "$(printf 'd%.0s' $(seq 64))" > "$og/jwt.hex" # shipped by the real release; nodefleet makes its own
+    local zgs="$work/zgs_node-v1.1.0"
+    mkdir -p "$zgs/run"
+    zipapp zgs "$zgs/zgs_node"
+    cp "$ROOT/sim/release/zgs-config.toml" "$zgs/run/config.toml"
+    printf 'info\n' > "$zgs/run/log_config"
+    local az="$work/aztec-v2.0.2"
+    mkdir -p "$az/bin"
+    zipapp aztec "$az/bin/aztec"
+    zipapp aztec "$az/bin/aztec-up"
+    mkdir -p "$work/out"
+    pack "$work/out/aristotle-v1.0.6.tar.gz" "$work" Aristotle-v1.0.6
+    pack "$work/out/zgs_node-v1.1.0.tar.gz" "$work" zgs_node-v1.1.0
+    pack "$work/out/aztec-v2.0.2.tar.gz" "$work" aztec-v2.0.2
+    (cd "$work/out" && sha256sum -- *.tar.gz > SHA256SUMS)
+    mkdir -p "$(dirname "$out")" && rm -rf "$out" && mv "$work/out" "$out" && rm -rf "$work"
+    say "built $out"
+    echo "$out"
+}
+
+cmd_serve() {
+    local dir
+    dir="$(cmd_build)"
+    mkdir -p "$(dirname "$PIDFILE")"
+    ln -sfn "$dir" "$ROOT/.state/artifacts/current"
+    if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+        if [ "$(readlink -f "/proc/$(cat "$PIDFILE")/cwd")" = "$(readlink -f "$dir")" ]; then return; fi
+        kill "$(cat "$PIDFILE")"
+    fi
+    (cd "$dir" && exec python3 -m http.server --bind 127.0.0.1 "$PORT" >/dev/null 2>&1) &
+    echo $! > "$PIDFILE"
+    for _ in $(seq 50); do
+        curl -fsS -o /dev/null "http://127.0.0.1:$PORT/SHA256SUMS" 2>/dev/null && { say "serving $dir on 127.0.0.1:$PORT"; return; }
+        sleep 0.1
+    done
+    say "the artifact server did not start"
+    exit 1
+}
+
+cmd_stop() {
+    if [ -f "$PIDFILE" ]; then kill "$(cat "$PIDFILE")" 2>/dev/null || true; rm -f "$PIDFILE"; fi
+}
+
+case "${1:-}" in
+build) dir="$(cmd_build)"; mkdir -p "$ROOT/.state/artifacts"; ln -sfn "$dir" "$ROOT/.state/artifacts/current" ;;
+serve) cmd_serve ;;
+stop) cmd_stop ;;
+dir) cmd_build ;;
+*) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

@@ -1,0 +1,88 @@
+// Real-CLI tier: `pulumi preview` with the real engine (the toolchain's CLI, language host and
+// command provider) on a throwaway copy of the project, configured like the dev stack.
+// Proves what mocks cannot: the program loads through the engine, config and secrets come
+// from a real stack file, bad config stops the preview with its path and reason before any
+// resource is planned. It does not connect to hosts (preview runs no remote command).
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT, ScratchProject } from "../support/cli";
+
+const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
+const KEY_FILE = ".state/vm/id_ed25519";
+
+function withConfig(edit: (yaml: string) => string): string {
+    const out = edit(DEV_CONFIG);
+    assert.notEqual(out, DEV_CONFIG, "the edit must change the config");
+    return out;
+}
+
+describe("pulumi preview with the real engine", () => {
+    let project: ScratchProject;
+
+    before(() => {
+        project = new ScratchProject("clitest", DEV_CONFIG);
+        // The dev config names the per-checkout VM key by relative path; preview only checks
+        // that it exists, is private and looks like a key.
+        const key = path.join(project.dir, KEY_FILE);
+        fs.mkdirSync(path.dirname(key), { recursive: true });
+        fs.writeFileSync(key, "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o600 });
+        // ... and the artifact server's SHA256SUMS, which preview reads to resolve the releases.
+        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
+        fs.mkdirSync(path.dirname(sums), { recursive: true });
+        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+    });
+    after(() => project?.dispose());
+
+    it("plans the dev fleet: preflight, bootstrap and the firewall chain on both hosts", () => {
+        project.writeConfig(DEV_CONFIG);
+        const r = project.preview();
+        assert.equal(r.status, 0, r.output);
+        for (const host of ["dev-1", "dev-2"]) {
+            const releases = host === "dev-1" ? ["release-aztec", "release-zgs"] : ["release-0g-chain"];
+            for (const step of ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm", ...releases]) {
+                assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${host}-${step}\\s+create`), `${host} ${step}`);
+            }
+        }
+        assert.match(r.output, /\+ 17 to create/);
+        assert.match(r.output, /hosts\.dev-1\.hostKey: not pinned/);
+    });
+
+    it("stops on a sequencer RPC open to the world, naming the config path, before planning any resource", () => {
+        project.writeConfig(withConfig((y) => y.replace("          publicIp: 10.77.0.11\n", "          publicIp: 10.77.0.11\n          rpcAllowedCidrs: [0.0.0.0/0]\n")));
+        const r = project.preview();
+        assert.notEqual(r.status, 0, r.output);
+        assert.match(r.output, /nodes\[1\]\.sequencer\.rpcAllowedCidrs\[0\]: the sequencer RPC must not be open to the world/);
+        assert.doesNotMatch(r.output, /command:remote:Command/);
+    });
+
+    it("stops on one validator key used by two nodes", () => {
+        const second = "      - name: validator-2\n        role: validator\n        host: dev-1\n        validator:\n          portPrefix: 57\n          bootnode: \"enode://" + "ab".repeat(64) + "@10.77.0.12:56303\"\n          validatorKeySecret: devValidatorKey\n";
+        project.writeConfig(withConfig((y) => y.replace("      - name: validator-1\n", second + "      - name: validator-1\n")));
+        const r = project.preview();
+        assert.notEqual(r.status, 0, r.output);
+        assert.match(r.output, /nodes\[3\]\.validator\.validatorKeySecret: the same validator key as nodes\[2\]\.validator\.validatorKeySecret/);
+    });
+
+    it("stops on a key stored in plain text, without printing it", () => {
+        const plain = "33".repeat(32);
+        project.writeConfig(withConfig((y) => y.replace(/  nodefleet:devMinerKey:\n    secure: [^\n]+\n/, `  nodefleet:devMinerKey: "${plain}"\n`)));
+        const r = project.preview();
+        assert.notEqual(r.status, 0, r.output);
+        assert.match(r.output, /nodes\[0\]\.storage\.minerKeySecret: config key nodefleet:devMinerKey is stored in plain text/);
+        assert.ok(!r.output.includes(plain), "the plain key must not be echoed");
+    });
+
+    it("never shows a decrypted secret in the preview of the dev stack", () => {
+        project.writeConfig(DEV_CONFIG);
+        const r = project.preview("--diff");
+        assert.equal(r.status, 0, r.output);
+        const secrets = project.pulumi(["config", "--stack", "clitest", "--show-secrets", "--json"]);
+        assert.equal(secrets.status, 0, secrets.output);
+        const values = JSON.parse(secrets.output) as Record<string, { value?: string; secret: boolean }>;
+        const plain = Object.values(values).filter((v) => v.secret && v.value).map((v) => v.value!);
+        assert.ok(plain.length >= 3, "the dev stack holds at least three secrets");
+        for (const p of plain) assert.ok(!r.output.includes(p), "a secret value appeared in the preview");
+    });
+});

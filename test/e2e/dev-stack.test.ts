@@ -1,0 +1,129 @@
+// E2E tier: the README's main job on real (virtual) hosts. Boots the dev VMs, runs
+// `scripts/dev.sh up` (pulumi up on the dev stack over real SSH), then checks from outside
+// the VMs: units active under systemd, only the intended ports answering from another host
+// address (the lab network), a second `up` that changes nothing, and a destroy that leaves
+// no nodefleet firewall behind. Ends with the VMs shut down and no qemu left running.
+import { after, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT, sh } from "../support/cli";
+
+const VM = path.join(ROOT, "scripts/vm.sh");
+const DEV = path.join(ROOT, "scripts/dev.sh");
+const PORTS_PY = path.join(ROOT, "test/e2e/ports.py");
+
+const onVm = (vm: string, command: string, allowFail = false) => sh("bash", [VM, "ssh", vm, command], { allowFail, timeoutMs: 120_000 });
+const fromLab = (...args: string[]) => sh("bash", [VM, "lab", ...args], { timeoutMs: 120_000 });
+
+/** What must answer from the lab network, per VM, and what must not (seed 5: no RPC, engine or admin port). */
+const EXPECTED: Record<string, { ip: string; open: string[]; closed: string[] }> = {
+    "dev-1": {
+        ip: "10.77.0.11",
+        open: ["1234/tcp", "1234/udp", "40400/tcp", "40400/udp"],
+        // SSH is open only to the admin CIDR (10.0.2.2, the runner through qemu NAT), not to the lab.
+        closed: ["22/tcp", "8080/tcp", "8880/tcp", "5678/tcp", "5679/tcp", "50051/tcp", "8545/tcp"],
+    },
+    "dev-2": {
+        ip: "10.77.0.12",
+        open: ["56303/tcp", "56303/udp", "56656/tcp"],
+        closed: ["22/tcp", "56545/tcp", "56546/tcp", "56551/tcp", "56657/tcp", "56658/tcp", "56660/tcp", "8545/tcp", "8551/tcp"],
+    },
+};
+
+/** The nodes of Pulumi.dev.yaml, per VM: each gets its data directory on the data disk. */
+const NODES: Record<string, string[]> = { "dev-1": ["storage-1", "sequencer-1"], "dev-2": ["validator-1"] };
+
+function timed<T>(label: string, f: () => T): T {
+    const t0 = Date.now();
+    try {
+        return f();
+    } finally {
+        console.log(`# ${label}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+}
+
+describe("dev stack on local VMs", { timeout: 40 * 60_000 }, () => {
+    after(() => {
+        sh("bash", [VM, "down"], { allowFail: true });
+        sh("bash", [path.join(ROOT, "scripts/artifacts.sh"), "stop"], { allowFail: true });
+    });
+
+    it("the main job brings the dev fleet up with pulumi up", { timeout: 30 * 60_000 }, () => {
+        const r = timed("scripts/dev.sh up (image if not cached, boot, pulumi up)", () => sh("bash", [DEV, "up"], { timeoutMs: 30 * 60_000 }));
+        assert.match(r.output, /firewall: active ruleset [0-9a-f]{64}/);
+        assert.doesNotMatch(r.output, /errored|failed/);
+    });
+
+    it("the host units are active under systemd", () => {
+        for (const vm of Object.keys(EXPECTED)) {
+            const r = onVm(vm, "systemctl is-active nodefleet-firewall.service chrony.service ssh.service; systemctl is-enabled nodefleet-firewall.service");
+            assert.deepEqual(r.output.trim().split("\n"), ["active", "active", "active", "enabled"], `${vm}:\n${r.output}`);
+            const dirs = NODES[vm]!.map((n) => `/data/${n}`);
+            const user = onVm(vm, `id -u nodefleet && stat -c '%U %a' ${dirs.join(" ")}`);
+            assert.deepEqual(user.output.trim().split("\n").slice(1), dirs.map(() => "nodefleet 750"), `${vm} data dirs owner/mode`);
+        }
+    });
+
+    it("installs each node's release, checked against its sha256: real geth and the named simulators", () => {
+        const chain = onVm("dev-2", "/opt/nodefleet/0g-chain/bin/geth version; /opt/nodefleet/0g-chain/bin/reth --version; /opt/nodefleet/0g-chain/bin/0gchaind version; cat /opt/nodefleet/0g-chain/.nodefleet-sha256");
+        assert.match(chain.output, /^Geth\nVersion: 1\.17\.0-stable/m);
+        assert.match(chain.output, /^reth Version: 1\.9\.3$/m);
+        assert.match(chain.output, /^Build Features: nodefleet simulator/m);
+        assert.match(chain.output, /v1\.0\.6 \(nodefleet simulator/);
+        const sums = fs.readFileSync(path.join(ROOT, ".state/artifacts/current/SHA256SUMS"), "utf8");
+        assert.ok(sums.includes(`${chain.output.trim().split("\n").pop()}  aristotle-v1.0.6.tar.gz`), "installed archive has the served checksum");
+        const seq = onVm("dev-1", "/opt/nodefleet/zgs/zgs_node --version; /opt/nodefleet/aztec/bin/aztec --version; ls /opt/nodefleet/releases");
+        assert.match(seq.output, /zgs_node .*nodefleet simulator/);
+        assert.match(seq.output, /nodefleet simulator/);
+        assert.equal(seq.output.trim().split("\n").slice(2).length, 2, `two releases on dev-1:\n${seq.output}`);
+    });
+
+    it("only the intended ports answer from another host address", () => {
+        for (const [vm, want] of Object.entries(EXPECTED)) {
+            const ports = [...want.open, ...want.closed];
+            sh("bash", [VM, "ssh", vm, "cat > /tmp/nodefleet-ports.py"], { input: fs.readFileSync(PORTS_PY, "utf8") });
+            // Listeners on every probed port, so a port that stays silent is silent because of the firewall.
+            onVm(vm, [
+                "systemctl stop nodefleet-e2e-ports 2>/dev/null; rm -f /tmp/nodefleet-ports.ready",
+                `systemd-run --unit=nodefleet-e2e-ports --collect -E PORTS_READY_FILE=/tmp/nodefleet-ports.ready python3 /tmp/nodefleet-ports.py listen 90 ${ports.join(" ")}`,
+                "for i in $(seq 60); do [ -f /tmp/nodefleet-ports.ready ] && exit 0; sleep 0.5; done; echo listeners not ready >&2; exit 1",
+            ].join("\n"));
+            const r = fromLab("python3", PORTS_PY, "probe", want.ip, ...ports);
+            const answered = JSON.parse(r.output.trim().split("\n").pop()!) as Record<string, boolean>;
+            for (const p of want.open) assert.equal(answered[p], true, `${vm} ${p} must answer`);
+            for (const p of want.closed) assert.equal(answered[p], false, `${vm} ${p} must not answer`);
+            onVm(vm, "systemctl stop nodefleet-e2e-ports 2>/dev/null || true");
+        }
+    });
+
+    it("a second pulumi up changes nothing and runs no command", () => {
+        const before = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
+        const r = timed("second pulumi up", () => sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--non-interactive", "--expect-no-changes"]));
+        assert.match(r.output, /17 unchanged/);
+        assert.doesNotMatch(r.output, /created|updated|replaced|deleted/);
+        const afterCount = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
+        // The two checks above opened one SSH session each; pulumi must have opened none.
+        assert.equal(Number(afterCount), Number(before) + 1, `SSH logins before ${before}, after ${afterCount}`);
+    });
+
+    it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
+        const r = timed("pulumi destroy", () => sh("bash", [DEV, "pulumi", "destroy", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive"]));
+        assert.match(r.output, /firewall: removed/);
+        for (const vm of Object.keys(EXPECTED)) {
+            const check = onVm(vm, "nft list table inet nodefleet >/dev/null 2>&1 && echo table-present; test -e /etc/systemd/system/nodefleet-firewall.service && echo unit-present; test -d /etc/nodefleet/firewall && echo dir-present; ls /opt/nodefleet/releases | grep -q . && echo release-present; ls /opt/nodefleet | grep -v releases && echo link-present; ls -d /data/*", true);
+            assert.doesNotMatch(check.output, /present/, `${vm}: ${check.output}`);
+            // Chain data directories are never deleted by destroy.
+            assert.match(check.output, /\/data\//);
+        }
+    });
+
+    it("shuts the VMs down cleanly with no qemu left running", () => {
+        const down = sh("bash", [VM, "down"]);
+        for (const vm of Object.keys(EXPECTED)) assert.match(down.output, new RegExp(`${vm}: powered off`), `${vm} did not power off cleanly:\n${down.output}`);
+        const ps = sh("pgrep", ["-f", `nodefleet-dev-`], { allowFail: true });
+        const pids = fs.readdirSync(path.join(ROOT, ".state/vm")).filter((d) => d.startsWith("dev-")).map((d) => path.join(ROOT, ".state/vm", d, "qemu.pid"));
+        assert.ok(pids.every((p) => !fs.existsSync(p)), "pid files are removed");
+        assert.equal(ps.output.trim(), "", `qemu still running:\n${ps.output}`);
+    });
+});

@@ -1,0 +1,77 @@
+// Runs the real Pulumi CLI (scripts/toolchain.sh) on a throwaway copy of the project: its own
+// file backend and Pulumi home in a temp dir, so tests never touch the checkout's stacks.
+import { spawnSync, SpawnSyncReturns } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+export const ROOT = path.resolve(__dirname, "../../..");
+const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates"];
+
+export interface Run {
+    readonly status: number | null;
+    readonly output: string;
+}
+
+export function toolEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return {
+        ...process.env,
+        PATH: `${ROOT}/.tools/bin:${process.env.PATH}`,
+        PULUMI_SKIP_UPDATE_CHECK: "1",
+        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "1",
+        PULUMI_NODEJS_TRANSPILE_ONLY: "true",
+        ...extra,
+    };
+}
+
+function result(r: SpawnSyncReturns<string>): Run {
+    return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}` };
+}
+
+/** A copy of the project with its own backend; `stack` is initialised with `config` as its file. */
+export class ScratchProject {
+    readonly dir: string;
+    private readonly env: NodeJS.ProcessEnv;
+
+    constructor(readonly stack: string, config: string, passphrase = "nodefleet-dev") {
+        this.dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-cli-"));
+        for (const f of PROJECT_FILES) fs.cpSync(path.join(ROOT, f), path.join(this.dir, f), { recursive: true });
+        fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(this.dir, "node_modules"));
+        fs.mkdirSync(path.join(this.dir, ".backend"));
+        this.env = toolEnv({
+            PULUMI_HOME: path.join(this.dir, ".pulumi-home"),
+            PULUMI_BACKEND_URL: `file://${path.join(this.dir, ".backend")}`,
+            PULUMI_CONFIG_PASSPHRASE: passphrase,
+        });
+        const init = this.pulumi(["stack", "init", stack, "--no-select"]);
+        if (init.status !== 0) throw new Error(`pulumi stack init failed:\n${init.output}`);
+        this.writeConfig(config);
+    }
+
+    writeConfig(config: string): void {
+        fs.writeFileSync(path.join(this.dir, `Pulumi.${this.stack}.yaml`), config);
+    }
+
+    readConfig(): string {
+        return fs.readFileSync(path.join(this.dir, `Pulumi.${this.stack}.yaml`), "utf8");
+    }
+
+    pulumi(args: string[], input?: string): Run {
+        return result(spawnSync("pulumi", args, { cwd: this.dir, env: this.env, encoding: "utf8", input, timeout: 300_000 }));
+    }
+
+    preview(...extra: string[]): Run {
+        return this.pulumi(["preview", "--stack", this.stack, "--non-interactive", "--color", "never", ...extra]);
+    }
+
+    dispose(): void {
+        fs.rmSync(this.dir, { recursive: true, force: true });
+    }
+}
+
+/** A command in the checkout (scripts/…), output captured; throws with the output on failure. */
+export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string } = {}): Run {
+    const r = result(spawnSync(cmd, args, { cwd: ROOT, env: process.env, encoding: "utf8", input: opts.input, timeout: opts.timeoutMs ?? 900_000 }));
+    if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.output.slice(-6000)}`);
+    return r;
+}

@@ -1,0 +1,109 @@
+// Release install: the rendered scripts (golden + shellcheck) and the install script run for
+// real on this machine against a local HTTP server, with /opt/nodefleet moved into a temp dir.
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { renderRelease } from "../../components/hosts/scripts";
+import { golden, requireTool, runTool } from "../support/golden";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-release-"));
+
+function tarball(top: string, files: Record<string, string>): Buffer {
+    const src = fs.mkdtempSync(path.join(tmp, "src-"));
+    for (const [name, content] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(src, top, name)), { recursive: true });
+        fs.writeFileSync(path.join(src, top, name), content, { mode: 0o755 });
+    }
+    const r = spawnSync("tar", ["-czf", "-", "-C", src, top]);
+    assert.equal(r.status, 0);
+    return r.stdout;
+}
+
+const ARCHIVE = tarball("Aristotle-v1.0.6", { "bin/reth": "#!/bin/sh\necho reth\n", "geth-genesis.json": "{}" });
+const SHA = crypto.createHash("sha256").update(ARCHIVE).digest("hex");
+// The server runs in its own process: the scripts run through spawnSync, which blocks this one.
+let server: ChildProcess;
+let base = "";
+const served = fs.mkdtempSync(path.join(tmp, "served-"));
+const accessLog = path.join(tmp, "access.log");
+const downloads = () => (fs.existsSync(accessLog) ? fs.readFileSync(accessLog, "utf8").split("\n").filter((l) => l.includes("GET /")).length : 0);
+
+/** The script with /opt/nodefleet under `root`, so it runs unprivileged-safe in a temp dir. */
+function local(script: string, root: string): string {
+    return script.replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`);
+}
+
+describe("release install", () => {
+    before(async () => {
+        fs.writeFileSync(path.join(served, "aristotle-v1.0.6.tar.gz"), ARCHIVE);
+        const port = 20000 + Math.floor(Math.random() * 20000);
+        const log = fs.openSync(accessLog, "w");
+        server = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", served], { stdio: ["ignore", log, log] });
+        base = `http://127.0.0.1:${port}`;
+        for (let i = 0; i < 100 && spawnSync("curl", ["-fsS", "-o", "/dev/null", `${base}/`]).status !== 0; i++) await new Promise((r) => setTimeout(r, 100));
+    });
+    after(() => server.kill());
+
+    it("renders install and remove scripts that match golden copies and pass shellcheck", () => {
+        requireTool("shellcheck", "shellcheck");
+        const s = renderRelease("h1", { name: "0g-chain", url: "https://github.com/0glabs/0g-chain/releases/download/v1.0.6/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) });
+        for (const [kind, text] of Object.entries(s)) {
+            const r = runTool("shellcheck", ["--shell=sh", "--severity=style", golden(`release/0g-chain-${kind}.sh`, text)]);
+            assert.equal(r.status, 0, r.output);
+        }
+    });
+
+    it("installs a verified archive's top directory behind a link, and reuses it without downloading", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
+        const first = runTool("sh", ["-s"], local(s.install, root));
+        assert.equal(first.status, 0, first.output);
+        const link = `${root}/opt/nodefleet/0g-chain`;
+        assert.equal(fs.readFileSync(`${link}/bin/reth`, "utf8"), "#!/bin/sh\necho reth\n");
+        assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 16)}`);
+        const before = downloads();
+        const again = runTool("sh", ["-s"], local(s.install, root));
+        assert.equal(again.status, 0, again.output);
+        assert.equal(downloads(), before, "a verified release must not be downloaded again");
+        assert.doesNotMatch(again.output, /downloading/);
+    });
+
+    it("refuses an archive whose sha256 differs, installing nothing and keeping the current link", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const good = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
+        assert.equal(runTool("sh", ["-s"], local(good.install, root)).status, 0);
+        const wrong = "0".repeat(64);
+        const bad = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: wrong });
+        const r = runTool("sh", ["-s"], local(bad.install, root));
+        assert.equal(r.status, 1);
+        assert.match(r.output, new RegExp(`sha256 mismatch .*: expected ${wrong}, got ${SHA}; nothing was installed`));
+        assert.deepEqual(fs.readdirSync(`${root}/opt/nodefleet/releases`), [`0g-chain-${SHA.slice(0, 16)}`]);
+        assert.equal(fs.readlinkSync(`${root}/opt/nodefleet/0g-chain`), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 16)}`);
+    });
+
+    it("fails on a download error without leaving a partial directory", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const s = renderRelease("h1", { name: "zgs", url: `${base}/missing.tar.gz`, sha256: SHA });
+        const r = runTool("sh", ["-s"], local(s.install, root));
+        assert.notEqual(r.status, 0);
+        assert.deepEqual(fs.readdirSync(`${root}/opt/nodefleet/releases`), []);
+    });
+
+    it("remove deletes its version and the link only while the link points to it", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
+        assert.equal(runTool("sh", ["-s"], local(s.install, root)).status, 0);
+        // A newer version took over the link: removing the old one keeps the link.
+        const link = `${root}/opt/nodefleet/0g-chain`;
+        fs.mkdirSync(`${root}/opt/nodefleet/releases/0g-chain-newer`);
+        fs.rmSync(link);
+        fs.symlinkSync(`${root}/opt/nodefleet/releases/0g-chain-newer`, link);
+        assert.equal(runTool("sh", ["-s"], local(s.remove, root)).status, 0);
+        assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-newer`);
+        assert.ok(!fs.existsSync(`${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 16)}`));
+    });
+});
