@@ -16,8 +16,11 @@ rm -rf dist
 npx --no-install tsc -p tsconfig.json
 
 if has_tier unit; then
-    echo "== unit tier: node simulators (python unittest)"
+    echo "== unit tier: node simulators and host tools (python unittest)"
     (cd sim && python3 -m unittest discover -s tests -t .)
+    (cd tools && python3 -m unittest discover -s tests -t .)
+    echo "== unit tier: trim_export.py speed targets, measured side by side"
+    python3 tools/bench_trim.py --mb 512 --rounds 3
     echo "== unit tier: pure logic, rendered files, strict Pulumi mocks"
     node --test --test-reporter=spec dist/test/unit/
 fi

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Benchmark of trim_export.py, measured side by side in one run (targets from the issue):
+
+  A. nothing to drop: time <= 0.35 x `cp` of the file, and no data copied (link/reflink)
+  B. trim from the middle: time <= 0.8 x `cp` of the whole file, and CPU (user+sys)
+     <= 0.5 x the usual per-block read/parse/write approach (BASELINE below)
+
+    bench_trim.py [--mb 400] [--dir DIR] [--rounds 3]
+
+Generates a chain export of about --mb megabytes (blocks of 1-24 KB, every 500th over 64 KB),
+warms the page cache, then times each command --rounds times and uses the median. Prints the
+measured times and ratios and exits 1 when a target is missed.
+"""
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The usual approach, for comparison only: read each block into memory, decode the header with
+# a general RLP decoder, write the kept blocks with Python file I/O.
+BASELINE = r'''
+import sys
+def item(b, i):
+    p = b[i]
+    if p < 0x80: return i, i + 1, False
+    if p < 0xb8: return i + 1, i + 1 + p - 0x80, False
+    if p < 0xc0: n = p - 0xb7; return i + 1 + n, i + 1 + n + int.from_bytes(b[i+1:i+1+n], "big"), False
+    if p < 0xf8: return i + 1, i + 1 + p - 0xc0, True
+    n = p - 0xf7; return i + 1 + n, i + 1 + n + int.from_bytes(b[i+1:i+1+n], "big"), True
+def decode(b, i=0):
+    s, e, is_list = item(b, i)
+    if not is_list: return bytes(b[s:e])
+    out, j = [], s
+    while j < e:
+        out.append(decode(b, j)); j = item(b, j)[1]
+    return out
+start, src, dst = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+with open(src, "rb") as f, open(dst, "wb") as out:
+    while True:
+        head = f.read(9)
+        if not head: break
+        s, e, _ = item(head, 0)
+        f.seek(-len(head), 1)
+        raw = f.read(e)
+        block = decode(raw)
+        if int.from_bytes(block[0][8], "big") >= start: out.write(raw)
+'''
+
+
+def rlp(value):
+    if isinstance(value, list):
+        payload = b"".join(rlp(v) for v in value)
+        return _len(len(payload), 0xC0) + payload
+    if isinstance(value, int):
+        value = value.to_bytes((value.bit_length() + 7) // 8, "big") if value else b""
+    if len(value) == 1 and value[0] < 0x80:
+        return value
+    return _len(len(value), 0x80) + value
+
+
+def _len(n, offset):
+    if n < 56:
+        return bytes([offset + n])
+    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([offset + 55 + len(b)]) + b
+
+
+def generate(path, mb):
+    target, number, written = mb << 20, 1, 0
+    with open(path, "wb") as f:
+        while written < target:
+            size = 70_000 if number % 500 == 0 else 1_000 + (number * 7919) % 23_000
+            count = max(1, size // 2000)
+            txs = [os.urandom(size // count) for _ in range(count)]
+            header = [b"\x01" * 32, b"\x02" * 32, b"\x03" * 20, b"\x04" * 32, b"\x05" * 32, b"\x06" * 32, b"\x00" * 256,
+                      0, number, 30_000_000, 21_000, 1_700_000_000 + number, b"", b"\x07" * 32, b"\x00" * 8, 7]
+            data = rlp([header, txs, []])
+            f.write(data)
+            written += len(data)
+            number += 1
+    return number - 1
+
+
+def measure(cmd, rounds, before=None):
+    walls, cpus = [], []
+    for _ in range(rounds):
+        if before:
+            before()
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main(argv):
+    args = dict(zip(argv[1::2], argv[2::2]))
+    mb, rounds = int(args.get("--mb", "400")), int(args.get("--rounds", "3"))
+    work = tempfile.mkdtemp(prefix="nodefleet-bench-trim-", dir=args.get("--dir"))
+    try:
+        src = os.path.join(work, "chain-export.rlp")
+        last = generate(src, mb)
+        middle = last // 2
+        size = os.path.getsize(src)
+        tool = [sys.executable, os.path.join(HERE, "trim_export.py")]
+        subprocess.run(["cat", src], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        rm = lambda *names: [os.unlink(os.path.join(work, n)) for n in names if os.path.exists(os.path.join(work, n))]  # noqa: E731
+
+        cp_wall, cp_cpu = measure(["cp", src, os.path.join(work, "copy.rlp")], rounds, lambda: rm("copy.rlp"))
+        rm("copy.rlp")
+        a_wall, a_cpu = measure(tool + ["1", work], rounds)
+        shared = os.stat(src).st_ino == os.stat(os.path.join(work, "chain-export-from-1.rlp")).st_ino
+        rm("chain-export-from-1.rlp")
+        b_wall, b_cpu = measure(tool + [str(middle), work], rounds)
+        trimmed = os.path.join(work, f"chain-export-from-{middle}.rlp")
+        base_wall, base_cpu = measure([sys.executable, "-c", BASELINE, str(middle), src, os.path.join(work, "baseline.rlp")], rounds)
+        same = subprocess.run(["cmp", "-s", trimmed, os.path.join(work, "baseline.rlp")]).returncode == 0
+
+        print(f"file: {size / 2**20:.0f} MiB, {last} blocks; trim from block {middle}; median of {rounds} rounds")
+        print(f"{'command':<34}{'wall s':>9}{'cpu s':>9}")
+        for name, w, c in (("cp (whole file)", cp_wall, cp_cpu), ("A trim, nothing to drop", a_wall, a_cpu),
+                           ("B trim from the middle", b_wall, b_cpu), ("baseline per-block read/parse/write", base_wall, base_cpu)):
+            print(f"{name:<34}{w:>9.3f}{c:>9.3f}")
+        checks = [
+            ("A time / cp time", a_wall / cp_wall, 0.35),
+            ("B time / cp time", b_wall / cp_wall, 0.80),
+            ("B cpu / baseline cpu", b_cpu / base_cpu, 0.50),
+        ]
+        ok = True
+        for name, ratio, limit in checks:
+            passed = ratio <= limit
+            ok &= passed
+            print(f"{name:<34}{ratio:>9.3f}  target <= {limit:.2f}  {'ok' if passed else 'MISSED'}")
+        print(f"A shares the input's data (hard link or reflink): {'yes' if shared else 'reflink (separate inode)'}")
+        print(f"B output identical to the baseline's: {'yes' if same else 'NO'}")
+        ok &= same
+        return 0 if ok else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
