@@ -7,6 +7,7 @@
 #   scripts/artifacts.sh serve    build if needed, then serve on 127.0.0.1:8700 (background)
 #   scripts/artifacts.sh stop     stop the server
 #   scripts/artifacts.sh dir      print the directory being served
+#   scripts/artifacts.sh geth     print the path of the geth binary (built if needed)
 #
 # Contents (see sim/README.md):
 #   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,0gchaind,reth}, geth-genesis.json,
@@ -133,5 +134,6 @@ build) dir="$(cmd_build)"; mkdir -p "$ROOT/.state/artifacts"; ln -sfn "$dir" "$R
 serve) cmd_serve ;;
 stop) cmd_stop ;;
 dir) cmd_build ;;
-*) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+geth) geth_bin ;;
+*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -3,7 +3,8 @@
 #   unit  node simulators; pure logic, golden files checked by their real tools, strict Pulumi
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached)
-#   e2e   the main job on local VMs: pulumi up over SSH, firewall probes, no-op re-run, destroy
+#   e2e   real geth driven by the simulators (export/trim/import); the main job on local VMs:
+#         pulumi up over SSH, releases, firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +31,8 @@ if has_tier cli; then
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
 if has_tier e2e; then
+    echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
+    NODEFLEET_GETH="$(bash scripts/artifacts.sh geth)" bash -c 'cd sim && python3 -m unittest -v tests_geth.test_geth_chain'
     echo "== e2e tier: the dev stack on local VMs"
     bash scripts/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/

@@ -1,0 +1,177 @@
+"""Real geth with the simulators, on this machine (no VM): the chain the geth -> reth switch
+moves. NODEFLEET_GETH names the geth binary (scripts/test.sh passes the one built by
+scripts/artifacts.sh). Proves: the 0gchaind simulator drives real geth through the engine API
+with a shared JWT file; txgen's signed transactions land in real blocks; `geth export` of
+1..head, trimmed by tools/trim_export.py, imports into the reth simulator with every parent hash
+checked; `geth import` of the same export rebuilds the chain in a fresh datadir; a JWT file that
+differs stops the consensus daemon."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SIM = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(SIM)
+GENESIS = os.path.join(SIM, "release", "geth-genesis.json")
+sys.path.insert(0, SIM)
+from nodefleet_sim import common  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def until(f, timeout=60.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            v = f()
+            if v:
+                return v
+        except (OSError, common.RpcError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError("condition not met in time")
+
+
+class GethChain(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.geth = os.environ.get("NODEFLEET_GETH")
+        if not cls.geth or not os.access(cls.geth, os.X_OK):
+            raise AssertionError("NODEFLEET_GETH must name the geth binary (scripts/artifacts.sh builds it)")
+        cls.d = tempfile.mkdtemp(prefix="nodefleet-geth-")
+        cls.jwt = os.path.join(cls.d, "jwt.hex")
+        with open(cls.jwt, "w") as f:
+            f.write(os.urandom(32).hex())
+        cls.http, cls.auth, cls.cmt = free_port(), free_port(), free_port()
+        cls.datadir = os.path.join(cls.d, "geth")
+        subprocess.run([cls.geth, "init", "--datadir", cls.datadir, GENESIS], check=True, capture_output=True)
+        cls.geth_log = open(os.path.join(cls.d, "geth.log"), "w")
+        cls.proc = subprocess.Popen([cls.geth, "--datadir", cls.datadir, "--networkid", "16661", "--syncmode", "full",
+                                     "--http", "--http.addr", "127.0.0.1", "--http.port", str(cls.http),
+                                     "--authrpc.addr", "127.0.0.1", "--authrpc.port", str(cls.auth), "--authrpc.jwtsecret", cls.jwt,
+                                     "--port", str(free_port()), "--nodiscover", "--maxpeers", "0"],
+                                    stdout=cls.geth_log, stderr=subprocess.STDOUT)
+        cls.url = f"http://127.0.0.1:{cls.http}"
+        until(lambda: common.rpc_call(cls.url, "eth_blockNumber"))
+        cls.home = os.path.join(cls.d, "0gchaind")
+        os.makedirs(os.path.join(cls.home, "config"))
+        os.makedirs(os.path.join(cls.home, "data"))
+        with open(os.path.join(cls.home, "config", "app.toml"), "w") as f:
+            f.write(f'[beacon-kit.engine]\nrpc-dial-url = "http://localhost:{cls.auth}"\njwt-secret-path = "{cls.jwt}"\n')
+        with open(os.path.join(cls.home, "config", "config.toml"), "w") as f:
+            f.write(f'[rpc]\nladdr = "tcp://127.0.0.1:{cls.cmt}"\n')
+        with open(os.path.join(cls.home, "config", "priv_validator_key.json"), "w") as f:
+            json.dump({"pub_key": {"value": "dGVzdA=="}}, f)
+        with open(os.path.join(cls.home, "data", "priv_validator_state.json"), "w") as f:
+            f.write("{}")
+        env = dict(os.environ, NODEFLEET_SIM_BLOCK_TIME="0.5")
+        cls.cl = subprocess.Popen([sys.executable, "-m", "nodefleet_sim.zerog", "start", "--home", cls.home], cwd=SIM, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in (cls.cl, cls.proc):
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=30)
+        cls.geth_log.close()
+        shutil.rmtree(cls.d, ignore_errors=True)
+
+    def test_1_blocks_with_real_transactions(self):
+        until(lambda: int(common.rpc_call(self.url, "eth_blockNumber"), 16) >= 3)
+        r = subprocess.run([sys.executable, "-m", "nodefleet_sim.txgen", "--rpc", self.url, "--count", "6", "--interval", "0.1"],
+                           cwd=SIM, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        hashes = r.stdout.split()
+        self.assertEqual(len(hashes), 6)
+        receipt = until(lambda: common.rpc_call(self.url, "eth_getTransactionReceipt", [hashes[-1]]))
+        self.assertEqual(receipt["status"], "0x1")
+        until(lambda: int(common.rpc_call(self.url, "eth_blockNumber"), 16) >= 25)
+        with open(self.geth_log.name) as f:
+            self.assertRegex(f.read(), r"Chain head was updated\s+number=\d+")
+
+    def test_2_export_trim_import_into_reth_and_geth(self):
+        self.cl.terminate()
+        out = self.cl.communicate(timeout=30)[0]
+        self.assertIn("Committed state", out)
+        head = int(common.rpc_call(self.url, "eth_blockNumber"), 16)
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        export_dir = os.path.join(self.d, "export")
+        os.makedirs(export_dir)
+        rlp = os.path.join(export_dir, "chain-export.rlp")
+        r = subprocess.run([self.geth, "export", "--datadir", self.datadir, rlp, "1", str(head)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        blocks = list(common.read_blocks(rlp))
+        self.assertEqual([b.number for b in blocks], list(range(1, head + 1)))
+        self.assertGreaterEqual(sum(b.tx_count for b in blocks), 6)
+        # Trim (step 8): from 1 nothing is dropped; then a re-trim from the middle (step 9's remedy).
+        for start in (1, head // 2):
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trim_export.py"), str(start), export_dir], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        reth_dir = os.path.join(self.d, "reth")
+        run = lambda *a: subprocess.run([sys.executable, "-m", "nodefleet_sim.reth", *a], cwd=SIM, capture_output=True, text=True)  # noqa: E731
+        self.assertEqual(run("init", "--chain", GENESIS, "--datadir", reth_dir).returncode, 0)
+        # Importing the middle part first fails like reth (its parent is not in the database) ...
+        r = run("import", "--chain", GENESIS, "--datadir", reth_dir, os.path.join(export_dir, f"chain-export-from-{head // 2}.rlp"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"block number {head // 2} does not match parent block number 0", r.stdout)
+        # ... and the full trimmed file imports with every parent hash matching real geth's.
+        r = run("import", "--chain", GENESIS, "--datadir", reth_dir, os.path.join(export_dir, "chain-export-from-1.rlp"))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("Chain was fully imported", r.stdout)
+        with open(os.path.join(reth_dir, "db", "nodefleet-sim-chain.jsonl")) as f:
+            tip = json.loads(f.read().strip().split("\n")[-1])
+        self.assertEqual(tip["number"], head)
+        self.assertEqual(tip["hash"], common.hx(blocks[-1].hash))
+        # geth import rebuilds the same chain in a fresh datadir (the rollback path's tool).
+        fresh = os.path.join(self.d, "geth2")
+        subprocess.run([self.geth, "init", "--datadir", fresh, GENESIS], check=True, capture_output=True)
+        r = subprocess.run([self.geth, "import", "--datadir", fresh, rlp], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        port = free_port()
+        node = subprocess.Popen([self.geth, "--datadir", fresh, "--networkid", "16661", "--syncmode", "full", "--http", "--http.addr", "127.0.0.1",
+                                 "--http.port", str(port), "--authrpc.port", str(free_port()), "--port", str(free_port()), "--nodiscover", "--maxpeers", "0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.assertEqual(until(lambda: common.rpc_call(f"http://127.0.0.1:{port}", "eth_blockNumber")), hex(head))
+            self.assertEqual(common.rpc_call(f"http://127.0.0.1:{port}", "eth_getBlockByNumber", [hex(head), False])["hash"], common.hx(blocks[-1].hash))
+        finally:
+            node.terminate()
+            node.wait(timeout=30)
+
+    def test_3_jwt_mismatch_stops_the_consensus_daemon(self):
+        other = os.path.join(self.d, "other.hex")
+        with open(other, "w") as f:
+            f.write(os.urandom(32).hex())
+        auth = free_port()
+        subprocess.run([self.geth, "init", "--datadir", os.path.join(self.d, "geth3"), GENESIS], check=True, capture_output=True)
+        proc = subprocess.Popen([self.geth, "--datadir", os.path.join(self.d, "geth3"), "--networkid", "16661", "--syncmode", "full",
+                                 "--authrpc.addr", "127.0.0.1", "--authrpc.port", str(auth), "--authrpc.jwtsecret", self.jwt,
+                                 "--port", str(free_port()), "--nodiscover", "--maxpeers", "0", "--http.port", str(free_port())],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            until(lambda: socket.create_connection(("127.0.0.1", auth), timeout=1).close() or True)
+            r = subprocess.run([sys.executable, "-m", "nodefleet_sim.zerog", "start", "--home", self.home,
+                                "--chaincfg.engine.rpc-dial-url", f"http://localhost:{auth}", "--chaincfg.engine.jwt-secret-path", other],
+                               cwd=SIM, capture_output=True, text=True, timeout=60, env=dict(os.environ, NODEFLEET_SIM_BLOCK_TIME="0.3"))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stdout, re.compile(r"HTTP 401"))
+        self.assertIn("the JWT secret differs", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
