@@ -110,18 +110,18 @@ def main(argv):
         last = generate(src, mb)
         middle = last // 2
         size = os.path.getsize(src)
-        tool = [sys.executable, os.path.join(HERE, "trim_export.py")]
+        tool = [sys.executable, "-S", os.path.join(HERE, "trim_export.py")]  # as nodefleet runs it on hosts
         subprocess.run(["cat", src], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
         rm = lambda *names: [os.unlink(os.path.join(work, n)) for n in names if os.path.exists(os.path.join(work, n))]  # noqa: E731
 
         cp_wall, cp_cpu = measure(["cp", src, os.path.join(work, "copy.rlp")], rounds, lambda: rm("copy.rlp"))
         rm("copy.rlp")
-        a_wall, a_cpu = measure(tool + ["1", work], rounds)
+        a_wall, a_cpu = measure(tool + ["1", work], rounds, lambda: rm("chain-export-from-1.rlp"))
         shared = os.stat(src).st_ino == os.stat(os.path.join(work, "chain-export-from-1.rlp")).st_ino
         rm("chain-export-from-1.rlp")
-        b_wall, b_cpu = measure(tool + [str(middle), work], rounds)
+        b_wall, b_cpu = measure(tool + [str(middle), work], rounds, lambda: rm(f"chain-export-from-{middle}.rlp"))
         trimmed = os.path.join(work, f"chain-export-from-{middle}.rlp")
-        base_wall, base_cpu = measure([sys.executable, "-c", BASELINE, str(middle), src, os.path.join(work, "baseline.rlp")], rounds)
+        base_wall, base_cpu = measure([sys.executable, "-c", BASELINE, str(middle), src, os.path.join(work, "baseline.rlp")], rounds, lambda: rm("baseline.rlp"))
         same = subprocess.run(["cmp", "-s", trimmed, os.path.join(work, "baseline.rlp")]).returncode == 0
 
         print(f"file: {size / 2**20:.0f} MiB, {last} blocks; trim from block {middle}; median of {rounds} rounds")
