@@ -8,3 +8,5 @@ const fleet = new Fleet("fleet", { plan, secret: secretValue });
 
 export const hosts = fleet.summary;
 export const hardwareCheck = plan.spec.hardwareCheck;
+/** Per node, the health report taken at the end of the last `pulumi up`. */
+export const health = fleet.health;

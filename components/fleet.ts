@@ -7,6 +7,7 @@ import { Host } from "./hosts/host";
 import { AwsHost } from "./hosts/aws";
 import { HetznerHost } from "./hosts/hetzner";
 import { ExistingHost } from "./hosts/existing";
+import { StorageNode } from "./roles/storage";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -24,6 +25,8 @@ export interface HostSummary {
 export class Fleet extends pulumi.ComponentResource {
     readonly hosts: Readonly<Record<string, Host>>;
     readonly summary: Record<string, HostSummary>;
+    /** Per node: its health report from the last deploy (roles that have one). */
+    readonly health: Record<string, pulumi.Output<Record<string, unknown>>>;
 
     constructor(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:fleet:Fleet", name, {}, opts);
@@ -36,7 +39,25 @@ export class Fleet extends pulumi.ComponentResource {
         }
         this.hosts = hosts;
         this.summary = summary;
-        this.registerOutputs({ summary });
+        this.health = {};
+        for (const plan of args.plan.hosts) {
+            const host = hosts[plan.name]!;
+            for (const node of plan.nodes) {
+                switch (node.role) {
+                    case "storage": {
+                        const role = new StorageNode(`${name}-${node.name}`, { node, host, user: sshUser(plan.spec), minerKey: args.secret(node.storage.minerKeySecret) }, { parent: this });
+                        this.health[node.name] = role.health;
+                        break;
+                    }
+                    case "sequencer":
+                    case "validator":
+                        break; // their roles come with the next issues; the host is prepared for them
+                    default:
+                        assertNever(node);
+                }
+            }
+        }
+        this.registerOutputs({ summary, health: this.health });
     }
 
     private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {
@@ -64,4 +85,9 @@ function sshPrivateKey(spec: HostSpec, secret: FleetArgs["secret"]): pulumi.Outp
     const read = readKeyFile(file);
     if ("reason" in read) throw new pulumi.RunError(`sshPrivateKeyFile: ${read.reason}`);
     return pulumi.secret(read.key);
+}
+
+/** The user nodefleet logs in as on a host. */
+function sshUser(spec: HostSpec): string {
+    return spec.kind === "existing" ? spec.user : spec.sshUser;
 }

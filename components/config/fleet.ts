@@ -211,6 +211,9 @@ function checkPorts(spec: FleetSpec, issues: string[]): void {
 
 function checkRoleRules(spec: FleetSpec, issues: string[]): void {
     spec.nodes.forEach((node, i) => {
+        if (node.role === "storage" && node.release === undefined) {
+            issues.push(`nodes[${i}].release: required: the host installs the storage node's software (zgs_node) from a release (see releases)`);
+        }
         if (node.role === "storage" && node.storage.networkBootNodes.length > 0 && !node.storage.networkEnrAddress) {
             issues.push(`nodes[${i}].storage.networkEnrAddress: required when networkBootNodes is set (UDP discovery needs both, seed 2.1)`);
         }

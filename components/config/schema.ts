@@ -143,6 +143,10 @@ export const storageSettings = z.strictObject({
     adminRpcPort: port.default(5679),
     grpcPort: port.default(50051),
     minerKeySecret: secretRef,
+    /** Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy needs more (seed 5). */
+    rpcBind: ipv4.default("127.0.0.1"),
+    /** log_sync_start_block_number: where the log sync starts (the flow contract's deploy block). */
+    logSyncStartBlock: z.number().int().min(0).default(0),
 });
 
 export const sequencerSettings = z.strictObject({

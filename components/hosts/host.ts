@@ -52,6 +52,8 @@ export interface StepArgs {
     readonly inputsHash?: pulumi.Input<string>[];
     /** Runs on destroy. Only for steps whose create never changes (replacement would run it). */
     readonly onDelete?: string;
+    /** The script carries a secret: its output is neither logged nor stored in plain text. */
+    readonly sensitive?: boolean;
 }
 
 /** The command that runs a script with root rights: from stdin, or (for delete) as an argument. */
@@ -74,7 +76,8 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             stdin: args.script,
             triggers: [scriptHash, ...(args.inputsHash ?? [])],
             ...(args.onDelete ? { delete: rootShell(args.user, args.onDelete) } : {}),
+            ...(args.sensitive ? { logging: "none" as const } : {}),
         },
-        opts,
+        args.sensitive ? { ...opts, additionalSecretOutputs: ["stdout", "stderr"] } : opts,
     );
 }

@@ -46,7 +46,8 @@ export function renderDataVolume(host: string, device: string, mount: string): s
     return render("data-volume.sh", { host, device, mount });
 }
 
-function heredocSafe(text: string, delimiter: string): string {
+/** Content for a quoted heredoc ending in `delimiter`: refused if a line equals it; ends in a newline. */
+export function heredocSafe(text: string, delimiter: string): string {
     if (text.split("\n").includes(delimiter)) throw new Error(`content holds the heredoc delimiter ${delimiter}`);
     return text.endsWith("\n") ? text : `${text}\n`;
 }

@@ -41,10 +41,16 @@ export function secretSource(values: Record<string, string> = SECRETS, plain: re
     };
 }
 
+/** Releases by name; the checksums are placeholders (no archive is fetched in unit tests). */
+export const RELEASES = () => ({
+    zgs: { url: "https://github.com/0glabs/0g-storage-node/releases/download/v1.1.0/zgs_node-v1.1.0.tar.gz", sha256: "5a".repeat(32) },
+});
+
 export const storageNode = () => ({
     name: "storage-1",
     role: "storage",
     host: "h-storage",
+    release: "zgs",
     storage: {
         rpcEndpoints: ["https://evmrpc-testnet.0g.ai", "http://10.0.0.9:8545"],
         logContractAddress: ADDR.a,
@@ -111,5 +117,6 @@ export function baseFleet(): any {
             "h-validator": existingHost("192.0.2.12"),
         },
         nodes: [storageNode(), sequencerNode(), validatorNode()],
+        releases: RELEASES(),
     };
 }

@@ -11,6 +11,7 @@ export interface Recorded {
     readonly dependsOn: string[];
     readonly protect: boolean;
     readonly ignoreChanges: string[];
+    readonly additionalSecretOutputs: string[];
     readonly props: Record<string, unknown>;
     readonly resource: pulumi.Resource;
 }
@@ -42,6 +43,7 @@ const KNOWN_TYPES = new Set([
     "nodefleet:host:AwsHost",
     "nodefleet:host:HetznerHost",
     "nodefleet:host:ExistingHost",
+    "nodefleet:role:StorageNode",
 ]);
 
 export const registered: Registered[] = [];
@@ -127,6 +129,7 @@ export function recorder(): { transformation: pulumi.ResourceTransformation; rec
             dependsOn: list.map((d) => nameOf(d) ?? "?"),
             protect: a.opts.protect === true,
             ignoreChanges: a.opts.ignoreChanges ?? [],
+            additionalSecretOutputs: (a.opts as pulumi.CustomResourceOptions).additionalSecretOutputs ?? [],
             props: a.props,
             resource: a.resource,
         });

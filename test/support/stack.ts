@@ -10,5 +10,9 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     const plan = loadFleet();
     const fleet = new Fleet("fleet", { plan, secret: secretValue }, { transformations: [transformation] });
     await settle(recorded);
+    // The fleet's own outputs (health reports) resolve after its children: wait for them too,
+    // so nothing of this stack is still registering when the next test installs new mocks.
+    await Promise.all(Object.values(fleet.health).map((o) => new Promise((resolve) => o.apply(resolve))));
+    await new Promise((resolve) => setImmediate(resolve));
     return { fleet, recorded };
 }

@@ -20,7 +20,7 @@ const KEY_OPEN = keyFile("open", FAKE_SSH_KEY, 0o644);
 const KEY_BAD = keyFile("bad", "hunter2", 0o600);
 const SUMS = keyFile("SHA256SUMS", `${"ab".repeat(32)}  aristotle-v1.0.6.tar.gz\n${"cd".repeat(32)} *zgs_node-v1.1.0.tar.gz\n`, 0o644);
 const withRelease = (f: any, release: any, node = 2) => {
-    f.releases = { "0g-chain": release };
+    f.releases = { ...f.releases, "0g-chain": release };
     f.nodes[node].release = "0g-chain";
 };
 const useKeyFile = (f: any, file: string) => {
@@ -146,7 +146,8 @@ const cases: Case[] = [
     { name: "release file without the archive", mutate: (f) => withRelease(f, { url: "https://example.org/other.tar.gz", sha256File: SUMS }), error: `releases.0g-chain.sha256File: ${SUMS} has no entry for other.tar.gz` },
     { name: "release file missing", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz", sha256File: path.join(keyDir, "nope") }), error: "releases.0g-chain.sha256File:" },
     { name: "release url not http", mutate: (f) => withRelease(f, { url: "ftp://example.org/a.tar.gz", sha256: "ab".repeat(32) }), error: "releases.0g-chain.url: URL scheme must be http or https, not ftp" },
-    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs"), error: 'nodes[0].release: no release named "zgs" under releases (known: none)' },
+    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs-2"), error: 'nodes[0].release: no release named "zgs-2" under releases (known: zgs)' },
+    { name: "storage node without a release", mutate: (f) => delete f.nodes[0].release, error: "nodes[0].release: required: the host installs the storage node's software (zgs_node) from a release" },
 ];
 
 function run(c: Case) {

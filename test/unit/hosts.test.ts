@@ -6,13 +6,13 @@ import * as assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { buildStack } from "../support/stack";
 import { registered, countByType, inputsOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
-import { baseFleet, SECRETS, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
+import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
 import { loadFleet } from "../../components/config/load";
 
 /** A fleet with one node of `role` on one host of the given spec. */
 function single(role: "storage" | "sequencer" | "validator", host: any) {
     const node = { storage: storageNode, sequencer: sequencerNode, validator: validatorNode }[role]();
-    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }] };
+    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }], ...(role === "storage" ? { releases: RELEASES() } : {}) };
 }
 
 function byName(recorded: Recorded[], name: string): Recorded {
@@ -109,7 +109,8 @@ describe("existing host", () => {
         f.nodes = [f.nodes[0], f.nodes[2]];
         delete f.hosts["h-sequencer"];
         await buildStack(f, SECRETS);
-        assert.deepEqual(countByType(), { "command:remote:Command": 5 });
+        // host: preflight, bootstrap, 3 firewall steps, the zgs release; storage role: key, configure, health
+        assert.deepEqual(countByType(), { "command:remote:Command": 9 });
         const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
         assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
@@ -200,7 +201,8 @@ describe("Hetzner host", () => {
             "hcloud:index/server:Server": 1,
             "hcloud:index/volume:Volume": 1,
             "hcloud:index/volumeAttachment:VolumeAttachment": 1,
-            "command:remote:Command": 2,
+            // data volume mount, bootstrap, release; the storage role's key, configure, health
+            "command:remote:Command": 6,
         });
         assert.deepEqual(calls, []);
         const server = inputsOf("fleet-h1-server");

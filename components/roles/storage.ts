@@ -1,0 +1,150 @@
+// The 0G storage node role (seed 1, 2.1-2.3, 6, 7, 8): config.toml from the fleet config, the
+// miner key in a root-only environment file, a systemd unit, RPC endpoint failover, the
+// snapshot guard, and a health report. Rendering is pure; StorageNode registers the steps.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import type { NodeSpec } from "../config/schema";
+import { Host, remoteStep } from "../hosts/host";
+import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { render, contentHash, TEMPLATES_DIR } from "../render";
+
+type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
+
+/** Static files nodefleet installs on hosts (scripts), beside templates/. */
+export const HOSTFILES_DIR = path.join(path.dirname(TEMPLATES_DIR), "hostfiles");
+const hostFile = (name: string): string => fs.readFileSync(path.join(HOSTFILES_DIR, name), "utf8");
+
+export interface StoragePaths {
+    readonly service: string;
+    readonly dataDir: string;
+    readonly runDir: string;
+    readonly dbDir: string;
+    readonly etcDir: string;
+    readonly envFile: string;
+}
+
+export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
+    const dataDir = nodeDataDir(mount, node.name);
+    return {
+        service: `zgs-${node.name}.service`,
+        dataDir,
+        runDir: `${dataDir}/run`,
+        dbDir: `${dataDir}/db`,
+        etcDir: `/etc/nodefleet/${node.name}`,
+        envFile: `/etc/nodefleet/${node.name}/zgs.env`,
+    };
+}
+
+/** config.toml with the endpoint placeholder that zgs-endpoint fills in on the host. */
+export function renderStorageConfig(node: StorageSpec, mount: string): string {
+    const p = storagePaths(node, mount);
+    const s = node.storage;
+    return render("zgs-config.toml", {
+        node: node.name,
+        networkDir: `${p.dataDir}/network`,
+        p2pPort: s.p2pPort,
+        enrAddress: s.networkEnrAddress ?? "",
+        bootNodes: s.networkBootNodes,
+        logContractAddress: s.logContractAddress,
+        mineContractAddress: s.mineContractAddress ?? "",
+        logSyncStartBlock: s.logSyncStartBlock,
+        dbDir: p.dbDir,
+        logConfigFile: `${p.runDir}/log_config`,
+        logDir: `${p.dataDir}/log`,
+        rpcListen: `${s.rpcBind}:${s.rpcPort}`,
+        adminListen: `127.0.0.1:${s.adminRpcPort}`,
+    });
+}
+
+export function renderStorageUnits(node: StorageSpec, mount: string, release: string) {
+    const p = storagePaths(node, mount);
+    const common = { node: node.name, endpointScript: "/usr/local/lib/nodefleet/zgs-endpoint.py" };
+    return {
+        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, envFile: p.envFile, binary: `${releaseLink(release)}/zgs_node` }),
+        failoverService: render("zgs-failover.service", common),
+        failoverTimer: render("zgs-failover.timer", common),
+    };
+}
+
+/** The configure step's script: every file of the node, the guard, the endpoint, (re)start. */
+export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: string): string {
+    const p = storagePaths(node, mount);
+    const units = renderStorageUnits(node, mount, release);
+    const D = "NODEFLEET_EOF";
+    const storageJson = JSON.stringify({
+        template: `${p.runDir}/config.toml.nodefleet`,
+        config: `${p.runDir}/config.toml`,
+        endpoints: node.storage.rpcEndpoints,
+        service: p.service,
+    }, null, 2);
+    return render("storage-configure.sh", {
+        host,
+        node: node.name,
+        service: p.service,
+        dataDir: p.dataDir,
+        dbDir: p.dbDir,
+        runDir: p.runDir,
+        etcDir: p.etcDir,
+        operator: OPERATOR_USER,
+        binary: `${releaseLink(release)}/zgs_node`,
+        templateFile: `${p.runDir}/config.toml.nodefleet`,
+        logConfigFile: `${p.runDir}/log_config`,
+        failoverService: `zgs-${node.name}-failover.service`,
+        failoverTimer: `zgs-${node.name}-failover.timer`,
+        configTemplate: heredocSafe(renderStorageConfig(node, mount), D),
+        logConfig: heredocSafe("info", D),
+        storageJson: heredocSafe(storageJson, D),
+        endpointScript: heredocSafe(hostFile("zgs-endpoint.py"), D),
+        healthScript: heredocSafe(hostFile("zgs-health.py"), D),
+        unit: heredocSafe(units.unit, D),
+        failoverUnit: heredocSafe(units.failoverService, D),
+        failoverTimerUnit: heredocSafe(units.failoverTimer, D),
+    });
+}
+
+export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string): string {
+    const p = storagePaths(node, mount);
+    if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
+    return render("storage-key.sh", { node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, minerKey });
+}
+
+export interface StorageNodeArgs {
+    readonly node: StorageSpec;
+    readonly host: Host;
+    readonly user: string;
+    readonly minerKey: pulumi.Output<string>;
+}
+
+/** miner key -> configure (files, guard, endpoint, start/restart) -> health report. */
+export class StorageNode extends pulumi.ComponentResource {
+    /** The health report of the last deploy (zgs-health.py), parsed. */
+    readonly health: pulumi.Output<Record<string, unknown>>;
+
+    constructor(name: string, args: StorageNodeArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("nodefleet:role:StorageNode", name, {}, opts);
+        const { node, host } = args;
+        const release = node.release;
+        if (release === undefined) throw new Error(`${node.name}: a storage node needs a release (checked by parseFleet)`);
+        const after = host.releases[release];
+        if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
+        const base = { connection: host.connection, user: args.user };
+        const keyScript = pulumi.secret(args.minerKey.apply((k) => renderStorageKey(node, host.dataMountPoint, k)));
+        const key = remoteStep(`${name}-miner-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [after] });
+        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
+        const healthRun = remoteStep(
+            `${name}-health`,
+            { ...base, script: `python3 /usr/local/lib/nodefleet/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript)] },
+            { parent: this, dependsOn: [configure] },
+        );
+        this.health = healthRun.stdout.apply((out) => {
+            try {
+                return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
+            } catch {
+                return { error: `unreadable health report: ${out.slice(0, 200)}` };
+            }
+        });
+        this.registerOutputs({ health: this.health });
+    }
+}

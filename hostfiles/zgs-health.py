@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Health of a 0G storage node (installed by nodefleet), as one JSON object on stdout.
+
+    zgs-health.py <node> [--wait SECONDS]
+
+chainHead: eth_blockNumber of the endpoint in config.toml (hex -> decimal); logSyncHeight and
+connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
+logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
+increasing: whether logSyncHeight grew since the previous check; diagnoses: seed 7's failure
+modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
+"""
+import datetime
+import json
+import os
+import sys
+import time
+import tomllib
+import urllib.request
+
+
+def rpc(url, method, params=None):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        answer = json.loads(resp.read())
+    if "error" in answer:
+        raise OSError(answer["error"].get("message", "JSON-RPC error"))
+    return answer["result"]
+
+
+def check(node):
+    with open(f"/etc/nodefleet/{node}/storage.json") as f:
+        spec = json.load(f)
+    with open(spec["config"], "rb") as f:
+        cfg = tomllib.load(f)
+    endpoint = cfg["blockchain_rpc_endpoint"]
+    out = {"node": node, "endpoint": endpoint, "chainHead": None, "logSyncHeight": None, "behind": None,
+           "synced": False, "connectedPeers": None, "increasing": None, "diagnoses": []}
+    try:
+        out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
+    except (OSError, ValueError) as e:
+        out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
+                                "check it, switch to another endpoint and restart (the failover timer does this every minute, seed 7)")
+    listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
+    try:
+        status = rpc(f"http://{listen}", "zgs_getStatus")
+        out["logSyncHeight"], out["connectedPeers"] = status["logSyncHeight"], status["connectedPeers"]
+    except (OSError, ValueError, KeyError) as e:
+        out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): is {spec['service']} running? journalctl -u {spec['service']}")
+    if out["chainHead"] is not None and out["logSyncHeight"] is not None:
+        out["behind"] = out["chainHead"] - out["logSyncHeight"]
+        out["synced"] = out["behind"] < 5
+        if not out["synced"]:
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5, seed 8)")
+    if out["connectedPeers"] == 0:
+        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable (seed 7)")
+    state = f"/run/nodefleet/{node}-health.json"
+    try:
+        with open(state) as f:
+            before = json.load(f)["logSyncHeight"]
+        if out["logSyncHeight"] is not None and before is not None:
+            out["increasing"] = out["logSyncHeight"] > before
+            if not out["increasing"] and not out["synced"]:
+                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch (seed 7)")
+    except (OSError, ValueError, KeyError):
+        pass
+    os.makedirs("/run/nodefleet", exist_ok=True)
+    with open(state, "w") as f:
+        json.dump({"logSyncHeight": out["logSyncHeight"]}, f)
+    log_dir = cfg.get("log_directory", "log")
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    out["logFile"] = os.path.join(log_dir, f"zgs.log.{today}")
+    out["logFileExists"] = os.path.exists(out["logFile"])
+    return out
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 64
+    wait = float(argv[argv.index("--wait") + 1]) if "--wait" in argv else 0
+    deadline = time.time() + wait
+    while True:
+        out = check(argv[1])
+        if out["synced"] and out["logFileExists"] or time.time() >= deadline:
+            break
+        time.sleep(2)
+    print(json.dumps(out, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

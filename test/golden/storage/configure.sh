@@ -1,0 +1,329 @@
+#!/bin/sh
+# nodefleet: configure 0G storage node storage-1 on host h-storage: its files, the snapshot guard
+# (seed 2.2), the RPC endpoint choice (seed 7), then start it, or restart it when something it
+# reads changed. Safe to run again: unchanged files are left alone and nothing restarts.
+set -eu
+node=storage-1
+service=zgs-storage-1.service
+data=/data/storage-1
+db=/data/storage-1/db
+operator=nodefleet
+changed=""
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs.
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+	else
+		mv "$tmp" "$1"
+		changed="$changed $1"
+	fi
+}
+
+if [ ! -x /opt/nodefleet/zgs/zgs_node ]; then
+	echo "storage $node: /opt/nodefleet/zgs/zgs_node is missing: the release was not installed" >&2
+	exit 1
+fi
+
+# Seed 2.2: snapshots are never used. A flow_db or data_db this node did not create (no marker,
+# or another node's) is refused before the service can start on it.
+marker="$db/.nodefleet-node"
+if [ -f "$marker" ]; then
+	if [ "$(cat "$marker")" != "$node" ]; then
+		echo "storage $node: refusing to start: $db was created by storage node '$(cat "$marker")', not by $node (seed 2.2: a node must sync its own data; another operator's data_db mines for that operator). Move $db away to let $node sync from scratch." >&2
+		exit 1
+	fi
+elif [ -e "$db/flow_db" ] || [ -e "$db/data_db" ]; then
+	echo "storage $node: refusing to start: $db holds flow_db/data_db that $node did not create (a snapshot?). Seed 2.2: snapshots are not used for storage nodes: a flow_db-only snapshot looks synced by height but lacks the data PoRA needs, and another operator's data_db mines for that operator. Move $db away to let $node sync from scratch." >&2
+	exit 1
+else
+	install -d -o "$operator" -g "$operator" -m 0750 "$db"
+	printf '%s\n' "$node" > "$marker"
+	chown "$operator:$operator" "$marker"
+fi
+
+install -d -o "$operator" -g "$operator" -m 0750 "$data/run" "$data/log" "$data/network"
+install -d -m 0755 /etc/nodefleet /usr/local/lib/nodefleet
+install -d -m 0700 /etc/nodefleet/storage-1
+
+put /data/storage-1/run/config.toml.nodefleet 0644 root:root <<'NODEFLEET_EOF'
+# 0G storage node storage-1: config.toml rendered by nodefleet from the fleet config; edits are
+# replaced. blockchain_rpc_endpoint is filled in on the host by zgs-endpoint with the first
+# candidate that answers eth_blockNumber (RPC failover, seed 7). The miner key is not in this
+# file: it reaches the node as ZGS_NODE__MINER_KEY from a root-only environment file.
+network_dir = "/data/storage-1/network"
+network_listen_address = "0.0.0.0"
+network_libp2p_port = 1234
+network_discovery_port = 1234
+network_enr_address = "198.51.100.4"
+network_enr_tcp_port = 1234
+network_enr_udp_port = 1234
+network_boot_nodes = ["/ip4/203.0.113.10/udp/1234/p2p/16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY"]
+blockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"
+log_contract_address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+log_sync_start_block_number = 0
+confirmation_block_count = 6
+db_dir = "/data/storage-1/db"
+log_config_file = "/data/storage-1/run/log_config"
+log_directory = "/data/storage-1/log"
+
+[rpc]
+listen_address = "127.0.0.1:5678"
+listen_address_admin = "127.0.0.1:5679"
+NODEFLEET_EOF
+put /data/storage-1/run/log_config 0644 root:root <<'NODEFLEET_EOF'
+info
+NODEFLEET_EOF
+put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
+{
+  "template": "/data/storage-1/run/config.toml.nodefleet",
+  "config": "/data/storage-1/run/config.toml",
+  "endpoints": [
+    "https://evmrpc-testnet.0g.ai",
+    "http://10.0.0.9:8545"
+  ],
+  "service": "zgs-storage-1.service"
+}
+NODEFLEET_EOF
+put /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root <<'NODEFLEET_EOF'
+#!/usr/bin/env python3
+"""RPC endpoint failover for a 0G storage node (installed by nodefleet).
+
+    zgs-endpoint.py <node> [--restart]
+
+Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "endpoints", "service"}), asks
+each candidate endpoint, in order, for eth_blockNumber, and renders config.toml from the template
+with the first one that answers. Exit 0: config unchanged; 10: config rewritten (with --restart
+the service is restarted if it was running); 2: no candidate answers (config left as it is).
+"""
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+
+PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
+
+
+def healthy(url):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []}).encode()
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            result = json.loads(resp.read()).get("result")
+        return isinstance(result, str) and result.startswith("0x") and int(result, 16) >= 0
+    except (OSError, ValueError):
+        return False
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 64
+    node, restart = argv[1], "--restart" in argv[2:]
+    with open(f"/etc/nodefleet/{node}/storage.json") as f:
+        spec = json.load(f)
+    chosen = next((u for u in spec["endpoints"] if healthy(u)), None)
+    if chosen is None:
+        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(spec['endpoints'])}; config left as it is", file=sys.stderr)
+        if os.path.exists(spec["config"]):
+            return 2
+        chosen = spec["endpoints"][0]  # first start: the node logs the outage itself
+    with open(spec["template"]) as f:
+        text = f.read().replace(PLACEHOLDER, json.dumps(chosen))  # a JSON string is a TOML basic string
+    try:
+        with open(spec["config"]) as f:
+            if f.read() == text:
+                return 0
+    except FileNotFoundError:
+        pass
+    tmp = spec["config"] + ".new"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, spec["config"])
+    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {chosen}")
+    if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
+        subprocess.run(["systemctl", "restart", spec["service"]], check=True)
+        print(f"zgs-endpoint {node}: restarted {spec['service']}")
+    return 10
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+NODEFLEET_EOF
+put /usr/local/lib/nodefleet/zgs-health.py 0755 root:root <<'NODEFLEET_EOF'
+#!/usr/bin/env python3
+"""Health of a 0G storage node (installed by nodefleet), as one JSON object on stdout.
+
+    zgs-health.py <node> [--wait SECONDS]
+
+chainHead: eth_blockNumber of the endpoint in config.toml (hex -> decimal); logSyncHeight and
+connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
+logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
+increasing: whether logSyncHeight grew since the previous check; diagnoses: seed 7's failure
+modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
+"""
+import datetime
+import json
+import os
+import sys
+import time
+import tomllib
+import urllib.request
+
+
+def rpc(url, method, params=None):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        answer = json.loads(resp.read())
+    if "error" in answer:
+        raise OSError(answer["error"].get("message", "JSON-RPC error"))
+    return answer["result"]
+
+
+def check(node):
+    with open(f"/etc/nodefleet/{node}/storage.json") as f:
+        spec = json.load(f)
+    with open(spec["config"], "rb") as f:
+        cfg = tomllib.load(f)
+    endpoint = cfg["blockchain_rpc_endpoint"]
+    out = {"node": node, "endpoint": endpoint, "chainHead": None, "logSyncHeight": None, "behind": None,
+           "synced": False, "connectedPeers": None, "increasing": None, "diagnoses": []}
+    try:
+        out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
+    except (OSError, ValueError) as e:
+        out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
+                                "check it, switch to another endpoint and restart (the failover timer does this every minute, seed 7)")
+    listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
+    try:
+        status = rpc(f"http://{listen}", "zgs_getStatus")
+        out["logSyncHeight"], out["connectedPeers"] = status["logSyncHeight"], status["connectedPeers"]
+    except (OSError, ValueError, KeyError) as e:
+        out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): is {spec['service']} running? journalctl -u {spec['service']}")
+    if out["chainHead"] is not None and out["logSyncHeight"] is not None:
+        out["behind"] = out["chainHead"] - out["logSyncHeight"]
+        out["synced"] = out["behind"] < 5
+        if not out["synced"]:
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5, seed 8)")
+    if out["connectedPeers"] == 0:
+        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable (seed 7)")
+    state = f"/run/nodefleet/{node}-health.json"
+    try:
+        with open(state) as f:
+            before = json.load(f)["logSyncHeight"]
+        if out["logSyncHeight"] is not None and before is not None:
+            out["increasing"] = out["logSyncHeight"] > before
+            if not out["increasing"] and not out["synced"]:
+                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch (seed 7)")
+    except (OSError, ValueError, KeyError):
+        pass
+    os.makedirs("/run/nodefleet", exist_ok=True)
+    with open(state, "w") as f:
+        json.dump({"logSyncHeight": out["logSyncHeight"]}, f)
+    log_dir = cfg.get("log_directory", "log")
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    out["logFile"] = os.path.join(log_dir, f"zgs.log.{today}")
+    out["logFileExists"] = os.path.exists(out["logFile"])
+    return out
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 64
+    wait = float(argv[argv.index("--wait") + 1]) if "--wait" in argv else 0
+    deadline = time.time() + wait
+    while True:
+        out = check(argv[1])
+        if out["synced"] and out["logFileExists"] or time.time() >= deadline:
+            break
+        time.sleep(2)
+    print(json.dumps(out, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+NODEFLEET_EOF
+put /etc/systemd/system/zgs-storage-1.service 0644 root:root <<'NODEFLEET_EOF'
+# 0G storage node storage-1, rendered by nodefleet.
+[Unit]
+Description=0G storage node storage-1 (zgs_node)
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=simple
+User=nodefleet
+Group=nodefleet
+WorkingDirectory=/data/storage-1/run
+# The miner key, root-only (0600); systemd reads it before dropping privileges.
+EnvironmentFile=/etc/nodefleet/storage-1/zgs.env
+ExecStart=/opt/nodefleet/zgs/zgs_node --config /data/storage-1/run/config.toml
+Restart=on-failure
+RestartSec=5
+LimitNOFILE=65535
+
+[Install]
+WantedBy=multi-user.target
+NODEFLEET_EOF
+put /etc/systemd/system/zgs-storage-1-failover.service 0644 root:root <<'NODEFLEET_EOF'
+# RPC failover for 0G storage node storage-1 (seed 7: "local block does not increase"),
+# rendered by nodefleet: keeps blockchain_rpc_endpoint on the first candidate that answers.
+[Unit]
+Description=RPC endpoint failover for 0G storage node storage-1
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/bin/python3 /usr/local/lib/nodefleet/zgs-endpoint.py storage-1 --restart
+NODEFLEET_EOF
+put /etc/systemd/system/zgs-storage-1-failover.timer 0644 root:root <<'NODEFLEET_EOF'
+# Runs the RPC failover check of 0G storage node storage-1 every minute. Rendered by nodefleet.
+[Unit]
+Description=RPC endpoint failover check for 0G storage node storage-1
+
+[Timer]
+OnBootSec=1min
+OnUnitActiveSec=1min
+AccuracySec=5s
+
+[Install]
+WantedBy=timers.target
+NODEFLEET_EOF
+systemctl daemon-reload
+
+# The endpoint: the first candidate answering eth_blockNumber (exit 10: config.toml rewritten).
+rc=0
+python3 /usr/local/lib/nodefleet/zgs-endpoint.py "$node" || rc=$?
+case "$rc" in
+0) ;;
+10) changed="$changed config.toml" ;;
+2) echo "storage $node: warning: no RPC endpoint answers now; keeping the current one" >&2 ;;
+*) exit "$rc" ;;
+esac
+chown "$operator:$operator" /data/storage-1/run/config.toml
+
+systemctl enable "$service" zgs-storage-1-failover.timer >/dev/null 2>&1
+systemctl start zgs-storage-1-failover.timer
+if ! systemctl is-active --quiet "$service"; then
+	systemctl start "$service"
+	echo "storage $node: started $service"
+elif [ -n "$changed" ]; then
+	systemctl restart "$service"
+	echo "storage $node: restarted $service (changed:$changed)"
+else
+	echo "storage $node: $service unchanged and running"
+fi
+sleep 2
+if ! systemctl is-active --quiet "$service"; then
+	journalctl -u "$service" -n 20 --no-pager >&2 || true
+	echo "storage $node: $service is not running" >&2
+	exit 1
+fi

@@ -1,0 +1,180 @@
+// The storage role: rendered files (golden copies checked by a TOML parser, systemd-analyze
+// verify, shellcheck, python's compiler) and, with strict mocks, its steps, their order and
+// where the miner key may go. The VM tier proves the scripts on a host.
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parseFleet } from "../../components/config/fleet";
+import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageUnits, HOSTFILES_DIR } from "../../components/roles/storage";
+import { golden, requireTool, runTool } from "../support/golden";
+import { baseFleet, secretSource, SECRETS, PEER_ID } from "../support/fixtures";
+import { buildStack } from "../support/stack";
+import { registered, inputsOf } from "../support/mocks";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-storage-"));
+
+function storageSpec(mutate: (s: any) => void = () => {}) {
+    const f = baseFleet();
+    mutate(f.nodes[0].storage);
+    const fleet = parseFleet(f, secretSource());
+    return fleet.spec.nodes[0] as Extract<(typeof fleet.spec.nodes)[number], { role: "storage" }>;
+}
+
+function toml(file: string): any {
+    const r = runTool("python3", ["-c", "import json,sys,tomllib;print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", file]);
+    assert.equal(r.status, 0, `TOML parse of ${file}:\n${r.output}`);
+    return JSON.parse(r.output);
+}
+
+function verifyUnits(files: Record<string, string>) {
+    requireTool("systemd-analyze", "systemd");
+    const dir = fs.mkdtempSync(path.join(tmp, "units-"));
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    const r = runTool("systemd-analyze", ["verify", "--man=no", ...Object.keys(files).map((n) => path.join(dir, n))]);
+    // verify also complains that the binaries are missing on this machine; nothing else may fail.
+    const problems = r.output.split("\n").filter((l) => l.trim() && !/is not executable|No such file or directory|Command .* is not executable/.test(l));
+    assert.deepEqual(problems, [], r.output);
+}
+
+describe("storage role: rendered files", () => {
+    it("config.toml matches its golden copy, parses as TOML, binds RPC locally, carries no key", () => {
+        const spec = storageSpec();
+        const cfg = toml(golden("storage/config.toml", renderStorageConfig(spec, "/data")));
+        assert.equal(cfg.log_contract_address, spec.storage.logContractAddress);
+        assert.deepEqual(cfg.network_boot_nodes, spec.storage.networkBootNodes);
+        assert.equal(cfg.network_enr_address, "198.51.100.4");
+        assert.equal(cfg.blockchain_rpc_endpoint, "@NODEFLEET_RPC_ENDPOINT@");
+        assert.equal(cfg.db_dir, "/data/storage-1/db");
+        assert.equal(cfg.log_directory, "/data/storage-1/log");
+        assert.deepEqual(cfg.rpc, { listen_address: "127.0.0.1:5678", listen_address_admin: "127.0.0.1:5679" });
+        assert.equal(cfg.miner_key, undefined);
+    });
+
+    it("config.toml keeps hostile values inside their strings", () => {
+        const hostile = `"]\nminer_key = "00"\n#`;
+        const spec = storageSpec();
+        (spec.storage as any).networkBootNodes = [hostile];
+        const file = path.join(tmp, "hostile.toml");
+        fs.writeFileSync(file, renderStorageConfig(spec, "/data"));
+        const cfg = toml(file);
+        assert.deepEqual(cfg.network_boot_nodes, [hostile]);
+        assert.equal(cfg.miner_key, undefined);
+    });
+
+    it("without boot nodes the ENR keys are left out and the list is empty", () => {
+        const cfg = toml(golden("storage/config-no-boot-nodes.toml", renderStorageConfig(storageSpec((s) => { s.networkBootNodes = []; delete s.networkEnrAddress; }), "/data")));
+        assert.deepEqual(cfg.network_boot_nodes, []);
+        assert.equal(cfg.network_enr_address, undefined);
+    });
+
+    it("the units match golden copies and pass systemd-analyze verify", () => {
+        const u = renderStorageUnits(storageSpec(), "/data", "zgs");
+        verifyUnits({
+            "zgs-storage-1.service": fs.readFileSync(golden("storage/zgs-storage-1.service", u.unit), "utf8"),
+            "zgs-storage-1-failover.service": fs.readFileSync(golden("storage/zgs-storage-1-failover.service", u.failoverService), "utf8"),
+            "zgs-storage-1-failover.timer": fs.readFileSync(golden("storage/zgs-storage-1-failover.timer", u.failoverTimer), "utf8"),
+        });
+        assert.match(u.unit, /^User=nodefleet$/m);
+        assert.match(u.unit, /^LimitNOFILE=65535$/m);
+        assert.match(u.unit, /^Restart=on-failure$/m);
+        assert.match(u.unit, /^EnvironmentFile=\/etc\/nodefleet\/storage-1\/zgs.env$/m);
+        assert.match(u.unit, /^ExecStart=\/opt\/nodefleet\/zgs\/zgs_node --config \/data\/storage-1\/run\/config.toml$/m);
+    });
+
+    it("the configure and key scripts match golden copies and pass shellcheck", () => {
+        requireTool("shellcheck", "shellcheck");
+        const files = [
+            golden("storage/configure.sh", renderStorageConfigure("h-storage", storageSpec(), "/data", "zgs")),
+            golden("storage/miner-key.sh", renderStorageKey(storageSpec(), "/data", "ab".repeat(32))),
+        ];
+        for (const f of files) {
+            const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
+            assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
+        }
+    });
+
+    it("the host scripts compile", () => {
+        for (const f of ["zgs-endpoint.py", "zgs-health.py"]) {
+            const r = runTool("python3", ["-m", "py_compile", path.join(HOSTFILES_DIR, f)]);
+            assert.equal(r.status, 0, r.output);
+        }
+    });
+
+    it("refuses to render a key that is not 64 hex characters", () => {
+        assert.throws(() => renderStorageKey(storageSpec(), "/data", "ab\nEOF"), /must be 64 hex characters/);
+    });
+
+    it("the endpoint script picks the first candidate that answers and renders config.toml from the template", () => {
+        // Real run of zgs-endpoint.py against a local JSON-RPC server and a dead port.
+        const dir = fs.mkdtempSync(path.join(tmp, "endpoint-"));
+        const server = runTool("python3", ["-c", `
+import json, subprocess, sys, socket, os
+from http.server import HTTPServer, BaseHTTPRequestHandler
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": "0x2a"}).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+srv = HTTPServer(("127.0.0.1", 0), H)
+dead = socket.socket(); dead.bind(("127.0.0.1", 0)); dead_port = dead.getsockname()[1]; dead.close()
+good = f"http://127.0.0.1:{srv.server_address[1]}"
+spec = {"template": "${dir}/config.toml.nodefleet", "config": "${dir}/config.toml", "endpoints": [f"http://127.0.0.1:{dead_port}", good], "service": "x"}
+os.makedirs("/etc/nodefleet/nodefleet-test-endpoint", exist_ok=True)
+json.dump(spec, open("/etc/nodefleet/nodefleet-test-endpoint/storage.json", "w"))
+open(spec["template"], "w").write('a = 1\\nblockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"\\n')
+import threading; threading.Thread(target=srv.serve_forever, daemon=True).start()
+r = subprocess.run([sys.executable, "${path.join(HOSTFILES_DIR, "zgs-endpoint.py")}", "nodefleet-test-endpoint"], capture_output=True, text=True)
+again = subprocess.run([sys.executable, "${path.join(HOSTFILES_DIR, "zgs-endpoint.py")}", "nodefleet-test-endpoint"], capture_output=True, text=True)
+import shutil; shutil.rmtree("/etc/nodefleet/nodefleet-test-endpoint")
+print(r.returncode); print(again.returncode); print(json.dumps(open(spec["config"]).read())); print(json.dumps(good))
+`]);
+        assert.equal(server.status, 0, server.output);
+        const [rc, rc2, config, good] = server.output.trim().split("\n");
+        assert.equal(rc, "10", "first run rewrites config.toml");
+        assert.equal(rc2, "0", "second run changes nothing");
+        assert.equal(JSON.parse(config!), `a = 1\nblockchain_rpc_endpoint = ${good}\n`);
+    });
+});
+
+describe("storage role: steps", () => {
+    it("chains release -> miner key -> configure -> health, the key only as a secret and never logged", async () => {
+        const f = baseFleet();
+        f.nodes = [f.nodes[0]];
+        delete f.hosts["h-sequencer"];
+        delete f.hosts["h-validator"];
+        const { recorded } = await buildStack(f, SECRETS);
+        const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
+        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-h-storage-release-zgs"]);
+        assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key"]);
+        assert.deepEqual(dep("fleet-storage-1-health"), ["fleet-storage-1-configure"]);
+        const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
+        assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");
+        assert.equal(keyStep.inputs.logging, "none");
+        assert.match(keyStep.inputs.stdin, new RegExp(`^ZGS_NODE__MINER_KEY=${SECRETS.minerKey}$`, "m"));
+        const props = recorded.find((r) => r.name === "fleet-storage-1-miner-key")!;
+        for (const o of ["stdout", "stderr"]) assert.ok(props.additionalSecretOutputs.includes(o), `${o} must be a secret output`);
+        assert.equal(await pulumi.isSecret(pulumi.output((props.props as any).stdin)), true);
+        // Nowhere else: not in a command line, not in any other script.
+        for (const r of registered.filter((x) => x.custom && x.name !== "fleet-storage-1-miner-key")) {
+            assert.ok(!JSON.stringify(r.inputs).includes(SECRETS.minerKey!), `${r.name} carries the miner key`);
+        }
+        assert.match(inputsOf("fleet-storage-1-configure").stdin, /refusing to start/);
+        assert.match(inputsOf("fleet-storage-1-health").stdin, /zgs-health.py storage-1 --wait 60/);
+    });
+
+    it("a boot node list change re-renders config.toml and so re-runs configure (and health) only", async () => {
+        const f1 = baseFleet();
+        await buildStack(f1, SECRETS);
+        const before = inputsOf("fleet-storage-1-configure").triggers[0];
+        const keyBefore = inputsOf("fleet-storage-1-miner-key").triggers[0];
+        const f2 = baseFleet();
+        f2.nodes[0].storage.networkBootNodes = [`/ip4/203.0.113.11/udp/1234/p2p/${PEER_ID}`];
+        await buildStack(f2, SECRETS);
+        assert.notEqual(inputsOf("fleet-storage-1-configure").triggers[0], before);
+        assert.equal(inputsOf("fleet-storage-1-miner-key").triggers[0], keyBefore);
+    });
+});
