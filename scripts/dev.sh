@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the local dev stack: install what is missing, boot the dev VMs, `pulumi up`.
 #
-#   scripts/dev.sh up          setup + toolchain + VMs + `pulumi up --yes` on stack dev
+#   scripts/dev.sh up          setup + toolchain + artifact server + dev chain + VMs +
+#                              `pulumi up --yes` on stack dev
 #   scripts/dev.sh preview     the same, but `pulumi preview` (VMs are not needed)
 #   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the VMs down
 #   scripts/dev.sh pulumi ...  any pulumi command with the dev stack's environment
@@ -35,6 +36,7 @@ up)
     shift
     prepare
     bash "$ROOT/scripts/artifacts.sh" serve
+    bash "$ROOT/scripts/devchain.sh" start
     bash "$ROOT/scripts/vm.sh" up 2
     pulumi up --stack dev --yes --skip-preview --non-interactive "$@"
     ;;
@@ -52,6 +54,7 @@ destroy)
     pulumi destroy --stack dev --yes --skip-preview --non-interactive "$@"
     bash "$ROOT/scripts/vm.sh" down
     bash "$ROOT/scripts/artifacts.sh" stop
+    bash "$ROOT/scripts/devchain.sh" stop
     ;;
 pulumi)
     shift
@@ -59,7 +62,7 @@ pulumi)
     exec pulumi "$@"
     ;;
 *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

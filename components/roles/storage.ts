@@ -103,6 +103,20 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
     });
 }
 
+/** What `pulumi destroy` runs: units, key and config removed; chain data kept. */
+export function renderStorageRemove(host: string, node: StorageSpec, mount: string): string {
+    const p = storagePaths(node, mount);
+    return render("storage-remove.sh", {
+        host,
+        node: node.name,
+        service: p.service,
+        failoverService: `zgs-${node.name}-failover.service`,
+        failoverTimer: `zgs-${node.name}-failover.timer`,
+        etcDir: p.etcDir,
+        dataDir: p.dataDir,
+    });
+}
+
 export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string): string {
     const p = storagePaths(node, mount);
     if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
@@ -116,7 +130,7 @@ export interface StorageNodeArgs {
     readonly minerKey: pulumi.Output<string>;
 }
 
-/** miner key -> configure (files, guard, endpoint, start/restart) -> health report. */
+/** teardown (destroy only) -> miner key -> configure (files, guard, endpoint, start/restart) -> health report. */
 export class StorageNode extends pulumi.ComponentResource {
     /** The health report of the last deploy (zgs-health.py), parsed. */
     readonly health: pulumi.Output<Record<string, unknown>>;
@@ -129,8 +143,15 @@ export class StorageNode extends pulumi.ComponentResource {
         const after = host.releases[release];
         if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
         const base = { connection: host.connection, user: args.user };
+        // Holds only the removal for `pulumi destroy` (its create never changes, so it is never
+        // replaced): destroy stops the node after the steps above it are gone.
+        const teardown = remoteStep(
+            `${name}-teardown`,
+            { ...base, script: `echo 'storage ${node.name}: teardown registered'\n`, onDelete: renderStorageRemove(host.hostName, node, host.dataMountPoint) },
+            { parent: this, dependsOn: [after] },
+        );
         const keyScript = pulumi.secret(args.minerKey.apply((k) => renderStorageKey(node, host.dataMountPoint, k)));
-        const key = remoteStep(`${name}-miner-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [after] });
+        const key = remoteStep(`${name}-miner-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [teardown] });
         const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
         const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(

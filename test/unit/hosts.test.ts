@@ -109,8 +109,8 @@ describe("existing host", () => {
         f.nodes = [f.nodes[0], f.nodes[2]];
         delete f.hosts["h-sequencer"];
         await buildStack(f, SECRETS);
-        // host: preflight, bootstrap, 3 firewall steps, the zgs release; storage role: key, configure, health
-        assert.deepEqual(countByType(), { "command:remote:Command": 9 });
+        // host: preflight, bootstrap, 3 firewall steps, the zgs release; storage role: teardown, key, configure, health
+        assert.deepEqual(countByType(), { "command:remote:Command": 10 });
         const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
         assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
@@ -201,8 +201,8 @@ describe("Hetzner host", () => {
             "hcloud:index/server:Server": 1,
             "hcloud:index/volume:Volume": 1,
             "hcloud:index/volumeAttachment:VolumeAttachment": 1,
-            // data volume mount, bootstrap, release; the storage role's key, configure, health
-            "command:remote:Command": 6,
+            // data volume mount, bootstrap, release; the storage role's teardown, key, configure, health
+            "command:remote:Command": 7,
         });
         assert.deepEqual(calls, []);
         const server = inputsOf("fleet-h1-server");

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
-import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageUnits, HOSTFILES_DIR } from "../../components/roles/storage";
+import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageRemove, renderStorageUnits, HOSTFILES_DIR } from "../../components/roles/storage";
 import { golden, requireTool, runTool } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID } from "../support/fixtures";
 import { buildStack } from "../support/stack";
@@ -89,6 +89,7 @@ describe("storage role: rendered files", () => {
         const files = [
             golden("storage/configure.sh", renderStorageConfigure("h-storage", storageSpec(), "/data", "zgs")),
             golden("storage/miner-key.sh", renderStorageKey(storageSpec(), "/data", "ab".repeat(32))),
+            golden("storage/remove.sh", renderStorageRemove("h-storage", storageSpec(), "/data")),
         ];
         for (const f of files) {
             const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
@@ -141,14 +142,16 @@ print(r.returncode); print(again.returncode); print(json.dumps(open(spec["config
 });
 
 describe("storage role: steps", () => {
-    it("chains release -> miner key -> configure -> health, the key only as a secret and never logged", async () => {
+    it("chains release -> teardown -> miner key -> configure -> health, the key only as a secret and never logged", async () => {
         const f = baseFleet();
         f.nodes = [f.nodes[0]];
         delete f.hosts["h-sequencer"];
         delete f.hosts["h-validator"];
         const { recorded } = await buildStack(f, SECRETS);
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
-        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-h-storage-release-zgs"]);
+        assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs"]);
+        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"]);
+        assert.match(inputsOf("fleet-storage-1-teardown").delete, /systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service/);
         assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key"]);
         assert.deepEqual(dep("fleet-storage-1-health"), ["fleet-storage-1-configure"]);
         const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
