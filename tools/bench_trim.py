@@ -21,6 +21,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from chainfile import block  # noqa: E402
 
 # The usual approach, for comparison only: read each block into memory, decode the header with
 # a general RLP decoder, write the kept blocks with Python file I/O.
@@ -53,34 +55,13 @@ with open(src, "rb") as f, open(dst, "wb") as out:
 '''
 
 
-def rlp(value):
-    if isinstance(value, list):
-        payload = b"".join(rlp(v) for v in value)
-        return _len(len(payload), 0xC0) + payload
-    if isinstance(value, int):
-        value = value.to_bytes((value.bit_length() + 7) // 8, "big") if value else b""
-    if len(value) == 1 and value[0] < 0x80:
-        return value
-    return _len(len(value), 0x80) + value
-
-
-def _len(n, offset):
-    if n < 56:
-        return bytes([offset + n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([offset + 55 + len(b)]) + b
-
-
 def generate(path, mb):
     target, number, written = mb << 20, 1, 0
     with open(path, "wb") as f:
         while written < target:
             size = 70_000 if number % 500 == 0 else 1_000 + (number * 7919) % 23_000
             count = max(1, size // 2000)
-            txs = [os.urandom(size // count) for _ in range(count)]
-            header = [b"\x01" * 32, b"\x02" * 32, b"\x03" * 20, b"\x04" * 32, b"\x05" * 32, b"\x06" * 32, b"\x00" * 256,
-                      0, number, 30_000_000, 21_000, 1_700_000_000 + number, b"", b"\x07" * 32, b"\x00" * 8, 7]
-            data = rlp([header, txs, []])
+            data = block(number, txs=count, tx_size=size // count)
             f.write(data)
             written += len(data)
             number += 1

@@ -28,7 +28,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 from . import common
 from .common import Log, RpcError, fault, fault_int, hx, keccak256

@@ -10,7 +10,8 @@ import unittest
 import urllib.request
 
 from nodefleet_sim import common, zerog
-from tests.test_reth import SIM_ROOT, free_port
+from tests.support import free_port, until
+from tests.test_reth import SIM_ROOT
 
 FAST = {"NODEFLEET_SIM_BLOCK_TIME": "0.2"}
 
@@ -35,19 +36,6 @@ def stop(proc):
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.communicate()[0]
-
-
-def until(f, timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            v = f()
-            if v:
-                return v
-        except (OSError, common.RpcError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 class ZeroGChain(unittest.TestCase):

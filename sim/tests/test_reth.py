@@ -2,7 +2,6 @@
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -11,15 +10,10 @@ import unittest
 from contextlib import redirect_stdout
 
 from nodefleet_sim import common, reth
+from tests.support import free_port
 from tests.test_common import chain
 
 SIM_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RethImport(unittest.TestCase):

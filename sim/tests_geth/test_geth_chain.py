@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 SIM = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -21,25 +20,13 @@ ROOT = os.path.dirname(SIM)
 GENESIS = os.path.join(SIM, "release", "geth-genesis.json")
 sys.path.insert(0, SIM)
 from nodefleet_sim import common  # noqa: E402
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support import free_port, until as _until  # noqa: E402
 
 
 def until(f, timeout=60.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            v = f()
-            if v:
-                return v
-        except (OSError, common.RpcError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise AssertionError("condition not met in time")
+    return _until(f, timeout, every=0.2)
+
+
 
 
 class GethChain(unittest.TestCase):
