@@ -46,6 +46,9 @@ else
 	chown "$operator:$operator" "$marker"
 fi
 
+# The failover timer must not rewrite config.toml while this script does (it starts again below).
+systemctl stop zgs-storage-1-failover.timer zgs-storage-1-failover.service >/dev/null 2>&1 || true
+
 install -d -o "$operator" -g "$operator" -m 0750 "$data/run" "$data/log" "$data/network"
 install -d -m 0755 /etc/nodefleet /usr/local/lib/nodefleet
 install -d -m 0700 /etc/nodefleet/storage-1
