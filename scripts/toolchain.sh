@@ -17,7 +17,7 @@ BIN="$ROOT/.tools/bin"
 say() { printf '[toolchain] %s\n' "$*" >&2; }
 mkdir -p "$BIN" "$CACHE"
 
-stamp="$(cd "$ROOT/toolchain" && find go.mod go.sum standins -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+stamp="$(cd "$ROOT/toolchain" && find go.mod go.sum standins -type f ! -name '*_test.go' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
 dir="$CACHE/$PULUMI_VERSION-$stamp"
 
 if [ ! -x "$dir/pulumi" ]; then
