@@ -10,7 +10,7 @@ import unittest
 import urllib.request
 
 from nodefleet_sim import common, zerog
-from tests.support import free_port, until
+from tests.support import consensus_home, free_port, until
 from tests.test_reth import SIM_ROOT
 
 FAST = {"NODEFLEET_SIM_BLOCK_TIME": "0.2"}
@@ -50,17 +50,7 @@ class ZeroGChain(unittest.TestCase):
         self.http, self.auth, self.cmt = free_port(), free_port(), free_port()
         self.reth = start("reth", "node", "--chain", self.genesis, "--datadir", os.path.join(self.d, "reth"), "--http",
                           "--http.port", str(self.http), "--authrpc.port", str(self.auth), "--authrpc.jwtsecret", self.jwt)
-        self.home = os.path.join(self.d, "0gchaind")
-        os.makedirs(os.path.join(self.home, "config"))
-        os.makedirs(os.path.join(self.home, "data"))
-        with open(os.path.join(self.home, "config", "app.toml"), "w") as f:
-            f.write(f'[beacon-kit.engine]\nrpc-dial-url = "http://localhost:{self.auth}"\njwt-secret-path = "{self.jwt}"\n')
-        with open(os.path.join(self.home, "config", "config.toml"), "w") as f:
-            f.write(f'[rpc]\nladdr = "tcp://127.0.0.1:{self.cmt}"\n')
-        with open(os.path.join(self.home, "config", "priv_validator_key.json"), "w") as f:
-            f.write("{}")
-        with open(os.path.join(self.home, "data", "priv_validator_state.json"), "w") as f:
-            f.write("{}")
+        self.home = consensus_home(os.path.join(self.d, "0gchaind"), self.auth, self.jwt, self.cmt)
         until(lambda: common.rpc_call(f"http://127.0.0.1:{self.http}", "eth_blockNumber"))
 
     def tearDown(self):

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(SIM)
 GENESIS = os.path.join(SIM, "release", "geth-genesis.json")
 sys.path.insert(0, SIM)
 from nodefleet_sim import common  # noqa: E402
-from tests.support import free_port, until as _until  # noqa: E402
+from tests.support import consensus_home, free_port, until as _until  # noqa: E402
 
 
 def until(f, timeout=60.0):
@@ -50,17 +50,8 @@ class GethChain(unittest.TestCase):
                                     stdout=cls.geth_log, stderr=subprocess.STDOUT)
         cls.url = f"http://127.0.0.1:{cls.http}"
         until(lambda: common.rpc_call(cls.url, "eth_blockNumber"))
-        cls.home = os.path.join(cls.d, "0gchaind")
-        os.makedirs(os.path.join(cls.home, "config"))
-        os.makedirs(os.path.join(cls.home, "data"))
-        with open(os.path.join(cls.home, "config", "app.toml"), "w") as f:
-            f.write(f'[beacon-kit.engine]\nrpc-dial-url = "http://localhost:{cls.auth}"\njwt-secret-path = "{cls.jwt}"\n')
-        with open(os.path.join(cls.home, "config", "config.toml"), "w") as f:
-            f.write(f'[rpc]\nladdr = "tcp://127.0.0.1:{cls.cmt}"\n')
-        with open(os.path.join(cls.home, "config", "priv_validator_key.json"), "w") as f:
-            json.dump({"pub_key": {"value": "dGVzdA=="}}, f)
-        with open(os.path.join(cls.home, "data", "priv_validator_state.json"), "w") as f:
-            f.write("{}")
+        cls.home = consensus_home(os.path.join(cls.d, "0gchaind"), cls.auth, cls.jwt, cls.cmt,
+                                  validator_key=json.dumps({"pub_key": {"value": "dGVzdA=="}}))
         env = dict(os.environ, NODEFLEET_SIM_BLOCK_TIME="0.5")
         cls.cl = subprocess.Popen([sys.executable, "-m", "nodefleet_sim.zerog", "start", "--home", cls.home], cwd=SIM, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
