@@ -71,7 +71,7 @@ pack() {
         -C "$2" -cf - "$3" | gzip -n -9 > "$1"
 }
 
-cmd_build() {
+build_dir() {
     local geth stamp out
     geth="$(geth_bin)"
     stamp="$( (sha256sum "$geth"; { find "$ROOT/sim/nodefleet_sim" -name '*.py'; find "$ROOT/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
@@ -106,11 +106,18 @@ cmd_build() {
     echo "$out"
 }
 
+# Builds if needed and points .state/artifacts/current (the dev config's SHA256SUMS) at the result.
+cmd_build() {
+    local dir
+    dir="$(build_dir)"
+    mkdir -p "$ROOT/.state/artifacts"
+    ln -sfn "$dir" "$ROOT/.state/artifacts/current"
+    echo "$dir"
+}
+
 cmd_serve() {
     local dir
     dir="$(cmd_build)"
-    mkdir -p "$(dirname "$PIDFILE")"
-    ln -sfn "$dir" "$ROOT/.state/artifacts/current"
     if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
         if [ "$(readlink -f "/proc/$(cat "$PIDFILE")/cwd")" = "$(readlink -f "$dir")" ]; then return; fi
         kill "$(cat "$PIDFILE")"
@@ -130,7 +137,7 @@ cmd_stop() {
 }
 
 case "${1:-}" in
-build) dir="$(cmd_build)"; mkdir -p "$ROOT/.state/artifacts"; ln -sfn "$dir" "$ROOT/.state/artifacts/current" ;;
+build) cmd_build >/dev/null ;;
 serve) cmd_serve ;;
 stop) cmd_stop ;;
 dir) cmd_build ;;
