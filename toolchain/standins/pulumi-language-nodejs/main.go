@@ -34,9 +34,9 @@ import (
 	"syscall"
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"nodefleet.local/toolchain/standins/internal/pluginmain"
 )
 
 // Version is what GetPluginInfo reports; it is set at build time to the CLI version it serves.
@@ -51,34 +51,13 @@ type host struct {
 }
 
 func main() {
-	args := os.Args[1:]
-	// The engine may pass flags (e.g. -root=…) before the engine address; the address is last.
-	var engineAddress string
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			engineAddress = a
-		}
-	}
+	// The engine may pass flags (e.g. -root=…) before its address; the address is last.
+	engineAddress := pluginmain.EngineAddress(os.Args[1:])
 	if engineAddress == "" {
-		fmt.Fprintln(os.Stderr, "pulumi-language-nodejs (nodefleet stand-in): missing the engine address argument")
-		os.Exit(1)
+		pluginmain.Fail("pulumi-language-nodejs", errors.New("missing the engine address argument"))
 	}
 	h := &host{engineAddress: engineAddress}
-	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{
-		Init: func(s *grpc.Server) error {
-			pulumirpc.RegisterLanguageRuntimeServer(s, h)
-			return nil
-		},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "pulumi-language-nodejs (nodefleet stand-in): %v\n", err)
-		os.Exit(1)
-	}
-	fmt.Printf("%d\n", handle.Port)
-	if err := <-handle.Done; err != nil {
-		fmt.Fprintf(os.Stderr, "pulumi-language-nodejs (nodefleet stand-in): %v\n", err)
-		os.Exit(1)
-	}
+	pluginmain.Serve("pulumi-language-nodejs", func(s *grpc.Server) { pulumirpc.RegisterLanguageRuntimeServer(s, h) })
 }
 
 func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {

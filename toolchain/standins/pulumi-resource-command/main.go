@@ -49,6 +49,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
+	"nodefleet.local/toolchain/standins/internal/pluginmain"
 )
 
 // Version is the @pulumi/command release whose semantics this stand-in follows.
@@ -62,37 +63,16 @@ type provider struct {
 }
 
 func main() {
-	var engineAddress string
-	for _, a := range os.Args[1:] {
-		if !strings.HasPrefix(a, "-") {
-			engineAddress = a
-		}
-	}
 	p := &provider{}
-	if engineAddress != "" {
+	if engineAddress := pluginmain.EngineAddress(os.Args[1:]); engineAddress != "" {
 		conn, err := grpc.NewClient(engineAddress, grpc.WithTransportCredentials(insecure.NewCredentials()),
 			rpcutil.GrpcChannelOptions())
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "pulumi-resource-command (nodefleet stand-in): engine %s: %v\n", engineAddress, err)
-			os.Exit(1)
+			pluginmain.Fail("pulumi-resource-command", fmt.Errorf("engine %s: %w", engineAddress, err))
 		}
 		p.engine = pulumirpc.NewEngineClient(conn)
 	}
-	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{
-		Init: func(s *grpc.Server) error {
-			pulumirpc.RegisterResourceProviderServer(s, p)
-			return nil
-		},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "pulumi-resource-command (nodefleet stand-in): %v\n", err)
-		os.Exit(1)
-	}
-	fmt.Printf("%d\n", handle.Port)
-	if err := <-handle.Done; err != nil {
-		fmt.Fprintf(os.Stderr, "pulumi-resource-command (nodefleet stand-in): %v\n", err)
-		os.Exit(1)
-	}
+	pluginmain.Serve("pulumi-resource-command", func(s *grpc.Server) { pulumirpc.RegisterResourceProviderServer(s, p) })
 }
 
 // ---- plugin plumbing -------------------------------------------------------------------------
@@ -392,8 +372,8 @@ func randomSuffix() string {
 
 type connection struct {
 	host, user, password, privateKey, keyPassword, agentSocket, hostKey string
-	port, dialErrorLimit                                               int
-	perDialTimeout                                                     time.Duration
+	port, dialErrorLimit                                                int
+	perDialTimeout                                                      time.Duration
 }
 
 type commandArgs struct {
