@@ -10,3 +10,5 @@ export const hosts = fleet.summary;
 export const hardwareCheck = plan.spec.hardwareCheck;
 /** Per node, the health report taken at the end of the last `pulumi up`. */
 export const health = fleet.health;
+/** Per sequencer, its validator registration: status in the registry and what was done. */
+export const registration = fleet.registration;

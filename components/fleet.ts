@@ -8,6 +8,7 @@ import { AwsHost } from "./hosts/aws";
 import { HetznerHost } from "./hosts/hetzner";
 import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
+import { SequencerNode } from "./roles/sequencer";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -27,6 +28,8 @@ export class Fleet extends pulumi.ComponentResource {
     readonly summary: Record<string, HostSummary>;
     /** Per node: its health report from the last deploy (roles that have one). */
     readonly health: Record<string, pulumi.Output<Record<string, unknown>>>;
+    /** Per sequencer: what its validator registration step found and did. */
+    readonly registration: Record<string, pulumi.Output<Record<string, unknown>>>;
 
     constructor(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:fleet:Fleet", name, {}, opts);
@@ -40,6 +43,7 @@ export class Fleet extends pulumi.ComponentResource {
         this.hosts = hosts;
         this.summary = summary;
         this.health = {};
+        this.registration = {};
         for (const plan of args.plan.hosts) {
             const host = hosts[plan.name]!;
             for (const node of plan.nodes) {
@@ -49,15 +53,20 @@ export class Fleet extends pulumi.ComponentResource {
                         this.health[node.name] = role.health;
                         break;
                     }
-                    case "sequencer":
+                    case "sequencer": {
+                        const role = new SequencerNode(`${name}-${node.name}`, { node, host, user: sshUser(plan.spec), validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret) }, { parent: this });
+                        this.health[node.name] = role.health;
+                        this.registration[node.name] = role.registration;
+                        break;
+                    }
                     case "validator":
-                        break; // their roles come with the next issues; the host is prepared for them
+                        break; // the validator role comes with the geth -> reth switch; the host is prepared for it
                     default:
                         assertNever(node);
                 }
             }
         }
-        this.registerOutputs({ summary, health: this.health });
+        this.registerOutputs({ summary, health: this.health, registration: this.registration });
     }
 
     private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {

@@ -18,6 +18,10 @@ function findTemplatesDir(): string {
 
 export const TEMPLATES_DIR = findTemplatesDir();
 
+/** Static files nodefleet installs on hosts (scripts), beside templates/. */
+export const HOSTFILES_DIR = path.join(path.dirname(TEMPLATES_DIR), "hostfiles");
+export const hostFile = (name: string): string => fs.readFileSync(path.join(HOSTFILES_DIR, name), "utf8");
+
 /** A single POSIX shell word: safe for any value, including quotes, newlines, $() and backticks. */
 export function shellWord(value: string): string {
     if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
@@ -35,6 +39,26 @@ export function tomlString(value: string): string {
         else if (ch === "\t") out += "\\t";
         else if (ch === "\r") out += "\\r";
         else if (code < 0x20 || code === 0x7f) out += `\\u${code.toString(16).padStart(4, "0")}`;
+        else out += ch;
+    }
+    return out + '"';
+}
+
+/**
+ * One word of a systemd Exec*= line: double-quoted with C escapes when needed, `%` doubled
+ * (specifiers) and `$` doubled (variable expansion), so a value is passed as exactly one argument.
+ */
+export function unitWord(value: string): string {
+    if (/^[A-Za-z0-9_@+=:,./-]+$/.test(value)) return value;
+    let out = '"';
+    for (const ch of value) {
+        const code = ch.codePointAt(0)!;
+        if (ch === '"' || ch === "\\") out += `\\${ch}`;
+        else if (ch === "%") out += "%%";
+        else if (ch === "$") out += "$$";
+        else if (ch === "\n") out += "\\n";
+        else if (ch === "\t") out += "\\t";
+        else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
         else out += ch;
     }
     return out + '"';
@@ -64,6 +88,7 @@ function valueHelper(fn: (v: unknown, ...rest: unknown[]) => string) {
 hb.registerHelper("sh", valueHelper((v) => shellWord(String(v))));
 hb.registerHelper("toml", valueHelper((v) => tomlString(String(v))));
 hb.registerHelper("tomlArray", valueHelper((v) => `[${(v as unknown[]).map((x) => tomlString(String(x))).join(", ")}]`));
+hb.registerHelper("unitarg", valueHelper((v) => unitWord(String(v))));
 hb.registerHelper("nftstr", valueHelper((v) => nftString(String(v))));
 hb.registerHelper("join", valueHelper((v, sep) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", ")));
 for (const block of ["if", "unless", "each", "with"]) {
@@ -72,6 +97,12 @@ for (const block of ["if", "unless", "each", "with"]) {
         present(v, options);
         return builtin.call(this, v, options);
     });
+}
+
+// Partials: templates/_<name>.hbs is {{> name}} in every template (shared script pieces).
+for (const file of fs.readdirSync(TEMPLATES_DIR)) {
+    const m = /^_(.+)\.hbs$/.exec(file);
+    if (m) hb.registerPartial(m[1]!, fs.readFileSync(path.join(TEMPLATES_DIR, file), "utf8"));
 }
 
 const compiled = new Map<string, Handlebars.TemplateDelegate>();

@@ -4,6 +4,9 @@
 # 0gchaind simulator through the engine API (a block every 2 s), reachable from the VMs as
 #   http://10.0.2.2:8545   geth itself
 #   http://10.0.2.2:8546   the same chain through a forwarder (a second endpoint for failover)
+# It also stands in for the sequencer's L1: the genesis holds a minimal validator registry at
+# 0x00000000000000000000000000000000000a2ec1 (getInfo(address) -> stake, withdrawer, proposer,
+# status from storage; see sim/README.md). A changed genesis starts the chain afresh.
 #
 #   scripts/devchain.sh start | stop | status
 set -euo pipefail
@@ -22,8 +25,16 @@ cmd_start() {
     mkdir -p "$STATE"
     local geth
     geth="$(bash "$ROOT/scripts/artifacts.sh" geth)"
+    local genesis_sum
+    genesis_sum="$(sha256sum "$ROOT/sim/release/geth-genesis.json" | cut -d' ' -f1)"
+    if [ -d "$STATE/geth" ] && [ "$(cat "$STATE/genesis.sha256" 2>/dev/null)" != "$genesis_sum" ]; then
+        say "the dev genesis changed: starting the dev chain afresh"
+        cmd_stop
+        rm -rf "$STATE/geth" "$STATE/cl"
+    fi
     if [ ! -d "$STATE/geth/geth/chaindata" ]; then
         "$geth" init --datadir "$STATE/geth" "$ROOT/sim/release/geth-genesis.json" >"$STATE/init.log" 2>&1
+        echo "$genesis_sum" > "$STATE/genesis.sha256"
     fi
     [ -f "$STATE/jwt.hex" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$STATE/jwt.hex")
     if ! running geth; then

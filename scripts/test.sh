@@ -17,8 +17,9 @@ rm -rf dist
 npx --no-install tsc -p tsconfig.json
 
 if has_tier unit; then
-    echo "== unit tier: node simulators and host tools (python unittest)"
+    echo "== unit tier: node simulators, host scripts and host tools (python unittest)"
     (cd sim && python3 -m unittest discover -s tests -t .)
+    (cd hostfiles && python3 -m unittest discover -s tests -t .)
     (cd tools && python3 -m unittest discover -s tests -t .)
     echo "== unit tier: trim_export.py speed targets, measured side by side (a report: see README)"
     python3 tools/bench_trim.py --mb 512 --rounds 5 || echo "bench_trim: a speed target was missed on this run (ratios above)"

@@ -214,6 +214,9 @@ function checkRoleRules(spec: FleetSpec, issues: string[]): void {
         if (node.role === "storage" && node.release === undefined) {
             issues.push(`nodes[${i}].release: required: the host installs the storage node's software (zgs_node) from a release (see releases)`);
         }
+        if (node.role === "sequencer" && node.release === undefined) {
+            issues.push(`nodes[${i}].release: required: the host installs the aztec CLI and its version manager (aztec-up) from a release (see releases)`);
+        }
         if (node.role === "storage" && node.storage.networkBootNodes.length > 0 && !node.storage.networkEnrAddress) {
             issues.push(`nodes[${i}].storage.networkEnrAddress: required when networkBootNodes is set (UDP discovery needs both, seed 2.1)`);
         }

@@ -157,7 +157,16 @@ export const sequencerSettings = z.strictObject({
     coinbase: evmAddress,
     validatorAddress: evmAddress,
     stakingAssetHandler: evmAddress,
+    /** The L1 validator registry whose getInfo(address) tells whether validatorAddress is registered (seed 4.3). */
+    registryAddress: evmAddress,
     validatorPrivateKeySecret: secretRef,
+    /**
+     * How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never
+     * the aztec wrapper, which passes env values on docker's command line) or `release` (the
+     * release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack's
+     * simulator).
+     */
+    runtime: z.enum(["docker", "release"]).default("docker"),
     /** Public IP announced to peers; defaults to the host's public address. */
     publicIp: ipv4.optional(),
     /** Who may reach the JSON-RPC port 8080; never the whole internet (seed 5). */

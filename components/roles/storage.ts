@@ -1,19 +1,15 @@
 // The 0G storage node role (seed 1, 2.1-2.3, 6, 7, 8): config.toml from the fleet config, the
 // miner key in a root-only environment file, a systemd unit, RPC endpoint failover, the
 // snapshot guard, and a health report. Rendering is pure; StorageNode registers the steps.
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep } from "../hosts/host";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
-import { render, contentHash, TEMPLATES_DIR } from "../render";
+import { render, contentHash, hostFile } from "../render";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
-/** Static files nodefleet installs on hosts (scripts), beside templates/. */
-export const HOSTFILES_DIR = path.join(path.dirname(TEMPLATES_DIR), "hostfiles");
-const hostFile = (name: string): string => fs.readFileSync(path.join(HOSTFILES_DIR, name), "utf8");
+export { HOSTFILES_DIR } from "../render";
 
 export interface StoragePaths {
     readonly service: string;

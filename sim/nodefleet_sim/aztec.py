@@ -3,8 +3,9 @@
   aztec start --node --archiver --sequencer --network alpha-testnet --l1-rpc-urls URL[,URL]
               --l1-consensus-host-urls URL[,URL] --sequencer.validatorPrivateKey 0x<64 hex>
               --sequencer.coinbase 0x<40 hex> --p2p.p2pIp <ipv4> [--port 8080] [--data-directory DIR]
-  aztec add-l1-validator --l1-rpc-urls URL --private-key 0x.. --attester 0x.. --proposer-eoa 0x..
+  aztec add-l1-validator --l1-rpc-urls URL [--private-key 0x..] --attester 0x.. --proposer-eoa 0x..
               --staking-asset-handler 0x.. --l1-chain-id 11155111
+              (like the real CLI, --private-key defaults to $PRIVATE_KEY)
   aztec-up <version|latest>      (the version manager; a separate command in the real install)
 
 Every start flag can come from its environment variable instead (NETWORK, ETHEREUM_HOSTS,
@@ -194,6 +195,8 @@ def cmd_start(flags):
 
 
 def cmd_add_l1_validator(flags):
+    if not flags.get("private-key") and os.environ.get("PRIVATE_KEY"):
+        flags = {**flags, "private-key": os.environ["PRIVATE_KEY"]}
     need = ("l1-rpc-urls", "private-key", "attester", "proposer-eoa", "staking-asset-handler", "l1-chain-id")
     for n in need:
         if not flags.get(n):

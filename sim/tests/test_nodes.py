@@ -200,6 +200,15 @@ class Sequencer(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn(f"ValidatorQuotaFilledUntil(uint256 {until_ts})", r.stderr)
 
+    def test_add_l1_validator_reads_the_key_from_private_key_like_the_real_cli(self):
+        args = ["add-l1-validator", "--l1-rpc-urls", "http://127.0.0.1:8545", "--attester", "0x" + "ab" * 20,
+                "--proposer-eoa", "0x" + "ab" * 20, "--staking-asset-handler", "0x" + "cd" * 20, "--l1-chain-id", "11155111"]
+        r = run("aztec", *args, env={"PRIVATE_KEY": "0x" + "4c" * 32})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("aztec", *args, env={"PRIVATE_KEY": ""})
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--private-key is required", r.stderr)
+
     def test_aztec_up_latest(self):
         home = tempfile.mkdtemp()
         r = run("aztec", "aztec-up", "latest", env={"AZTEC_HOME": home})

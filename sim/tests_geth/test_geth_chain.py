@@ -78,6 +78,24 @@ class GethChain(unittest.TestCase):
         with open(self.geth_log.name) as f:
             self.assertRegex(f.read(), r"Chain head was updated\s+number=\d+")
 
+    def test_1b_dev_registry_answers_get_info_in_real_evm(self):
+        # The dev genesis' registry stand-in (the sequencer's L1 in the dev stack), run by geth's EVM:
+        # getInfo(address) returns four words, status 0 (NONE) for an address never stored; any other
+        # selector reverts. aztec-register.py's reader decodes geth's answer.
+        registry = "0x00000000000000000000000000000000000a2ec1"
+        who = "00" * 12 + "fb6916095ca1df60bb79ce92ce3ea74c37c5d359"
+        out = common.rpc_call(self.url, "eth_call", [{"to": registry, "data": "0xffdd5cf1" + who}, "latest"])
+        self.assertEqual(out, "0x" + "00" * 128)
+        with self.assertRaises(common.RpcError):
+            common.rpc_call(self.url, "eth_call", [{"to": registry, "data": "0x12345678" + who}, "latest"])
+        sys.path.insert(0, os.path.join(ROOT, "hostfiles"))
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("aztec_register", os.path.join(ROOT, "hostfiles", "aztec-register.py"))
+        register = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(register)
+        status, url = register.registry_status({"validatorAddress": "0x" + who[24:], "registryAddress": registry, "l1RpcUrls": [self.url], "l1ChainId": 11155111})
+        self.assertEqual((status, url), (0, self.url))
+
     def test_2_export_trim_import_into_reth_and_geth(self):
         self.cl.terminate()
         out = self.cl.communicate(timeout=30)[0]

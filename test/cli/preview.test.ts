@@ -45,8 +45,9 @@ describe("pulumi preview with the real engine", () => {
                 assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${host}-${step}\\s+create`), `${host} ${step}`);
             }
         }
-        assert.match(r.output, /\+ 22 to create/);
+        assert.match(r.output, /\+ 29 to create/);
         for (const step of ["teardown", "miner-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-storage-1-${step}\\s+create`));
+        for (const step of ["teardown", "validator-key", "version", "configure", "registration", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-sequencer-1-${step}\\s+create`));
         assert.match(r.output, /hosts\.dev-1\.hostKey: not pinned/);
     });
 

@@ -14,6 +14,8 @@ const DEV = path.join(ROOT, "scripts/dev.sh");
 const PORTS_PY = path.join(ROOT, "test/e2e/ports.py");
 
 const onVm = (vm: string, command: string, allowFail = false) => sh("bash", [VM, "ssh", vm, command], { allowFail, timeoutMs: 120_000 });
+/** When a unit last became active (changes exactly when it is (re)started). */
+const since = (unit: string) => onVm("dev-1", `systemctl show -p ActiveEnterTimestampMonotonic --value ${unit}`).output.trim();
 const fromLab = (...args: string[]) => sh("bash", [VM, "lab", ...args], { timeoutMs: 120_000 });
 
 /** What must answer from the lab network, per VM, and what must not (seed 5: no RPC, engine or admin port). */
@@ -34,10 +36,11 @@ const EXPECTED: Record<string, { ip: string; open: string[]; closed: string[] }>
 /** The nodes of Pulumi.dev.yaml, per VM: each gets its data directory on the data disk. */
 const NODES: Record<string, string[]> = { "dev-1": ["storage-1", "sequencer-1"], "dev-2": ["validator-1"] };
 
-/** The stack output `health`, per node. */
-function stackHealth(): Record<string, any> {
-    return JSON.parse(sh("bash", [DEV, "pulumi", "stack", "output", "health", "--json", "--stack", "dev"]).output) as Record<string, any>;
+/** A stack output (`health`, `registration`), per node. */
+function stackOutput(name: string): Record<string, any> {
+    return JSON.parse(sh("bash", [DEV, "pulumi", "stack", "output", name, "--json", "--stack", "dev"]).output) as Record<string, any>;
 }
+const stackHealth = () => stackOutput("health");
 
 /** A dev stack secret's value (the test compares it against what the hosts and state hold). */
 function devSecret(key: string): string {
@@ -119,34 +122,63 @@ describe("dev stack on local VMs", { timeout: 40 * 60_000 }, () => {
         assert.ok(Number(log.output.trim()) > 0);
     });
 
-    it("keeps the miner key out of every command line, the logs and the plain state", () => {
-        const key = devSecret("devMinerKey");
-        assert.match(key, /^[0-9a-f]{64}$/);
-        // The key goes to the check on stdin: a grep with the key as an argument would itself
-        // be a process showing it.
+    it("runs the sequencer under systemd with seed 2.4's flags, registered against the L1 registry, with health in the stack outputs", () => {
+        const active = onVm("dev-1", "systemctl is-active aztec-sequencer-1.service; systemctl show -p User --value aztec-sequencer-1.service; ps -o args= -u nodefleet | grep 'aztec start' | grep -v grep");
+        const [state, user, args] = active.output.trim().split("\n");
+        assert.deepEqual([state, user], ["active", "nodefleet"]);
+        assert.match(args!, / start --node --archiver --sequencer --network alpha-testnet --l1-rpc-urls http:\/\/10\.0\.2\.2:8545 --l1-consensus-host-urls http:\/\/10\.0\.2\.2:5052 --sequencer\.coinbase 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed --p2p\.p2pIp 10\.77\.0\.11$/);
+        assert.doesNotMatch(args!, /validatorPrivateKey|private-key/);
+        const health = stackHealth()["sequencer-1"];
+        assert.equal(health.active, true, JSON.stringify(health));
+        assert.ok(Number.isInteger(health.provenBlock) && health.provenBlock >= 0, JSON.stringify(health));
+        assert.equal(health.siblingPath.ok, true, JSON.stringify(health));
+        assert.ok(health.siblingPath.length > 0, JSON.stringify(health));
+        assert.match(health.peerId, /^16Uiu2[1-9A-HJ-NP-Za-km-z]+$/);
+        assert.deepEqual(health.diagnoses, []);
+        // The same peerId is in the node's own log (JSON lines, LOG_JSON=1).
+        assert.match(onVm("dev-1", "journalctl -u aztec-sequencer-1 -o cat | grep 'Started P2P service' | tail -1").output, new RegExp(`"peerId": "${health.peerId}"`));
+        // Registration: getInfo over eth_call against the real geth from the VM said NONE, so the
+        // first deploy submitted it (a re-run of this test on kept data finds it pending).
+        const reg = stackOutput("registration")["sequencer-1"];
+        assert.equal(reg.status, "NONE", JSON.stringify(reg));
+        assert.equal(reg.l1RpcUrl, "http://10.0.2.2:8545");
+        assert.match(reg.action, /^(submitted|none: submitted earlier, pending)$/, JSON.stringify(reg));
+        assert.match(onVm("dev-1", "cat /data/sequencer-1/.nodefleet-registration.json").output, /"validatorAddress": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"/);
+    });
+
+    it("keeps the miner key and the sequencer key out of every command line, the logs and the plain state", () => {
+        const keys = { miner: devSecret("devMinerKey"), sequencer: devSecret("devSequencerKey") };
+        assert.match(keys.miner, /^[0-9a-f]{64}$/);
+        assert.match(keys.sequencer, /^0x[0-9a-fA-F]{64}$/);
+        // The keys go to the check on stdin: a grep with a key as an argument would itself be a
+        // process showing it. Searched without 0x, in any case.
         const finder = [
             "import glob, subprocess, sys",
-            "key = sys.stdin.read().strip().encode()",
-            "procs = 0",
-            "for f in glob.glob('/proc/[0-9]*/cmdline'):",
-            "    try:",
-            "        procs += key in open(f, 'rb').read()",
-            "    except OSError:",
-            "        pass",
-            "journal = subprocess.run(['journalctl', '--no-pager', '-o', 'cat'], capture_output=True).stdout.count(key)",
-            "print(procs, journal)",
+            "keys = [k.strip().lower().removeprefix('0x').encode() for k in sys.stdin if k.strip()]",
+            "journal = subprocess.run(['journalctl', '--no-pager', '-o', 'cat'], capture_output=True).stdout.lower()",
+            "for key in keys:",
+            "    procs = 0",
+            "    for f in glob.glob('/proc/[0-9]*/cmdline'):",
+            "        try:",
+            "            procs += key in open(f, 'rb').read().lower()",
+            "        except OSError:",
+            "            pass",
+            "    print(procs, journal.count(key))",
         ].join("\n");
         for (const vm of Object.keys(EXPECTED)) {
             sh("bash", [VM, "ssh", vm, "cat > /tmp/nodefleet-find-key.py"], { input: finder, timeoutMs: 60_000 });
-            const seen = sh("bash", [VM, "ssh", vm, "python3 /tmp/nodefleet-find-key.py"], { input: key, timeoutMs: 60_000 });
-            assert.equal(seen.output.trim(), "0 0", `${vm}: the key shows in a command line or the journal (processes, journal lines)`);
+            const seen = sh("bash", [VM, "ssh", vm, "python3 /tmp/nodefleet-find-key.py"], { input: `${keys.miner}\n${keys.sequencer}\n`, timeoutMs: 60_000 });
+            assert.deepEqual(seen.output.trim().split("\n"), ["0 0", "0 0"], `${vm}: a key shows in a command line or the journal (per key: processes, journal lines)`);
         }
-        const env = onVm("dev-1", "stat -c '%U %a' /etc/nodefleet/storage-1/zgs.env");
-        assert.equal(env.output.trim(), "root 600");
-        const state = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"]).output;
-        assert.ok(!state.includes(key), "the miner key is in the exported state in plain text");
-        const up = fs.readFileSync(path.join(ROOT, ".state", "e2e-up.log"), "utf8");
-        assert.ok(!up.includes(key), "the miner key is in the pulumi up log");
+        const env = onVm("dev-1", "stat -c '%n %U %a' /etc/nodefleet/storage-1/zgs.env /etc/nodefleet/sequencer-1/aztec.env /etc/nodefleet/sequencer-1/register.env");
+        assert.deepEqual(env.output.trim().split("\n"), ["/etc/nodefleet/storage-1/zgs.env root 600", "/etc/nodefleet/sequencer-1/aztec.env root 600", "/etc/nodefleet/sequencer-1/register.env root 600"]);
+        const state = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"]).output.toLowerCase();
+        const up = fs.readFileSync(path.join(ROOT, ".state", "e2e-up.log"), "utf8").toLowerCase();
+        for (const [name, key] of Object.entries(keys)) {
+            const bare = key.toLowerCase().replace(/^0x/, "");
+            assert.ok(!state.includes(bare), `the ${name} key is in the exported state in plain text`);
+            assert.ok(!up.includes(bare), `the ${name} key is in the pulumi up log`);
+        }
     });
 
     it("only the intended ports answer from another host address", () => {
@@ -170,7 +202,7 @@ describe("dev stack on local VMs", { timeout: 40 * 60_000 }, () => {
     it("a second pulumi up changes nothing and runs no command", () => {
         const before = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
         const r = timed("second pulumi up", () => sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--non-interactive", "--expect-no-changes"]));
-        assert.match(r.output, /22 unchanged/);
+        assert.match(r.output, /29 unchanged/);
         assert.doesNotMatch(r.output, /created|updated|replaced|deleted/);
         const afterCount = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
         // The two checks above opened one SSH session each; pulumi must have opened none.
@@ -178,12 +210,12 @@ describe("dev stack on local VMs", { timeout: 40 * 60_000 }, () => {
     });
 
     it("fails over from a dead first endpoint, restarting only the storage service", () => {
-        const since = (unit: string) => onVm("dev-1", `systemctl show -p ActiveEnterTimestampMonotonic --value ${unit}`).output.trim();
-        const before = { zgs: since("zgs-storage-1.service"), chrony: since("chrony.service"), fw: since("nodefleet-firewall.service") };
+        const before = { zgs: since("zgs-storage-1.service"), aztec: since("aztec-sequencer-1.service"), chrony: since("chrony.service"), fw: since("nodefleet-firewall.service") };
         const r = upWith((y) => y.replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8547", "http://10.0.2.2:8546"]'));
         assert.equal(r.status, 0, r.output);
         assert.match(r.output, /restarted zgs-storage-1\.service/);
         assert.notEqual(since("zgs-storage-1.service"), before.zgs);
+        assert.equal(since("aztec-sequencer-1.service"), before.aztec, "the sequencer does not read the storage config: not restarted");
         assert.equal(since("chrony.service"), before.chrony);
         assert.equal(since("nodefleet-firewall.service"), before.fw);
         assert.match(onVm("dev-1", "grep blockchain_rpc_endpoint /data/storage-1/run/config.toml").output, /"http:\/\/10\.0\.2\.2:8546"/);
@@ -204,11 +236,25 @@ describe("dev stack on local VMs", { timeout: 40 * 60_000 }, () => {
         assert.equal(onVm("dev-1", "systemctl is-active zgs-storage-1").output.trim(), "active");
     });
 
+    it("a new sequencer version runs the version manager and restarts only the sequencer, once", () => {
+        const before = { zgs: since("zgs-storage-1.service"), aztec: since("aztec-sequencer-1.service") };
+        const r = upWith((y) => y.replace("          version: latest\n", "          version: 2.0.2\n"));
+        assert.equal(r.status, 0, r.output);
+        assert.match(r.output, /Installed aztec 2\.0\.2/);
+        assert.match(r.output, /aztec-up 2\.0\.2 done/);
+        assert.match(r.output, /restarted aztec-sequencer-1\.service \(changed: version 2\.0\.2\)/);
+        assert.equal((r.output.match(/restarted aztec-sequencer-1/g) ?? []).length, 1);
+        assert.notEqual(since("aztec-sequencer-1.service"), before.aztec);
+        assert.equal(since("zgs-storage-1.service"), before.zgs, "the storage node is not restarted");
+        assert.doesNotMatch(r.output, /fleet-sequencer-1-(registration|validator-key)\s+updat/);
+        assert.equal(stackHealth()["sequencer-1"].active, true);
+    });
+
     it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
         const r = timed("pulumi destroy", () => sh("bash", [DEV, "pulumi", "destroy", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive"]));
         assert.match(r.output, /firewall: removed/);
         for (const vm of Object.keys(EXPECTED)) {
-            const check = onVm(vm, "systemctl list-unit-files 'zgs-*' --no-legend | grep -q . && echo storage-unit-present; nft list table inet nodefleet >/dev/null 2>&1 && echo table-present; test -e /etc/systemd/system/nodefleet-firewall.service && echo unit-present; test -d /etc/nodefleet/firewall && echo dir-present; ls /opt/nodefleet/releases | grep -q . && echo release-present; ls /opt/nodefleet | grep -v releases && echo link-present; ls -d /data/*", true);
+            const check = onVm(vm, "systemctl list-unit-files 'zgs-*' 'aztec-*' --no-legend | grep -q . && echo node-unit-present; test -d /etc/nodefleet/sequencer-1 && echo key-dir-present; nft list table inet nodefleet >/dev/null 2>&1 && echo table-present; test -e /etc/systemd/system/nodefleet-firewall.service && echo unit-present; test -d /etc/nodefleet/firewall && echo dir-present; ls /opt/nodefleet/releases | grep -q . && echo release-present; ls /opt/nodefleet | grep -v releases && echo link-present; ls -d /data/*", true);
             assert.doesNotMatch(check.output, /present/, `${vm}: ${check.output}`);
             // Chain data directories are never deleted by destroy.
             assert.match(check.output, /\/data\//);

@@ -44,6 +44,7 @@ export function secretSource(values: Record<string, string> = SECRETS, plain: re
 /** Releases by name; the checksums are placeholders (no archive is fetched in unit tests). */
 export const RELEASES = () => ({
     zgs: { url: "https://github.com/0glabs/0g-storage-node/releases/download/v1.1.0/zgs_node-v1.1.0.tar.gz", sha256: "5a".repeat(32) },
+    aztec: { url: "https://releases.example.org/aztec/aztec-v2.0.2.tar.gz", sha256: "a2".repeat(32) },
 });
 
 export const storageNode = () => ({
@@ -64,12 +65,14 @@ export const sequencerNode = () => ({
     name: "sequencer-1",
     role: "sequencer",
     host: "h-sequencer",
+    release: "aztec",
     sequencer: {
         l1RpcUrls: ["https://sepolia.example.org/rpc"],
         l1ConsensusHostUrls: ["https://beacon.example.org"],
         coinbase: ADDR.b,
         validatorAddress: ADDR.c,
         stakingAssetHandler: ADDR.d,
+        registryAddress: ADDR.a,
         validatorPrivateKeySecret: "sequencerKey",
     },
 });

@@ -44,6 +44,7 @@ const KNOWN_TYPES = new Set([
     "nodefleet:host:HetznerHost",
     "nodefleet:host:ExistingHost",
     "nodefleet:role:StorageNode",
+    "nodefleet:role:SequencerNode",
 ]);
 
 export const registered: Registered[] = [];

@@ -91,6 +91,10 @@ const cases: Case[] = [
     { name: "chain id mainnet", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 1), error: "nodes[1].sequencer.l1ChainId: the L1 chain id must be 11155111" },
     { name: "network other than alpha-testnet", mutate: (f) => (f.nodes[Q].sequencer.network = "mainnet"), error: "nodes[1].sequencer.network: the sequencer network must be alpha-testnet" },
     { name: "sequencer RPC open to the world", mutate: (f) => (f.nodes[Q].sequencer.rpcAllowedCidrs = ["0.0.0.0/0"]), error: "nodes[1].sequencer.rpcAllowedCidrs[0]: the sequencer RPC must not be open to the world" },
+    { name: "sequencer without a release", mutate: (f) => delete f.nodes[Q].release, error: "nodes[1].release: required: the host installs the aztec CLI and its version manager (aztec-up)" },
+    { name: "sequencer without a registry", mutate: (f) => delete f.nodes[Q].sequencer.registryAddress, error: "nodes[1].sequencer.registryAddress: " },
+    { name: "sequencer runtime unknown", mutate: (f) => (f.nodes[Q].sequencer.runtime = "podman"), error: "nodes[1].sequencer.runtime: " },
+    { name: "sequencer runtime release", mutate: (f) => (f.nodes[Q].sequencer.runtime = "release"), error: null },
     { name: "sequencer RPC to a private range", mutate: (f) => (f.nodes[Q].sequencer.rpcAllowedCidrs = ["10.0.0.0/8"]), error: null },
     // names and references
     { name: "duplicate node names", mutate: (f) => (f.nodes[V].name = "storage-1"), error: 'nodes[2].name: duplicate node name "storage-1" (also nodes[0])' },
@@ -146,7 +150,7 @@ const cases: Case[] = [
     { name: "release file without the archive", mutate: (f) => withRelease(f, { url: "https://example.org/other.tar.gz", sha256File: SUMS }), error: `releases.0g-chain.sha256File: ${SUMS} has no entry for other.tar.gz` },
     { name: "release file missing", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz", sha256File: path.join(keyDir, "nope") }), error: "releases.0g-chain.sha256File:" },
     { name: "release url not http", mutate: (f) => withRelease(f, { url: "ftp://example.org/a.tar.gz", sha256: "ab".repeat(32) }), error: "releases.0g-chain.url: URL scheme must be http or https, not ftp" },
-    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs-2"), error: 'nodes[0].release: no release named "zgs-2" under releases (known: zgs)' },
+    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs-2"), error: 'nodes[0].release: no release named "zgs-2" under releases (known: zgs, aztec)' },
     { name: "storage node without a release", mutate: (f) => delete f.nodes[0].release, error: "nodes[0].release: required: the host installs the storage node's software (zgs_node) from a release" },
 ];
 

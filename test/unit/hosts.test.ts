@@ -12,7 +12,7 @@ import { loadFleet } from "../../components/config/load";
 /** A fleet with one node of `role` on one host of the given spec. */
 function single(role: "storage" | "sequencer" | "validator", host: any) {
     const node = { storage: storageNode, sequencer: sequencerNode, validator: validatorNode }[role]();
-    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }], ...(role === "storage" ? { releases: RELEASES() } : {}) };
+    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }], ...(role !== "validator" ? { releases: RELEASES() } : {}) };
 }
 
 function byName(recorded: Recorded[], name: string): Recorded {

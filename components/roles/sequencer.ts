@@ -1,0 +1,206 @@
+// The Aztec sequencer role (seed 1, 2.4, 2.5, 4.1, 4.3, 4.4, 5, 8, 9): a systemd unit with the
+// start flags of seed 2.4 and the validator key in a root-only environment file, the version
+// manager on a version change, the validator registration, and a health report. Rendering is
+// pure; SequencerNode registers the steps.
+import * as pulumi from "@pulumi/pulumi";
+import type { NodeSpec } from "../config/schema";
+import { Host, remoteStep } from "../hosts/host";
+import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { render, contentHash, hostFile } from "../render";
+
+type SequencerSpec = Extract<NodeSpec, { role: "sequencer" }>;
+
+/** The node image the docker runtime runs; its tag is the configured version. */
+export const AZTEC_IMAGE = "aztecprotocol/aztec";
+/** Fixed by seed 8 / DOMAIN.md: P2P 40400 (TCP+UDP), JSON-RPC 8080, admin 8880 (kept private). */
+export const AZTEC_PORTS = { p2p: 40400, rpc: 8080, admin: 8880 } as const;
+const LIB = "/usr/local/lib/nodefleet";
+
+export interface SequencerPaths {
+    readonly service: string;
+    readonly container: string;
+    readonly dataDir: string;
+    /** DATA_DIRECTORY: without it the node may keep its data in a temporary directory. */
+    readonly dataDirectory: string;
+    readonly etcDir: string;
+    readonly envFile: string;
+    readonly registerEnvFile: string;
+}
+
+export function sequencerPaths(node: SequencerSpec, mount: string): SequencerPaths {
+    const dataDir = nodeDataDir(mount, node.name);
+    const etcDir = `/etc/nodefleet/${node.name}`;
+    return {
+        service: `aztec-${node.name}.service`,
+        container: `aztec-${node.name}`,
+        dataDir,
+        dataDirectory: `${dataDir}/data`,
+        etcDir,
+        envFile: `${etcDir}/aztec.env`,
+        registerEnvFile: `${etcDir}/register.env`,
+    };
+}
+
+const binaryOf = (release: string) => `${releaseLink(release)}/bin/aztec`;
+const imageOf = (node: SequencerSpec) => `${AZTEC_IMAGE}:${node.sequencer.version}`;
+
+export function renderSequencerUnit(node: SequencerSpec, mount: string, release: string, publicIp: string): string {
+    const p = sequencerPaths(node, mount);
+    const s = node.sequencer;
+    return render("aztec.service", {
+        node: node.name,
+        docker: s.runtime === "docker",
+        operator: OPERATOR_USER,
+        container: p.container,
+        image: imageOf(node),
+        binary: binaryOf(release),
+        dataDir: p.dataDir,
+        dataDirectory: p.dataDirectory,
+        envFile: p.envFile,
+        p2pPort: AZTEC_PORTS.p2p,
+        rpcPort: AZTEC_PORTS.rpc,
+        adminPort: AZTEC_PORTS.admin,
+        network: s.network,
+        l1RpcUrls: s.l1RpcUrls.join(","),
+        l1ConsensusHostUrls: s.l1ConsensusHostUrls.join(","),
+        coinbase: s.coinbase,
+        publicIp,
+    });
+}
+
+/** What the health script reads: /etc/nodefleet/<node>/sequencer.json. */
+export function sequencerJson(node: SequencerSpec, mount: string): string {
+    const p = sequencerPaths(node, mount);
+    return JSON.stringify({ node: node.name, service: p.service, rpcPort: AZTEC_PORTS.rpc }, null, 2);
+}
+
+/** The registration step's script: aztec-register.py with its settings on stdin (seed 2.5). */
+export function renderSequencerRegistration(node: SequencerSpec, mount: string, release: string): string {
+    const p = sequencerPaths(node, mount);
+    const s = node.sequencer;
+    const settings = JSON.stringify({
+        runtime: s.runtime,
+        binary: binaryOf(release),
+        // The docker runtime runs <image>:<the version aztec-up installed last> (not part of this
+        // script, so a version change does not re-run the registration).
+        image: AZTEC_IMAGE,
+        versionFile: `${p.etcDir}/version`,
+        dataDir: p.dataDir,
+        l1RpcUrls: s.l1RpcUrls,
+        l1ChainId: s.l1ChainId,
+        registryAddress: s.registryAddress,
+        validatorAddress: s.validatorAddress,
+        stakingAssetHandler: s.stakingAssetHandler,
+        registerEnvFile: p.registerEnvFile,
+    }, null, 2);
+    return render("sequencer-register.sh", { node: node.name, script: `${LIB}/aztec-register.py`, settings: heredocSafe(settings, "NODEFLEET_EOF") });
+}
+
+/** The configure step's script: unit and host scripts, then start, or restart on a unit/version change. */
+export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: string, publicIp: string): string {
+    const p = sequencerPaths(node, mount);
+    const D = "NODEFLEET_EOF";
+    const docker = node.sequencer.runtime === "docker";
+    return render("sequencer-configure.sh", {
+        host,
+        node: node.name,
+        service: p.service,
+        etcDir: p.etcDir,
+        dataDir: p.dataDir,
+        dataDirectory: p.dataDirectory,
+        operator: OPERATOR_USER,
+        // The docker runtime's container runs as root; the release binary as the operator user.
+        runAs: docker ? "root" : OPERATOR_USER,
+        docker,
+        binary: binaryOf(release),
+        sequencerJson: heredocSafe(sequencerJson(node, mount), D),
+        rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
+        registerScript: heredocSafe(hostFile("aztec-register.py"), D),
+        healthScript: heredocSafe(hostFile("aztec-health.py"), D),
+        unit: heredocSafe(renderSequencerUnit(node, mount, release, publicIp), D),
+    });
+}
+
+export function renderSequencerKey(node: SequencerSpec, mount: string, key: string): string {
+    const p = sequencerPaths(node, mount);
+    if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${node.name}: the validator private key must be 0x followed by 64 hex characters`);
+    return render("sequencer-key.sh", { node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile, key });
+}
+
+export function renderSequencerVersion(node: SequencerSpec, release: string): string {
+    return render("sequencer-version.sh", {
+        node: node.name,
+        version: node.sequencer.version,
+        aztecUp: `${releaseLink(release)}/bin/aztec-up`,
+        etcDir: sequencerPaths(node, "/").etcDir,
+    });
+}
+
+/** What `pulumi destroy` runs: unit, key files and config removed; data kept. */
+export function renderSequencerRemove(host: string, node: SequencerSpec, mount: string): string {
+    const p = sequencerPaths(node, mount);
+    return render("sequencer-remove.sh", { host, node: node.name, service: p.service, etcDir: p.etcDir, dataDir: p.dataDir });
+}
+
+export interface SequencerNodeArgs {
+    readonly node: SequencerSpec;
+    readonly host: Host;
+    readonly user: string;
+    readonly validatorKey: pulumi.Output<string>;
+}
+
+const lastJsonLine = (out: string): Record<string, unknown> => {
+    try {
+        return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
+    } catch {
+        return { error: `unreadable report: ${out.slice(0, 200)}` };
+    }
+};
+
+/** teardown (destroy only) -> key -> version (aztec-up) -> configure (unit, start/restart) -> registration -> health. */
+export class SequencerNode extends pulumi.ComponentResource {
+    /** The health report of the last deploy (aztec-health.py), parsed. */
+    readonly health: pulumi.Output<Record<string, unknown>>;
+    /** What the registration step found and did. */
+    readonly registration: pulumi.Output<Record<string, unknown>>;
+
+    constructor(name: string, args: SequencerNodeArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("nodefleet:role:SequencerNode", name, {}, opts);
+        const { node, host } = args;
+        const release = node.release;
+        if (release === undefined) throw new Error(`${node.name}: a sequencer needs a release (checked by parseFleet)`);
+        const after = host.releases[release];
+        if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
+        const base = { connection: host.connection, user: args.user };
+        const mount = host.dataMountPoint;
+        const teardown = remoteStep(
+            `${name}-teardown`,
+            { ...base, script: `echo 'sequencer ${node.name}: teardown registered'\n`, onDelete: renderSequencerRemove(host.hostName, node, mount) },
+            { parent: this, dependsOn: [after] },
+        );
+        const keyScript = pulumi.secret(args.validatorKey.apply((k) => renderSequencerKey(node, mount, k)));
+        const key = remoteStep(`${name}-validator-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [teardown] });
+        const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release) }, { parent: this, dependsOn: [key] });
+        const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
+        const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, release, ip));
+        // The version is part of the configure inputs: a new version restarts the node once, there.
+        const configure = remoteStep(
+            `${name}-configure`,
+            { ...base, script: configureScript, inputsHash: [contentHash(node.sequencer.version)] },
+            { parent: this, dependsOn: [version] },
+        );
+        const register = remoteStep(
+            `${name}-registration`,
+            { ...base, script: renderSequencerRegistration(node, mount, release) },
+            { parent: this, dependsOn: [configure] },
+        );
+        const healthRun = remoteStep(
+            `${name}-health`,
+            { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version)] },
+            { parent: this, dependsOn: [register] },
+        );
+        this.registration = register.stdout.apply(lastJsonLine);
+        this.health = healthRun.stdout.apply(lastJsonLine);
+        this.registerOutputs({ health: this.health, registration: this.registration });
+    }
+}

@@ -1,0 +1,203 @@
+"""The sequencer's host scripts run for real: aztec-register.py against a local L1 JSON-RPC server
+and the aztec simulator as the CLI, aztec-health.py's parsers on real log shapes. (systemd and
+the journal, which aztec-health.py also reads, are proven on the dev VMs.)
+
+    cd hostfiles && python3 -m unittest discover -s tests -t .
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOSTFILES = os.path.dirname(HERE)
+SIM = os.path.join(os.path.dirname(HOSTFILES), "sim")
+KEY = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+VALIDATOR = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+REGISTRY = "0x00000000000000000000000000000000000a2ec1"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), os.path.join(HOSTFILES, name))
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, HOSTFILES)
+    spec.loader.exec_module(module)
+    return module
+
+
+class L1(HTTPServer):
+    """eth_call answers from `self.answer(params)`; every request is kept."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.requests = []
+        self.answer = lambda params: {"result": "0x" + "00" * 96 + "00" * 31 + "00"}
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(req)
+        body = json.dumps({"jsonrpc": "2.0", "id": req["id"], **self.server.answer(req["params"])}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def status_word(n):
+    return {"result": "0x" + "00" * 32 * 3 + f"{n:064x}"}
+
+
+class Register(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.l1 = L1()
+        self.addCleanup(self.l1.server_close)
+        self.addCleanup(self.l1.shutdown)
+        self.argv_log = os.path.join(self.dir, "argv.log")
+        # The CLI: the aztec simulator, behind a wrapper that records each command line it gets.
+        self.binary = os.path.join(self.dir, "aztec")
+        with open(self.binary, "w") as f:
+            f.write(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {self.argv_log}\nPYTHONPATH={SIM} exec {sys.executable} -m nodefleet_sim.aztec "$@"\n')
+        os.chmod(self.binary, 0o755)
+        self.env_file = os.path.join(self.dir, "register.env")
+        with open(self.env_file, "w") as f:
+            f.write(f"PRIVATE_KEY={KEY}\n")
+        self.data = os.path.join(self.dir, "data")
+        os.makedirs(self.data)
+
+    def settings(self, urls=None):
+        return {"runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec", "versionFile": "/nonexistent",
+                "dataDir": self.data, "l1RpcUrls": urls or [self.l1.url], "l1ChainId": 11155111, "registryAddress": REGISTRY,
+                "validatorAddress": VALIDATOR, "stakingAssetHandler": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+                "registerEnvFile": self.env_file}
+
+    def run_register(self, settings=None, env=None):
+        r = subprocess.run([sys.executable, os.path.join(HOSTFILES, "aztec-register.py"), "sequencer-1"], input=json.dumps(settings or self.settings()),
+                           capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=60)
+        summary = json.loads(r.stdout.strip().split("\n")[-1]) if r.returncode == 0 else None
+        return r, summary
+
+    def cli_runs(self):
+        try:
+            with open(self.argv_log) as f:
+                return f.read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def test_selector_is_keccak_of_the_signature(self):
+        sys.path.insert(0, SIM)
+        from nodefleet_sim import common
+        self.assertEqual(load("aztec-register.py").GET_INFO, common.keccak256(b"getInfo(address)")[:4].hex())
+
+    def test_asks_get_info_with_the_abi_encoded_address(self):
+        self.l1.answer = lambda params: status_word(1)
+        r, _ = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        call = self.l1.requests[0]
+        self.assertEqual(call["method"], "eth_call")
+        self.assertEqual(call["params"][0], {"to": REGISTRY, "data": "0xffdd5cf1" + "00" * 12 + VALIDATOR[2:].lower()})
+        self.assertEqual(call["params"][1], "latest")
+
+    def test_registered_validator_is_skipped(self):
+        self.l1.answer = lambda params: status_word(2)
+        r, summary = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["status"], "LIVING")
+        self.assertEqual(summary["action"], "none: already registered")
+        self.assertEqual(self.cli_runs(), [])
+
+    def test_unregistered_validator_is_registered_with_the_key_off_the_command_line_then_not_resubmitted(self):
+        r, summary = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["action"], "submitted")
+        self.assertRegex(summary["transaction"], r"^0x[0-9a-f]{64}$")
+        runs = self.cli_runs()
+        self.assertEqual(len(runs), 1)
+        self.assertTrue(runs[0].startswith("add-l1-validator --l1-rpc-urls "), runs[0])
+        for flag in ("--attester", "--proposer-eoa", "--staking-asset-handler", "--l1-chain-id 11155111"):
+            self.assertIn(flag, runs[0])
+        self.assertNotIn("--private-key", runs[0])
+        self.assertNotIn(KEY[2:], runs[0])
+        self.assertNotIn(KEY[2:], r.stdout + r.stderr)
+        # The registry still says NONE (the registration is queued): pending, not sent again.
+        r, summary = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["action"], "none: submitted earlier, pending")
+        self.assertEqual(len(self.cli_runs()), 1)
+
+    def test_quota_filled_becomes_a_message_with_the_time_to_retry(self):
+        until = int(time.time()) + 7200
+        r, _ = self.run_register(env={"NODEFLEET_SIM_VALIDATOR_QUOTA_FILLED_UNTIL": str(until)})
+        self.assertEqual(r.returncode, 3, r.stderr)
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
+        self.assertIn(f"validator quota is filled until {when} (ValidatorQuotaFilledUntil({until}))", r.stderr)
+        self.assertIn("run `pulumi up` again after that time", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.data, ".nodefleet-registration.json")), "a reverted registration is not recorded")
+
+    def test_falls_over_to_the_next_l1_url(self):
+        self.l1.answer = lambda params: status_word(1)
+        r, summary = self.run_register(self.settings(["http://127.0.0.1:9", self.l1.url]))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["l1RpcUrl"], self.l1.url)
+
+    def test_bad_answers_are_clear_errors(self):
+        cases = [
+            ({"result": "0x"}, "returned 0 words, expected 4 (stake, withdrawer, proposer, status): is registryAddress the validator registry on chain 11155111?"),
+            ({"result": 12}, "eth_call result is not hex data"),
+            (status_word(9), "status 9 is not one of NONE=0, VALIDATING=1, LIVING=2, EXITING=3"),
+            ({"error": {"code": -32000, "message": "execution reverted"}}, "no L1 RPC URL answered getInfo: eth_call at http://127.0.0.1:"),
+        ]
+        for answer, message in cases:
+            self.l1.answer = lambda params, a=answer: a
+            r, _ = self.run_register()
+            self.assertEqual(r.returncode, 1, answer)
+            self.assertIn("sequencer sequencer-1: registration: ", r.stderr)
+            self.assertIn(message, r.stderr)
+        self.assertEqual(self.cli_runs(), [], "nothing is sent when the registry cannot be read")
+
+    def test_settings_that_are_not_json_are_refused(self):
+        r = subprocess.run([sys.executable, os.path.join(HOSTFILES, "aztec-register.py"), "sequencer-1"], input="{", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("the registration settings on stdin are not JSON", r.stderr)
+
+
+class Health(unittest.TestCase):
+    def setUp(self):
+        self.health = load("aztec-health.py")
+
+    def test_proven_number_accepts_a_number_or_numeric_string_only(self):
+        pn = self.health.proven_number
+        self.assertEqual(pn({"proven": {"number": 41}}), 41)
+        self.assertEqual(pn({"proven": {"number": "41"}}), 41)
+        for bad in ({"proven": {"number": "0x29"}}, {"proven": {"number": -1}}, {"proven": {"number": True}}, {"proven": {}}, {"latest": {"number": 1}}, None, [1]):
+            with self.assertRaises(ValueError, msg=bad) as cm:
+                pn(bad)
+            self.assertIn("node_getL2Tips: result.proven.number", str(cm.exception))
+
+    def test_peer_id_from_coloured_and_json_log_lines(self):
+        peer = "16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY"
+        coloured = f'\x1b[90m[12:00:01]\x1b[39m \x1b[32mINFO\x1b[39m: \x1b[35mp2p\x1b[39m \x1b[36mStarted P2P service\x1b[39m {{"peerId": "\x1b[33m{peer}\x1b[39m", "listenAddress": "0.0.0.0:40400"}}'
+        as_json = json.dumps({"level": "info", "module": "p2p", "msg": "Started P2P service", "peerId": peer[:-1] + "Z"})
+        self.assertEqual(self.health.peer_id(["unrelated", coloured]), peer)
+        self.assertEqual(self.health.peer_id([coloured, as_json]), peer[:-1] + "Z", "the newest line wins")
+        self.assertIsNone(self.health.peer_id(["Started P2P service {}", "peerId: 0x12"]))
+
+
+if __name__ == "__main__":
+    unittest.main()

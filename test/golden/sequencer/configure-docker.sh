@@ -1,0 +1,397 @@
+#!/bin/sh
+# nodefleet: configure Aztec sequencer sequencer-1 on host h-sequencer: its unit, the registration and
+# health scripts, then start it, or restart it when its unit or its version changed. Safe to run
+# again: unchanged files are left alone and nothing restarts.
+set -eu
+node=sequencer-1
+service=aztec-sequencer-1.service
+etc=/etc/nodefleet/sequencer-1
+changed=""
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs.
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+	else
+		mv "$tmp" "$1"
+		changed="$changed $1"
+	fi
+}
+
+if ! command -v docker >/dev/null 2>&1; then
+	echo "sequencer $node: docker is not installed (runtime: docker); install it or use runtime: release" >&2
+	exit 1
+fi
+for f in "$etc/aztec.env" "$etc/register.env" "$etc/version"; do
+	if [ ! -f "$f" ]; then
+		echo "sequencer $node: $f is missing: the key and version steps run first" >&2
+		exit 1
+	fi
+done
+
+install -d -o root -g root -m 0750 /data/sequencer-1 /data/sequencer-1/data
+install -d -m 0755 /usr/local/lib/nodefleet
+
+put "$etc/sequencer.json" 0644 root:root <<'NODEFLEET_EOF'
+{
+  "node": "sequencer-1",
+  "service": "aztec-sequencer-1.service",
+  "rpcPort": 8080
+}
+NODEFLEET_EOF
+put /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root <<'NODEFLEET_EOF'
+"""JSON-RPC over HTTP for nodefleet's host scripts (installed beside them).
+
+rpc(url, method, params) returns the result or raises RpcFailure with a message that names the
+URL, the method and what was wrong: no answer, not JSON, no result, or the JSON-RPC error.
+"""
+import json
+import urllib.error
+import urllib.request
+
+
+class RpcFailure(Exception):
+    pass
+
+
+def rpc(url, method, params=None, timeout=5):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as e:
+        raise RpcFailure(f"{method} at {url}: HTTP {e.code}") from None
+    except OSError as e:
+        raise RpcFailure(f"{method} at {url}: no answer ({getattr(e, 'reason', e)})") from None
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        raise RpcFailure(f"{method} at {url}: the answer is not JSON: {raw[:80]!r}") from None
+    if not isinstance(answer, dict):
+        raise RpcFailure(f"{method} at {url}: the answer is not a JSON-RPC object")
+    if answer.get("error") is not None:
+        err = answer["error"]
+        text = err.get("message", err) if isinstance(err, dict) else err
+        raise RpcFailure(f"{method} at {url}: JSON-RPC error: {text}")
+    if "result" not in answer:
+        raise RpcFailure(f"{method} at {url}: the answer has no result")
+    return answer["result"]
+NODEFLEET_EOF
+put /usr/local/lib/nodefleet/aztec-register.py 0755 root:root <<'NODEFLEET_EOF'
+#!/usr/bin/env python3
+"""Validator registration of an Aztec sequencer (installed by nodefleet; seed 2.5, 4.3).
+
+    aztec-register.py <node> < registration.json
+
+Reads what to register from stdin (JSON: runtime, binary, image, versionFile, dataDir, l1RpcUrls, l1ChainId,
+registryAddress, validatorAddress, stakingAssetHandler, registerEnvFile). First asks the L1 validator registry
+getInfo(validatorAddress) with eth_call (each L1 RPC URL in order until one answers); the last
+word of the answer is the status (NONE=0, VALIDATING, LIVING, EXITING). A non-NONE status means
+registered: nothing is sent. Otherwise runs `add-l1-validator` with the flags of seed 2.5 except
+--private-key: the key reaches it as PRIVATE_KEY (the variable the CLI reads when the flag is
+absent) from a root-only file, so it is on no command line. A ValidatorQuotaFilledUntil(t) revert
+becomes a message with the time to retry. A submission is recorded in the node's data directory;
+while the registry still says NONE after one, it is reported as pending and not sent again.
+
+The last line of stdout is a JSON summary. Exit 0: registered, pending or submitted now;
+3: quota filled (retry after the time shown); 1: anything else, with the reason.
+"""
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+
+# keccak256("getInfo(address)")[:4]; the test suite recomputes it.
+GET_INFO = "ffdd5cf1"
+STATUS = ["NONE", "VALIDATING", "LIVING", "EXITING"]
+
+class Failure(Exception):
+    pass
+
+
+def registry_status(spec):
+    """(status number, URL that answered) from getInfo(validatorAddress)."""
+    address = spec["validatorAddress"].lower()
+    data = "0x" + GET_INFO + address[2:].rjust(64, "0")
+    errors = []
+    for url in spec["l1RpcUrls"]:
+        try:
+            result = rpc(url, "eth_call", [{"to": spec["registryAddress"], "data": data}, "latest"])
+        except RpcFailure as e:
+            errors.append(str(e))
+            continue
+        if not isinstance(result, str) or not re.fullmatch(r"0x[0-9a-fA-F]*", result):
+            raise Failure(f"getInfo at {url}: eth_call result is not hex data: {str(result)[:80]!r}")
+        words = (len(result) - 2) // 64
+        if words < 4:
+            raise Failure(f"getInfo at {url}: registry {spec['registryAddress']} returned {words} words, expected 4 "
+                          f"(stake, withdrawer, proposer, status): is registryAddress the validator registry on chain {spec['l1ChainId']}?")
+        status = int(result[2 + 64 * 3: 2 + 64 * 4], 16)
+        if status >= len(STATUS):
+            raise Failure(f"getInfo at {url}: status {status} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(STATUS))}")
+        return status, url
+    raise Failure("no L1 RPC URL answered getInfo: " + "; ".join(errors))
+
+
+def read_env_file(path):
+    env = {}
+    with open(path) as f:
+        for line in f:
+            name, sep, value = line.rstrip("\n").partition("=")
+            if sep:
+                env[name] = value
+    if not env.get("PRIVATE_KEY"):
+        raise Failure(f"{path} holds no PRIVATE_KEY")
+    return env
+
+
+def add_validator_command(spec):
+    flags = ["add-l1-validator", "--l1-rpc-urls", ",".join(spec["l1RpcUrls"]), "--attester", spec["validatorAddress"],
+             "--proposer-eoa", spec["validatorAddress"], "--staking-asset-handler", spec["stakingAssetHandler"],
+             "--l1-chain-id", str(spec["l1ChainId"])]
+    if spec["runtime"] == "docker":
+        # --env-file: docker reads the key from the file itself, so it is not in docker's argv either.
+        with open(spec["versionFile"]) as f:
+            image = f"{spec['image']}:{f.read().strip()}"
+        return ["docker", "run", "--rm", "--network", "host", "--env-file", spec["registerEnvFile"], image, *flags], {}
+    return [spec["binary"], *flags], read_env_file(spec["registerEnvFile"])
+
+
+def quota_until(output):
+    """The retry time of a ValidatorQuotaFilledUntil(uint256) revert, or None."""
+    m = re.search(r"ValidatorQuotaFilledUntil\b[^0-9]*(?:uint256\s*)?[^0-9]*([0-9]{6,})", output)
+    return int(m.group(1)) if m else None
+
+
+def register(node, spec):
+    summary = {"node": node, "validatorAddress": spec["validatorAddress"], "registryAddress": spec["registryAddress"]}
+    status, url = registry_status(spec)
+    summary.update(status=STATUS[status], l1RpcUrl=url)
+    if status != 0:
+        print(f"sequencer {node}: {spec['validatorAddress']} is registered (getInfo status {STATUS[status]}); add-l1-validator not needed")
+        return {**summary, "action": "none: already registered"}
+    record_path = os.path.join(spec["dataDir"], ".nodefleet-registration.json")
+    try:
+        with open(record_path) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        record = None
+    if record and record.get("validatorAddress") == spec["validatorAddress"] and record.get("stakingAssetHandler") == spec["stakingAssetHandler"]:
+        print(f"sequencer {node}: registration of {spec['validatorAddress']} was submitted at {record['submittedAt']}; the registry "
+              f"does not show it yet (status NONE). Not sending it again; remove {record_path} to force a new submission.")
+        return {**summary, "action": "none: submitted earlier, pending", "submittedAt": record["submittedAt"]}
+    command, extra_env = add_validator_command(spec)
+    proc = subprocess.run(command, env={**os.environ, **extra_env}, capture_output=True, text=True, timeout=600)
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        until = quota_until(output)
+        if until is not None:
+            when = datetime.datetime.fromtimestamp(until, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            raise Failure(f"the staking asset handler's validator quota is filled until {when} (ValidatorQuotaFilledUntil({until})): "
+                          f"registration was not sent; run `pulumi up` again after that time", 3)
+        raise Failure(f"add-l1-validator failed (exit {proc.returncode}):\n{output.strip()}")
+    sys.stdout.write(proc.stdout)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    tx = re.search(r"0x[0-9a-fA-F]{64}", proc.stdout)
+    record = {"submittedAt": now, "validatorAddress": spec["validatorAddress"], "stakingAssetHandler": spec["stakingAssetHandler"],
+              "transaction": tx.group(0) if tx else None}
+    with open(record_path + ".tmp", "w") as f:
+        json.dump(record, f)
+    os.replace(record_path + ".tmp", record_path)
+    print(f"sequencer {node}: registration of {spec['validatorAddress']} submitted")
+    return {**summary, "action": "submitted", "submittedAt": now, "transaction": record["transaction"]}
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 64
+    try:
+        try:
+            spec = json.load(sys.stdin)
+        except ValueError as e:
+            raise Failure(f"the registration settings on stdin are not JSON: {e}") from None
+        summary = register(argv[1], spec)
+    except Failure as e:
+        print(f"sequencer {argv[1]}: registration: {e.args[0]}", file=sys.stderr)
+        return e.args[1] if len(e.args) > 1 else 1
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+NODEFLEET_EOF
+put /usr/local/lib/nodefleet/aztec-health.py 0755 root:root <<'NODEFLEET_EOF'
+#!/usr/bin/env python3
+"""Health of an Aztec sequencer (installed by nodefleet), as one JSON object on stdout.
+
+    aztec-health.py <node> [--wait SECONDS]
+
+active: systemd state of the unit; provenBlock: node_getL2Tips result.proven.number (a number or
+a numeric string, seed 2.3); siblingPath: node_getArchiveSiblingPath with that number twice
+(seed 4.1), whether it answered and the length of what it returned; peerId: from the node's
+`Started P2P service` log line in the journal, ANSI colour codes stripped; diagnoses: what is
+wrong, with what to do. --wait waits up to SECONDS for all of them.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+
+ETC = os.environ.get("NODEFLEET_ETC", "/etc/nodefleet")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+PEER_ID = re.compile(r"""["']?peerId["']?\s*[:=]\s*["']?([1-9A-HJ-NP-Za-km-z]{20,})""")
+
+
+def proven_number(tips):
+    """result.proven.number as an int; a clear error for any other shape."""
+    proven = tips.get("proven") if isinstance(tips, dict) else None
+    number = proven.get("number") if isinstance(proven, dict) else None
+    if isinstance(number, bool) or number is None:
+        raise ValueError(f"node_getL2Tips: result.proven.number is missing or not a number: {json.dumps(tips)[:120]}")
+    if isinstance(number, int) and number >= 0:
+        return number
+    if isinstance(number, str) and re.fullmatch(r"[0-9]+", number):
+        return int(number)
+    raise ValueError(f"node_getL2Tips: result.proven.number is {number!r}, not a number or numeric string")
+
+
+def peer_id(lines):
+    """The peerId of the newest 'Started P2P service' line (pino JSON or coloured text)."""
+    found = None
+    for line in lines:
+        plain = ANSI.sub("", line)
+        if "Started P2P service" in plain or "peerId" in plain:
+            m = PEER_ID.search(plain)
+            if m:
+                found = m.group(1)
+    return found
+
+
+def journal(service):
+    out = subprocess.run(["journalctl", "-u", service, "-b", "-o", "cat", "--no-pager"], capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+def check(node, spec):
+    url = f"http://127.0.0.1:{spec['rpcPort']}"
+    out = {"node": node, "service": spec["service"], "active": None, "provenBlock": None, "siblingPath": None, "peerId": None, "diagnoses": []}
+    state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
+    out["active"] = state == "active"
+    if not out["active"]:
+        out["diagnoses"].append(f"{spec['service']} is {state or 'unknown'}: journalctl -u {spec['service']}")
+    try:
+        out["provenBlock"] = proven_number(rpc(url, "node_getL2Tips"))
+    except (RpcFailure, ValueError) as e:
+        out["diagnoses"].append(f"{e}: the node's RPC is not answering as expected")
+    if out["provenBlock"] is not None:
+        n = str(out["provenBlock"])
+        try:
+            path = rpc(url, "node_getArchiveSiblingPath", [n, n])
+            out["siblingPath"] = {"ok": path is not None, "length": len(path) if isinstance(path, (str, list)) else None}
+            if path is None:
+                out["diagnoses"].append(f"node_getArchiveSiblingPath({n}, {n}) returned null: the archiver has not synced that block")
+        except RpcFailure as e:
+            out["siblingPath"] = {"ok": False, "length": None}
+            out["diagnoses"].append(str(e))
+    out["peerId"] = peer_id(journal(spec["service"]))
+    if out["peerId"] is None:
+        out["diagnoses"].append("no 'Started P2P service' line with a peerId in this boot's journal yet: the P2P service has not started")
+    return out
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 64
+    node = argv[1]
+    wait = float(argv[argv.index("--wait") + 1]) if "--wait" in argv else 0
+    with open(os.path.join(ETC, node, "sequencer.json")) as f:
+        spec = json.load(f)
+    deadline = time.time() + wait
+    while True:
+        out = check(node, spec)
+        if not out["diagnoses"] or time.time() >= deadline:
+            break
+        time.sleep(2)
+    print(json.dumps(out, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+NODEFLEET_EOF
+restart=""
+put /etc/systemd/system/"$service" 0644 root:root <<'NODEFLEET_EOF'
+# Aztec sequencer sequencer-1 (node, archiver, sequencer on alpha-testnet), rendered by nodefleet.
+# The start flags are seed 2.4's; the validator private key is the one value given by its
+# environment variable (VALIDATOR_PRIVATE_KEY) from a root-only 0600 file, never a command line.
+[Unit]
+Description=Aztec sequencer sequencer-1 (alpha-testnet)
+Wants=network-online.target
+After=network-online.target docker.service
+Requires=docker.service
+
+[Service]
+Type=simple
+# docker runs as root; the container reads the key from --env-file (the aztec wrapper would put
+# it on docker's command line as -e VALIDATOR_PRIVATE_KEY=...).
+User=root
+WorkingDirectory=/data/sequencer-1
+Environment=DATA_DIRECTORY=/data/sequencer-1/data
+Environment=P2P_PORT=40400
+Environment=AZTEC_PORT=8080
+Environment=AZTEC_ADMIN_PORT=8880
+Environment=LOG_JSON=1
+ExecStartPre=-/usr/bin/docker rm -f aztec-sequencer-1
+ExecStart=/usr/bin/docker run --rm --name aztec-sequencer-1 --network host --env-file /etc/nodefleet/sequencer-1/aztec.env -e DATA_DIRECTORY -e P2P_PORT -e AZTEC_PORT -e AZTEC_ADMIN_PORT -e LOG_JSON -v /data/sequencer-1:/data/sequencer-1 aztecprotocol/aztec:latest start --node --archiver --sequencer --network alpha-testnet --l1-rpc-urls https://sepolia.example.org/rpc --l1-consensus-host-urls https://beacon.example.org --sequencer.coinbase 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359 --p2p.p2pIp 198.51.100.20
+ExecStop=/usr/bin/docker stop aztec-sequencer-1
+Restart=on-failure
+RestartSec=10
+TimeoutStopSec=60
+LimitNOFILE=65535
+
+[Install]
+WantedBy=multi-user.target
+NODEFLEET_EOF
+case "$changed" in *"$service"*) restart="unit" ;; esac
+systemctl daemon-reload
+
+# The version the running node was started with, against the one aztec-up installed last.
+if ! cmp -s "$etc/version" "$etc/started-version"; then
+	restart="$restart version $(cat "$etc/version")"
+fi
+
+systemctl enable "$service" >/dev/null 2>&1
+if ! systemctl is-active --quiet "$service"; then
+	systemctl start "$service"
+	echo "sequencer $node: started $service"
+elif [ -n "$restart" ]; then
+	systemctl restart "$service"
+	echo "sequencer $node: restarted $service (changed: $restart)"
+else
+	echo "sequencer $node: $service unchanged and running"
+fi
+cp "$etc/version" "$etc/started-version"
+sleep 3
+if ! systemctl is-active --quiet "$service"; then
+	journalctl -u "$service" -n 20 --no-pager >&2 || true
+	echo "sequencer $node: $service is not running" >&2
+	exit 1
+fi

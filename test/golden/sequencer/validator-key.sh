@@ -1,0 +1,35 @@
+#!/bin/sh
+# nodefleet: the validator private key of Aztec sequencer sequencer-1, into two root-only (0600)
+# environment files: VALIDATOR_PRIVATE_KEY for the node (aztec-sequencer-1.service) and PRIVATE_KEY, the
+# variable add-l1-validator reads when --private-key is not given, for the registration. This
+# script arrives as a secret on stdin and never prints the key. Restarts the node only when the
+# key changed and the node runs.
+set -eu
+umask 077
+install -d -m 0700 /etc/nodefleet/sequencer-1
+changed=""
+# keep PATH < content: replace PATH only when the content differs.
+keep() {
+	cat > "$1.nodefleet-new"
+	if cmp -s "$1.nodefleet-new" "$1"; then
+		rm -f "$1.nodefleet-new"
+	else
+		mv "$1.nodefleet-new" "$1"
+		changed="$changed $1"
+	fi
+}
+keep /etc/nodefleet/sequencer-1/aztec.env <<'NODEFLEET_EOF'
+VALIDATOR_PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+NODEFLEET_EOF
+keep /etc/nodefleet/sequencer-1/register.env <<'NODEFLEET_EOF'
+PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+NODEFLEET_EOF
+if [ -z "$changed" ]; then
+	echo "sequencer sequencer-1: validator key unchanged"
+else
+	echo "sequencer sequencer-1: validator key written to /etc/nodefleet/sequencer-1/aztec.env and /etc/nodefleet/sequencer-1/register.env (mode 0600)"
+	if systemctl is-active --quiet aztec-sequencer-1.service; then
+		systemctl restart aztec-sequencer-1.service
+		echo "sequencer sequencer-1: restarted aztec-sequencer-1.service for the new key"
+	fi
+fi

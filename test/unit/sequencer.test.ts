@@ -1,0 +1,177 @@
+// The sequencer role: rendered files (golden copies checked by systemd-analyze verify,
+// shellcheck, python's compiler) and, with strict mocks, its steps, their order, what re-runs on
+// which change, and where the validator key may go. What mocks cannot prove (the unit starting,
+// the key staying out of ps and the journal, registration against a real L1 node, health read
+// from a running node) the host-script tests below and the VM tier prove.
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parseFleet } from "../../components/config/fleet";
+import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
+import { HOSTFILES_DIR, unitWord } from "../../components/render";
+import { golden, requireTool, runTool } from "../support/golden";
+import { baseFleet, secretSource, SECRETS, ADDR } from "../support/fixtures";
+import { buildStack } from "../support/stack";
+import { registered, inputsOf } from "../support/mocks";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-sequencer-"));
+const Q = 1;
+
+function sequencerSpec(mutate: (s: any) => void = () => {}) {
+    const f = baseFleet();
+    mutate(f.nodes[Q].sequencer);
+    const fleet = parseFleet(f, secretSource());
+    return fleet.spec.nodes[Q] as Extract<(typeof fleet.spec.nodes)[number], { role: "sequencer" }>;
+}
+
+function verifyUnit(name: string, text: string) {
+    requireTool("systemd-analyze", "systemd");
+    const dir = fs.mkdtempSync(path.join(tmp, "units-"));
+    fs.writeFileSync(path.join(dir, name), text);
+    const r = runTool("systemd-analyze", ["verify", "--man=no", path.join(dir, name)]);
+    // verify also complains that binaries (or docker.service) are missing on this machine; nothing else may fail.
+    const problems = r.output.split("\n").filter((l) => l.trim() && !/is not executable|No such file or directory|docker\.service/.test(l));
+    assert.deepEqual(problems, [], r.output);
+}
+
+/** The ExecStart= words after the program, split the simple way (the values here need no quotes). */
+function startFlags(unit: string): string[] {
+    const line = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
+    const words = line.slice("ExecStart=".length).split(" ");
+    return words.slice(words.indexOf("start"));
+}
+
+const SEED_2_4_FLAGS = ["--node", "--archiver", "--sequencer", "--network", "--l1-rpc-urls", "--l1-consensus-host-urls", "--sequencer.coinbase", "--p2p.p2pIp"];
+
+describe("sequencer role: rendered files", () => {
+    it("the release-runtime unit matches its golden copy, passes systemd-analyze verify, carries seed 2.4's flags and no key", () => {
+        const spec = sequencerSpec((s) => (s.runtime = "release"));
+        const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
+        verifyUnit("aztec-sequencer-1.service", unit);
+        const flags = startFlags(unit);
+        assert.deepEqual(flags.filter((w) => w.startsWith("--")), SEED_2_4_FLAGS.filter((f) => f !== "--sequencer.validatorPrivateKey"));
+        assert.deepEqual(flags.slice(flags.indexOf("--network"), flags.indexOf("--network") + 2), ["--network", "alpha-testnet"]);
+        assert.equal(flags[flags.indexOf("--l1-rpc-urls") + 1], "https://sepolia.example.org/rpc");
+        assert.equal(flags[flags.indexOf("--sequencer.coinbase") + 1], ADDR.b);
+        assert.equal(flags[flags.indexOf("--p2p.p2pIp") + 1], "198.51.100.20");
+        assert.match(unit, /^ExecStart=\/opt\/nodefleet\/aztec\/bin\/aztec start /m);
+        assert.match(unit, /^User=nodefleet$/m);
+        assert.match(unit, /^EnvironmentFile=\/etc\/nodefleet\/sequencer-1\/aztec.env$/m);
+        for (const env of ["DATA_DIRECTORY=/data/sequencer-1/data", "P2P_PORT=40400", "AZTEC_PORT=8080", "AZTEC_ADMIN_PORT=8880", "LOG_JSON=1"]) {
+            assert.match(unit, new RegExp(`^Environment=${env}$`, "m"));
+        }
+        assert.match(unit, /^Restart=on-failure$/m);
+        assert.match(unit, /^LimitNOFILE=65535$/m);
+        assert.doesNotMatch(unit, /validatorPrivateKey|PRIVATE_KEY=|4c0883a6/);
+    });
+
+    it("the docker-runtime unit runs the image with --env-file, never the aztec wrapper, and passes systemd-analyze verify", () => {
+        const spec = sequencerSpec((s) => (s.version = "2.0.2"));
+        const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1-docker.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
+        verifyUnit("aztec-sequencer-1.service", unit);
+        const start = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
+        assert.match(start, /^ExecStart=\/usr\/bin\/docker run --rm --name aztec-sequencer-1 --network host --env-file \/etc\/nodefleet\/sequencer-1\/aztec.env /);
+        // Non-secret settings are passed by name (-e NAME takes the value from the unit's environment).
+        assert.match(start, / -e DATA_DIRECTORY -e P2P_PORT -e AZTEC_PORT -e AZTEC_ADMIN_PORT -e LOG_JSON /);
+        assert.match(start, / aztecprotocol\/aztec:2\.0\.2 start --node --archiver --sequencer /);
+        assert.doesNotMatch(start, /bin\/aztec |-e [A-Z_]+=/);
+        assert.match(unit, /^Requires=docker.service$/m);
+    });
+
+    it("unit arguments keep hostile values as one word (systemd quoting, % and $ doubled)", () => {
+        assert.equal(unitWord("http://a.example/x"), "http://a.example/x");
+        assert.equal(unitWord('a b"c'), '"a b\\"c"');
+        assert.equal(unitWord("k=%h$HOME"), '"k=%%h$$HOME"');
+        assert.equal(unitWord("x\ny`z`$(id)"), '"x\\ny`z`$$(id)"');
+        const spec = sequencerSpec((s) => (s.l1RpcUrls = ["https://sepolia.example.org/v2/%7Bkey%7D?a=$b"]));
+        const unit = renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20");
+        assert.match(unit, / --l1-rpc-urls "https:\/\/sepolia\.example\.org\/v2\/%%7Bkey%%7D\?a=\$\$b" /);
+        verifyUnit("aztec-hostile.service", unit);
+    });
+
+    it("the configure, key, version and remove scripts match golden copies and pass shellcheck", () => {
+        requireTool("shellcheck", "shellcheck");
+        const release = sequencerSpec((s) => (s.runtime = "release"));
+        const files = [
+            golden("sequencer/configure.sh", renderSequencerConfigure("h-sequencer", release, "/data", "aztec", "198.51.100.20")),
+            golden("sequencer/configure-docker.sh", renderSequencerConfigure("h-sequencer", sequencerSpec(), "/data", "aztec", "198.51.100.20")),
+            golden("sequencer/validator-key.sh", renderSequencerKey(release, "/data", SECRETS.sequencerKey!)),
+            golden("sequencer/version.sh", renderSequencerVersion(release, "aztec")),
+            golden("sequencer/remove.sh", renderSequencerRemove("h-sequencer", release, "/data")),
+            golden("sequencer/registration.sh", renderSequencerRegistration(release, "/data", "aztec")),
+        ];
+        for (const f of files) {
+            const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
+            assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
+        }
+        const registration = fs.readFileSync(golden("sequencer/registration.sh", renderSequencerRegistration(release, "/data", "aztec")), "utf8");
+        const settings = JSON.parse(registration.split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        assert.equal(settings.registerEnvFile, "/etc/nodefleet/sequencer-1/register.env");
+        assert.deepEqual([settings.registryAddress, settings.validatorAddress, settings.l1ChainId], [ADDR.a, ADDR.c, 11155111]);
+        assert.doesNotMatch(registration, /--private-key|PRIVATE_KEY=/);
+        assert.deepEqual(JSON.parse(sequencerJson(release, "/data")), { node: "sequencer-1", service: "aztec-sequencer-1.service", rpcPort: 8080 });
+    });
+
+    it("the host scripts compile", () => {
+        for (const f of ["nodefleet_rpc.py", "aztec-register.py", "aztec-health.py"]) {
+            const r = runTool("python3", ["-m", "py_compile", path.join(HOSTFILES_DIR, f)]);
+            assert.equal(r.status, 0, r.output);
+        }
+    });
+
+    it("refuses to render a key that is not a 0x 32-byte hex key", () => {
+        assert.throws(() => renderSequencerKey(sequencerSpec(), "/data", "0xab\nNODEFLEET_EOF"), /must be 0x followed by 64 hex characters/);
+    });
+});
+
+describe("sequencer role: steps", () => {
+    it("chains release -> teardown -> key -> version -> configure -> registration -> health, the key only as a secret and never logged", async () => {
+        const f = baseFleet();
+        f.nodes = [f.nodes[Q]];
+        f.releases = { aztec: f.releases.aztec };
+        delete f.hosts["h-storage"];
+        delete f.hosts["h-validator"];
+        const { recorded } = await buildStack(f, SECRETS);
+        const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
+        assert.deepEqual(dep("fleet-sequencer-1-teardown"), ["fleet-h-sequencer-release-aztec"]);
+        assert.deepEqual(dep("fleet-sequencer-1-validator-key"), ["fleet-sequencer-1-teardown"]);
+        assert.deepEqual(dep("fleet-sequencer-1-version"), ["fleet-sequencer-1-validator-key"]);
+        assert.deepEqual(dep("fleet-sequencer-1-configure"), ["fleet-sequencer-1-version"]);
+        assert.deepEqual(dep("fleet-sequencer-1-registration"), ["fleet-sequencer-1-configure"]);
+        assert.deepEqual(dep("fleet-sequencer-1-health"), ["fleet-sequencer-1-registration"]);
+        assert.match(inputsOf("fleet-sequencer-1-teardown").delete, /systemctl disable --now aztec-sequencer-1.service/);
+        const keyStep = registered.find((r) => r.name === "fleet-sequencer-1-validator-key")!;
+        assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");
+        assert.equal(keyStep.inputs.logging, "none");
+        assert.match(keyStep.inputs.stdin, new RegExp(`^VALIDATOR_PRIVATE_KEY=${SECRETS.sequencerKey}$`, "m"));
+        assert.match(keyStep.inputs.stdin, new RegExp(`^PRIVATE_KEY=${SECRETS.sequencerKey}$`, "m"));
+        const props = recorded.find((r) => r.name === "fleet-sequencer-1-validator-key")!;
+        for (const o of ["stdout", "stderr"]) assert.ok(props.additionalSecretOutputs.includes(o), `${o} must be a secret output`);
+        assert.equal(await pulumi.isSecret(pulumi.output((props.props as any).stdin)), true);
+        for (const r of registered.filter((x) => x.custom && x.name !== "fleet-sequencer-1-validator-key")) {
+            assert.ok(!JSON.stringify(r.inputs).includes(SECRETS.sequencerKey!.slice(2)), `${r.name} carries the validator key`);
+        }
+        // The public IP defaults to the host's address (here an existing host's).
+        assert.match(inputsOf("fleet-sequencer-1-configure").stdin, / --p2p\.p2pIp 192\.0\.2\.11$/m);
+        assert.match(inputsOf("fleet-sequencer-1-registration").stdin, /aztec-register\.py sequencer-1 <<'NODEFLEET_EOF'/);
+        assert.match(inputsOf("fleet-sequencer-1-health").stdin, /aztec-health.py sequencer-1 --wait 90/);
+    });
+
+    it("re-runs exactly what a change needs: version -> version, configure, health; registry -> registration only", async () => {
+        const triggers = async (mutate: (s: any) => void) => {
+            const f = baseFleet();
+            mutate(f.nodes[Q].sequencer);
+            await buildStack(f, SECRETS);
+            return Object.fromEntries(["validator-key", "version", "configure", "registration", "health"].map((s) => [s, JSON.stringify(inputsOf(`fleet-sequencer-1-${s}`).triggers)]));
+        };
+        const before = await triggers(() => {});
+        const version = await triggers((s) => (s.version = "2.0.3"));
+        const registry = await triggers((s) => (s.registryAddress = ADDR.c));
+        const changed = (a: Record<string, string>) => Object.keys(a).filter((k) => a[k] !== before[k]);
+        assert.deepEqual(changed(version), ["version", "configure", "health"]);
+        assert.deepEqual(changed(registry), ["registration"]);
+    });
+});
