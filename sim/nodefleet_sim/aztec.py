@@ -234,8 +234,9 @@ def cmd_aztec_up(argv):
 
 
 def main(argv=None):
+    # Installed as two executables (bin/aztec, bin/aztec-up): the name it is called by decides.
+    prog = os.path.basename(sys.argv[0]) if argv is None else "aztec"
     argv = sys.argv[1:] if argv is None else argv
-    prog = os.path.basename(sys.argv[0]) if argv is sys.argv[1:] else "aztec"
     if prog == "aztec-up" or (argv and argv[0] == "aztec-up"):
         return cmd_aztec_up(argv[1:] if argv and argv[0] == "aztec-up" else argv)
     if not argv or argv[0] in ("--version", "-V"):

@@ -209,6 +209,16 @@ class Sequencer(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("--private-key is required", r.stderr)
 
+    def test_aztec_up_called_by_its_own_name(self):
+        home = tempfile.mkdtemp()
+        exe = os.path.join(home, "aztec-up")
+        with open(exe, "w") as f:
+            f.write(f"#!/bin/sh\ncd {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))} && exec {sys.executable} -c 'import sys; sys.argv[0] = \"{exe}\"; from nodefleet_sim import aztec; sys.exit(aztec.main())' \"$@\"\n")
+        os.chmod(exe, 0o755)
+        r = subprocess.run([exe, "2.0.2"], env=dict(os.environ, AZTEC_HOME=home), capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Installed aztec 2.0.2", r.stdout)
+
     def test_aztec_up_latest(self):
         home = tempfile.mkdtemp()
         r = run("aztec", "aztec-up", "latest", env={"AZTEC_HOME": home})
