@@ -372,7 +372,7 @@ systemctl daemon-reload
 
 # The version the running node was started with, against the one aztec-up installed last.
 if ! cmp -s "$etc/version" "$etc/started-version"; then
-	restart="$restart version $(cat "$etc/version")"
+	restart="${restart:+$restart, }version $(cat "$etc/version")"
 fi
 
 systemctl enable "$service" >/dev/null 2>&1
