@@ -1,6 +1,7 @@
 // Golden files: every rendered host file is committed under test/golden so any change
 // shows in review. UPDATE_GOLDEN=1 rewrites them; CI never sets it.
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -37,4 +38,19 @@ export function runTool(cmd: string, args: string[], input?: string): ToolResult
 
 export function sh(script: string): string {
     return execFileSync("sh", ["-c", script], { encoding: "utf8" });
+}
+
+/**
+ * systemd-analyze verify of unit files (name -> text), written to a fresh directory. verify also
+ * complains that the units' binaries are missing on this machine; those lines (and lines matching
+ * `alsoAllowed`, e.g. a dependency unit not installed here) are allowed, nothing else is.
+ */
+export function verifyUnits(files: Record<string, string>, alsoAllowed?: RegExp): void {
+    requireTool("systemd-analyze", "systemd");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-units-"));
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    const r = runTool("systemd-analyze", ["verify", "--man=no", ...Object.keys(files).map((n) => path.join(dir, n))]);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const problems = r.output.split("\n").filter((l) => l.trim() && !/is not executable|No such file or directory/.test(l) && !(alsoAllowed?.test(l) ?? false));
+    assert.deepEqual(problems, [], r.output);
 }

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
 import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageRemove, renderStorageUnits, HOSTFILES_DIR } from "../../components/roles/storage";
-import { golden, requireTool, runTool } from "../support/golden";
+import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registered, inputsOf } from "../support/mocks";
@@ -27,16 +27,6 @@ function toml(file: string): any {
     const r = runTool("python3", ["-c", "import json,sys,tomllib;print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", file]);
     assert.equal(r.status, 0, `TOML parse of ${file}:\n${r.output}`);
     return JSON.parse(r.output);
-}
-
-function verifyUnits(files: Record<string, string>) {
-    requireTool("systemd-analyze", "systemd");
-    const dir = fs.mkdtempSync(path.join(tmp, "units-"));
-    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
-    const r = runTool("systemd-analyze", ["verify", "--man=no", ...Object.keys(files).map((n) => path.join(dir, n))]);
-    // verify also complains that the binaries are missing on this machine; nothing else may fail.
-    const problems = r.output.split("\n").filter((l) => l.trim() && !/is not executable|No such file or directory|Command .* is not executable/.test(l));
-    assert.deepEqual(problems, [], r.output);
 }
 
 describe("storage role: rendered files", () => {

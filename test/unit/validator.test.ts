@@ -4,28 +4,16 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderGethUnit, renderRethUnit, validatorPaths } from "../../components/roles/validator";
-import { golden, requireTool, runTool } from "../support/golden";
+import { golden, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, secretSource } from "../support/fixtures";
 
 const V = 2;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-validator-"));
 
 function validatorSpec() {
     const fleet = parseFleet(baseFleet(), secretSource());
     return fleet.spec.nodes[V] as Extract<(typeof fleet.spec.nodes)[number], { role: "validator" }>;
-}
-
-function verifyUnit(name: string, text: string) {
-    requireTool("systemd-analyze", "systemd");
-    const file = path.join(fs.mkdtempSync(path.join(tmp, "units-")), name);
-    fs.writeFileSync(file, text);
-    const r = runTool("systemd-analyze", ["verify", "--man=no", file]);
-    const problems = r.output.split("\n").filter((l) => l.trim() && !/is not executable|No such file or directory/.test(l));
-    assert.deepEqual(problems, [], r.output);
 }
 
 /** ExecStart's words as flag -> value ("" for a switch), after the program and subcommand. */
@@ -45,7 +33,7 @@ describe("validator role: execution-client units", () => {
     it("reth's unit carries exactly seed 2.6's parameters and unit settings", () => {
         const node = validatorSpec();
         const unit = fs.readFileSync(golden("validator/reth-validator-1.service", renderRethUnit(node, "/data", "0g-chain", "198.51.100.30")), "utf8");
-        verifyUnit("reth-validator-1.service", unit);
+        verifyUnits({ "reth-validator-1.service": unit });
         assert.match(unit, /^ExecStart=\/opt\/nodefleet\/0g-chain\/bin\/reth node /m);
         assert.deepEqual(Object.fromEntries(flags(unit)), {
             "--chain": "/opt/nodefleet/0g-chain/geth-genesis.json",
@@ -68,7 +56,7 @@ describe("validator role: execution-client units", () => {
         const node = validatorSpec();
         const geth = flags(fs.readFileSync(golden("validator/geth-validator-1.service", renderGethUnit(node, "/data", "0g-chain", "198.51.100.30")), "utf8"));
         const reth = flags(renderRethUnit(node, "/data", "0g-chain", "198.51.100.30"));
-        verifyUnit("geth-validator-1.service", renderGethUnit(node, "/data", "0g-chain", "198.51.100.30"));
+        verifyUnits({ "geth-validator-1.service": renderGethUnit(node, "/data", "0g-chain", "198.51.100.30") });
         for (const f of ["--http.addr", "--http.port", "--ws.addr", "--ws.port", "--authrpc.addr", "--authrpc.port", "--authrpc.jwtsecret", "--port", "--bootnodes", "--nat"]) {
             assert.equal(geth.get(f), reth.get(f), f);
         }
