@@ -81,3 +81,17 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
         args.sensitive ? { ...opts, additionalSecretOutputs: ["stdout", "stderr"] } : opts,
     );
 }
+
+/**
+ * A step's report: the JSON object on the last line of its stdout (the host scripts print one),
+ * or `{ error }` naming what it was when it is not JSON.
+ */
+export function stepReport(step: command.remote.Command, what: string): pulumi.Output<Record<string, unknown>> {
+    return step.stdout.apply((out) => {
+        try {
+            return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
+        } catch {
+            return { error: `unreadable ${what}: ${out.slice(0, 200)}` };
+        }
+    });
+}

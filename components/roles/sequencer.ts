@@ -4,7 +4,7 @@
 // pure; SequencerNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
-import { Host, remoteStep } from "../hosts/host";
+import { Host, remoteStep, stepReport } from "../hosts/host";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
 
@@ -149,14 +149,6 @@ export interface SequencerNodeArgs {
     readonly validatorKey: pulumi.Output<string>;
 }
 
-const lastJsonLine = (out: string): Record<string, unknown> => {
-    try {
-        return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
-    } catch {
-        return { error: `unreadable report: ${out.slice(0, 200)}` };
-    }
-};
-
 /** teardown (destroy only) -> key -> version (aztec-up) -> configure (unit, start/restart) -> registration -> health. */
 export class SequencerNode extends pulumi.ComponentResource {
     /** The health report of the last deploy (aztec-health.py), parsed. */
@@ -199,8 +191,8 @@ export class SequencerNode extends pulumi.ComponentResource {
             { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version)] },
             { parent: this, dependsOn: [register] },
         );
-        this.registration = register.stdout.apply(lastJsonLine);
-        this.health = healthRun.stdout.apply(lastJsonLine);
+        this.registration = stepReport(register, "registration report");
+        this.health = stepReport(healthRun, "health report");
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

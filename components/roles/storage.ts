@@ -3,7 +3,7 @@
 // snapshot guard, and a health report. Rendering is pure; StorageNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
-import { Host, remoteStep } from "../hosts/host";
+import { Host, remoteStep, stepReport } from "../hosts/host";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
 
@@ -155,13 +155,7 @@ export class StorageNode extends pulumi.ComponentResource {
             { ...base, script: `python3 /usr/local/lib/nodefleet/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript)] },
             { parent: this, dependsOn: [configure] },
         );
-        this.health = healthRun.stdout.apply((out) => {
-            try {
-                return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
-            } catch {
-                return { error: `unreadable health report: ${out.slice(0, 200)}` };
-            }
-        });
+        this.health = stepReport(healthRun, "health report");
         this.registerOutputs({ health: this.health });
     }
 }
