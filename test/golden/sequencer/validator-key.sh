@@ -8,20 +8,25 @@ set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/sequencer-1
 changed=""
-# keep PATH < content: replace PATH only when the content differs.
-keep() {
-	cat > "$1.nodefleet-new"
-	if cmp -s "$1.nodefleet-new" "$1"; then
-		rm -f "$1.nodefleet-new"
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs.
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
 	else
-		mv "$1.nodefleet-new" "$1"
+		mv "$tmp" "$1"
 		changed="$changed $1"
 	fi
 }
-keep /etc/nodefleet/sequencer-1/aztec.env <<'NODEFLEET_EOF'
+
+put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root <<'NODEFLEET_EOF'
 VALIDATOR_PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 NODEFLEET_EOF
-keep /etc/nodefleet/sequencer-1/register.env <<'NODEFLEET_EOF'
+put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
 PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 NODEFLEET_EOF
 if [ -z "$changed" ]; then

@@ -5,15 +5,28 @@
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/storage-1
-tmp=/etc/nodefleet/storage-1/zgs.env.nodefleet-new
-cat > "$tmp" <<'NODEFLEET_EOF'
+changed=""
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs.
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+	else
+		mv "$tmp" "$1"
+		changed="$changed $1"
+	fi
+}
+
+put /etc/nodefleet/storage-1/zgs.env 0600 root:root <<'NODEFLEET_EOF'
 ZGS_NODE__MINER_KEY=abababababababababababababababababababababababababababababababab
 NODEFLEET_EOF
-if cmp -s "$tmp" /etc/nodefleet/storage-1/zgs.env; then
-	rm -f "$tmp"
+if [ -z "$changed" ]; then
 	echo "storage storage-1: miner key unchanged"
 else
-	mv "$tmp" /etc/nodefleet/storage-1/zgs.env
 	echo "storage storage-1: miner key written to /etc/nodefleet/storage-1/zgs.env (mode 0600)"
 	if systemctl is-active --quiet zgs-storage-1.service; then
 		systemctl restart zgs-storage-1.service
