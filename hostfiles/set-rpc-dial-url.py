@@ -6,7 +6,7 @@
 Looks for the key under [beacon-kit.engine] (or at top level when the file has no such table),
 replaces only its quoted value and keeps every other byte of the file: other lines, comments,
 spacing, a comment after the value, line endings. Refuses, naming file, line and reason, when the
-key is missing, appears twice, or its value is not a one-line TOML string. Writes a temporary
+key is missing, the file is not TOML, or the value is not a one-line TOML string. Writes a temporary
 file beside the original with its mode and owner, checks that it parses as TOML with the new
 value, then renames it over the original. Prints one JSON line: {"file", "old", "new", "changed"}.
 Exit 0: done (or nothing to do); 1: refused, file untouched.
@@ -62,11 +62,10 @@ def edit(path, text, url):
             continue
         if KEY_LINE.match(body) and table == (SECTION if has_section else ""):
             hits.append(i)
-    where = f"[{SECTION}]" if has_section else "the top level"
+    # The caller has parsed the file as TOML, which allows a key once per table: at most one hit.
     if not hits:
+        where = f"[{SECTION}]" if has_section else "the top level"
         raise Refused(f"{path}: no {KEY} under {where}; nothing was changed (is this the consensus daemon's app.toml?)")
-    if len(hits) > 1:
-        raise Refused(f"{path}: {KEY} appears {len(hits)} times under {where} (lines {', '.join(str(h + 1) for h in hits)}); nothing was changed")
     i = hits[0]
     body = lines[i].rstrip("\r\n")
     ending = lines[i][len(body):]
