@@ -12,3 +12,5 @@ export const hardwareCheck = plan.spec.hardwareCheck;
 export const health = fleet.health;
 /** Per sequencer, its validator registration: status in the registry and what was done. */
 export const registration = fleet.registration;
+/** Per validator with `switch` set: the geth -> reth switch's report (or its rollback / cleanup). */
+export const validatorSwitch = fleet.validatorSwitch;

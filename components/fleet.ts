@@ -9,6 +9,7 @@ import { HetznerHost } from "./hosts/hetzner";
 import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
+import { ValidatorNode } from "./roles/validator";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -30,6 +31,8 @@ export class Fleet extends pulumi.ComponentResource {
     readonly health: Record<string, pulumi.Output<Record<string, unknown>>>;
     /** Per sequencer: what its validator registration step found and did. */
     readonly registration: Record<string, pulumi.Output<Record<string, unknown>>>;
+    /** Per validator with a switch configured: the switch's report (migrate, rollback or cleanup). */
+    readonly validatorSwitch: Record<string, pulumi.Output<Record<string, unknown>>>;
 
     constructor(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:fleet:Fleet", name, {}, opts);
@@ -44,6 +47,7 @@ export class Fleet extends pulumi.ComponentResource {
         this.summary = summary;
         this.health = {};
         this.registration = {};
+        this.validatorSwitch = {};
         for (const plan of args.plan.hosts) {
             const host = hosts[plan.name]!;
             for (const node of plan.nodes) {
@@ -59,14 +63,18 @@ export class Fleet extends pulumi.ComponentResource {
                         this.registration[node.name] = role.registration;
                         break;
                     }
-                    case "validator":
-                        break; // the validator role comes with the geth -> reth switch; the host is prepared for it
+                    case "validator": {
+                        const role = new ValidatorNode(`${name}-${node.name}`, { node, host, user: sshUser(plan.spec), validatorKey: args.secret(node.validator.validatorKeySecret) }, { parent: this });
+                        this.health[node.name] = role.health;
+                        if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
+                        break;
+                    }
                     default:
                         assertNever(node);
                 }
             }
         }
-        this.registerOutputs({ summary, health: this.health, registration: this.registration });
+        this.registerOutputs({ summary, health: this.health, registration: this.registration, validatorSwitch: this.validatorSwitch });
     }
 
     private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {

@@ -214,6 +214,9 @@ function checkRoleRules(spec: FleetSpec, issues: string[]): void {
         if (node.role === "storage" && node.release === undefined) {
             issues.push(`nodes[${i}].release: required: the host installs the storage node's software (zgs_node) from a release (see releases)`);
         }
+        if (node.role === "validator" && node.release === undefined) {
+            issues.push(`nodes[${i}].release: required: the host installs 0gchaind, geth and reth from the 0G release package (1.0.6 or later, see releases)`);
+        }
         if (node.role === "sequencer" && node.release === undefined) {
             issues.push(`nodes[${i}].release: required: the host installs the aztec CLI and its version manager (aztec-up) from a release (see releases)`);
         }

@@ -193,14 +193,36 @@ export const portPrefix = z
         return Number(text);
     });
 
-export const validatorSettings = z.strictObject({
-    portPrefix,
-    executionClient: z.enum(["geth", "reth"]).default("geth"),
-    bootnode: enode,
-    validatorKeySecret: secretRef,
-    publicIp: ipv4.optional(),
-    hardware: hardwareTarget.partial().optional(),
-});
+export const validatorSettings = z
+    .strictObject({
+        portPrefix,
+        /** The execution client the validator runs (after the switch, when one is asked). */
+        executionClient: z.enum(["geth", "reth"]).default("geth"),
+        /**
+         * The geth -> reth switch (seed 4.5): `migrate` (executionClient: reth) runs the 14 steps,
+         * `rollback` (executionClient: geth) restores geth from the backup, `cleanup`
+         * (executionClient: reth) removes the export files after 24 h of reth running.
+         */
+        switch: z.enum(["migrate", "rollback", "cleanup"]).optional(),
+        /** A public endpoint of the chain: the reference height of step 10 (else the noted head). */
+        referenceRpcUrl: httpUrl.optional(),
+        /** How many blocks reth may be behind the reference height before 0gchaind starts (step 10). */
+        heightTolerance: z.number().int().min(0).max(64).default(5),
+        /** Re-imports after `block number X does not match parent block number Y` (step 9). */
+        importRetries: z.number().int().min(0).max(20).default(5),
+        /** What cleanup removes besides the RLP export files. */
+        cleanup: z.strictObject({ removeGethBinary: z.boolean().default(false), removeBackup: z.boolean().default(false) }).default({ removeGethBinary: false, removeBackup: false }),
+        bootnode: enode,
+        validatorKeySecret: secretRef,
+        publicIp: ipv4.optional(),
+        hardware: hardwareTarget.partial().optional(),
+    })
+    .superRefine((s, ctx) => {
+        const needs = { migrate: "reth", rollback: "geth", cleanup: "reth" } as const;
+        if (s.switch !== undefined && s.executionClient !== needs[s.switch]) {
+            ctx.addIssue({ code: "custom", path: ["switch"], message: `switch: ${s.switch} goes with executionClient: ${needs[s.switch]} (the client the validator runs afterwards), not ${s.executionClient}` });
+        }
+    });
 
 /**
  * Node software: a release archive (.tar.gz) fetched by URL on the host and checked against its

@@ -1,10 +1,15 @@
-// The 0G chain validator role: rendering of its execution-client units (seed 2.6) and paths.
-// The steps that install and switch them (seed 4.5) build on these; they are not wired into the
-// fleet yet (see README: Roles).
+// The 0G chain validator role (seed 2.6, 4.4, 4.5, 5, 7): 0gchaind and an execution client (geth or
+// reth) under systemd, and the geth -> reth switch as a dependsOn chain of remote steps, one per
+// step of seed 4.5, each run by the host tool zg-validator.py (preconditions, completion markers,
+// long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
+import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
-import { nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
-import { render } from "../render";
+import { Host, remoteStep, stepReport } from "../hosts/host";
+import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { contentHash, hostFile, render, TOOLS_DIR } from "../render";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
@@ -22,7 +27,20 @@ export interface ValidatorPaths {
     readonly gethService: string;
     readonly rethService: string;
     readonly consensusService: string;
+    /** Staged unit files, settings and default config files: /etc/nodefleet/<node>. */
+    readonly etcDir: string;
 }
+
+/** Where host tools are installed. */
+export const LIB = "/usr/local/lib/nodefleet";
+/** Seed 4.5 step 1: the Rust client is copied here from the release. */
+export const RETH_BINARY = "/usr/local/bin/reth";
+
+/** The 14 steps of seed 4.5, in order; the host tool's names for them. */
+export const SWITCH_STEPS = [
+    "s01-install-reth", "s02-note-head", "s03-stop", "s04-backup", "s05-export", "s06-delete-geth",
+    "s07-init-reth", "s08-trim", "s09-import", "s10-compare", "s11-units", "s12-dial-url", "s13-start", "s14-verify",
+] as const;
 
 export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPaths {
     const dataRoot = nodeDataDir(mount, node.name);
@@ -35,6 +53,7 @@ export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPat
         gethService: `geth-${node.name}.service`,
         rethService: `reth-${node.name}.service`,
         consensusService: `0gchaind-${node.name}.service`,
+        etcDir: `/etc/nodefleet/${node.name}`,
     };
 }
 
@@ -53,11 +72,181 @@ function unitContext(node: ValidatorSpec, mount: string, release: string, public
 export function renderRethUnit(node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
     const c = unitContext(node, mount, release, publicIp);
     const p = validatorPaths(node, mount);
-    return render("reth.service", { ...c, binary: `${c.bin}/reth`, genesis: `${releaseLink(release)}/geth-genesis.json`, datadir: p.rethDir, ipcpath: `${p.rethDir}/reth.ipc` });
+    return render("reth.service", { ...c, binary: RETH_BINARY, genesis: `${releaseLink(release)}/geth-genesis.json`, datadir: p.rethDir, ipcpath: `${p.rethDir}/reth.ipc` });
 }
 
 /** geth's unit: the pre-migration state and the rollback target, on the same ports and JWT file. */
 export function renderGethUnit(node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
     const c = unitContext(node, mount, release, publicIp);
     return render("geth.service", { ...c, binary: `${c.bin}/geth`, datadir: validatorPaths(node, mount).gethDir, networkId: ZG_CHAIN_ID });
+}
+
+export function renderConsensusUnit(node: ValidatorSpec, mount: string, release: string): string {
+    const p = validatorPaths(node, mount);
+    return render("0gchaind.service", { node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, binary: `${releaseLink(release)}/bin/0gchaind`, home: p.consensusHome, jwt: p.jwt });
+}
+
+const cometPort = (node: ValidatorSpec, suffix: number) => prefixed(node.validator.portPrefix, suffix);
+
+/** app.toml for a consensus home that has none (an existing one is only edited, never replaced). */
+export function renderAppToml(node: ValidatorSpec, mount: string): string {
+    return render("0gchaind-app.toml", { node: node.name, dialUrl: `http://localhost:${executionPorts(node).engine}`, jwt: validatorPaths(node, mount).jwt });
+}
+
+export function renderConfigToml(node: ValidatorSpec): string {
+    return render("0gchaind-config.toml", {
+        node: node.name,
+        rpcLaddr: `tcp://127.0.0.1:${cometPort(node, VALIDATOR_SUFFIXES.cometRpc)}`,
+        p2pLaddr: `tcp://0.0.0.0:${cometPort(node, VALIDATOR_SUFFIXES.cometP2p)}`,
+    });
+}
+
+/** What zg-validator.py reads: /etc/nodefleet/<node>/validator.json. */
+export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: string): string {
+    const p = validatorPaths(node, mount);
+    const v = node.validator;
+    return JSON.stringify({
+        node: node.name,
+        operator: OPERATOR_USER,
+        dataRoot: p.dataRoot,
+        gethDir: p.gethDir,
+        rethDir: p.rethDir,
+        consensusHome: p.consensusHome,
+        jwt: p.jwt,
+        etcDir: p.etcDir,
+        releaseDir: releaseLink(release),
+        genesis: `${releaseLink(release)}/geth-genesis.json`,
+        rethBinary: RETH_BINARY,
+        services: { geth: p.gethService, reth: p.rethService, consensus: p.consensusService },
+        ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },
+        executionClient: v.executionClient,
+        switch: v.switch ?? null,
+        referenceRpcUrl: v.referenceRpcUrl ?? null,
+        heightTolerance: v.heightTolerance,
+        importRetries: v.importRetries,
+        remedyRetries: 3,
+        rollbackMax: 64,
+        verifyTimeout: 180,
+        cleanupAfterHours: 24,
+        cleanup: v.cleanup,
+    }, null, 2);
+}
+
+/** The configure step: host tools, settings, staged units and default config, then `setup`. */
+export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
+    const p = validatorPaths(node, mount);
+    const D = "NODEFLEET_EOF";
+    return render("validator-configure.sh", {
+        host,
+        node: node.name,
+        lib: LIB,
+        etcDir: p.etcDir,
+        services: { geth: p.gethService, reth: p.rethService, consensus: p.consensusService },
+        rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
+        trimTool: heredocSafe(fs.readFileSync(path.join(TOOLS_DIR, "trim_export.py"), "utf8"), D),
+        dialUrlTool: heredocSafe(hostFile("set-rpc-dial-url.py"), D),
+        rollbackTool: heredocSafe(hostFile("consensus-height-rollback.py"), D),
+        validatorTool: heredocSafe(hostFile("zg-validator.py"), D),
+        settings: heredocSafe(validatorSettingsJson(node, mount, release), D),
+        appToml: heredocSafe(renderAppToml(node, mount), D),
+        configToml: heredocSafe(renderConfigToml(node), D),
+        consensusUnit: heredocSafe(renderConsensusUnit(node, mount, release), D),
+        gethUnit: heredocSafe(renderGethUnit(node, mount, release, publicIp), D),
+        rethUnit: heredocSafe(renderRethUnit(node, mount, release, publicIp), D),
+    });
+}
+
+export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string): string {
+    const p = validatorPaths(node, mount);
+    return render("validator-key.sh", {
+        node: node.name,
+        operator: OPERATOR_USER,
+        dataRoot: p.dataRoot,
+        home: p.consensusHome,
+        keyFile: `${p.consensusHome}/config/priv_validator_key.json`,
+        service: p.consensusService,
+        key: heredocSafe(key, "NODEFLEET_EOF"),
+    });
+}
+
+export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
+    const p = validatorPaths(node, mount);
+    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: { geth: p.gethService, reth: p.rethService, consensus: p.consensusService } });
+}
+
+/** One command of the host tool: `zg-validator.py <settings> <args...>`. */
+export function toolCommand(node: ValidatorSpec, ...args: string[]): string {
+    return `exec python3 -S ${LIB}/zg-validator.py ${validatorPaths(node, "/").etcDir}/validator.json ${args.join(" ")}\n`;
+}
+
+/**
+ * What a completed switch step is bound to: the paths, ports, release and genesis it acted on.
+ * A marker on the host written with another hash is refused (finish with the same settings or
+ * roll back). Tunables (tolerance, retries, reference URL) are not in it.
+ */
+export function switchInputsHash(node: ValidatorSpec, mount: string, release: string): string {
+    const p = validatorPaths(node, mount);
+    return contentHash(JSON.stringify({ p, ports: executionPorts(node), release }));
+}
+
+export interface ValidatorNodeArgs {
+    readonly node: ValidatorSpec;
+    readonly host: Host;
+    readonly user: string;
+    /** priv_validator_key.json, as a secret. */
+    readonly validatorKey: pulumi.Output<string>;
+}
+
+/**
+ * teardown (destroy only) -> key -> configure (setup) -> [switch: migrate: s01 .. s14 |
+ * rollback | cleanup] -> health.
+ */
+export class ValidatorNode extends pulumi.ComponentResource {
+    readonly health: pulumi.Output<Record<string, unknown>>;
+    /** The switch's report (per-step times, noted head, imported height, downtime), when one is configured. */
+    readonly switchReport: pulumi.Output<Record<string, unknown>> | undefined;
+
+    constructor(name: string, args: ValidatorNodeArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("nodefleet:role:ValidatorNode", name, {}, opts);
+        const { node, host } = args;
+        const release = node.release;
+        if (release === undefined) throw new Error(`${node.name}: a validator needs a release (checked by parseFleet)`);
+        const after = host.releases[release];
+        if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
+        const base = { connection: host.connection, user: args.user };
+        const mount = host.dataMountPoint;
+        const teardown = remoteStep(
+            `${name}-teardown`,
+            { ...base, script: `echo 'validator ${node.name}: teardown registered'\n`, onDelete: renderValidatorRemove(host.hostName, node, mount) },
+            { parent: this, dependsOn: [after] },
+        );
+        const keyScript = pulumi.secret(args.validatorKey.apply((k) => renderValidatorKey(node, mount, k)));
+        const key = remoteStep(`${name}-validator-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [teardown] });
+        const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
+        const configureScript = publicIp.apply((ip) => renderValidatorConfigure(host.hostName, node, mount, release, ip));
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
+        let last: pulumi.Resource = configure;
+        let report: pulumi.Output<Record<string, unknown>> | undefined;
+        const sw = node.validator.switch;
+        if (sw === "migrate") {
+            const inputs = switchInputsHash(node, mount, release);
+            for (const step of SWITCH_STEPS) {
+                const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs) }, { parent: this, dependsOn: [last] });
+                last = cmd;
+                if (step === "s14-verify") report = stepReport(cmd, "switch report");
+            }
+        } else if (sw === "rollback" || sw === "cleanup") {
+            const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw) }, { parent: this, dependsOn: [last] });
+            last = cmd;
+            report = stepReport(cmd, `${sw} report`);
+        }
+        const healthRun = remoteStep(
+            `${name}-health`,
+            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s))] },
+            { parent: this, dependsOn: [last] },
+        );
+        this.health = stepReport(healthRun, "health report");
+        this.switchReport = report;
+        this.registerOutputs({ health: this.health, switch: report });
+    }
 }

@@ -36,6 +36,14 @@ def fault(name):
         return None
 
 
+def consume_fault(name):
+    """Removes a fault file (faults given by env variables stay)."""
+    try:
+        os.unlink(os.path.join(os.environ.get("NODEFLEET_SIM_FAULT_DIR", "/run/nodefleet-sim"), name))
+    except OSError:
+        pass
+
+
 def fault_int(name):
     v = fault(name)
     try:

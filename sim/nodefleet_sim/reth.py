@@ -20,7 +20,8 @@ no transactions), engine_getPayloadV3, engine_newPayloadV3. The first valid fork
 'Starting consensus engine'. A forkchoice head it does not have answers -38002 Invalid
 forkchoice state.
 
-Faults: import-stop-at=N (the import dies before block N: 'partially imported'),
+Faults: import-stop-at=N (the import dies before block N: 'partially imported'; one-shot when
+given as a fault file, which is removed when it fires),
 state-root-mismatch-at=N ('mismatched block state root' at block N), reth-errors=new.
 """
 import json
@@ -45,10 +46,16 @@ class Chain:
         self.blocks = []
         self.lock = threading.Lock()
         if os.path.exists(self.path):
-            with open(self.path) as f:
+            good = 0
+            with open(self.path, "rb") as f:
                 for line in f:
-                    if line.strip():
+                    try:
                         self.blocks.append(json.loads(line))
+                    except ValueError:
+                        break
+                    good += len(line)
+            if good != os.path.getsize(self.path):
+                os.truncate(self.path, good)  # a record cut short by a crash: the database ends before it
 
     @property
     def initialized(self):
@@ -123,6 +130,7 @@ def cmd_import(flags, files, log):
         for block in common.read_blocks(path):
             tip = chain.tip()
             if stop_at is not None and block.number >= stop_at:
+                common.consume_fault("import-stop-at")  # one-shot: the re-import gets past it
                 f.flush()
                 log.error("Import interrupted", block=block.number)
                 log.info("Chain was partially imported", imported=decoded)

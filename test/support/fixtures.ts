@@ -45,6 +45,7 @@ export function secretSource(values: Record<string, string> = SECRETS, plain: re
 export const RELEASES = () => ({
     zgs: { url: "https://github.com/0glabs/0g-storage-node/releases/download/v1.1.0/zgs_node-v1.1.0.tar.gz", sha256: "5a".repeat(32) },
     aztec: { url: "https://releases.example.org/aztec/aztec-v2.0.2.tar.gz", sha256: "a2".repeat(32) },
+    "0g-chain": { url: "https://github.com/0glabs/0g-chain/releases/download/v1.0.6/aristotle-v1.0.6.tar.gz", sha256: "06".repeat(32) },
 });
 
 export const storageNode = () => ({
@@ -81,6 +82,7 @@ export const validatorNode = () => ({
     name: "validator-1",
     role: "validator",
     host: "h-validator",
+    release: "0g-chain",
     validator: { portPrefix: 56, bootnode: ENODE, validatorKeySecret: "validatorKey" },
 });
 

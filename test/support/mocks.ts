@@ -45,6 +45,7 @@ const KNOWN_TYPES = new Set([
     "nodefleet:host:ExistingHost",
     "nodefleet:role:StorageNode",
     "nodefleet:role:SequencerNode",
+    "nodefleet:role:ValidatorNode",
 ]);
 
 export const registered: Registered[] = [];

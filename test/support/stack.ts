@@ -12,7 +12,7 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     await settle(recorded);
     // The fleet's own outputs (health reports) resolve after its children: wait for them too,
     // so nothing of this stack is still registering when the next test installs new mocks.
-    await Promise.all([...Object.values(fleet.health), ...Object.values(fleet.registration)].map((o) => new Promise((resolve) => o.apply(resolve))));
+    await Promise.all([...Object.values(fleet.health), ...Object.values(fleet.registration), ...Object.values(fleet.validatorSwitch)].map((o) => new Promise((resolve) => o.apply(resolve))));
     await new Promise((resolve) => setImmediate(resolve));
     return { fleet, recorded };
 }

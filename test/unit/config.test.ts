@@ -150,7 +150,14 @@ const cases: Case[] = [
     { name: "release file without the archive", mutate: (f) => withRelease(f, { url: "https://example.org/other.tar.gz", sha256File: SUMS }), error: `releases.0g-chain.sha256File: ${SUMS} has no entry for other.tar.gz` },
     { name: "release file missing", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz", sha256File: path.join(keyDir, "nope") }), error: "releases.0g-chain.sha256File:" },
     { name: "release url not http", mutate: (f) => withRelease(f, { url: "ftp://example.org/a.tar.gz", sha256: "ab".repeat(32) }), error: "releases.0g-chain.url: URL scheme must be http or https, not ftp" },
-    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs-2"), error: 'nodes[0].release: no release named "zgs-2" under releases (known: zgs, aztec)' },
+    { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs-2"), error: 'nodes[0].release: no release named "zgs-2" under releases (known: zgs, aztec, 0g-chain)' },
+    { name: "validator switch: migrate with executionClient geth", mutate: (f) => Object.assign(f.nodes[2].validator, { switch: "migrate" }), error: "nodes[2].validator.switch: switch: migrate goes with executionClient: reth (the client the validator runs afterwards), not geth" },
+    { name: "validator switch: rollback with executionClient reth", mutate: (f) => Object.assign(f.nodes[2].validator, { switch: "rollback", executionClient: "reth" }), error: "nodes[2].validator.switch: switch: rollback goes with executionClient: geth" },
+    { name: "validator switch unknown", mutate: (f) => Object.assign(f.nodes[2].validator, { switch: "upgrade" }), error: "nodes[2].validator.switch:" },
+    { name: "validator heightTolerance too large", mutate: (f) => Object.assign(f.nodes[2].validator, { heightTolerance: 1000 }), error: "nodes[2].validator.heightTolerance:" },
+    { name: "validator referenceRpcUrl not a URL", mutate: (f) => Object.assign(f.nodes[2].validator, { referenceRpcUrl: "evmrpc.0g.ai" }), error: "nodes[2].validator.referenceRpcUrl:" },
+    { name: "validator cleanup option misspelt", mutate: (f) => Object.assign(f.nodes[2].validator, { cleanup: { removeBackups: true } }), error: "nodes[2].validator.cleanup:" },
+    { name: "validator without a release", mutate: (f) => delete f.nodes[2].release, error: "nodes[2].release: required: the host installs 0gchaind, geth and reth from the 0G release package" },
     { name: "storage node without a release", mutate: (f) => delete f.nodes[0].release, error: "nodes[0].release: required: the host installs the storage node's software (zgs_node) from a release" },
 ];
 

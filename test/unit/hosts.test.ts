@@ -12,7 +12,7 @@ import { loadFleet } from "../../components/config/load";
 /** A fleet with one node of `role` on one host of the given spec. */
 function single(role: "storage" | "sequencer" | "validator", host: any) {
     const node = { storage: storageNode, sequencer: sequencerNode, validator: validatorNode }[role]();
-    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }], ...(role !== "validator" ? { releases: RELEASES() } : {}) };
+    return { hosts: { h1: host }, nodes: [{ ...node, host: "h1" }], releases: { [node.release]: RELEASES()[node.release as keyof ReturnType<typeof RELEASES>] } };
 }
 
 function byName(recorded: Recorded[], name: string): Recorded {
@@ -26,7 +26,8 @@ const LOCAL_PORTS = [56545, 56546, 56551, 56657, 56658, 56660, 5678, 5679, 50051
 describe("existing host", () => {
     it("registers no cloud resources and chains preflight -> bootstrap -> firewall", async () => {
         const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
-        assert.deepEqual(countByType(), { "command:remote:Command": 5 });
+        // host: preflight, bootstrap, 3 firewall steps, the 0g-chain release; validator: teardown, key, configure, health
+        assert.deepEqual(countByType(), { "command:remote:Command": 10 });
         assert.deepEqual(calls, []);
         const steps = ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
         assert.deepEqual(steps[0].dependsOn, []);
@@ -41,7 +42,7 @@ describe("existing host", () => {
         (fleet as any).releases = { "0g-chain": { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) } };
         (fleet.nodes[0] as any).release = "0g-chain";
         const { recorded } = await buildStack(fleet, SECRETS);
-        assert.deepEqual(countByType(), { "command:remote:Command": 6 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 10 });
         const step = byName(recorded, "fleet-h1-release-0g-chain");
         assert.deepEqual(step.dependsOn, ["fleet-h1-firewall-confirm"]);
         const inputs = inputsOf("fleet-h1-release-0g-chain");
@@ -66,7 +67,9 @@ describe("existing host", () => {
         for (const r of registered.filter((x) => x.custom)) {
             assert.ok(!String(r.inputs.create).includes("PRIVATE KEY"), `${r.name} has key material in its command line`);
             assert.ok(!String(r.inputs.stdin).includes("PRIVATE KEY"), `${r.name} has key material in its script`);
-            assert.deepEqual(r.secretPaths, ["connection"], `${r.name}: the connection (with the private key) must arrive as a secret`);
+            // The validator key step's script carries the consensus key: it is a secret too.
+            const expected = r.name.endsWith("-validator-key") ? ["connection", "stdin", "triggers"] : ["connection"];
+            assert.deepEqual(r.secretPaths.sort(), expected, `${r.name}: the connection (with the private key) must arrive as a secret`);
         }
     });
 
@@ -109,8 +112,9 @@ describe("existing host", () => {
         f.nodes = [f.nodes[0], f.nodes[2]];
         delete f.hosts["h-sequencer"];
         await buildStack(f, SECRETS);
-        // host: preflight, bootstrap, 3 firewall steps, the zgs release; storage role: teardown, key, configure, health
-        assert.deepEqual(countByType(), { "command:remote:Command": 10 });
+        // host: preflight, bootstrap, 3 firewall steps, the zgs and 0g-chain releases; storage and
+        // validator roles: teardown, key, configure, health each
+        assert.deepEqual(countByType(), { "command:remote:Command": 15 });
         const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
         assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
@@ -129,11 +133,13 @@ describe("AWS host", () => {
             "aws:ebs/volume:Volume": 1,
             "aws:ec2/volumeAttachment:VolumeAttachment": 1,
             "aws:ec2/eip:Eip": 1,
-            "command:remote:Command": 2,
+            // the data volume and bootstrap steps, the release, and the validator's four steps
+            "command:remote:Command": 7,
         });
         assert.deepEqual(calls.map((c) => c.token).sort(), ["aws:ec2/getAmi:getAmi", "aws:ec2/getVpc:getVpc"]);
         assert.deepEqual(calls.find((c) => c.token === "aws:ec2/getAmi:getAmi")!.inputs.owners, ["136693071363"]);
-        for (const r of recorded.filter((x) => x.type !== "nodefleet:host:AwsHost" && x.type !== "nodefleet:fleet:Fleet")) assert.equal(r.parent, "fleet-h1", r.name);
+        const roleParts = (x: Recorded) => x.type === "nodefleet:role:ValidatorNode" || x.parent === "fleet-validator-1";
+        for (const r of recorded.filter((x) => x.type !== "nodefleet:host:AwsHost" && x.type !== "nodefleet:fleet:Fleet" && !roleParts(x))) assert.equal(r.parent, "fleet-h1", r.name);
 
         const instance = inputsOf("fleet-h1-instance");
         assert.equal(instance.instanceType, "m6i.2xlarge");

@@ -1,13 +1,18 @@
-// The validator role's execution-client units: golden copies checked by systemd-analyze verify,
-// and reth's command line compared flag by flag with seed 2.6. (The steps of the switch that
-// install them are not built yet; the VM tier will prove them.)
+// The validator role: its units (golden copies checked by systemd-analyze verify, reth's command
+// line compared flag by flag with seed 2.6), its scripts (shellcheck), default config files (a
+// TOML parser) and, with strict mocks, its steps and the order of the switch's 14 steps. What
+// the steps do on a host is proven by the host tool's python tests and the VM tier.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
-import { renderGethUnit, renderRethUnit, validatorPaths } from "../../components/roles/validator";
-import { golden, verifyUnits } from "../support/golden";
-import { baseFleet, ENODE, secretSource } from "../support/fixtures";
+import * as path from "node:path";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { HOSTFILES_DIR } from "../../components/render";
+import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
+import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
+import { buildStack } from "../support/stack";
+import { inputsOf, registered } from "../support/mocks";
 
 const V = 2;
 
@@ -34,7 +39,8 @@ describe("validator role: execution-client units", () => {
         const node = validatorSpec();
         const unit = fs.readFileSync(golden("validator/reth-validator-1.service", renderRethUnit(node, "/data", "0g-chain", "198.51.100.30")), "utf8");
         verifyUnits({ "reth-validator-1.service": unit });
-        assert.match(unit, /^ExecStart=\/opt\/nodefleet\/0g-chain\/bin\/reth node /m);
+        // Seed 4.5 step 1: reth is copied from the release to /usr/local/bin.
+        assert.match(unit, /^ExecStart=\/usr\/local\/bin\/reth node /m);
         assert.deepEqual(Object.fromEntries(flags(unit)), {
             "--chain": "/opt/nodefleet/0g-chain/geth-genesis.json",
             "--datadir": "/data/validator-1/reth",
@@ -62,5 +68,135 @@ describe("validator role: execution-client units", () => {
         }
         assert.equal(geth.get("--datadir"), validatorPaths(node, "/data").gethDir);
         assert.equal(geth.get("--networkid"), "16661");
+    });
+});
+
+describe("validator role: consensus unit, config files and scripts", () => {
+    it("0gchaind's unit names the JWT file reth's and geth's units name (seed 5)", () => {
+        const node = validatorSpec();
+        const unit = fs.readFileSync(golden("validator/0gchaind-validator-1.service", renderConsensusUnit(node, "/data", "0g-chain")), "utf8");
+        verifyUnits({ "0gchaind-validator-1.service": unit });
+        const cl = flags(unit);
+        assert.equal(cl.get("--home"), "/data/validator-1/0gchaind");
+        assert.equal(cl.get("--chaincfg.engine.jwt-secret-path"), flags(renderRethUnit(node, "/data", "0g-chain", "198.51.100.30")).get("--authrpc.jwtsecret"));
+        assert.equal(cl.get("--chaincfg.engine.jwt-secret-path"), flags(renderGethUnit(node, "/data", "0g-chain", "198.51.100.30")).get("--authrpc.jwtsecret"));
+        assert.match(unit, /^User=nodefleet$/m);
+    });
+
+    it("default app.toml and config.toml parse as TOML, point at <prefix>551 and <prefix>657 on loopback, and take the rpc-dial-url edit", () => {
+        const node = validatorSpec();
+        const app = golden("validator/app.toml", renderAppToml(node, "/data"));
+        const cfg = golden("validator/config.toml", renderConfigToml(node));
+        const read = (f: string) => JSON.parse(runTool("python3", ["-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", f]).output);
+        assert.deepEqual(read(app), { "beacon-kit": { engine: { "rpc-dial-url": "http://localhost:56551", "jwt-secret-path": "/data/validator-1/jwt.hex" } } });
+        assert.deepEqual(read(cfg), { rpc: { laddr: "tcp://127.0.0.1:56657" }, p2p: { laddr: "tcp://0.0.0.0:56656" } });
+        const edit = runTool("python3", [path.join(HOSTFILES_DIR, "set-rpc-dial-url.py"), app, "http://localhost:56551", "--dry-run"]);
+        assert.equal(edit.status, 0, edit.output);
+        assert.equal(JSON.parse(edit.output.trim()).changed, false);
+    });
+
+    it("key, remove and configure scripts pass shellcheck; the key and remove scripts match golden copies", () => {
+        requireTool("shellcheck", "shellcheck");
+        const node = validatorSpec();
+        const files = [
+            golden("validator/validator-key.sh", renderValidatorKey(node, "/data", SECRETS.validatorKey!)),
+            golden("validator/remove.sh", renderValidatorRemove("h-validator", node, "/data")),
+        ];
+        const dir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "nodefleet-validator-"));
+        const configure = path.join(dir, "configure.sh");
+        fs.writeFileSync(configure, renderValidatorConfigure("h-validator", node, "/data", "0g-chain", "198.51.100.30"));
+        for (const f of [...files, configure]) {
+            const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
+            assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
+        }
+        // configure installs the host tools byte for byte and ends in the tool's setup.
+        const text = fs.readFileSync(configure, "utf8");
+        for (const tool of ["zg-validator.py", "consensus-height-rollback.py", "set-rpc-dial-url.py", "nodefleet_rpc.py"]) {
+            assert.ok(text.includes(fs.readFileSync(path.join(HOSTFILES_DIR, tool), "utf8")), `${tool} embedded unchanged`);
+        }
+        assert.match(text, /^exec python3 -S \/usr\/local\/lib\/nodefleet\/zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json setup$/m);
+        fs.rmSync(dir, { recursive: true });
+        assert.match(fs.readFileSync(files[1]!, "utf8"), /systemctl disable --now 0gchaind-validator-1\.service/);
+    });
+
+    it("the settings the host tool reads name the paths, units and ports of this node", () => {
+        const node = validatorSpec();
+        const s = JSON.parse(validatorSettingsJson(node, "/data", "0g-chain"));
+        assert.deepEqual(s.ports, { http: 56545, ws: 56546, engine: 56551, p2p: 56303, cometRpc: 56657 });
+        assert.deepEqual(s.services, { geth: "geth-validator-1.service", reth: "reth-validator-1.service", consensus: "0gchaind-validator-1.service" });
+        assert.equal(s.jwt, validatorPaths(node, "/data").jwt);
+        assert.equal(s.rethBinary, "/usr/local/bin/reth");
+        assert.deepEqual([s.executionClient, s.switch, s.heightTolerance, s.importRetries, s.cleanupAfterHours], ["geth", null, 5, 5, 24]);
+    });
+
+    it("the host tools compile", () => {
+        for (const f of ["zg-validator.py", "consensus-height-rollback.py", "set-rpc-dial-url.py"]) {
+            const r = runTool("python3", ["-m", "py_compile", path.join(HOSTFILES_DIR, f)]);
+            assert.equal(r.status, 0, r.output);
+        }
+    });
+});
+
+describe("validator role: steps", () => {
+    async function stack(mutate: (v: any) => void = () => {}) {
+        const f = baseFleet();
+        f.nodes = [f.nodes[V]];
+        f.releases = { "0g-chain": f.releases["0g-chain"] };
+        delete f.hosts["h-storage"];
+        delete f.hosts["h-sequencer"];
+        mutate(f.nodes[0].validator);
+        return buildStack(f, SECRETS);
+    }
+    const dep = (recorded: any[], n: string) => recorded.find((r) => r.name === n)?.dependsOn;
+
+    it("without a switch: release -> teardown -> key -> configure -> health; the key only as a secret, never logged", async () => {
+        const { recorded, fleet } = await stack();
+        assert.deepEqual(dep(recorded, "fleet-validator-1-teardown"), ["fleet-h-validator-release-0g-chain"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-health"), ["fleet-validator-1-configure"]);
+        assert.equal(recorded.filter((r) => r.name.includes("-switch-")).length, 0);
+        assert.equal(fleet.validatorSwitch["validator-1"], undefined);
+        const key = registered.find((r) => r.name === "fleet-validator-1-validator-key")!;
+        assert.equal(key.inputs.logging, "none");
+        assert.ok(key.secretPaths.includes("stdin"));
+        const material = JSON.parse(SECRETS.validatorKey!).priv_key.value as string;
+        assert.ok(key.inputs.stdin.includes(material));
+        for (const r of registered.filter((x) => x.custom && x.name !== key.name)) assert.ok(!JSON.stringify(r.inputs).includes(material), `${r.name} carries the consensus key`);
+        assert.match(inputsOf("fleet-validator-1-teardown").delete, /0gchaind-validator-1\.service/);
+        assert.match(inputsOf("fleet-validator-1-health").stdin, /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json health/);
+    });
+
+    it("switch: migrate chains the 14 steps of seed 4.5 in order between configure and health, all bound to one inputs hash", async () => {
+        const { recorded, fleet } = await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
+        const names = SWITCH_STEPS.map((s) => `fleet-validator-1-switch-${s}`);
+        assert.equal(names.length, 14);
+        assert.deepEqual(dep(recorded, names[0]!), ["fleet-validator-1-configure"]);
+        for (let i = 1; i < names.length; i++) assert.deepEqual(dep(recorded, names[i]!), [names[i - 1]!], names[i]!);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-health"), [names[13]!]);
+        const hashes = new Set<string>();
+        for (const [i, n] of names.entries()) {
+            const m = /zg-validator\.py \S+ migrate (\S+) ([0-9a-f]{16,})$/m.exec(inputsOf(n).stdin);
+            assert.ok(m, n);
+            assert.equal(m[1], SWITCH_STEPS[i]);
+            hashes.add(m[2]!);
+        }
+        assert.equal(hashes.size, 1);
+        assert.ok(fleet.validatorSwitch["validator-1"], "the switch report is a stack output");
+        assert.match(inputsOf("fleet-validator-1-configure").stdin, /"switch": "migrate"/);
+    });
+
+    it("switch: rollback and cleanup are one step each; tunables do not change the steps' inputs hash", async () => {
+        const { recorded } = await stack((v) => { v.executionClient = "geth"; v.switch = "rollback"; });
+        assert.deepEqual(dep(recorded, "fleet-validator-1-switch-rollback"), ["fleet-validator-1-configure"]);
+        assert.match(inputsOf("fleet-validator-1-switch-rollback").stdin, / rollback$/m);
+        const c = await stack((v) => { v.executionClient = "reth"; v.switch = "cleanup"; v.cleanup = { removeBackup: true }; });
+        assert.deepEqual(dep(c.recorded, "fleet-validator-1-health"), ["fleet-validator-1-switch-cleanup"]);
+        assert.match(inputsOf("fleet-validator-1-configure").stdin, /"removeBackup": true/);
+        const a = await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
+        const before = inputsOf("fleet-validator-1-switch-s05-export").stdin;
+        await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; v.heightTolerance = 2; v.importRetries = 9; });
+        assert.equal(inputsOf("fleet-validator-1-switch-s05-export").stdin, before);
+        assert.ok(a);
     });
 });

@@ -1,0 +1,35 @@
+#!/bin/sh
+# nodefleet: the consensus key of 0G validator validator-1, priv_validator_key.json, into its
+# consensus home, readable by the operator user only (0600). This script arrives as a secret on
+# stdin and never prints the key. Restarts 0gchaind only when the key changed and it runs.
+set -eu
+umask 077
+changed=""
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs.
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+	else
+		mv "$tmp" "$1"
+		changed="$changed $1"
+	fi
+}
+
+install -d -o nodefleet -g nodefleet -m 0750 /data/validator-1 /data/validator-1/0gchaind /data/validator-1/0gchaind/config
+put /data/validator-1/0gchaind/config/priv_validator_key.json 0600 nodefleet:nodefleet <<'NODEFLEET_EOF'
+{"address":"AA00000000000000000000000000000000000000","pub_key":{"type":"tendermint/PubKeyEd25519","value":"cHViLWFh"},"priv_key":{"type":"tendermint/PrivKeyEd25519","value":"cHJpdi1hYQ=="}}
+NODEFLEET_EOF
+if [ -z "$changed" ]; then
+	echo "validator validator-1: consensus key unchanged"
+else
+	echo "validator validator-1: consensus key written to /data/validator-1/0gchaind/config/priv_validator_key.json (mode 0600)"
+	if systemctl is-active --quiet 0gchaind-validator-1.service; then
+		systemctl restart 0gchaind-validator-1.service
+		echo "validator validator-1: restarted 0gchaind-validator-1.service for the new key"
+	fi
+fi
