@@ -417,7 +417,10 @@ class Validator:
             systemctl("start", el_unit)
         elif el_unit in changed:
             systemctl("restart", el_unit)
-        wait(f"{el_unit} to listen on the engine port {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
+        try:
+            wait(f"{el_unit} to listen on the engine port {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
+        except Failed as e:
+            raise Failed(f"{e}; its log: {journal(el_unit, lines=5).strip()[-800:]}") from None
         if active(self.units["consensus"]) and self.units["consensus"] in changed:
             systemctl("restart", self.units["consensus"])
         elif not active(self.units["consensus"]):

@@ -82,6 +82,7 @@ cmd_image() {
     printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\nLABEL=nodefleet-data /data ext4 defaults,nofail 0 2\n' > "$r/etc/fstab"
     mkdir -p "$r/data"
     echo nodefleet-vm > "$r/etc/hostname"
+    install -m 0644 "$ROOT/vm/guest/hosts" "$r/etc/hosts" # as every installed Debian has (debootstrap writes none)
     printf 'PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUseDNS no\n' > "$r/etc/ssh/sshd_config.d/nodefleet-vm.conf"
     chroot "$r" passwd -l root >/dev/null
     rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*

@@ -116,8 +116,18 @@ export function enodeReason(value: string): Reason {
     const m = /^enode:\/\/([^@]*)@([^:]+):([^?]+)(\?discport=([0-9]+))?$/.exec(value);
     if (!m) return "not an enode URL of the form enode://<node_id>@<ip>:<port>";
     if (!/^[0-9a-fA-F]{128}$/.test(m[1])) return "enode node id must be 128 hex digits";
+    if (!onSecp256k1(m[1])) return "enode node id is not a secp256k1 public key (the point is not on the curve); geth and reth refuse it";
     if (!isIpv4(m[2])) return `enode host ${m[2]} is not an IPv4 address`;
     return portTextReason(m[3]) ?? (m[5] !== undefined ? portTextReason(m[5]) : undefined);
+}
+
+/** Whether 128 hex digits (x || y) are a point on secp256k1: y^2 = x^3 + 7 (mod p). */
+function onSecp256k1(hex: string): boolean {
+    const p = 2n ** 256n - 2n ** 32n - 977n;
+    const x = BigInt(`0x${hex.slice(0, 64)}`);
+    const y = BigInt(`0x${hex.slice(64)}`);
+    if (x >= p || y >= p) return false;
+    return (y * y - (x * x * x + 7n)) % p === 0n;
 }
 
 /** IPv4 or IPv6 CIDR, with the host bits cleared so the rule means what it says. */

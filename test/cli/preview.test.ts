@@ -8,6 +8,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, ScratchProject } from "../support/cli";
+import { NODE_ID } from "../support/fixtures";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const KEY_FILE = ".state/vm/id_ed25519";
@@ -45,9 +46,10 @@ describe("pulumi preview with the real engine", () => {
                 assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${host}-${step}\\s+create`), `${host} ${step}`);
             }
         }
-        assert.match(r.output, /\+ 29 to create/);
+        assert.match(r.output, /\+ 34 to create/);
         for (const step of ["teardown", "miner-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-storage-1-${step}\\s+create`));
         for (const step of ["teardown", "validator-key", "version", "configure", "registration", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-sequencer-1-${step}\\s+create`));
+        for (const step of ["teardown", "validator-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-validator-1-${step}\\s+create`));
         assert.match(r.output, /hosts\.dev-1\.hostKey: not pinned/);
     });
 
@@ -60,7 +62,7 @@ describe("pulumi preview with the real engine", () => {
     });
 
     it("stops on one validator key used by two nodes", () => {
-        const second = "      - name: validator-2\n        role: validator\n        host: dev-1\n        validator:\n          portPrefix: 57\n          bootnode: \"enode://" + "ab".repeat(64) + "@10.77.0.12:56303\"\n          validatorKeySecret: devValidatorKey\n";
+        const second = "      - name: validator-2\n        role: validator\n        host: dev-1\n        release: 0g-chain\n        validator:\n          portPrefix: 57\n          bootnode: \"enode://" + NODE_ID + "@10.77.0.12:56303\"\n          validatorKeySecret: devValidatorKey\n";
         project.writeConfig(withConfig((y) => y.replace("      - name: validator-1\n", second + "      - name: validator-1\n")));
         const r = project.preview();
         assert.notEqual(r.status, 0, r.output);

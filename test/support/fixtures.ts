@@ -11,7 +11,9 @@ export const ADDR = {
 };
 
 export const PEER_ID = "16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY";
-export const ENODE = `enode://${"ab".repeat(64)}@203.0.113.7:30303`;
+/** The generator point of secp256k1 (the public key of private key 1): a valid node id. */
+export const NODE_ID = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8";
+export const ENODE = `enode://${NODE_ID}@203.0.113.7:30303`;
 export const HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAjoItmZ1hDAIPrQMjZojipAN1jxJnAeZNSeyWSQFzpA";
 
 /** Shaped like an OpenSSH key; never a usable one. */

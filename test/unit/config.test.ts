@@ -5,7 +5,7 @@ import { parseFleet, FleetConfigError, formatPath } from "../../components/confi
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ADDR, PEER_ID, ENODE, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson } from "../support/fixtures";
+import { ADDR, PEER_ID, ENODE, NODE_ID, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson } from "../support/fixtures";
 
 // SSH key files for the sshPrivateKeyFile cases: one usable, one readable by others, one not a key.
 const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-keys-"));
@@ -77,8 +77,9 @@ const cases: Case[] = [
     // enodes
     { name: "enode with discport", mutate: (f) => (f.nodes[V].validator.bootnode = ENODE + "?discport=30301"), error: null },
     { name: "enode short id", mutate: (f) => (f.nodes[V].validator.bootnode = "enode://abcd@203.0.113.7:30303"), error: "nodes[2].validator.bootnode: enode node id must be 128 hex digits" },
-    { name: "enode hostname", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${"ab".repeat(64)}@boot.example.org:30303`), error: "enode host boot.example.org is not an IPv4 address" },
-    { name: "enode port 0", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${"ab".repeat(64)}@203.0.113.7:0`), error: "port 0 is not in 1-65535" },
+    { name: "enode hostname", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${NODE_ID}@boot.example.org:30303`), error: "enode host boot.example.org is not an IPv4 address" },
+    { name: "enode port 0", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${NODE_ID}@203.0.113.7:0`), error: "port 0 is not in 1-65535" },
+    { name: "enode node id not on the curve (geth refuses it)", mutate: (f) => (f.nodes[V].validator.bootnode = `enode://${"ab".repeat(64)}@203.0.113.7:30303`), error: "enode node id is not a secp256k1 public key" },
     // port prefix
     { name: "prefix as string", mutate: (f) => (f.nodes[V].validator.portPrefix = "47"), error: null },
     { name: "prefix 64 (64660 fits)", mutate: (f) => (f.nodes[V].validator.portPrefix = 64), error: null },
