@@ -301,9 +301,11 @@ class Validator:
             raise Failed(f"GET {url}: result.sync_info.catching_up is {catching_up!r}, not true or false")
         return {"height": int(info.get("latest_block_height", 0)), "catchingUp": catching_up}
 
-    def height_rollback(self, dry=False):
+    def height_rollback(self, dry=False, expected_gap=0):
+        """expected_gap: heights the consensus is known to be ahead (a rollback to geth drops the
+        blocks made on reth since the switch): allowed on top of the usual bound."""
         cmd = ["python3", "-S", os.path.join(HERE, "consensus-height-rollback.py"), self.s["consensusHome"], f"http://localhost:{self.s['ports']['http']}",
-               "--service", self.units["consensus"], "--max", str(self.s["rollbackMax"]), "--binary", self.release_bin("0gchaind"), "--user", self.op]
+               "--service", self.units["consensus"], "--max", str(self.s["rollbackMax"] + max(0, expected_gap)), "--binary", self.release_bin("0gchaind"), "--user", self.op]
         done = run(cmd + (["--dry-run"] if dry else []), check=False)
         for line in done.stdout.strip().splitlines()[:-1]:
             say(f"height rollback: {line}")
@@ -701,11 +703,17 @@ class Validator:
             props = unit_props(name, "ActiveState", "SubState")
             running = props.get("ActiveState") in ("active", "activating") and props.get("SubState") != "exited"
             finished = props.get("ActiveState") in ("active", "failed")
+            if not running and not finished and st.get("pending"):
+                st["history"].append({"start": st["start"], "result": "unit gone (host restarted?)"})
+                st["pending"] = False
+                save_json(state_path, st)
+                say(f"{name} of attempt {st['attempts']} is gone (host restarted?): importing again; the import recovery finds where it stopped")
             if not running and not finished:
                 if st["attempts"] > s["importRetries"]:
                     raise Failed(f"the import did not complete in {st['attempts']} attempts ({st['history']}): roll back with switch: rollback")
                 st["attempts"] += 1
                 st["logOffset"] = os.path.getsize(log) if os.path.exists(log) else 0
+                st["pending"] = True
                 save_json(state_path, st)
                 if not os.path.exists(file):
                     self.trim(st["start"])
@@ -714,11 +722,9 @@ class Validator:
             status = self.attach(name, lambda: meter.line("imported", last_imported(log, st["logOffset"])))
             text = read_from(log, st["logOffset"])
             if status is None:
-                st["history"].append({"start": st["start"], "result": "unit gone (host restarted?)"})
-                save_json(state_path, st)
-                say(f"{name} is gone (host restarted?): importing again; the import recovery finds where it stopped")
-                continue
+                continue  # gone while attached: reported at the top of the loop
             dispose(name)
+            st["pending"] = False
             if status == 0 and "Chain was fully imported" in text:
                 say(f"import complete: {os.path.basename(file)}")
                 return {"importedHeight": head, "attempts": st["attempts"], "history": st["history"], "file": file}
@@ -887,7 +893,11 @@ class Validator:
         systemctl("enable", "--now", geth)
         wait(f"{geth} to listen on {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
         self.set_client("geth")
-        rolled = self.height_rollback()
+        # geth is back at its head of the switch (the backup); blocks made on reth since are not
+        # in it, so the consensus height is expected to be that many heights ahead.
+        committed = [int(h) for h in re.findall(r"Committed state.*?\bheight=(\d+)", journal(cl))]
+        gap = (committed[-1] - self.noted_head()) if committed and (self.marker("s03-stop") or self.marker("s02-note-head")) else 0
+        rolled = self.height_rollback(expected_gap=gap)
         self.start_consensus()
         v = self.verify_running(geth, int(geth_start * 1e6), ["Chain head was updated", "Forkchoice requested sync", "Syncing beacon headers"])
         if os.path.exists(s["rethDir"]):
