@@ -864,6 +864,8 @@ class Validator:
             systemctl("stop", unit, check=False)
         self.stop(cl)
         self.stop(reth)
+        # geth too: a re-run of a rollback that already started it must not restore under a live database.
+        self.stop(geth)
         if self.consensus_processes():
             raise Failed(f"a 0gchaind with this key still runs: {self.consensus_processes()}")
         if os.path.exists(f"/etc/systemd/system/{reth}"):

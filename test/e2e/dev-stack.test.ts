@@ -318,6 +318,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         await first.ended;
         // Killed: the export unit goes on on the host, held by the failpoint.
         assert.match(unitState("nodefleet-export-validator-1"), /^(active|activating)$/);
+        // A killed pulumi leaves the stack locked: the operator's `pulumi cancel`, then the re-run.
+        sh("bash", [DEV, "pulumi", "cancel", "--yes", "--stack", "dev"]);
         const second = upInBackground(withSwitch("reth", "migrate"));
         await until("the re-run to attach to the export", () => second.run.output.includes("nodefleet-export-validator-1 is already running: attaching") || second.run.done, 5 * 60_000);
         onV(`rm -f ${FAILPOINTS}/export-hold`);
@@ -366,6 +368,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         await until("the import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
         first.kill();
         await first.ended;
+        sh("bash", [DEV, "pulumi", "cancel", "--yes", "--stack", "dev"]);
         onV("systemctl reboot", true);
         await new Promise((r) => setTimeout(r, 10_000));
         await until("dev-2 to answer SSH after the reboot", () => onV("true", true).status === 0, 5 * 60_000);
