@@ -1,0 +1,102 @@
+"""consensus-height-rollback.py run for real: the 0gchaind simulator's `rollback` as the daemon,
+a local JSON-RPC server as the execution client. (Reading the height from the journal is proven
+on the dev VMs; here --height gives it.)
+
+    cd hostfiles && python3 -m unittest discover -s tests -t .
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOSTFILES = os.path.dirname(HERE)
+SIM = os.path.join(os.path.dirname(HOSTFILES), "sim")
+sys.path.insert(0, SIM)
+from nodefleet_sim import common  # noqa: E402
+
+SCRIPT = os.path.join(HOSTFILES, "consensus-height-rollback.py")
+
+
+class HeightRollback(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="nodefleet-rollback-")
+        self.home = os.path.join(self.d, "home")
+        os.makedirs(os.path.join(self.home, "config"))
+        os.makedirs(os.path.join(self.home, "data"))
+        self.binary = os.path.join(self.d, "0gchaind")
+        with open(self.binary, "w") as f:
+            f.write(f"#!/bin/sh\ncd {SIM} && exec {sys.executable} -m nodefleet_sim.zerog \"$@\"\n")
+        os.chmod(self.binary, stat.S_IRWXU)
+        self.el = {"height": "0x64"}
+        self.server = common.serve_jsonrpc("127.0.0.1", 0, {"eth_blockNumber": lambda: self.el["height"]})
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def tearDown(self):
+        self.server.shutdown()
+
+    def consensus(self, height):
+        state = {"height": height, "hashes": {str(h): f"0x{h:064x}" for h in range(max(0, height - 20), height + 1)}}
+        with open(os.path.join(self.home, "data", "nodefleet-sim-state.json"), "w") as f:
+            json.dump(state, f)
+
+    def height(self):
+        with open(os.path.join(self.home, "data", "nodefleet-sim-state.json")) as f:
+            return json.load(f)["height"]
+
+    def run_script(self, *args):
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", self.binary, *args], capture_output=True, text=True)
+        return done.returncode, done.stdout, done.stderr
+
+    def test_rolls_back_exactly_to_the_execution_height(self):
+        self.consensus(104)
+        code, out, err = self.run_script("--height", "104")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.height(), 100)
+        report = json.loads(out.strip().splitlines()[-1])
+        self.assertEqual((report["rolledBack"], report["consensusHeight"], report["executionHeight"]), (4, 100, 100))
+
+    def test_nothing_to_do_when_not_ahead(self):
+        self.consensus(99)
+        code, out, _ = self.run_script("--height", "99")
+        self.assertEqual(code, 0)
+        self.assertIn("nothing to roll back", out)
+        self.assertEqual(self.height(), 99)
+
+    def test_dry_run_changes_nothing(self):
+        self.consensus(103)
+        code, out, _ = self.run_script("--height", "103", "--dry-run")
+        self.assertEqual(code, 0)
+        self.assertIn("would roll back 3 height(s), 103 -> 100", out)
+        self.assertEqual(self.height(), 103)
+
+    def test_refuses_more_than_max(self):
+        self.consensus(200)
+        code, _, err = self.run_script("--height", "200", "--max", "10")
+        self.assertEqual(code, 1)
+        self.assertIn("100 ahead of the execution client (100), more than --max 10", err)
+        self.assertEqual(self.height(), 200)
+
+    def test_bad_execution_answer_is_named(self):
+        self.el["height"] = "latest"
+        self.consensus(104)
+        code, _, err = self.run_script("--height", "104")
+        self.assertEqual(code, 1)
+        self.assertIn(f"eth_blockNumber at {self.url}: 'latest' is not a hex block number", err)
+        self.assertEqual(self.height(), 104)
+
+    def test_refuses_a_directory_that_is_not_a_consensus_home(self):
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.d + "/nope", self.url, "--height", "5"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("not a consensus home (no config directory)", done.stderr)
+
+    def test_usage(self):
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
