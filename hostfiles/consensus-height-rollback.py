@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+from nodefleet_rpc import RpcFailure, block_number  # noqa: E402
 
 COMMITTED = re.compile(r"Committed state.*?\bheight=(\d+)")
 ROLLED = re.compile(r"Rolled back state to height (\d+)")
@@ -38,13 +38,6 @@ def committed_height(service):
     if not heights:
         raise Refused(f"no 'Committed state' line in the journal of {service}: cannot tell the consensus height (give --height)")
     return int(heights[-1])
-
-
-def el_height(url):
-    value = rpc(url, "eth_blockNumber")
-    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-        raise Refused(f"eth_blockNumber at {url}: {value!r} is not a hex block number")
-    return int(value, 16)
 
 
 def parse(argv):
@@ -78,7 +71,7 @@ def run(home, url, opts, out=print):
     if not os.path.isdir(os.path.join(home, "config")):
         raise Refused(f"{home}: not a consensus home (no config directory)")
     consensus = opts["height"] if opts["height"] is not None else committed_height(opts["service"])
-    execution = el_height(url)
+    execution = block_number(url)
     ahead = consensus - execution
     report = {"consensusHeight": consensus, "executionHeight": execution, "rolledBack": 0, "dryRun": opts["dry"]}
     if ahead <= 0:

@@ -2,8 +2,10 @@
 
 rpc(url, method, params) returns the result or raises RpcFailure with a message that names the
 URL, the method and what was wrong: no answer, not JSON, no result, or the JSON-RPC error.
+block_number(url) is eth_blockNumber as an int, refusing an answer that is not a hex number.
 """
 import json
+import re
 import urllib.error
 import urllib.request
 
@@ -35,3 +37,11 @@ def rpc(url, method, params=None, timeout=5):
     if "result" not in answer:
         raise RpcFailure(f"{method} at {url}: the answer has no result")
     return answer["result"]
+
+
+def block_number(url):
+    """eth_blockNumber at url as an int; RpcFailure when the answer is not a hex number."""
+    value = rpc(url, "eth_blockNumber")
+    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
+        raise RpcFailure(f"eth_blockNumber at {url}: {value!r} is not a hex block number")
+    return int(value, 16)

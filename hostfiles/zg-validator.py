@@ -36,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+from nodefleet_rpc import RpcFailure, block_number  # noqa: E402
 
 STEPS = [
     "s01-install-reth", "s02-note-head", "s03-stop", "s04-backup", "s05-export", "s06-delete-geth",
@@ -178,18 +178,14 @@ class Validator:
         """The value of `flag` on the ExecStart line of an installed or staged unit file."""
         for path in (f"/etc/systemd/system/{unit}", os.path.join(self.s["etcDir"], unit)):
             try:
-                with open(path) as f:
-                    text = f.read()
+                words = exec_start(path)
             except OSError:
                 continue
-            for line in text.splitlines():
-                if line.startswith("ExecStart="):
-                    words = shlex.split(line[len("ExecStart="):].replace("%%", "%").replace("$$", "$"))
-                    for i, w in enumerate(words):
-                        if w == flag and i + 1 < len(words):
-                            return words[i + 1]
-                        if w.startswith(flag + "="):
-                            return w.split("=", 1)[1]
+            for i, w in enumerate(words):
+                if w == flag and i + 1 < len(words):
+                    return words[i + 1]
+                if w.startswith(flag + "="):
+                    return w.split("=", 1)[1]
             return None
         return None
 
@@ -283,10 +279,7 @@ class Validator:
         wait(f"{unit} to stop", lambda: not active(unit), 120)
 
     def el_height(self):
-        value = rpc(self.el_url, "eth_blockNumber")
-        if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-            raise Failed(f"eth_blockNumber at {self.el_url}: {value!r} is not a hex block number")
-        return int(value, 16)
+        return block_number(self.el_url)
 
     def cl_status(self):
         import urllib.request
@@ -301,12 +294,12 @@ class Validator:
             raise Failed(f"GET {url}: result.sync_info.catching_up is {catching_up!r}, not true or false")
         return {"height": int(info.get("latest_block_height", 0)), "catchingUp": catching_up}
 
-    def height_rollback(self, dry=False, expected_gap=0):
+    def height_rollback(self, expected_gap=0):
         """expected_gap: heights the consensus is known to be ahead (a rollback to geth drops the
         blocks made on reth since the switch): allowed on top of the usual bound."""
         cmd = ["python3", "-S", os.path.join(HERE, "consensus-height-rollback.py"), self.s["consensusHome"], f"http://localhost:{self.s['ports']['http']}",
                "--service", self.units["consensus"], "--max", str(self.s["rollbackMax"] + max(0, expected_gap)), "--binary", self.release_bin("0gchaind"), "--user", self.op]
-        done = run(cmd + (["--dry-run"] if dry else []), check=False)
+        done = run(cmd, check=False)
         for line in done.stdout.strip().splitlines()[:-1]:
             say(f"height rollback: {line}")
         if done.returncode != 0:
@@ -363,12 +356,7 @@ class Validator:
 
     def reference_height(self):
         url = self.s.get("referenceRpcUrl")
-        if url:
-            value = rpc(url, "eth_blockNumber")
-            if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-                raise Failed(f"eth_blockNumber at {url}: {value!r} is not a hex block number")
-            return int(value, 16)
-        return self.noted_head()
+        return block_number(url) if url else self.noted_head()
 
     # ---- setup -----------------------------------------------------------------------------------
 
@@ -575,15 +563,20 @@ class Validator:
                 raise Failed(f"backup {dest}/{name} does not match its manifest: it is not a verified backup")
         return dest
 
-    def long_unit(self, name, argv, log, failpoint):
-        """Starts `argv` as transient unit `name` (as the operator), or finds the one there."""
-        props = unit_props(name, "LoadState", "ActiveState", "SubState", "Result", "ExecMainStatus")
-        if props.get("ActiveState") in ("active", "activating", "deactivating") and props.get("SubState") != "exited":
+    def job_state(self, name):
+        """A transient job unit: "running", "exited" (ended, result kept), "failed" or "none"."""
+        p = unit_props(name, "ActiveState", "SubState")
+        state, sub = p.get("ActiveState"), p.get("SubState")
+        if state in ("active", "activating") and sub != "exited":
             say(f"{name} is already running: attaching")
-            return False
-        if props.get("LoadState") == "loaded":
-            systemctl("stop", name, check=False)
-            systemctl("reset-failed", name, check=False)
+            return "running"
+        if state == "active":
+            return "exited"
+        return "failed" if state == "failed" else "none"
+
+    def long_unit(self, name, argv, log, failpoint):
+        """Starts `argv` afresh as transient unit `name`, as the operator."""
+        dispose(name)
         cmd = ["systemd-run", f"--unit={name}", f"--uid={self.op}", f"--gid={self.op}", "-p", f"WorkingDirectory={self.mig}",
                "-p", "RemainAfterExit=yes", "-p", f"StandardOutput=append:{log}", "-p", f"StandardError=append:{log}",
                "-p", "LimitNOFILE=65535"]
@@ -593,7 +586,6 @@ class Validator:
             say(f"failpoint {hold}: {name} waits until it is removed")
         run(cmd + ["--", *argv])
         say(f"started {name}: {' '.join(argv)} (log {log})")
-        return True
 
     def attach(self, name, progress, every=5.0):
         """Waits for transient unit `name` to end, printing progress(); returns its exit status."""
@@ -625,10 +617,7 @@ class Validator:
         name = f"nodefleet-export-{self.node}"
         log = os.path.join(self.mig, "export.log")
         for attempt in (1, 2):
-            props = unit_props(name, "ActiveState", "SubState")
-            running = props.get("ActiveState") in ("active", "activating") and props.get("SubState") != "exited"
-            finished = props.get("ActiveState") == "active" and props.get("SubState") == "exited"
-            if not running and not finished:
+            if self.job_state(name) in ("none", "failed"):  # a failed export is run again
                 if os.path.exists(self.export_file):
                     os.unlink(self.export_file)  # geth export appends: a partial file must go first
                     say("removed a partial chain-export.rlp before exporting again")
@@ -700,15 +689,13 @@ class Validator:
                          f"{state_path}; do not skip the block (seed 7); roll back with switch: rollback")
         while True:
             file = os.path.join(self.mig, f"chain-export-from-{st['start']}.rlp")
-            props = unit_props(name, "ActiveState", "SubState")
-            running = props.get("ActiveState") in ("active", "activating") and props.get("SubState") != "exited"
-            finished = props.get("ActiveState") in ("active", "failed")
-            if not running and not finished and st.get("pending"):
+            job = self.job_state(name)  # an ended import (exited or failed) is judged by its log below
+            if job == "none" and st.get("pending"):
                 st["history"].append({"start": st["start"], "result": "unit gone (host restarted?)"})
                 st["pending"] = False
                 save_json(state_path, st)
                 say(f"{name} of attempt {st['attempts']} is gone (host restarted?): importing again; the import recovery finds where it stopped")
-            if not running and not finished:
+            if job == "none":
                 if st["attempts"] > s["importRetries"]:
                     raise Failed(f"the import did not complete in {st['attempts']} attempts ({st['history']}): roll back with switch: rollback")
                 st["attempts"] += 1
@@ -759,13 +746,9 @@ class Validator:
     def transient_reth(self):
         """Seed 4.5 step 10 compares reth's height on <prefix>545 before its unit exists: reth runs
         once with the unit's own command line as a transient unit, and is stopped after."""
-        staged = os.path.join(self.s["etcDir"], self.units["reth"])
-        with open(staged) as f:
-            line = next(l for l in f.read().splitlines() if l.startswith("ExecStart="))
-        argv = shlex.split(line[len("ExecStart="):].replace("%%", "%").replace("$$", "$"))
+        argv = exec_start(os.path.join(self.s["etcDir"], self.units["reth"]))
         name = f"nodefleet-rethcheck-{self.node}"
-        systemctl("stop", name, check=False)
-        systemctl("reset-failed", name, check=False)
+        dispose(name)
         run(["systemd-run", f"--unit={name}", f"--uid={self.op}", f"--gid={self.op}", "-p", f"WorkingDirectory={self.s['dataRoot']}", "--", *argv])
         return name
 
@@ -1076,6 +1059,15 @@ def put(path, text, mode):
 def save_json(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     put(path, json.dumps(data) + "\n", 0o644)
+
+
+def exec_start(path):
+    """The words of a unit file's ExecStart line, as systemd reads them (%% and $$ undoubled)."""
+    with open(path) as f:
+        for line in f.read().splitlines():
+            if line.startswith("ExecStart="):
+                return shlex.split(line[len("ExecStart="):].replace("%%", "%").replace("$$", "$"))
+    return []
 
 
 def install_unit(etc, unit):

@@ -57,6 +57,9 @@ export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPat
     };
 }
 
+/** The node's three units, keyed as the host tool and the scripts name them. */
+const unitNames = (p: ValidatorPaths) => ({ geth: p.gethService, reth: p.rethService, consensus: p.consensusService });
+
 /** <prefix><suffix> ports of the execution client. */
 export function executionPorts(node: ValidatorSpec) {
     const at = (s: number) => prefixed(node.validator.portPrefix, s);
@@ -117,7 +120,7 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         releaseDir: releaseLink(release),
         genesis: `${releaseLink(release)}/geth-genesis.json`,
         rethBinary: RETH_BINARY,
-        services: { geth: p.gethService, reth: p.rethService, consensus: p.consensusService },
+        services: unitNames(p),
         ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },
         executionClient: v.executionClient,
         switch: v.switch ?? null,
@@ -141,7 +144,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         node: node.name,
         lib: LIB,
         etcDir: p.etcDir,
-        services: { geth: p.gethService, reth: p.rethService, consensus: p.consensusService },
+        services: unitNames(p),
         rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
         trimTool: heredocSafe(fs.readFileSync(path.join(TOOLS_DIR, "trim_export.py"), "utf8"), D),
         dialUrlTool: heredocSafe(hostFile("set-rpc-dial-url.py"), D),
@@ -171,7 +174,7 @@ export function renderValidatorKey(node: ValidatorSpec, mount: string, key: stri
 
 export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
     const p = validatorPaths(node, mount);
-    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: { geth: p.gethService, reth: p.rethService, consensus: p.consensusService } });
+    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p) });
 }
 
 /** One command of the host tool: `zg-validator.py <settings> <args...>`. */
