@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 export const ROOT = path.resolve(__dirname, "../../..");
-const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles"];
+const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "tools"];
 
 export interface Run {
     readonly status: number | null;
