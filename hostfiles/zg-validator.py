@@ -395,6 +395,7 @@ class Validator:
         if client is not None and client != want:
             hint = "switch: migrate" if want == "reth" else "switch: rollback"
             raise Failed(f"validator {self.node} runs {client} on this host but the config says executionClient: {want}; set {hint} to change it")
+        self.end_abandoned_switch(client)
         el_unit = self.units[want]
         changed = install_unit(s["etcDir"], el_unit) or changed
         systemctl("daemon-reload")
@@ -421,6 +422,32 @@ class Validator:
                 raise Failed(f"{unit} is not running: {journal(unit, lines=15).strip()[-600:]}")
         report.update({"hostClient": want, "restarted": changed})
         return report
+
+    def end_abandoned_switch(self, client):
+        """No switch is configured but an earlier one left markers: the node goes back to normal
+        operation only while nothing destructive has happened, and its markers are set aside so
+        that a later switch starts afresh (a stale 'stopped' or 'backed up' must not be skipped)."""
+        done = [step for step in STEPS if self.marker(step)]
+        if not done or (client == "reth" and self.marker("s14-verify")):
+            return  # no switch, or a completed one (its markers stay for cleanup)
+        if client == "geth" and not self.marker("s06-delete-geth"):
+            for job in ("export", "import"):
+                name = f"nodefleet-{job}-{self.node}"
+                if unit_props(name, "ActiveState").get("ActiveState") in ("active", "activating"):
+                    raise Failed(f"an earlier switch's {name} is still running: wait for it, or stop it (systemctl stop {name}), then re-run")
+            history = self.archive_markers("abandoned")
+            say(f"an earlier switch stopped after {done[-1]} with the geth datadir intact: geth stays; its markers are set aside in {history}")
+            return
+        raise Failed(f"validator {self.node}: a switch to reth stopped after {done[-1]}"
+                     f"{' and the geth datadir was deleted' if self.marker('s06-delete-geth') else ''}: "
+                     "set switch: migrate to finish it, or switch: rollback to restore geth from the backup")
+
+    def archive_markers(self, why):
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        history = os.path.join(self.state_dir, "history", f"{stamp}-{why}")
+        os.makedirs(os.path.dirname(history), exist_ok=True)
+        os.rename(self.markers, history)
+        return history
 
     def init_datadir(self, client):
         s = self.s
@@ -887,9 +914,7 @@ class Validator:
         v = self.verify_running(geth, int(geth_start * 1e6), ["Chain head was updated", "Forkchoice requested sync", "Syncing beacon headers"])
         if os.path.exists(s["rethDir"]):
             shutil.rmtree(s["rethDir"])
-        history = os.path.join(self.state_dir, "history", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
-        os.makedirs(os.path.dirname(history), exist_ok=True)
-        os.rename(self.markers, history)
+        history = self.archive_markers("rolled-back")
         say(f"rolled back to geth; the switch's markers are kept in {history}")
         return {"node": self.node, "rolledBack": True, "restoredFromBackup": restored, "backupDir": backup, "heightRollback": rolled,
                 "started": started, "ended": now(), **v}
