@@ -9,6 +9,10 @@
 # status from storage; see sim/README.md). A changed genesis starts the chain afresh.
 #
 #   scripts/devchain.sh start | stop | status
+#   scripts/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
+#                                 on the dev genesis, made once natively (real geth, driven by the
+#                                 0gchaind simulator without a block period) and cached outside the
+#                                 clone; the E2E tier imports it into a VM's geth for the switch
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="$ROOT/.state/devchain"
@@ -72,9 +76,49 @@ cmd_stop() {
     sleep 1
 }
 
+# A chain of N blocks made natively: geth under TCG emulation makes about 2 blocks/s, this about 50.
+cmd_chain() {
+    local n="$1" geth stamp cache work
+    [[ "$n" =~ ^[1-9][0-9]*$ ]] || { say "chain: N must be a positive block count, got '$n'"; exit 2; }
+    geth="$(bash "$ROOT/scripts/artifacts.sh" geth)"
+    stamp="$(cat "$geth" "$ROOT/sim/release/geth-genesis.json" "$ROOT/sim/nodefleet_sim/zerog.py" | sha256sum | cut -c1-16)"
+    cache="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/chains/$stamp"
+    if [ ! -s "$cache/chain-$n.rlp" ]; then
+        work="$(mktemp -d)"
+        say "making a chain of $n real geth blocks (once; cached in $cache)"
+        "$geth" init --datadir "$work/geth" "$ROOT/sim/release/geth-genesis.json" >"$work/init.log" 2>&1
+        (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/jwt.hex")
+        "$geth" --datadir "$work/geth" --networkid 16661 --syncmode full --nodiscover --maxpeers 0 --port 0 \
+            --http --http.addr 127.0.0.1 --http.port 18545 --http.api eth --authrpc.addr 127.0.0.1 \
+            --authrpc.port 18651 --authrpc.jwtsecret "$work/jwt.hex" >"$work/geth.log" 2>&1 &
+        local gpid=$!
+        for _ in $(seq 100); do answers http://127.0.0.1:18545 && break; sleep 0.2; done
+        mkdir -p "$work/cl/config" "$work/cl/data"
+        printf '[beacon-kit.engine]\nrpc-dial-url = "http://localhost:18651"\njwt-secret-path = "%s"\n' "$work/jwt.hex" > "$work/cl/config/app.toml"
+        printf '[rpc]\nladdr = "tcp://127.0.0.1:18657"\n' > "$work/cl/config/config.toml"
+        echo '{"pub_key": {"value": "Y2hhaW4="}}' > "$work/cl/config/priv_validator_key.json"
+        echo '{}' > "$work/cl/data/priv_validator_state.json"
+        (cd "$ROOT/sim" && NODEFLEET_SIM_BLOCK_TIME=0.001 exec python3 -m nodefleet_sim.zerog start --home "$work/cl" >"$work/cl.log" 2>&1) &
+        local cpid=$!
+        local head=0
+        while [ "$head" -lt "$n" ]; do
+            sleep 2
+            kill -0 "$cpid" 2>/dev/null && kill -0 "$gpid" 2>/dev/null || { tail -5 "$work/cl.log" "$work/geth.log" >&2; say "chain: geth or the simulator stopped"; exit 1; }
+            head=$(( $(curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
+                --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' http://127.0.0.1:18545 | sed -n 's/.*"result":"\(0x[0-9a-f]*\)".*/\1/p') ))
+        done
+        kill "$cpid"; wait "$cpid" 2>/dev/null || true
+        kill "$gpid"; wait "$gpid" 2>/dev/null || true
+        "$geth" export --datadir "$work/geth" "$work/chain.rlp" 1 "$n" >"$work/export.log" 2>&1
+        mkdir -p "$cache" && mv "$work/chain.rlp" "$cache/chain-$n.rlp" && rm -rf "$work"
+    fi
+    echo "$cache/chain-$n.rlp"
+}
+
 case "${1:-}" in
 start) cmd_start ;;
+chain) cmd_chain "${2:-}" ;;
 stop) cmd_stop ;;
 status) for p in geth cl proxy; do running "$p" && echo "$p running" || echo "$p stopped"; done ;;
-*) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -146,7 +146,10 @@ def cmd_start(flags, log):
     auth_failures = 0
     engine = Engine(dial, secret)
     period = float(os.environ.get("NODEFLEET_SIM_BLOCK_TIME", "2"))
-    while not stop.wait(period):
+    behind = False
+    # Block sync: while the EL is ahead, commit its blocks in batches without waiting a period.
+    while not stop.wait(0 if behind else period):
+        behind = False
         try:
             head = int(engine.call("eth_blockNumber"), 16)
             auth_failures = 0
@@ -162,6 +165,7 @@ def cmd_start(flags, log):
             if st["height"] < head:
                 status["catching_up"] = True
                 save_state(home, st)
+                behind = True
                 continue
             status["catching_up"] = False
             # Propose the next block: forkchoice with payload attributes, get, execute, adopt.

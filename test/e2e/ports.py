@@ -82,14 +82,19 @@ def answers(host, port, proto):
             return True
         except OSError:
             return False
+    # A datagram may be lost or answered late on a loaded emulated host: send up to three.
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(TIMEOUT)
-        try:
-            s.sendto(b"nodefleet-probe", (host, port))
-            data, _ = s.recvfrom(512)
-            return data == b"nodefleet-probe"
-        except OSError:
-            return False
+        for _ in range(3):
+            try:
+                s.sendto(b"nodefleet-probe", (host, port))
+                data, _ = s.recvfrom(512)
+                return data == b"nodefleet-probe"
+            except socket.timeout:
+                continue
+            except OSError:
+                return False
+        return False
 
 
 def main(argv):
