@@ -14,8 +14,11 @@
 //   - GetRequiredPackages answers an empty list: providers are loaded when the program first
 //     registers one of their resources (with automatic plugin download disabled they must be
 //     installed or on PATH);
-//   - code generation, templates, dependency installation and plugins written in Node.js are
-//     not supported and answer Unimplemented.
+//   - RunPlugin runs a Node.js policy pack (an analyzer plugin: `pulumi preview --policy-pack`)
+//     with the SDK's `cmd/run-policy-pack` from the pack's node_modules, streaming its stdout and
+//     stderr back to the engine; other plugin kinds written in Node.js answer Unimplemented;
+//   - code generation, templates and dependency installation are not supported and answer
+//     Unimplemented.
 //
 // With the real host installed (`pulumi-language-nodejs` from a Pulumi release on PATH) this
 // program is not needed; scripts/toolchain.sh prefers a real one when it finds it.
@@ -26,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +39,8 @@ import (
 
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"nodefleet.local/toolchain/standins/internal/pluginmain"
 )
@@ -177,4 +183,95 @@ func runtimeOptionEnv(info *pulumirpc.ProgramInfo) []string {
 		env = append(env, "NODE_OPTIONS="+n)
 	}
 	return env
+}
+
+// RunPlugin runs a policy pack: `node <node_modules>/@pulumi/pulumi/cmd/run-policy-pack
+// <engine address> .` in the pack's directory, as the real host does for analyzer plugins.
+// The engine reads the analyzer's port from the first line of its stdout.
+func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, stream grpc.ServerStreamingServer[pulumirpc.RunPluginResponse]) error {
+	if req.GetKind() != "analyzer" {
+		return status.Errorf(codes.Unimplemented, "the stand-in language host runs only policy packs (analyzer plugins), not %q plugins", req.GetKind())
+	}
+	info := req.GetInfo()
+	if info == nil {
+		return errors.New("RunPluginRequest carries no program info")
+	}
+	dir := info.GetProgramDirectory()
+	// Found the way Node.js resolves a package: in node_modules here or in a parent directory.
+	runScript := ""
+	for d := dir; runScript == ""; d = filepath.Dir(d) {
+		candidate := filepath.Join(d, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack")
+		if _, err := os.Stat(candidate); err == nil {
+			runScript = candidate
+		} else if d == filepath.Dir(d) {
+			return fmt.Errorf("@pulumi/pulumi/cmd/run-policy-pack not found from %s: install the policy pack's dependencies (npm ci) first", dir)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return errors.New("node not found on PATH")
+	}
+	cmd := exec.CommandContext(stream.Context(), node, append(append([]string{runScript}, req.GetArgs()...), ".")...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), req.GetEnv()...), runtimeOptionEnv(info)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// One sender at a time: a gRPC stream is not safe for concurrent Send.
+	chunks := make(chan *pulumirpc.RunPluginResponse)
+	forward := func(r io.Reader, wrap func([]byte) *pulumirpc.RunPluginResponse, done chan<- struct{}) {
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				chunks <- wrap(append([]byte(nil), buf[:n]...))
+			}
+			if err != nil {
+				close(done)
+				return
+			}
+		}
+	}
+	outDone, errDone := make(chan struct{}), make(chan struct{})
+	go forward(stdout, func(b []byte) *pulumirpc.RunPluginResponse {
+		return &pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stdout{Stdout: b}}
+	}, outDone)
+	go forward(stderr, func(b []byte) *pulumirpc.RunPluginResponse {
+		return &pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stderr{Stderr: b}}
+	}, errDone)
+	var sendErr error
+	for open := 2; open > 0; {
+		select {
+		case c := <-chunks:
+			if sendErr == nil {
+				sendErr = stream.Send(c)
+			}
+		case <-outDone:
+			outDone = nil
+			open--
+		case <-errDone:
+			errDone = nil
+			open--
+		}
+	}
+	code := int32(0)
+	if err := cmd.Wait(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return err
+		}
+		code = int32(exit.ExitCode())
+	}
+	if sendErr != nil {
+		return sendErr
+	}
+	return stream.Send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: code}})
 }
