@@ -6,7 +6,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 export const ROOT = path.resolve(__dirname, "../../..");
-const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "tools"];
+const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "tools", "policy"];
+
+/** What a scratch project is made of: paths in the checkout, each copied to the same or another place. */
+export type Sources = readonly (string | readonly [from: string, to: string])[];
 
 export interface Run {
     readonly status: number | null;
@@ -33,9 +36,12 @@ export class ScratchProject {
     readonly dir: string;
     private readonly env: NodeJS.ProcessEnv;
 
-    constructor(readonly stack: string, config: string, passphrase = "nodefleet-dev") {
+    constructor(readonly stack: string, config: string, passphrase = "nodefleet-dev", sources: Sources = PROJECT_FILES) {
         this.dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-cli-"));
-        for (const f of PROJECT_FILES) fs.cpSync(path.join(ROOT, f), path.join(this.dir, f), { recursive: true });
+        for (const f of sources) {
+            const [from, to] = typeof f === "string" ? [f, f] : f;
+            fs.cpSync(path.join(ROOT, from), path.join(this.dir, to), { recursive: true });
+        }
         fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(this.dir, "node_modules"));
         fs.mkdirSync(path.join(this.dir, ".backend"));
         this.env = toolEnv({

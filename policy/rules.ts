@@ -1,0 +1,282 @@
+// The safety rules of the nodefleet policy pack, as pure functions over the planned resources
+// (policy/index.ts adapts @pulumi/policy's resources to `Planned`). They check what the engine is
+// about to create, independently of the config checks in components/config: a second line of
+// defence that also covers resources a program adds by hand.
+import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/hardware";
+
+/** One planned resource. Values the engine does not know yet (preview) read as `undefined`. */
+export interface Planned {
+    readonly urn: string;
+    readonly type: string;
+    readonly name: string;
+    readonly props: Record<string, unknown>;
+    readonly parent?: string;
+    readonly dependencies: readonly string[];
+}
+
+export interface Violation {
+    readonly urn: string;
+    readonly message: string;
+}
+
+export interface RuleConfig {
+    /** Every SSH connection must pin the host's key (prod). */
+    readonly requirePinnedHostKeys?: boolean;
+    /** Existing hosts' preflight must stop a short host (hardwareCheck: enforce), not warn. */
+    readonly requireEnforcedHardwareCheck?: boolean;
+}
+
+const COMMAND = "command:remote:Command";
+const WORLD = new Set(["0.0.0.0/0", "::/0"]);
+
+/** Ports that serve RPC, the engine API, consensus RPC or an admin API: never open to the world. */
+export function isRpcPort(port: number): boolean {
+    // Storage RPC / admin RPC / gRPC defaults, sequencer RPC and admin; validator suffixes (seed 8):
+    // EL HTTP 545, WS 546, engine 551, CometBFT RPC 657, proxy_app 658, prometheus 660.
+    if ([5678, 5679, 50051, 8080, 8880].includes(port)) return true;
+    return port >= 1000 && [545, 546, 551, 657, 658, 660].includes(port % 1000);
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const commands = (rs: readonly Planned[]) => rs.filter((r) => r.type === COMMAND);
+
+/** What the ingress rules of one resource open: [port range, protocol, sources]. */
+interface Opening {
+    readonly from: number;
+    readonly to: number;
+    readonly protocol: string;
+    readonly world: boolean;
+    readonly what: string;
+}
+
+/** nftables accept rules in a firewall script: no saddr (or 0.0.0.0/0, ::/0) means the world. */
+export function nftOpenings(script: string): Opening[] {
+    const out: Opening[] = [];
+    for (const line of script.split("\n")) {
+        const m = /^\s*(?:(ip6?) saddr \{([^}]*)\} )?(tcp|udp) dport (\d+)(?:-(\d+))? accept/.exec(line);
+        if (!m) continue;
+        const sources = m[2] ? m[2].split(",").map((s) => s.trim()) : [];
+        out.push({ from: Number(m[4]), to: Number(m[5] ?? m[4]), protocol: m[3], world: !m[1] || sources.some((s) => WORLD.has(s)), what: line.trim() });
+    }
+    return out;
+}
+
+function openings(r: Planned): Opening[] {
+    const p = r.props;
+    if (r.type === COMMAND && /-firewall-apply$/.test(r.name)) return nftOpenings(str(p.stdin) ?? "");
+    if (r.type === "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") {
+        const world = WORLD.has(str(p.cidrIpv4) ?? "") || WORLD.has(str(p.cidrIpv6) ?? "");
+        const from = Number(p.fromPort ?? 0), to = Number(p.toPort ?? 65535);
+        return [{ from, to, protocol: String(p.ipProtocol), world, what: `${p.ipProtocol} ${from}-${to} from ${p.cidrIpv4 ?? p.cidrIpv6}` }];
+    }
+    if (r.type === "aws:ec2/securityGroup:SecurityGroup") {
+        return ((p.ingress as Record<string, unknown>[] | undefined) ?? []).map((i) => {
+            const cidrs = [...((i.cidrBlocks as string[]) ?? []), ...((i.ipv6CidrBlocks as string[]) ?? [])];
+            return { from: Number(i.fromPort), to: Number(i.toPort), protocol: String(i.protocol), world: cidrs.some((c) => WORLD.has(c)), what: `${i.protocol} ${i.fromPort}-${i.toPort} from ${cidrs.join(",")}` };
+        });
+    }
+    if (r.type === "hcloud:index/firewall:Firewall") {
+        return ((p.rules as Record<string, unknown>[] | undefined) ?? [])
+            .filter((x) => x.direction === "in" && (x.protocol === "tcp" || x.protocol === "udp") && x.port !== undefined)
+            .map((x) => {
+                const [from, to] = String(x.port).split("-").map(Number);
+                return { from, to: to ?? from, protocol: String(x.protocol), world: ((x.sourceIps as string[]) ?? []).some((c) => WORLD.has(c)), what: `${x.protocol} ${x.port} from ${((x.sourceIps as string[]) ?? []).join(",")}` };
+            });
+    }
+    return [];
+}
+
+function sshPorts(rs: readonly Planned[]): Set<number> {
+    const ports = new Set([22]);
+    for (const c of commands(rs)) {
+        const port = Number((c.props.connection as Record<string, unknown> | undefined)?.port);
+        if (Number.isInteger(port)) ports.add(port);
+    }
+    return ports;
+}
+
+/** Rule: no RPC, engine, consensus-RPC or admin port open to 0.0.0.0/0 or ::/0. */
+export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
+    const out: Violation[] = [];
+    for (const r of rs) {
+        for (const o of openings(r)) {
+            if (!o.world) continue;
+            for (let port = o.from; port <= o.to && port - o.from < 65536; port++) {
+                if (isRpcPort(port)) {
+                    out.push({ urn: r.urn, message: `${r.name}: port ${port}/${o.protocol} is an RPC/engine/admin port and is open to the world (${o.what})` });
+                    break;
+                }
+            }
+        }
+    }
+    return out;
+}
+
+/** Rule: SSH is reachable from admin CIDRs only. */
+export function sshOpenToWorld(rs: readonly Planned[]): Violation[] {
+    const ssh = sshPorts(rs);
+    const out: Violation[] = [];
+    for (const r of rs) {
+        for (const o of openings(r)) {
+            if (o.world && o.protocol === "tcp" && [...ssh].some((p) => p >= o.from && p <= o.to)) {
+                out.push({ urn: r.urn, message: `${r.name}: SSH is open to the world (${o.what}); allow the admin CIDRs only` });
+            }
+        }
+    }
+    return out;
+}
+
+/** Key material in a text: hex private keys and the base64 private key of priv_validator_key.json. */
+export function keyMaterial(text: string): string[] {
+    const keys = new Set<string>();
+    for (const m of text.matchAll(/(?<![0-9a-fA-Fx])(?:0x)?([0-9a-fA-F]{64})(?![0-9a-fA-F])/g)) keys.add(m[1].toLowerCase());
+    for (const m of text.matchAll(/"priv_key"\s*:\s*\{[^}]*"value"\s*:\s*"([A-Za-z0-9+/=]{40,})"/g)) keys.add(m[1]);
+    for (const m of text.matchAll(/-----BEGIN [A-Z ]*PRIVATE KEY-----/g)) keys.add(m[0]);
+    return [...keys];
+}
+
+const KEY_STEPS = /-(miner-key|validator-key)$/;
+
+/** Rule: one validator key, one node (0G consensus keys and Aztec sequencer keys alike). */
+export function sameValidatorKey(rs: readonly Planned[]): Violation[] {
+    const seen = new Map<string, Planned>();
+    const out: Violation[] = [];
+    const keySteps = commands(rs).filter((r) => /-validator-key$/.test(r.name)).sort((a, b) => a.name.localeCompare(b.name));
+    for (const c of keySteps) {
+        for (const key of keyMaterial(str(c.props.stdin) ?? "")) {
+            const first = seen.get(key);
+            if (first && first.parent !== c.parent) out.push({ urn: c.urn, message: `${c.name}: the same validator key as ${first.name}: one key must never sign on two nodes` });
+            else seen.set(key, c);
+        }
+    }
+    return out;
+}
+
+/** Rule (prod): every SSH connection pins the host key. */
+export function unpinnedHostKey(rs: readonly Planned[], cfg: RuleConfig): Violation[] {
+    if (!cfg.requirePinnedHostKeys) return [];
+    const hosts = new Map<string, Planned>();
+    for (const c of commands(rs)) {
+        const conn = c.props.connection as Record<string, unknown> | undefined;
+        if (conn && !str(conn.hostKey)) hosts.set(`${conn.host ?? "(a new host)"}:${conn.port ?? 22}`, c);
+    }
+    return [...hosts.entries()].map(([host, c]) => ({ urn: c.urn, message: `${c.name}: SSH to ${host} does not pin the host key (set hosts.<name>.hostKey)` }));
+}
+
+/**
+ * Rule: the keys the stack holds (read from the key steps' stdin, which the program marks secret)
+ * reach no other resource input: not a command line, environment, trigger, tag or user data,
+ * where they would be stored and shown in plain text. A PEM private key outside the SSH
+ * connection's privateKey is flagged too.
+ */
+export function keyOutsideKeySteps(rs: readonly Planned[]): Violation[] {
+    const known = new Set<string>();
+    for (const c of commands(rs).filter((r) => KEY_STEPS.test(r.name))) for (const k of keyMaterial(str(c.props.stdin) ?? "")) known.add(k);
+    const leaks = (text: string) => [...known].some((k) => text.includes(k) || text.toLowerCase().includes(k)) || /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text);
+    const out: Violation[] = [];
+    for (const r of rs) {
+        for (const [field, value] of Object.entries(r.props)) {
+            if (r.type === COMMAND && field === "stdin" && KEY_STEPS.test(r.name)) continue;
+            let text = JSON.stringify(value ?? "");
+            if (field === "connection") {
+                const { privateKey: _key, ...rest } = (value ?? {}) as Record<string, unknown>;
+                text = JSON.stringify(rest);
+            }
+            if (leaks(text)) out.push({ urn: r.urn, message: `${r.name}: a key reaches the input '${field}' in plain text; keys go to the key steps only, as secrets` });
+        }
+    }
+    return out;
+}
+
+/** Rule: the destructive switch step depends on the backup and the export (transitively). */
+export function migrationGuards(rs: readonly Planned[]): Violation[] {
+    const byUrn = new Map(rs.map((r) => [r.urn, r]));
+    const ancestors = (start: Planned): Set<string> => {
+        const seen = new Set<string>();
+        const todo = [...start.dependencies];
+        while (todo.length) {
+            const u = todo.pop()!;
+            if (seen.has(u)) continue;
+            seen.add(u);
+            todo.push(...(byUrn.get(u)?.dependencies ?? []));
+        }
+        return seen;
+    };
+    const out: Violation[] = [];
+    for (const del of commands(rs).filter((r) => /-switch-s06-delete-geth$/.test(r.name))) {
+        const before = [...ancestors(del)].map((u) => byUrn.get(u)).filter((r): r is Planned => !!r);
+        for (const guard of ["s04-backup", "s05-export"]) {
+            if (!before.some((r) => r.name.endsWith(`-switch-${guard}`) && r.parent === del.parent)) {
+                out.push({ urn: del.urn, message: `${del.name} deletes the geth datadir but does not depend on ${del.name.replace(/s06-delete-geth$/, guard)}` });
+            }
+        }
+    }
+    return out;
+}
+
+const ROLE_TYPES: Record<string, keyof typeof ROLE_TARGETS> = {
+    "nodefleet:role:StorageNode": "storage",
+    "nodefleet:role:SequencerNode": "sequencer",
+    "nodefleet:role:ValidatorNode": "validator",
+};
+
+/** The host component each role component runs on: its steps depend on the host's steps. */
+function nodesByHost(rs: readonly Planned[]): Map<string, (keyof typeof ROLE_TARGETS)[]> {
+    const byUrn = new Map(rs.map((r) => [r.urn, r]));
+    const out = new Map<string, (keyof typeof ROLE_TARGETS)[]>();
+    for (const role of rs.filter((r) => ROLE_TYPES[r.type])) {
+        const hosts = new Set<string>();
+        for (const child of rs.filter((r) => r.parent === role.urn)) {
+            for (const d of child.dependencies) {
+                const parent = byUrn.get(d)?.parent;
+                if (parent && byUrn.get(parent)?.type.startsWith("nodefleet:host:")) hosts.add(parent);
+            }
+        }
+        for (const h of hosts) out.set(h, [...(out.get(h) ?? []), ROLE_TYPES[role.type]]);
+    }
+    return out;
+}
+
+function sumTargets(roles: readonly (keyof typeof ROLE_TARGETS)[]): Target {
+    const ts = roles.map((r) => ROLE_TARGETS[r]);
+    const sum = (f: (t: Target) => number) => ts.reduce((a, t) => a + f(t), 0);
+    return { cores: sum((t) => t.cores), memoryGb: sum((t) => t.memoryGb), diskGb: sum((t) => t.diskGb), ssd: ts.some((t) => t.ssd), defaultDiskGb: sum((t) => t.defaultDiskGb) };
+}
+
+/** Rule: every host meets the summed seed 8 targets of the nodes on it. */
+export function hardwareBelowTarget(rs: readonly Planned[], cfg: RuleConfig): Violation[] {
+    const out: Violation[] = [];
+    for (const [hostUrn, roles] of nodesByHost(rs)) {
+        const target = sumTargets(roles);
+        const children = rs.filter((r) => r.parent === hostUrn);
+        const hostName = rs.find((r) => r.urn === hostUrn)?.name ?? hostUrn;
+        const report = (r: Planned, problems: string[]) => problems.forEach((m) => out.push({ urn: r.urn, message: `${hostName} (${roles.join(" + ")}): ${m}` }));
+        const volumeGb = (type: string) => children.filter((c) => c.type === type).reduce((a, c) => a + Number(c.props.size ?? 0), 0);
+        for (const c of children) {
+            if (c.type === "aws:ec2/instance:Instance" || c.type === "hcloud:index/server:Server") {
+                const aws = c.type === "aws:ec2/instance:Instance";
+                const kind = str(aws ? c.props.instanceType : c.props.serverType) ?? "";
+                const machine = (aws ? AWS_INSTANCE_TYPES : HETZNER_SERVER_TYPES)[kind];
+                if (!machine) {
+                    report(c, [`${aws ? "instance" : "server"} type ${kind || "(unknown)"} is not in nodefleet's catalog: its size cannot be checked`]);
+                    continue;
+                }
+                const diskGb = volumeGb(aws ? "aws:ebs/volume:Volume" : "hcloud:index/volume:Volume");
+                report(c, compareToTarget({ cores: machine.vcpus, memoryGb: machine.memoryGb, diskGb, ssd: true, arch: machine.arch }, target).map((f) => f.message));
+            }
+            if (c.type === COMMAND && /-preflight$/.test(c.name)) {
+                const script = str(c.props.stdin) ?? "";
+                const want = (k: string) => Number(new RegExp(`^want_${k}=(\\d+)$`, "m").exec(script)?.[1] ?? NaN);
+                const problems: string[] = [];
+                const have = { cores: want("cores"), memoryGb: want("mem_gb"), diskGb: want("disk_gb") };
+                if (Object.values(have).some(Number.isNaN)) problems.push("the preflight script names no hardware target");
+                if (have.cores < target.cores) problems.push(`the preflight checks for ${have.cores} cores, the nodes need ${target.cores}`);
+                if (have.memoryGb < target.memoryGb) problems.push(`the preflight checks for ${have.memoryGb} GB memory, the nodes need ${target.memoryGb}`);
+                if (have.diskGb < target.diskGb) problems.push(`the preflight checks for ${have.diskGb} GB disk, the nodes need ${target.diskGb}`);
+                if (cfg.requireEnforcedHardwareCheck && /^mode='?warn'?$/m.test(script)) problems.push("hardwareCheck is warn: a host below target would be used (set hardwareCheck: enforce)");
+                report(c, problems);
+            }
+        }
+    }
+    return out;
+}

@@ -1,0 +1,106 @@
+// The policy pack's rules as pure functions, on resources shaped as the engine plans them. The
+// CLI tier runs the pack for real on command resources; the AWS and Hetzner shapes are only
+// proven here (no aws or hcloud provider plugin for the engine in this workplace).
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as rules from "../../policy/rules";
+
+let n = 0;
+function res(type: string, name: string, props: Record<string, unknown>, parent?: string, dependencies: string[] = []): rules.Planned {
+    return { urn: `urn:pulumi:prod::nodefleet::${type}::${name}#${n++}`, type, name, props, parent, dependencies };
+}
+
+describe("policy rules", () => {
+    it("knows the RPC, engine, consensus-RPC and admin ports from the P2P ones", () => {
+        for (const p of [8545, 56545, 56546, 56551, 26657, 56657, 56658, 56660, 5678, 5679, 50051, 8080, 8880]) assert.equal(rules.isRpcPort(p), true, String(p));
+        for (const p of [22, 1234, 40400, 56303, 56656, 30303]) assert.equal(rules.isRpcPort(p), false, String(p));
+    });
+
+    it("reads nftables accept rules: no saddr, 0.0.0.0/0 or ::/0 is the world", () => {
+        const o = rules.nftOpenings([
+            "ip saddr { 192.0.2.0/24 } tcp dport 22 accept comment \"SSH\"",
+            "tcp dport 56303 accept",
+            "ip6 saddr { ::/0 } tcp dport 8080 accept",
+            "udp dport 9000-9010 accept",
+            "ct state established,related accept",
+        ].join("\n"));
+        assert.deepEqual(o.map((x) => [x.from, x.to, x.protocol, x.world]), [[22, 22, "tcp", false], [56303, 56303, "tcp", true], [8080, 8080, "tcp", true], [9000, 9010, "udp", true]]);
+    });
+
+    it("rpc-open-to-world: an AWS ingress rule, a legacy security group and a Hetzner firewall rule", () => {
+        const v = rules.rpcOpenToWorld([
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-in-1", { ipProtocol: "tcp", fromPort: 56545, toPort: 56545, cidrIpv4: "0.0.0.0/0" }),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-in-2", { ipProtocol: "tcp", fromPort: 56545, toPort: 56545, cidrIpv4: "192.0.2.0/24" }),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-in-3", { ipProtocol: "tcp", fromPort: 40400, toPort: 40400, cidrIpv6: "::/0" }),
+            res("aws:ec2/securityGroup:SecurityGroup", "legacy", { ingress: [{ protocol: "tcp", fromPort: 8000, toPort: 9000, cidrBlocks: ["0.0.0.0/0"] }] }),
+            res("hcloud:index/firewall:Firewall", "h-fw", { rules: [{ direction: "in", protocol: "tcp", port: "26657", sourceIps: ["0.0.0.0/0", "::/0"] }, { direction: "in", protocol: "icmp", sourceIps: ["0.0.0.0/0"] }] }),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["h-in-1", "legacy", "h-fw"]);
+        assert.match(v[1].message, /port 8080\/tcp/);
+    });
+
+    it("ssh-open-to-world: port 22 and the port the connections use", () => {
+        const v = rules.sshOpenToWorld([
+            res("command:remote:Command", "fleet-a-bootstrap", { connection: { host: "h", port: 2222 } }),
+            res("hcloud:index/firewall:Firewall", "fw", { rules: [{ direction: "in", protocol: "tcp", port: "2222", sourceIps: ["::/0"] }] }),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "in", { ipProtocol: "tcp", fromPort: 22, toPort: 22, cidrIpv4: "198.51.100.7/32" }),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fw"]);
+    });
+
+    it("finds key material: hex keys, priv_validator_key.json, PEM; not shorter hashes or enode ids", () => {
+        assert.deepEqual(rules.keyMaterial(`K=0x${"ab".repeat(32)}`), ["ab".repeat(32)]);
+        assert.equal(rules.keyMaterial(`enode://${"ab".repeat(64)}@1.2.3.4:30303 ${"cd".repeat(8)}`).length, 0);
+        assert.equal(rules.keyMaterial(`{"priv_key": {"type": "t", "value": "${"QUJD".repeat(22)}"}}`).length, 1);
+    });
+
+    it("key-in-plain-text: a stack's key anywhere but its key step's stdin; a PEM key outside privateKey", () => {
+        const key = "cd".repeat(32);
+        const v = rules.keyOutsideKeySteps([
+            res("command:remote:Command", "fleet-s-miner-key", { stdin: `miner_key=${key}` }),
+            res("command:remote:Command", "fleet-s-configure", { stdin: "echo ok", triggers: [`x${key.toUpperCase()}`] }),
+            res("aws:ec2/instance:Instance", "i", { userData: "#cloud-config", tags: { a: "b" } }),
+            res("command:remote:Command", "fleet-s-health", { connection: { privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\n" } }),
+            res("hcloud:index/server:Server", "srv", { userData: "-----BEGIN RSA PRIVATE KEY-----" }),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fleet-s-configure", "srv"]);
+    });
+
+    it("hardware-below-target: AWS and Hetzner machine types and volumes against the summed role targets", () => {
+        const rs: rules.Planned[] = [];
+        const host = (type: string, name: string) => { const h = res(type, name, {}); rs.push(h); return h; };
+        const role = (type: string, name: string, hostStep: rules.Planned) => {
+            const r = res(type, name, {}); rs.push(r);
+            rs.push(res("command:remote:Command", `${name}-configure`, {}, r.urn, [hostStep.urn]));
+        };
+        const a = host("nodefleet:host:AwsHost", "fleet-a");
+        const aStep = res("command:remote:Command", "fleet-a-bootstrap", {}, a.urn); rs.push(aStep);
+        rs.push(res("aws:ec2/instance:Instance", "fleet-a-instance", { instanceType: "m6i.2xlarge" }, a.urn));
+        rs.push(res("aws:ebs/volume:Volume", "fleet-a-data", { size: 1000 }, a.urn));
+        role("nodefleet:role:StorageNode", "fleet-storage-1", aStep);
+        role("nodefleet:role:SequencerNode", "fleet-sequencer-1", aStep);
+        const h = host("nodefleet:host:HetznerHost", "fleet-h");
+        const hStep = res("command:remote:Command", "fleet-h-bootstrap", {}, h.urn); rs.push(hStep);
+        rs.push(res("hcloud:index/server:Server", "fleet-h-server", { serverType: "ccx33" }, h.urn));
+        rs.push(res("hcloud:index/volume:Volume", "fleet-h-data", { size: 1000 }, h.urn));
+        role("nodefleet:role:ValidatorNode", "fleet-validator-1", hStep);
+        const v = rules.hardwareBelowTarget(rs, {});
+        assert.deepEqual(v.map((x) => x.message), [
+            "fleet-a (storage + sequencer): cores: has 8, needs 16 (short by 8)",
+            "fleet-a (storage + sequencer): memory: has 32 GB, needs 48 GB (short by 16 GB)",
+            "fleet-a (storage + sequencer): data disk: has 1000 GB, needs 1500 GB (short by 500 GB)",
+        ]);
+        rs.find((r) => r.name === "fleet-h-server")!.props.serverType = "cax41";
+        assert.match(rules.hardwareBelowTarget(rs, {}).map((x) => x.message).join("\n"), /fleet-h \(validator\): architecture arm64/);
+    });
+
+    it("migration-guard-order: s06 must reach both s04 and s05 through its dependencies", () => {
+        const node = "urn:node";
+        const s04 = res("command:remote:Command", "fleet-v-switch-s04-backup", {}, node);
+        const s05 = res("command:remote:Command", "fleet-v-switch-s05-export", {}, node, [s04.urn]);
+        const ok = res("command:remote:Command", "fleet-v-switch-s06-delete-geth", {}, node, [s05.urn]);
+        assert.deepEqual(rules.migrationGuards([s04, s05, ok]), []);
+        const bad = res("command:remote:Command", "fleet-v-switch-s06-delete-geth", {}, node, [s04.urn]);
+        assert.deepEqual(rules.migrationGuards([s04, s05, bad]).map((x) => x.message), ["fleet-v-switch-s06-delete-geth deletes the geth datadir but does not depend on fleet-v-switch-s05-export"]);
+    });
+});
