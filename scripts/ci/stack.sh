@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The pipeline's steps for one stack, the same on a laptop as in GitHub Actions:
+#   scripts/ci/stack.sh preview STACK   pulumi preview --diff with the policy pack (diff in .state/ci/)
+#   scripts/ci/stack.sh up STACK        pulumi up with the policy pack
+#   scripts/ci/stack.sh drift STACK     pulumi refresh --preview-only --expect-no-changes: exits
+#                                       non-zero, loudly, when the hosts drifted from the state
+# The stack's backend comes from PULUMI_BACKEND_URL and its passphrase from
+# PULUMI_CONFIG_PASSPHRASE; keys come from NODEFLEET_SECRET_<configKey> variables (the CI secret
+# store), set into the stack's config here and never written to the repository.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+action="${1:-}" stack="${2:-}"
+[[ "$action" =~ ^(preview|up|drift)$ && "$stack" =~ ^[a-z0-9-]+$ ]] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ -f "Pulumi.$stack.yaml" ] || { echo "stack: Pulumi.$stack.yaml does not exist" >&2; exit 2; }
+: "${PULUMI_CONFIG_PASSPHRASE:?set PULUMI_CONFIG_PASSPHRASE (a CI secret)}"
+# shellcheck source=scripts/setup.sh
+source scripts/setup.sh
+bash scripts/toolchain.sh
+export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
+pulumi stack select "$stack" --create --non-interactive >/dev/null
+while IFS='=' read -r name _; do
+    key="${name#NODEFLEET_SECRET_}"
+    printenv "$name" | pulumi config set --secret --stack "$stack" "nodefleet:$key" >/dev/null
+    echo "secret nodefleet:$key set from \$$name"
+done < <(env | grep -E '^NODEFLEET_SECRET_[A-Za-z0-9]+=' || true)
+policy=(--policy-pack "$ROOT/policy" --policy-pack-config "$ROOT/policy/config/$stack.json")
+[ -f "policy/config/$stack.json" ] || policy=(--policy-pack "$ROOT/policy")
+mkdir -p .state/ci
+case "$action" in
+preview) pulumi preview --stack "$stack" --diff --non-interactive "${policy[@]}" 2>&1 | tee ".state/ci/preview-$stack.txt" ;;
+up) pulumi up --stack "$stack" --yes --non-interactive --skip-preview "${policy[@]}" ;;
+drift)
+    if ! pulumi refresh --stack "$stack" --preview-only --expect-no-changes --non-interactive 2>&1 | tee ".state/ci/drift-$stack.txt"; then
+        echo "::error title=drift on $stack::the hosts of $stack differ from its state: see the refresh preview above" >&2
+        exit 1
+    fi ;;
+esac

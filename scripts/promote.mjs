@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// Promotes node software from one stack to the next as its own reviewable change: copies the
+// named releases (url and sha256) and, with --sequencer-version, the Aztec sequencer version of
+// same-named nodes, from Pulumi.<from>.yaml into Pulumi.<to>.yaml. Only those values change in
+// the target file; its comments, order and everything else stay as they are. A digest given in
+// the source as a SHA256SUMS file is resolved and written inline (the next stack must not depend
+// on a file on this machine).
+//
+//   node scripts/promote.mjs <from> <to> [release ...] [--sequencer-version]
+//   (no release names and no --sequencer-version: every release the two stacks both define)
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { isMap, isScalar, parseDocument } from "yaml";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const FLEET = ["config", "nodefleet:fleet"];
+
+function fail(message) {
+    console.error(`promote: ${message}`);
+    process.exit(1);
+}
+
+function load(stack) {
+    const file = path.join(ROOT, `Pulumi.${stack}.yaml`);
+    if (!fs.existsSync(file)) fail(`${path.basename(file)}: no such stack file`);
+    const text = fs.readFileSync(file, "utf8");
+    const doc = parseDocument(text);
+    if (doc.errors.length) fail(`${path.basename(file)}: ${doc.errors[0].message}`);
+    if (!doc.hasIn(FLEET)) fail(`${path.basename(file)}: no config.nodefleet:fleet`);
+    return { file, doc, text, edits: [] };
+}
+
+function digest(stack, name, rel) {
+    if (rel.sha256) return rel.sha256;
+    if (!rel.sha256File) fail(`${stack}: releases.${name}: neither sha256 nor sha256File`);
+    const sums = path.resolve(ROOT, rel.sha256File);
+    if (!fs.existsSync(sums)) fail(`${stack}: releases.${name}.sha256File: ${rel.sha256File} does not exist (build it first)`);
+    const base = new URL(rel.url).pathname.split("/").pop();
+    const line = fs.readFileSync(sums, "utf8").split("\n").find((l) => l.trim().split(/\s+\*?/)[1] === base);
+    if (!line) fail(`${stack}: releases.${name}.sha256File: ${rel.sha256File} lists no ${base}`);
+    return line.trim().split(/\s+/)[0];
+}
+
+/** A plain scalar where YAML allows one, else a double-quoted string. */
+function scalarText(value) {
+    const plain = String(value);
+    return /^[A-Za-z0-9][A-Za-z0-9._\/:@+-]*$/.test(plain) && !/^(true|false|null|~|[0-9.eE+-]+)$/i.test(plain) ? plain : JSON.stringify(plain);
+}
+
+/** Replaces one scalar's text in place (its comment, indentation and quoting style around it stay). */
+function setScalar(stack, at, value) {
+    const node = stack.doc.getIn(at, true);
+    if (!isScalar(node) || !node.range) fail(`${path.basename(stack.file)}: ${at.slice(1).join(".")} is not a plain value`);
+    stack.edits.push({ start: node.range[0], end: node.range[1], text: scalarText(value) });
+}
+
+/** Renames a key of a map and replaces its value (sha256File: <path> -> sha256: <digest>). */
+function renameKey(stack, mapAt, oldKey, newKey, value) {
+    const map = stack.doc.getIn(mapAt, true);
+    const pair = isMap(map) ? map.items.find((p) => isScalar(p.key) && p.key.value === oldKey) : undefined;
+    if (!pair?.key.range || !pair.value?.range) fail(`${path.basename(stack.file)}: ${mapAt.slice(1).join(".")}.${oldKey} not found`);
+    stack.edits.push({ start: pair.key.range[0], end: pair.key.range[1], text: newKey });
+    stack.edits.push({ start: pair.value.range[0], end: pair.value.range[1], text: scalarText(value) });
+}
+
+const args = process.argv.slice(2);
+const flags = new Set(args.filter((a) => a.startsWith("--")));
+for (const f of flags) if (f !== "--sequencer-version") fail(`unknown option ${f}`);
+const [from, to, ...names] = args.filter((a) => !a.startsWith("--"));
+if (!from || !to) fail("usage: node scripts/promote.mjs <from> <to> [release ...] [--sequencer-version]");
+if (from === to) fail("from and to are the same stack");
+
+const source = load(from);
+const target = load(to);
+const srcReleases = source.doc.getIn([...FLEET, "releases"])?.toJSON() ?? {};
+const dstReleases = target.doc.getIn([...FLEET, "releases"])?.toJSON() ?? {};
+const chosen = names.length || flags.has("--sequencer-version") ? names : Object.keys(srcReleases).filter((n) => n in dstReleases);
+const changes = [];
+for (const name of chosen) {
+    if (!(name in srcReleases)) fail(`${from}: defines no release ${name}`);
+    if (!(name in dstReleases)) fail(`${to}: defines no release ${name} (add it by hand first: which hosts install it is a design change, not a promotion)`);
+    const url = srcReleases[name].url;
+    const sha256 = digest(from, name, srcReleases[name]);
+    if (!/^[0-9a-f]{64}$/.test(sha256)) fail(`${from}: releases.${name}: ${sha256} is not a sha256`);
+    const at = [...FLEET, "releases", name];
+    if (dstReleases[name].url !== url) { setScalar(target, [...at, "url"], url); changes.push(`releases.${name}.url: ${dstReleases[name].url} -> ${url}`); }
+    if (dstReleases[name].sha256 !== undefined) {
+        if (dstReleases[name].sha256 !== sha256) { setScalar(target, [...at, "sha256"], sha256); changes.push(`releases.${name}.sha256: ${dstReleases[name].sha256} -> ${sha256}`); }
+    } else {
+        renameKey(target, at, "sha256File", "sha256", sha256);
+        changes.push(`releases.${name}.sha256File -> sha256: ${sha256} (the digest is inline)`);
+    }
+}
+if (flags.has("--sequencer-version")) {
+    const srcNodes = source.doc.getIn([...FLEET, "nodes"])?.toJSON() ?? [];
+    const dstNodes = target.doc.getIn([...FLEET, "nodes"]);
+    dstNodes?.items.forEach((item, i) => {
+        const node = item.toJSON();
+        const from_ = srcNodes.find((n) => n.name === node.name && n.role === "sequencer");
+        if (node.role !== "sequencer" || !from_?.sequencer?.version) return;
+        if (from_.sequencer.version === "latest") fail(`${from}: ${node.name}: sequencer.version is 'latest', not a version: pin it before promoting`);
+        if (node.sequencer.version !== from_.sequencer.version) {
+            if (node.sequencer.version === undefined) fail(`${to}: ${node.name}: no sequencer.version line to change (add one by hand first)`);
+            setScalar(target, [...FLEET, "nodes", i, "sequencer", "version"], from_.sequencer.version);
+            changes.push(`nodes[${i}] ${node.name}: sequencer.version ${node.sequencer.version ?? "(default)"} -> ${from_.sequencer.version}`);
+        }
+    });
+}
+if (!changes.length) {
+    console.log(`promote: ${to} already runs what ${from} runs: nothing to change`);
+    process.exit(0);
+}
+// The edits, spliced into the original text from the end so earlier offsets stay valid.
+let out = target.text;
+for (const e of target.edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
+if (parseDocument(out).errors.length) fail(`internal: the edited ${path.basename(target.file)} does not parse; nothing written`);
+fs.writeFileSync(target.file, out);
+console.log(`promote: ${from} -> ${to}, in ${path.basename(target.file)} only:`);
+for (const c of changes) console.log(`  ${c}`);

@@ -1,0 +1,108 @@
+// The GitOps pieces that run without a cloud: the example stacks pass nodefleet's config checks,
+// actionlint (built from the Go module proxy) accepts the workflows and rejects a broken one, and
+// the promotion script changes exactly the promoted values of the target stack file.
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { spawnSync } from "node:child_process";
+import { parse } from "yaml";
+import { parseFleet, FleetConfigError } from "../../components/config/fleet";
+import { secretSource } from "../support/fixtures";
+import { ROOT } from "../support/cli";
+
+const run = (cmd: string, args: string[], cwd = ROOT) => {
+    const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout: 600_000 });
+    return { status: r.status, output: `${r.stdout}${r.stderr}` };
+};
+
+describe("example stacks", () => {
+    for (const stack of ["staging", "prod"]) {
+        it(`Pulumi.${stack}.yaml passes the config checks (keys from the CI secret store, here test values)`, () => {
+            const config = parse(fs.readFileSync(path.join(ROOT, `Pulumi.${stack}.yaml`), "utf8")).config;
+            assert.ok(!JSON.stringify(config).includes("secure:"), "no secret in the repository");
+            const fleet = parseFleet(config["nodefleet:fleet"], secretSource());
+            assert.deepEqual(fleet.spec.hosts[`${stack === "prod" ? "prd" : "stg"}-val-1`].kind, "existing");
+            assert.equal(fleet.spec.hardwareCheck, "enforce");
+            assert.deepEqual(fleet.warnings, [], "every existing host pins its key");
+            // Without the keys the pipeline sets, the stack stops, naming what is missing.
+            assert.throws(() => parseFleet(config["nodefleet:fleet"], secretSource({})), (e: unknown) => e instanceof FleetConfigError && /validatorKeySecret/.test(String(e)));
+        });
+    }
+});
+
+describe("workflows", () => {
+    it("actionlint accepts .github/workflows", () => {
+        const r = run("bash", ["scripts/actionlint.sh"]);
+        assert.equal(r.status, 0, r.output);
+    });
+
+    it("actionlint rejects a workflow whose job needs a job that does not exist", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-actionlint-"));
+        const broken = fs.readFileSync(path.join(ROOT, ".github/workflows/deploy.yml"), "utf8").replace("needs: staging", "needs: stagin");
+        fs.writeFileSync(path.join(dir, "deploy.yml"), broken);
+        const r = run("bash", ["scripts/actionlint.sh", path.join(dir, "deploy.yml")]);
+        fs.rmSync(dir, { recursive: true });
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /job "prod" needs job "stagin" which does not exist/);
+    });
+});
+
+describe("promotion (scripts/promote.mjs)", () => {
+    let dir: string;
+    const files = () => Object.fromEntries(["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml"].map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
+    const promote = (...args: string[]) => run("node", [path.join(dir, "scripts/promote.mjs"), ...args], dir);
+    const SUM = "c0ffee".padEnd(64, "0");
+
+    before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-promote-"));
+        for (const f of ["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml", "scripts/promote.mjs"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true });
+        fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
+        const sums = path.join(dir, ".state/artifacts/current/SHA256SUMS");
+        fs.mkdirSync(path.dirname(sums), { recursive: true });
+        fs.writeFileSync(sums, `${"1".repeat(64)}  zgs_node-v1.1.0.tar.gz\n${SUM}  aristotle-v1.0.6.tar.gz\n`);
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("moves a release from dev to staging as a diff of Pulumi.staging.yaml only: two lines, comments kept", () => {
+        const before = files();
+        const r = promote("dev", "staging", "0g-chain");
+        assert.equal(r.status, 0, r.output);
+        const afterFiles = files();
+        assert.equal(afterFiles["Pulumi.dev.yaml"], before["Pulumi.dev.yaml"]);
+        assert.equal(afterFiles["Pulumi.prod.yaml"], before["Pulumi.prod.yaml"]);
+        const was = before["Pulumi.staging.yaml"].split("\n"), now = afterFiles["Pulumi.staging.yaml"].split("\n");
+        assert.equal(now.length, was.length);
+        const changed = now.map((l, i) => [was[i], l]).filter(([a, b]) => a !== b);
+        assert.deepEqual(changed.map(([, b]) => b.trim()), [
+            "url: http://10.0.2.2:8700/aristotle-v1.0.6.tar.gz  # PLACEHOLDER",
+            `sha256: ${SUM}                               # PLACEHOLDER`,
+        ]);
+        // The digest came from dev's SHA256SUMS file and is now inline; a second run changes nothing.
+        assert.equal(parse(afterFiles["Pulumi.staging.yaml"]).config["nodefleet:fleet"].releases["0g-chain"].sha256, SUM);
+        const again = promote("dev", "staging", "0g-chain");
+        assert.equal(again.status, 0, again.output);
+        assert.match(again.output, /nothing to change/);
+        assert.deepEqual(files(), afterFiles);
+    });
+
+    it("refuses, changing nothing: an unknown release, a digest its SHA256SUMS lacks, an unpinned sequencer version", () => {
+        const before = files();
+        assert.match(promote("dev", "staging", "nope").output, /dev: defines no release nope/);
+        assert.match(promote("dev", "staging", "aztec").output, /dev: releases\.aztec\.sha256File: \.state\/artifacts\/current\/SHA256SUMS lists no aztec-v2\.0\.2\.tar\.gz/);
+        const v = promote("dev", "staging", "--sequencer-version");
+        assert.notEqual(v.status, 0);
+        assert.match(v.output, /sequencer-1: sequencer.version is 'latest', not a version: pin it before promoting/);
+        assert.deepEqual(files(), before);
+    });
+
+    it("moves the sequencer version from staging to prod", () => {
+        fs.writeFileSync(path.join(dir, "Pulumi.staging.yaml"), fs.readFileSync(path.join(dir, "Pulumi.staging.yaml"), "utf8").replace("version: 2.0.2", "version: 2.0.3"));
+        const r = promote("staging", "prod", "--sequencer-version", "zgs");
+        assert.equal(r.status, 0, r.output);
+        assert.match(r.output, /sequencer-1: sequencer.version 2.0.2 -> 2.0.3/);
+        const prod = parse(files()["Pulumi.prod.yaml"]).config["nodefleet:fleet"];
+        assert.equal(prod.nodes.find((n: { name: string }) => n.name === "sequencer-1").sequencer.version, "2.0.3");
+    });
+});
