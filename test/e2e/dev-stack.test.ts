@@ -7,6 +7,7 @@ import { after, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { spawn } from "node:child_process";
 import { ROOT, sh } from "../support/cli";
 
 const VM = path.join(ROOT, "scripts/vm.sh");
@@ -67,8 +68,56 @@ function timed<T>(label: string, f: () => T): T {
 }
 
 
+/** The storage endpoints and sequencer version as the storage and sequencer tests leave them. */
+const settled = (y: string) => y.replace("          version: latest\n", "          version: 2.0.2\n").replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]');
+
+/** Pulumi.dev.yaml, settled, with validator-1's execution client and switch set. */
+const withSwitch = (client: "geth" | "reth", sw: string) => (y: string) =>
+    settled(y).replace("          validatorKeySecret: devValidatorKey\n", `          validatorKeySecret: devValidatorKey\n          executionClient: ${client}\n          switch: ${sw}\n`);
+
+let backgroundRuns = 0;
+/** `pulumi up` with an edited config, in the background: its output so far, its end, and a hard kill. */
+function upInBackground(edit: (yaml: string) => string) {
+    const file = path.join(ROOT, ".state", "e2e-config-bg.yaml");
+    fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
+    const child = spawn("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { cwd: ROOT, detached: true });
+    const run = { output: "", status: null as number | null, done: false };
+    child.stdout.on("data", (d) => (run.output += String(d)));
+    child.stderr.on("data", (d) => (run.output += String(d)));
+    const log = path.join(ROOT, ".state", `e2e-up-bg-${++backgroundRuns}.log`);
+    const ended = new Promise<void>((resolve) => child.on("exit", (code) => {
+        run.status = code;
+        run.done = true;
+        fs.writeFileSync(log, run.output); // the whole run, for a failure's post-mortem
+        resolve();
+    }));
+    // SIGKILL to the whole process group: pulumi, its language host and providers die at once, as with a killed terminal.
+    const kill = () => process.kill(-child.pid!, "SIGKILL");
+    return { run, ended, kill };
+}
+
+async function until(what: string, f: () => boolean, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!f()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 2000));
+    }
+}
+
 const onV = (command: string, allowFail = false) => onVm("dev-2", command, allowFail);
+const DEVCHAIN = path.join(ROOT, "scripts/devchain.sh");
+const CHAIN_BLOCKS = 3000;
+/** validator-1's execution and consensus heights, read on the host (no pulumi run). */
+function stackHealthOnHost(): { executionHeight: number; consensusHeight: number } {
+    const el = onV(`curl -fsS -m 5 -X POST -H 'Content-Type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' http://127.0.0.1:56545`, true).output;
+    const cl = onV("curl -fsS -m 5 http://127.0.0.1:56657/status", true).output;
+    const executionHeight = Number.parseInt(/"result":"(0x[0-9a-f]+)"/.exec(el)?.[1] ?? "-1", 16);
+    const consensusHeight = Number(/"latest_block_height":\s*"(\d+)"/.exec(cl)?.[1] ?? -1);
+    return { executionHeight, consensusHeight };
+}
 const unitState = (unit: string) => onV(`systemctl is-active ${unit} || true`, true).output.trim();
+const marker = (step: string) => JSON.parse(onV(`cat /data/validator-1/.nodefleet-switch/migration/${step}.json`).output) as Record<string, any>;
+const FAILPOINTS = "/run/nodefleet/failpoints";
 
 describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     after(() => {
@@ -189,9 +238,10 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     it("only the intended ports answer from another host address", () => {
         for (const [vm, want] of Object.entries(EXPECTED)) {
             const ports = [...want.open, ...want.closed];
-            // The nodes' own listeners stop for the probe (the aztec node holds 40400 but does not
-            // answer arbitrary datagrams); the test's listeners take every probed port instead.
-            const nodeUnits = vm === "dev-1" ? "zgs-storage-1-failover.timer zgs-storage-1.service aztec-sequencer-1.service" : "";
+            // The nodes' own listeners stop for the probe (the aztec node holds 40400 and geth
+            // 56303, and neither echoes arbitrary datagrams); the test's listeners take every
+            // probed port instead.
+            const nodeUnits = vm === "dev-1" ? "zgs-storage-1-failover.timer zgs-storage-1.service aztec-sequencer-1.service" : "0gchaind-validator-1.service geth-validator-1.service";
             if (nodeUnits) onVm(vm, `systemctl stop ${nodeUnits}`);
             sh("bash", [VM, "ssh", vm, "cat > /tmp/nodefleet-ports.py"], { input: fs.readFileSync(PORTS_PY, "utf8") });
             // Listeners on every probed port, so a port that stays silent is silent because of the firewall.
@@ -250,7 +300,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         const before = { zgs: since("zgs-storage-1.service"), aztec: since("aztec-sequencer-1.service") };
         const t0 = onVm("dev-1", "date +%s").output.trim();
         // The storage endpoints as the test above left them, so that only the version changes.
-        const r = upWith((y) => y.replace("          version: latest\n", "          version: 2.0.2\n").replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]'));
+        const r = upWith(settled);
         assert.equal(r.status, 0, r.output);
         assert.match(r.output, /Installed aztec 2\.0\.2/);
         assert.match(r.output, /aztec-up 2\.0\.2 done/);
@@ -277,6 +327,118 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(onV("stat -c '%a %U' /data/validator-1/0gchaind/config/priv_validator_key.json /data/validator-1/jwt.hex").output.trim(), "600 nodefleet\n600 nodefleet");
         // Committing on geth (blocks at 2 s).
         assert.match(onV("journalctl -u 0gchaind-validator-1 -o cat | tail -50").output, /Committed state height=\d+/);
+    });
+
+    it(`validator-1's geth takes a chain of ${CHAIN_BLOCKS} real blocks (made natively, imported by geth on the VM) and 0gchaind follows it`, { timeout: 15 * 60_000 }, async () => {
+        // Geth under TCG emulation makes about 2 blocks/s; the acceptance wants a few thousand.
+        const rlp = sh("bash", [DEVCHAIN, "chain", String(CHAIN_BLOCKS)], { timeoutMs: 900_000 }).output.trim().split("\n").pop()!;
+        sh("bash", [VM, "ssh", "dev-2", "base64 -d > /tmp/chain.rlp"], { input: fs.readFileSync(rlp).toString("base64") });
+        const imported = timed(`geth import of ${CHAIN_BLOCKS} blocks on dev-2`, () => onV([
+            "set -e",
+            "systemctl stop 0gchaind-validator-1 geth-validator-1",
+            "GETH=$(sed -n 's/^ExecStart=\\([^ ]*\\) .*/\\1/p' /etc/systemd/system/geth-validator-1.service)",
+            "OWNER=$(stat -c %U:%G /data/validator-1/geth)",
+            "rm -rf /data/validator-1/geth/geth",
+            '"$GETH" init --datadir /data/validator-1/geth "$(dirname "$(dirname "$GETH")")/geth-genesis.json" 2>&1 | tail -1',
+            '"$GETH" import --datadir /data/validator-1/geth /tmp/chain.rlp 2>&1 | grep -E "Import done|Imported new chain segment" | tail -2',
+            'chown -R "$OWNER" /data/validator-1/geth && rm /tmp/chain.rlp',
+            "systemctl start geth-validator-1 0gchaind-validator-1",
+        ].join("\n")));
+        assert.match(imported.output, /Import done/);
+        await until(`0gchaind to commit past ${CHAIN_BLOCKS}`, () => {
+            const h = stackHealthOnHost();
+            return h.executionHeight >= CHAIN_BLOCKS && h.consensusHeight >= CHAIN_BLOCKS;
+        }, 10 * 60_000);
+    });
+
+    it("switch: migrate with pulumi up killed during the export resumes on re-run and switches to reth", { timeout: 20 * 60_000 }, async () => {
+        // geth appends to export.log across switches on this host: count this switch's exports only.
+        const exportsBefore = Number(onV("grep -c 'Exporting blockchain' /data/validator-1/migration/export.log 2>/dev/null || true").output.trim() || 0);
+        onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/export-hold`);
+        const first = upInBackground(withSwitch("reth", "migrate"));
+        await until("the export unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-export-validator-1")), 8 * 60_000);
+        first.kill();
+        await first.ended;
+        // Killed: the export unit goes on on the host, held by the failpoint.
+        assert.match(unitState("nodefleet-export-validator-1"), /^(active|activating)$/);
+        // A killed pulumi leaves the stack locked: the operator's `pulumi cancel`, then the re-run.
+        sh("bash", [DEV, "pulumi", "cancel", "--yes", "--stack", "dev"]);
+        const second = upInBackground(withSwitch("reth", "migrate"));
+        await until("the re-run to attach to the export", () => second.run.output.includes("nodefleet-export-validator-1 is already running: attaching") || second.run.done, 5 * 60_000);
+        onV(`rm -f ${FAILPOINTS}/export-hold`);
+        await second.ended;
+        assert.equal(second.run.status, 0, second.run.output.slice(-4000));
+        assert.match(second.run.output, /already running: attaching/);
+        assert.equal(Number(onV("grep -c 'Exporting blockchain' /data/validator-1/migration/export.log").output.trim()), exportsBefore + 1, "geth export ran once");
+        const report = stackOutput("validatorSwitch")["validator-1"];
+        assert.equal(report.complete, true);
+        assert.equal(report.importedHeight, report.notedHead);
+        assert.ok(report.notedHead >= CHAIN_BLOCKS, `the seeded chain and more: ${report.notedHead}`);
+        assert.equal(typeof report.downtimeSeconds, "number");
+        assert.deepEqual(Object.keys(report.steps), ["s01-install-reth", "s02-note-head", "s03-stop", "s04-backup", "s05-export", "s06-delete-geth", "s07-init-reth", "s08-trim", "s09-import", "s10-compare", "s11-units", "s12-dial-url", "s13-start", "s14-verify"]);
+        const h = stackHealth()["validator-1"];
+        assert.equal(h.client, "reth");
+        assert.ok(h.executionHeight >= report.notedHead);
+        assert.equal(h.consensus.catchingUp, false);
+        assert.equal(unitState("reth-validator-1"), "active");
+        assert.equal(onV("test -e /etc/systemd/system/geth-validator-1.service && echo geth-unit; test -d /data/validator-1/geth && echo geth-dir; ls -d /data/validator-1/backup-*/manifest.json /data/validator-1/backup-*/geth", true).output.match(/geth-unit|geth-dir/), null);
+        assert.match(onV("grep -n '^rpc-dial-url' /data/validator-1/0gchaind/config/app.toml").output, /rpc-dial-url = "http:\/\/localhost:56551"/);
+        assert.match(onV("journalctl -u reth-validator-1 -o cat").output, /Starting consensus engine/);
+        // Cleanup refuses before 24 h of reth running (from systemd).
+        const c = upWith(withSwitch("reth", "cleanup"));
+        assert.notEqual(c.status, 0);
+        assert.match(c.output, /reth-validator-1\.service has been active for 0\.\d h \(from systemd\); cleanup waits until 24 h/);
+        assert.match(onV("ls /data/validator-1/migration").output, /chain-export\.rlp/);
+    });
+
+    it("switch: rollback restores geth from the verified backup and 0gchaind commits on geth again", { timeout: 15 * 60_000 }, () => {
+        const r = upWith(withSwitch("geth", "rollback"));
+        assert.equal(r.status, 0, r.output.slice(-4000));
+        const rb = stackOutput("validatorSwitch")["validator-1"];
+        assert.equal(rb.rolledBack, true);
+        assert.equal(rb.restoredFromBackup, true);
+        assert.equal(rb.consensus.catchingUp, false);
+        const h = stackHealth()["validator-1"];
+        assert.equal(h.client, "geth");
+        assert.equal(unitState("geth-validator-1"), "active");
+        assert.equal(unitState("reth-validator-1"), "inactive");
+        assert.equal(onV("test -e /etc/systemd/system/reth-validator-1.service && echo reth-unit; test -d /data/validator-1/reth && echo reth-dir; true").output.trim(), "");
+    });
+
+    it("switch: migrate again; pulumi killed and the VM rebooted during an import that then breaks mid-file and hits a state-root mismatch: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
+        onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
+        const first = upInBackground(withSwitch("reth", "migrate"));
+        await until("the import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
+        first.kill();
+        await first.ended;
+        sh("bash", [DEV, "pulumi", "cancel", "--yes", "--stack", "dev"]);
+        onV("systemctl reboot", true);
+        await new Promise((r) => setTimeout(r, 10_000));
+        await until("dev-2 to answer SSH after the reboot", () => onV("true", true).status === 0, 5 * 60_000);
+        // Disabled at step 3: neither geth nor 0gchaind came back with the host (one key, one process).
+        for (const unit of ["geth-validator-1", "0gchaind-validator-1", "nodefleet-import-validator-1"]) assert.notEqual(unitState(unit), "active", unit);
+        const head = marker("s03-stop").head as number;
+        const broken = Math.floor(head / 3), bad = Math.floor((2 * head) / 3);
+        // One-shot faults: reth (the simulator, run as the operator) removes the stop file when it stops there.
+        onV(`mkdir -p /run/nodefleet-sim && chown nodefleet /run/nodefleet-sim && echo ${broken} > /run/nodefleet-sim/import-stop-at && echo ${bad} > /run/nodefleet-sim/state-root-mismatch-at`);
+        const r = upWith(withSwitch("reth", "migrate"));
+        onV("rm -f /run/nodefleet-sim/state-root-mismatch-at");
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /is gone \(host restarted\?\): importing again/);
+        assert.match(r.output, new RegExp(`the database holds blocks up to ${broken - 1}; re-trimming from ${broken}`));
+        assert.match(r.output, new RegExp(`mismatched block state root at block ${bad} \\(got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64}\\)`));
+        assert.match(r.output, /roll back with switch: rollback/);
+        const state = JSON.parse(onV("cat /data/validator-1/.nodefleet-switch/migration/s09-import.state.json").output);
+        assert.equal(state.stateRootMismatch.block, bad);
+        // The geth datadir is gone at this point; the verified backup is what rollback restores.
+        assert.equal(onV("test -d /data/validator-1/geth && echo present; true").output.trim(), "");
+        const rb = upWith(withSwitch("geth", "rollback"));
+        assert.equal(rb.status, 0, rb.output.slice(-4000));
+        const h = stackHealth()["validator-1"];
+        assert.equal(h.client, "geth");
+        assert.ok(h.executionHeight >= head);
+        assert.equal(h.consensus.catchingUp, false);
+        assert.equal(unitState("0gchaind-validator-1"), "active");
     });
 
     it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
