@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The stacks a change touches, as a JSON array: a stack whose Pulumi.<stack>.yaml changed, or
-# every stack when the program, templates, host files or the policy pack changed.
+# every stack when the program, templates, host files or the policy pack changed. dev is not
+# listed: it is local VMs, previewed and brought up by the test command's E2E tier instead.
 #   scripts/ci/changed-stacks.sh BASE_REF
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 base="${1:?usage: changed-stacks.sh BASE_REF}"
-all=$(find . -maxdepth 1 -name 'Pulumi.*.yaml' | sed 's#^\./Pulumi\.\(.*\)\.yaml$#\1#' | sort)
+all=$(find . -maxdepth 1 -name 'Pulumi.*.yaml' | sed 's#^\./Pulumi\.\(.*\)\.yaml$#\1#' | grep -vx dev | sort)
 changed=$(git diff --name-only "$base"...HEAD)
 if grep -qE '^(index\.ts|components/|templates/|hostfiles/|tools/|policy/|package(-lock)?\.json|Pulumi\.yaml)' <<<"$changed"; then
     stacks="$all"
 else
-    stacks=$(sed -n 's#^Pulumi\.\([a-z0-9-]*\)\.yaml$#\1#p' <<<"$changed" | sort -u)
+    stacks=$(sed -n 's#^Pulumi\.\([a-z0-9-]*\)\.yaml$#\1#p' <<<"$changed" | grep -vx dev | sort -u || true)
 fi
 printf '%s\n' "$stacks" | sed '/^$/d' | python3 -c 'import json, sys; print(json.dumps([l.strip() for l in sys.stdin]))'

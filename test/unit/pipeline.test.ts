@@ -49,6 +49,37 @@ describe("workflows", () => {
     });
 });
 
+describe("the stacks a change touches (scripts/ci/changed-stacks.sh)", () => {
+    it("lists a stack whose file changed, every stack but dev when the program changed, none otherwise", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-changed-"));
+        const git = (...a: string[]) => {
+            const r = run("git", ["-c", "user.email=t@example.invalid", "-c", "user.name=t", ...a], dir);
+            assert.equal(r.status, 0, r.output);
+            return r.output.trim();
+        };
+        for (const f of ["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml", "scripts/ci/changed-stacks.sh", "README.md"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f));
+        fs.mkdirSync(path.join(dir, "components"));
+        fs.writeFileSync(path.join(dir, "components/x.ts"), "// x\n");
+        git("init", "-q", "-b", "main");
+        git("add", ".");
+        git("commit", "-qm", "base");
+        const changed = (edit: () => void) => {
+            git("checkout", "-q", "-B", `change-${Math.random().toString(36).slice(2)}`, "main");
+            edit();
+            git("commit", "-qam", "change");
+            return JSON.parse(run("bash", ["scripts/ci/changed-stacks.sh", "main"], dir).output);
+        };
+        try {
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.staging.yaml"), "# a change\n")), ["staging"]);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.dev.yaml"), "# a change\n")), []);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "components/x.ts"), "// y\n")), ["prod", "staging"]);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "README.md"), "more\n")), []);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("promotion (scripts/promote.mjs)", () => {
     let dir: string;
     const files = () => Object.fromEntries(["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml"].map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
