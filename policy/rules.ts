@@ -118,7 +118,7 @@ export function sshOpenToWorld(rs: readonly Planned[]): Violation[] {
     const out: Violation[] = [];
     for (const r of rs) {
         for (const o of openings(r)) {
-            if (o.world && o.protocol === "tcp" && [...ssh].some((p) => p >= o.from && p <= o.to)) {
+            if (o.world && ["tcp", "-1", "all"].includes(o.protocol) && [...ssh].some((p) => p >= o.from && p <= o.to)) {
                 out.push({ urn: r.urn, message: `${r.name}: SSH is open to the world (${o.what}); allow the admin CIDRs only` });
             }
         }

@@ -44,8 +44,9 @@ describe("policy rules", () => {
             res("command:remote:Command", "fleet-a-bootstrap", { connection: { host: "h", port: 2222 } }),
             res("hcloud:index/firewall:Firewall", "fw", { rules: [{ direction: "in", protocol: "tcp", port: "2222", sourceIps: ["::/0"] }] }),
             res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "in", { ipProtocol: "tcp", fromPort: 22, toPort: 22, cidrIpv4: "198.51.100.7/32" }),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "all", { ipProtocol: "-1", cidrIpv4: "0.0.0.0/0" }),
         ]);
-        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fw"]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fw", "all"]);
     });
 
     it("finds key material: hex keys, priv_validator_key.json, PEM; not shorter hashes or enode ids", () => {
