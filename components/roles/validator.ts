@@ -37,6 +37,9 @@ export const LIB = "/usr/local/lib/nodefleet";
 export const RETH_BINARY = "/usr/local/bin/reth";
 
 /** The 14 steps of seed 4.5, in order; the host tool's names for them. */
+/** This program run (one `pulumi up` or preview): a trigger that makes the switch steps run again. */
+export const SWITCH_RUN = `run ${new Date().toISOString()} ${process.pid}`;
+
 export const SWITCH_STEPS = [
     "s01-install-reth", "s02-note-head", "s03-stop", "s04-backup", "s05-export", "s06-delete-geth",
     "s07-init-reth", "s08-trim", "s09-import", "s10-compare", "s11-units", "s12-dial-url", "s13-start", "s14-verify",
@@ -231,21 +234,26 @@ export class ValidatorNode extends pulumi.ComponentResource {
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;
+        // While a switch is configured, its steps run on every `up`: the host decides what is left
+        // (completed steps are skipped by their markers; a rollback with nothing to undo says so).
+        // Left to Pulumi's state alone, a step recorded by an earlier, interrupted up (or by an
+        // earlier rollback that a failed migrate never deleted) would count as done and be skipped.
+        const run = [SWITCH_RUN];
         if (sw === "migrate") {
             const inputs = switchInputsHash(node, mount, release);
             for (const step of SWITCH_STEPS) {
-                const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs) }, { parent: this, dependsOn: [last] });
+                const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: run }, { parent: this, dependsOn: [last] });
                 last = cmd;
                 if (step === "s14-verify") report = stepReport(cmd, "switch report");
             }
         } else if (sw === "rollback" || sw === "cleanup") {
-            const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw) }, { parent: this, dependsOn: [last] });
+            const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw), inputsHash: run }, { parent: this, dependsOn: [last] });
             last = cmd;
             report = stepReport(cmd, `${sw} report`);
         }
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s))] },
+            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? run : [])] },
             { parent: this, dependsOn: [last] },
         );
         this.health = stepReport(healthRun, "health report");

@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_RUN, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
@@ -184,6 +184,19 @@ describe("validator role: steps", () => {
         assert.equal(hashes.size, 1);
         assert.ok(fleet.validatorSwitch["validator-1"], "the switch report is a stack output");
         assert.match(inputsOf("fleet-validator-1-configure").stdin, /"switch": "migrate"/);
+    });
+
+    it("while a switch is set its steps (and health) run on every up; without one nothing carries the run", async () => {
+        // A step Pulumi recorded earlier (an interrupted up, a rollback a failed migrate never
+        // deleted) must not count as done: the host's markers decide. The mocks see one program run;
+        // that a second up runs the steps again is what the E2E rollback after a failed migrate proves.
+        await stack((v) => { v.executionClient = "geth"; v.switch = "rollback"; });
+        assert.ok(inputsOf("fleet-validator-1-switch-rollback").triggers.includes(SWITCH_RUN));
+        assert.ok(inputsOf("fleet-validator-1-health").triggers.includes(SWITCH_RUN));
+        await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
+        for (const step of SWITCH_STEPS) assert.ok(inputsOf(`fleet-validator-1-switch-${step}`).triggers.includes(SWITCH_RUN), step);
+        const { recorded } = await stack(() => {});
+        for (const r of recorded) assert.ok(!JSON.stringify(r.props).includes(SWITCH_RUN), `${r.name} carries the run without a switch`);
     });
 
     it("switch: rollback and cleanup are one step each; tunables do not change the steps' inputs hash", async () => {
