@@ -5,6 +5,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
+import { rolePrelude } from "./prelude";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
 
@@ -159,19 +160,12 @@ export class SequencerNode extends pulumi.ComponentResource {
     constructor(name: string, args: SequencerNodeArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:role:SequencerNode", name, {}, opts);
         const { node, host } = args;
-        const release = node.release;
-        if (release === undefined) throw new Error(`${node.name}: a sequencer needs a release (checked by parseFleet)`);
-        const after = host.releases[release];
-        if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
-        const base = { connection: host.connection, user: args.user };
         const mount = host.dataMountPoint;
-        const teardown = remoteStep(
-            `${name}-teardown`,
-            { ...base, script: `echo 'sequencer ${node.name}: teardown registered'\n`, onDelete: renderSequencerRemove(host.hostName, node, mount) },
-            { parent: this, dependsOn: [after] },
-        );
-        const keyScript = pulumi.secret(args.validatorKey.apply((k) => renderSequencerKey(node, mount, k)));
-        const key = remoteStep(`${name}-validator-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [teardown] });
+        const { release, base, key } = rolePrelude(this, name, {
+            node, host, user: args.user, noun: "sequencer", label: "sequencer",
+            removeScript: renderSequencerRemove(host.hostName, node, mount),
+            keyStep: "validator-key", keyScript: args.validatorKey.apply((k) => renderSequencerKey(node, mount, k)),
+        });
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release) }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
         const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, release, ip));

@@ -4,6 +4,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
+import { rolePrelude } from "./prelude";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
 
@@ -134,20 +135,11 @@ export class StorageNode extends pulumi.ComponentResource {
     constructor(name: string, args: StorageNodeArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:role:StorageNode", name, {}, opts);
         const { node, host } = args;
-        const release = node.release;
-        if (release === undefined) throw new Error(`${node.name}: a storage node needs a release (checked by parseFleet)`);
-        const after = host.releases[release];
-        if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
-        const base = { connection: host.connection, user: args.user };
-        // Holds only the removal for `pulumi destroy` (its create never changes, so it is never
-        // replaced): destroy stops the node after the steps above it are gone.
-        const teardown = remoteStep(
-            `${name}-teardown`,
-            { ...base, script: `echo 'storage ${node.name}: teardown registered'\n`, onDelete: renderStorageRemove(host.hostName, node, host.dataMountPoint) },
-            { parent: this, dependsOn: [after] },
-        );
-        const keyScript = pulumi.secret(args.minerKey.apply((k) => renderStorageKey(node, host.dataMountPoint, k)));
-        const key = remoteStep(`${name}-miner-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [teardown] });
+        const { release, base, key } = rolePrelude(this, name, {
+            node, host, user: args.user, noun: "storage node", label: "storage",
+            removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
+            keyStep: "miner-key", keyScript: args.minerKey.apply((k) => renderStorageKey(node, host.dataMountPoint, k)),
+        });
         const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
         const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(

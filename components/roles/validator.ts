@@ -6,6 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
+import { rolePrelude } from "./prelude";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -215,19 +216,12 @@ export class ValidatorNode extends pulumi.ComponentResource {
     constructor(name: string, args: ValidatorNodeArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:role:ValidatorNode", name, {}, opts);
         const { node, host } = args;
-        const release = node.release;
-        if (release === undefined) throw new Error(`${node.name}: a validator needs a release (checked by parseFleet)`);
-        const after = host.releases[release];
-        if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
-        const base = { connection: host.connection, user: args.user };
         const mount = host.dataMountPoint;
-        const teardown = remoteStep(
-            `${name}-teardown`,
-            { ...base, script: `echo 'validator ${node.name}: teardown registered'\n`, onDelete: renderValidatorRemove(host.hostName, node, mount) },
-            { parent: this, dependsOn: [after] },
-        );
-        const keyScript = pulumi.secret(args.validatorKey.apply((k) => renderValidatorKey(node, mount, k)));
-        const key = remoteStep(`${name}-validator-key`, { ...base, script: keyScript, sensitive: true }, { parent: this, dependsOn: [teardown] });
+        const { release, base, key } = rolePrelude(this, name, {
+            node, host, user: args.user, noun: "validator", label: "validator",
+            removeScript: renderValidatorRemove(host.hostName, node, mount),
+            keyStep: "validator-key", keyScript: args.validatorKey.apply((k) => renderValidatorKey(node, mount, k)),
+        });
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const configureScript = publicIp.apply((ip) => renderValidatorConfigure(host.hostName, node, mount, release, ip));
         const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });

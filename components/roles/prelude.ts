@@ -1,0 +1,42 @@
+// The first steps every role shares: its release on the host -> teardown (holds only the removal
+// for `pulumi destroy`; its create never changes, so it is never replaced, and destroy stops the
+// node after the steps above it are gone) -> its key (a secret script, output unlogged).
+import * as pulumi from "@pulumi/pulumi";
+import type * as command from "@pulumi/command";
+import { Host, remoteStep } from "../hosts/host";
+
+export interface PreludeArgs {
+    readonly node: { readonly name: string; readonly release?: string };
+    readonly host: Host;
+    readonly user: string;
+    /** How the role is named in messages: "storage node", "sequencer", "validator". */
+    readonly noun: string;
+    /** The teardown step's first word: "storage", "sequencer", "validator". */
+    readonly label: string;
+    readonly removeScript: string;
+    /** The key step's name suffix ("miner-key", "validator-key") and its script (a secret). */
+    readonly keyStep: string;
+    readonly keyScript: pulumi.Output<string>;
+}
+
+export interface Prelude {
+    readonly release: string;
+    readonly base: { readonly connection: Host["connection"]; readonly user: string };
+    readonly key: command.remote.Command;
+}
+
+export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArgs): Prelude {
+    const { node, host } = a;
+    const release = node.release;
+    if (release === undefined) throw new Error(`${node.name}: a ${a.noun} needs a release (checked by parseFleet)`);
+    const after = host.releases[release];
+    if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
+    const base = { connection: host.connection, user: a.user };
+    const teardown = remoteStep(
+        `${name}-teardown`,
+        { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript },
+        { parent, dependsOn: [after] },
+    );
+    const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true }, { parent, dependsOn: [teardown] });
+    return { release, base, key };
+}
