@@ -29,8 +29,6 @@ fi
 if has_tier cli; then
     echo "== cli tier: pulumi preview with the real engine"
     bash scripts/toolchain.sh
-    echo "== cli tier: the command provider stand-in's plan-time behaviour (go test)"
-    (cd toolchain && GOFLAGS=-mod=mod GOSUMDB=off go test ./standins/...)
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
 if has_tier e2e; then

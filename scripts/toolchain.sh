@@ -1,49 +1,149 @@
 #!/usr/bin/env bash
-# Provides the Pulumi toolchain without any Pulumi download, into a cache outside the clone,
-# linked into .tools/bin:
-#   pulumi                   the real Pulumi CLI, built from the Go module proxy at the version
-#                            pinned in toolchain/go.mod (checksums pinned in go.sum);
-#   pulumi-language-nodejs   nodefleet's STAND-IN language host (toolchain/standins/), because
-#                            Pulumi's own is not served by the module proxy here;
-#   pulumi-resource-command  nodefleet's STAND-IN for the command provider's remote.Command,
-#                            for the same reason.
-# A real pulumi-language-nodejs or pulumi-resource-command already on PATH (from a Pulumi
-# release) is preferred over the stand-in. Idempotent: a second run only checks (< 1 s).
+# Provides the Pulumi toolchain without any Pulumi download, linked into .tools/bin:
+#   pulumi                   the Pulumi CLI, built from the Go module proxy at the version pinned
+#                            in toolchain/go.mod (checksums pinned in go.sum), cached outside the clone;
+#   pulumi-language-nodejs   Pulumi's Node.js language host, v3.248.0;
+#   pulumi-resource-command  Pulumi's command provider, v1.2.1.
+# Each plugin comes, in this order, from:
+#   1. the machine: on PATH, beside a `pulumi` on PATH, or in Pulumi's plugin cache
+#      ($PULUMI_HOME/plugins, default ~/.pulumi/plugins), as a Pulumi install plus
+#      `pulumi plugin install resource command v1.2.1` leaves them (the production route);
+#   2. upstream source archives in NODEFLEET_UPSTREAM (default ../shared/upstream beside the clone;
+#      an air-gapped operator points it at a mirror): each archive's sha256 must equal the digest
+#      pinned in toolchain/upstream.sha256 before anything is unpacked; the build is cached outside
+#      the clone, keyed by those digests.
+# A plugin that reports another version than the pinned one is not used. Idempotent: a second
+# run only checks (about a second). Progress goes to stderr.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PULUMI_VERSION=v3.248.0
+COMMAND_VERSION=1.2.1
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/toolchain"
+UPSTREAM="${NODEFLEET_UPSTREAM:-$ROOT/../shared/upstream}"
+PINS="$ROOT/toolchain/upstream.sha256"
 BIN="$ROOT/.tools/bin"
 say() { printf '[toolchain] %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
 mkdir -p "$BIN" "$CACHE"
 
-stamp="$(cd "$ROOT/toolchain" && find go.mod go.sum standins -type f ! -name '*_test.go' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
-dir="$CACHE/$PULUMI_VERSION-$stamp"
+need_go() {
+    command -v go >/dev/null || die "Go 1.25 or newer is needed to build $1 (https://go.dev/doc/install, or the golang-1.25 Debian backport)"
+}
 
-if [ ! -x "$dir/pulumi" ]; then
-    command -v go >/dev/null || { say "Go 1.25 or newer is needed to build the Pulumi CLI (https://go.dev/doc/install, or the golang-1.25 Debian backport)"; exit 1; }
-    say "building the Pulumi CLI $PULUMI_VERSION and the stand-in plugins from the Go module proxy (about 5 minutes on 2 cores, once)"
+# go build in a module directory; the checksum database is not reachable here, so go.sum (pinned
+# in the module or the archive) is what pins every dependency.
+go_build() { # dir out ldflags target
+    (cd "$1" && GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}" \
+        go build -trimpath -ldflags "-s -w $3" -o "$2" "$4" 2>&1 | sed 's/^/[toolchain] go: /' >&2)
+    [ -x "$2" ] || die "the build in $1 produced no $(basename "$2")"
+}
+
+# ---- the CLI ------------------------------------------------------------------------------------
+cli_stamp="$(cat "$ROOT/toolchain/go.mod" "$ROOT/toolchain/go.sum" | sha256sum | cut -c1-16)"
+cli="$CACHE/pulumi-$PULUMI_VERSION-$cli_stamp/pulumi"
+if [ ! -x "$cli" ]; then
+    need_go "the Pulumi CLI"
+    say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy (about 4 minutes on 2 cores, once)"
     work="$(mktemp -d)"
-    trap 'rm -rf "$work"' EXIT
-    cp -r "$ROOT/toolchain/." "$work/"
-    # The checksum database is not reachable here; go.sum, committed, pins every module instead.
-    (cd "$work" && GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}" \
-        go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
-        -o "$work/out/" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi ./standins/... 2>&1 | sed 's/^/[toolchain] go: /' >&2)
-    for f in pulumi pulumi-language-nodejs pulumi-resource-command; do
-        [ -x "$work/out/$f" ] || { say "build produced no $f"; exit 1; }
-    done
-    mkdir -p "$dir.tmp" && mv "$work/out/"* "$dir.tmp/" && rm -rf "$dir" && mv "$dir.tmp" "$dir"
+    cp "$ROOT/toolchain/go.mod" "$ROOT/toolchain/go.sum" "$work/"
+    go_build "$work" "$work/pulumi" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
+        github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+    mkdir -p "$(dirname "$cli")" && mv "$work/pulumi" "$cli.tmp" && mv "$cli.tmp" "$cli"
+    rm -rf "$work"
 fi
+ln -sf "$cli" "$BIN/pulumi"
 
-ln -sf "$dir/pulumi" "$BIN/pulumi"
-for plugin in pulumi-language-nodejs pulumi-resource-command; do
-    real="$(PATH="${PATH//$BIN:/}" command -v "$plugin" || true)"
-    if [ -n "$real" ] && [ "$real" != "$BIN/$plugin" ]; then
-        say "using $plugin from PATH ($real)"
-        ln -sf "$real" "$BIN/$plugin"
-    else
-        ln -sf "$dir/$plugin" "$BIN/$plugin"
+# ---- the plugins --------------------------------------------------------------------------------
+# The version a plugin binary reports: the language host answers `--version`; the provider has no
+# such flag, but the schema it serves (`pulumi package get-schema <binary>`) carries its version.
+reported_version() {
+    case "$(basename "$1")" in
+    pulumi-language-nodejs) timeout 10 "$1" --version 2>/dev/null | head -1 | tr -d '[:space:]' || true ;;
+    *) PULUMI_HOME="$CACHE/pulumi-home" PULUMI_SKIP_UPDATE_CHECK=1 timeout 30 "$BIN/pulumi" package get-schema "$1" 2>/dev/null |
+        node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).version??"")}catch{console.log("")}})' || true ;;
+    esac
+}
+
+# A plugin already on this machine, at the pinned version: prints its path, or nothing.
+on_machine() { # binary version cache-dir-name
+    local name="$1" version="$2" kind_dir="$3" candidate pulumi_on_path
+    local -a candidates=()
+    candidate="$(PATH="${PATH//$BIN:/}" command -v "$name" || true)"
+    [ -n "$candidate" ] && candidates+=("$candidate")
+    pulumi_on_path="$(PATH="${PATH//$BIN:/}" command -v pulumi || true)"
+    [ -n "$pulumi_on_path" ] && candidates+=("$(dirname "$(readlink -f "$pulumi_on_path")")/$name")
+    [ -n "$kind_dir" ] && candidates+=("${PULUMI_HOME:-$HOME/.pulumi}/plugins/$kind_dir/$name")
+    for candidate in "${candidates[@]}"; do
+        [ -x "$candidate" ] || continue
+        case "$(reported_version "$candidate")" in
+        "$version" | "v$version") echo "$candidate"; return 0 ;;
+        *) say "not using $candidate: it reports version '$(reported_version "$candidate")', nodefleet pins $version" ;;
+        esac
+    done
+}
+
+# The sha256 of an upstream archive as pinned in the repository (not as the mirror says).
+pinned_digest() { awk -v f="$1" '$2 == f { print $1 }' "$PINS"; }
+
+# Unpacks a verified archive into a fresh temp dir and prints that dir.
+unpack_verified() { # archive
+    local archive="$UPSTREAM/$1" want got work
+    want="$(pinned_digest "$1")"
+    [ -n "$want" ] || die "no digest pinned for $1 in $PINS"
+    got="$(sha256sum "$archive" | cut -d' ' -f1)"
+    [ "$got" = "$want" ] || die "$archive has sha256 $got, but $PINS pins $want: refusing to build from it"
+    work="$(mktemp -d)"
+    tar -xzf "$archive" -C "$work"
+    echo "$work"
+}
+
+build_language_host() { # out
+    local work src
+    work="$(unpack_verified "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz")"
+    src="$work/pulumi-${PULUMI_VERSION#v}/sdk/nodejs/cmd/pulumi-language-nodejs"
+    # In the monorepo, pkg/v3 and sdk/v3 point at ../../../../pkg and ../../..; outside it they are
+    # the released modules of the same version (the clipboard replace stays).
+    (cd "$src" && rm -f ./*_test.go && go mod edit \
+        -dropreplace=github.com/pulumi/pulumi/pkg/v3 -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
+        -require=github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION -require=github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION)
+    go_build "$src" "$1" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" .
+    rm -rf "$work"
+}
+
+build_command_provider() { # out
+    local work
+    work="$(unpack_verified "pulumi-command-$COMMAND_VERSION-provider.tar.gz")"
+    go_build "$work/pulumi-command-$COMMAND_VERSION/provider" "$1" \
+        "-X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$COMMAND_VERSION" ./cmd/pulumi-resource-command
+    rm -rf "$work"
+}
+
+provide() { # binary version plugin-cache-dir builder archive
+    local name="$1" version="$2" found key out
+    found="$(on_machine "$name" "$version" "$3")"
+    if [ -n "$found" ]; then
+        ln -sf "$found" "$BIN/$name"
+        say "$name $version: the machine's ($found)"
+        return
     fi
-done
-say "pulumi $("$BIN/pulumi" version) with $(readlink "$BIN/pulumi-language-nodejs" | grep -q "$CACHE" && echo "the stand-in" || echo "a real") language host and $(readlink "$BIN/pulumi-resource-command" | grep -q "$CACHE" && echo "the stand-in" || echo "a real") command provider"
+    if [ ! -f "$UPSTREAM/$5" ]; then
+        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in toolchain/upstream.sha256"
+    fi
+    key="$(pinned_digest "$5" | cut -c1-16)"
+    out="$CACHE/$name-$version-$key/$name"
+    if [ ! -x "$out" ]; then
+        need_go "$name"
+        say "building $name $version from $UPSTREAM/$5 (sha256 checked; about 1-2 minutes on 2 cores, once)"
+        mkdir -p "$(dirname "$out")"
+        "$4" "$out.tmp"
+        mv "$out.tmp" "$out"
+    fi
+    [ "$(reported_version "$out")" = "$version" ] || [ "$(reported_version "$out")" = "v$version" ] ||
+        die "$out reports version '$(reported_version "$out")', expected $version"
+    ln -sf "$out" "$BIN/$name"
+    say "$name $version: built from upstream source ($out)"
+}
+
+provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
+provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
+say "pulumi $("$BIN/pulumi" version), language host $(reported_version "$BIN/pulumi-language-nodejs"), command provider $(reported_version "$BIN/pulumi-resource-command")"
