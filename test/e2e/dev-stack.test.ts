@@ -152,7 +152,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.match(chain.output, /^Build Features: nodefleet simulator/m);
         assert.match(chain.output, /v1\.0\.6 \(nodefleet simulator/);
         const sums = fs.readFileSync(path.join(ROOT, ".state/artifacts/current/SHA256SUMS"), "utf8");
-        assert.ok(sums.includes(`${chain.output.trim().split("\n").pop()}  aristotle-v1.0.6.tar.gz`), "installed archive has the served checksum");
+        assert.ok(sums.includes(`${chain.stdout.trim().split("\n").pop()}  aristotle-v1.0.6.tar.gz`), "installed archive has the served checksum");
         const seq = onVm("dev-1", "/opt/nodefleet/zgs/zgs_node --version; /opt/nodefleet/aztec/bin/aztec --version; ls /opt/nodefleet/releases");
         assert.match(seq.output, /zgs_node .*nodefleet simulator/);
         assert.match(seq.output, /nodefleet simulator/);
@@ -251,7 +251,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
                 "for i in $(seq 60); do [ -f /tmp/nodefleet-ports.ready ] && exit 0; sleep 0.5; done; echo listeners not ready >&2; exit 1",
             ].join("\n"));
             const r = fromLab("python3", PORTS_PY, "probe", want.ip, ...ports);
-            const answered = JSON.parse(r.output.trim().split("\n").pop()!) as Record<string, boolean>;
+            const answered = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, boolean>;
             for (const p of want.open) assert.equal(answered[p], true, `${vm} ${p} must answer`);
             for (const p of want.closed) assert.equal(answered[p], false, `${vm} ${p} must not answer`);
             onVm(vm, "systemctl stop nodefleet-e2e-ports 2>/dev/null || true");
@@ -331,7 +331,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
 
     it(`validator-1's geth takes a chain of ${CHAIN_BLOCKS} real blocks (made natively, imported by geth on the VM) and 0gchaind follows it`, { timeout: 15 * 60_000 }, async () => {
         // Geth under TCG emulation makes about 2 blocks/s; the acceptance wants a few thousand.
-        const rlp = sh("bash", [DEVCHAIN, "chain", String(CHAIN_BLOCKS)], { timeoutMs: 900_000 }).output.trim().split("\n").pop()!;
+        // The path is the script's stdout; its progress ("making a chain …") goes to stderr.
+        const rlp = sh("bash", [DEVCHAIN, "chain", String(CHAIN_BLOCKS)], { timeoutMs: 900_000 }).stdout.trim();
         sh("bash", [VM, "ssh", "dev-2", "base64 -d > /tmp/chain.rlp"], { input: fs.readFileSync(rlp).toString("base64") });
         const imported = timed(`geth import of ${CHAIN_BLOCKS} blocks on dev-2`, () => onV([
             "set -e",

@@ -13,7 +13,10 @@ export type Sources = readonly (string | readonly [from: string, to: string])[];
 
 export interface Run {
     readonly status: number | null;
+    /** stdout then stderr, for assertions on everything a command said. */
     readonly output: string;
+    /** stdout alone: the data a command prints (progress and logs go to stderr). */
+    readonly stdout: string;
 }
 
 export function toolEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -28,7 +31,7 @@ export function toolEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function result(r: SpawnSyncReturns<string>): Run {
-    return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}` };
+    return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}`, stdout: r.stdout ?? "" };
 }
 
 /** A copy of the project with its own backend; `stack` is initialised with `config` as its file. */
