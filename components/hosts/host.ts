@@ -75,6 +75,9 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             create: rootShell(args.user),
             stdin: args.script,
             triggers: [scriptHash, ...(args.inputsHash ?? [])],
+            // The provider would otherwise send the last stdout/stderr as SSH env requests, which
+            // sshd refuses unless it AcceptEnvs them (a warning per update), and no script reads them.
+            addPreviousOutputInEnv: false,
             ...(args.onDelete ? { delete: rootShell(args.user, args.onDelete) } : {}),
             ...(args.sensitive ? { logging: "none" as const } : {}),
         },

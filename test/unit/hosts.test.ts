@@ -59,6 +59,7 @@ describe("existing host", () => {
         assert.equal(pre.connection.user, "root");
         assert.equal(pre.connection.hostKey, baseFleet().hosts["h-validator"].hostKey);
         assert.equal(pre.create, "/bin/sh -s");
+        assert.equal(pre.addPreviousOutputInEnv, false);
         assert.match(pre.stdin, /want_cores=8\nwant_mem_gb=32\nwant_disk_gb=1000\nwant_ssd=1/);
         assert.match(pre.stdin, /^mode=enforce$/m);
         // The private key reaches the provider only as a secret.
