@@ -21,22 +21,10 @@ CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 PORT="${NODEFLEET_ARTIFACTS_PORT:-8700}"
 PIDFILE="$ROOT/.state/artifacts/server.pid"
 say() { printf '[artifacts] %s\n' "$*" >&2; }
+source "$ROOT/scripts/lib/go.sh"
 
 geth_bin() {
-    local stamp dir
-    stamp="$(cat "$ROOT/toolchain/geth/go.mod" "$ROOT/toolchain/geth/go.sum" | sha256sum | cut -c1-16)"
-    dir="$CACHE/geth/$stamp"
-    if [ ! -x "$dir/geth" ]; then
-        command -v go >/dev/null || { say "Go is needed to build geth"; exit 1; }
-        say "building geth from the Go module proxy (about 5 minutes on 2 cores, once)"
-        local work
-        work="$(mktemp -d)"
-        cp "$ROOT/toolchain/geth/go.mod" "$ROOT/toolchain/geth/go.sum" "$work/"
-        (cd "$work" && GOFLAGS=-mod=mod GOSUMDB=off go build -trimpath -ldflags "-s -w" -o "$work/geth" \
-            github.com/ethereum/go-ethereum/cmd/geth 2>&1 | sed 's/^/[artifacts] go: /' >&2)
-        mkdir -p "$dir" && mv "$work/geth" "$dir/geth" && rm -rf "$work"
-    fi
-    echo "$dir/geth"
+    pinned_tool "[artifacts]" "$ROOT/toolchain/geth" github.com/ethereum/go-ethereum/cmd/geth geth
 }
 
 # A simulator as one executable file: a zip of sim/nodefleet_sim with a fixed timestamp (so the

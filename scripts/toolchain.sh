@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provides the Pulumi toolchain without any Pulumi download, linked into .tools/bin:
 #   pulumi                   the Pulumi CLI, built from the Go module proxy at the version pinned
-#                            in toolchain/go.mod (checksums pinned in go.sum), cached outside the clone;
+#                            in toolchain/go.mod (checksums pinned in go.sum), cached outside the
+#                            clone (scripts/lib/go.sh);
 #   pulumi-language-nodejs   Pulumi's Node.js language host, v3.248.0;
 #   pulumi-resource-command  Pulumi's command provider, v1.2.1.
 # Each plugin comes, in this order, from:
@@ -18,7 +19,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PULUMI_VERSION=v3.248.0
 COMMAND_VERSION=1.2.1
-CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/toolchain"
+CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/toolchain" # the plugins
 UPSTREAM="${NODEFLEET_UPSTREAM:-$ROOT/../shared/upstream}"
 PINS="$ROOT/toolchain/upstream.sha256"
 BIN="$ROOT/.tools/bin"
@@ -26,31 +27,11 @@ say() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 mkdir -p "$BIN" "$CACHE"
 
-need_go() {
-    command -v go >/dev/null || die "Go 1.25 or newer is needed to build $1 (https://go.dev/doc/install, or the golang-1.25 Debian backport)"
-}
-
-# go build in a module directory; the checksum database is not reachable here, so go.sum (pinned
-# in the module or the archive) is what pins every dependency.
-go_build() { # dir out ldflags target
-    (cd "$1" && GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}" \
-        go build -trimpath -ldflags "-s -w $3" -o "$2" "$4" 2>&1 | sed 's/^/[toolchain] go: /' >&2)
-    [ -x "$2" ] || die "the build in $1 produced no $(basename "$2")"
-}
+source "$ROOT/scripts/lib/go.sh"
 
 # ---- the CLI ------------------------------------------------------------------------------------
-cli_stamp="$(cat "$ROOT/toolchain/go.mod" "$ROOT/toolchain/go.sum" | sha256sum | cut -c1-16)"
-cli="$CACHE/pulumi-$PULUMI_VERSION-$cli_stamp/pulumi"
-if [ ! -x "$cli" ]; then
-    need_go "the Pulumi CLI"
-    say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy (about 4 minutes on 2 cores, once)"
-    work="$(mktemp -d)"
-    cp "$ROOT/toolchain/go.mod" "$ROOT/toolchain/go.sum" "$work/"
-    go_build "$work" "$work/pulumi" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
-        github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-    mkdir -p "$(dirname "$cli")" && mv "$work/pulumi" "$cli.tmp" && mv "$cli.tmp" "$cli"
-    rm -rf "$work"
-fi
+cli="$(pinned_tool "[toolchain]" "$ROOT/toolchain" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION")"
 ln -sf "$cli" "$BIN/pulumi"
 
 # ---- the plugins --------------------------------------------------------------------------------
@@ -106,14 +87,14 @@ build_language_host() { # out
     (cd "$src" && rm -f ./*_test.go && go mod edit \
         -dropreplace=github.com/pulumi/pulumi/pkg/v3 -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
         -require=github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION -require=github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION)
-    go_build "$src" "$1" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" .
+    go_build "[toolchain]" "$src" "$1" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" .
     rm -rf "$work"
 }
 
 build_command_provider() { # out
     local work
     work="$(unpack_verified "pulumi-command-$COMMAND_VERSION-provider.tar.gz")"
-    go_build "$work/pulumi-command-$COMMAND_VERSION/provider" "$1" \
+    go_build "[toolchain]" "$work/pulumi-command-$COMMAND_VERSION/provider" "$1" \
         "-X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$COMMAND_VERSION" ./cmd/pulumi-resource-command
     rm -rf "$work"
 }
@@ -131,8 +112,9 @@ provide() { # binary version plugin-cache-dir builder archive
     fi
     key="$(pinned_digest "$5" | cut -c1-16)"
     out="$CACHE/$name-$version-$key/$name"
+    local when="cached"
     if [ ! -x "$out" ]; then
-        need_go "$name"
+        when="built now"
         say "building $name $version from $UPSTREAM/$5 (sha256 checked; about 1-2 minutes on 2 cores, once)"
         mkdir -p "$(dirname "$out")"
         "$4" "$out.tmp"
@@ -141,7 +123,7 @@ provide() { # binary version plugin-cache-dir builder archive
     [ "$(reported_version "$out")" = "$version" ] || [ "$(reported_version "$out")" = "v$version" ] ||
         die "$out reports version '$(reported_version "$out")', expected $version"
     ln -sf "$out" "$BIN/$name"
-    say "$name $version: built from upstream source ($out)"
+    say "$name $version: the upstream source's build, $when ($out)"
 }
 
 provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"

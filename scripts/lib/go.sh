@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Go builds for nodefleet's scripts (sourced). Every tool built from Go is cached under
+# $NODEFLEET_CACHE (default ~/.cache/nodefleet), keyed by what it is built from, so a second run,
+# or a fresh clone on the same machine, builds nothing. The checksum database is not reachable
+# here: the go.sum beside each go.mod (or inside a source archive) pins every dependency.
+NODEFLEET_CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
+
+# go_build PREFIX DIR OUT LDFLAGS TARGET: `go build TARGET` in module directory DIR to OUT, the
+# compiler's output prefixed on stderr; fails unless OUT was made.
+go_build() {
+    local prefix="$1" dir="$2" out="$3" ldflags="$4" target="$5"
+    command -v go >/dev/null || { printf '%s Go 1.25 or newer is needed to build %s (https://go.dev/doc/install, or the golang-1.25 Debian backport)\n' "$prefix" "$(basename "$out")" >&2; return 1; }
+    (cd "$dir" && GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}" \
+        go build -trimpath -ldflags "-s -w $ldflags" -o "$out" "$target" 2>&1 | sed "s/^/$prefix go: /" >&2)
+    [ -x "$out" ] || { printf '%s the build in %s produced no %s\n' "$prefix" "$dir" "$(basename "$out")" >&2; return 1; }
+}
+
+# pinned_tool PREFIX MODULE_DIR PACKAGE NAME [LDFLAGS]: prints the path of binary NAME built from
+# PACKAGE at the versions pinned by MODULE_DIR/go.mod + go.sum, building it once.
+pinned_tool() {
+    local prefix="$1" module="$2" package="$3" name="$4" ldflags="${5:-}" stamp bin work
+    stamp="$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-16)"
+    bin="$NODEFLEET_CACHE/$name/$stamp/$name"
+    if [ ! -x "$bin" ]; then
+        printf '%s building %s from the Go module proxy (once; geth and the Pulumi CLI take about 5 minutes on 2 cores)\n' "$prefix" "$name" >&2
+        work="$(mktemp -d)"
+        cp "$module/go.mod" "$module/go.sum" "$work/"
+        go_build "$prefix" "$work" "$work/$name" "$ldflags" "$package" || { rm -rf "$work"; return 1; }
+        mkdir -p "$(dirname "$bin")" && mv "$work/$name" "$bin.tmp" && mv "$bin.tmp" "$bin"
+        rm -rf "$work"
+    fi
+    echo "$bin"
+}

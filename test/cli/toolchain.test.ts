@@ -1,0 +1,87 @@
+// The toolchain's plugin routes (scripts/toolchain.sh), run on a scratch copy of the scripts so
+// the checkout's .tools/bin is left alone. It runs after the test command has provided the real
+// toolchain once: the scratch reuses that CLI build (its cache directory is linked in) and the
+// real plugin binaries, so nothing is built here. What it cannot show: a build from a cold
+// cache (the test command's own first run does that, and prints which route it took).
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ROOT } from "../support/cli";
+
+const UPSTREAM = path.resolve(ROOT, "../shared/upstream");
+const LANGUAGE_ARCHIVE = "pulumi-3.248.0-language-nodejs.tar.gz";
+const real = (name: string) => fs.realpathSync(path.join(ROOT, ".tools/bin", name));
+
+describe("toolchain plugin routes", () => {
+    let dir: string;
+
+    before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-toolchain-"));
+        for (const f of ["scripts/toolchain.sh", "scripts/lib/go.sh", "toolchain/go.mod", "toolchain/go.sum", "toolchain/upstream.sha256"]) {
+            fs.mkdirSync(path.dirname(path.join(dir, "root", f)), { recursive: true });
+            fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
+        }
+        // The CLI's cache entry (…/pulumi/<stamp>/pulumi) is shared; the plugins' is not.
+        fs.mkdirSync(path.join(dir, "cache"));
+        fs.symlinkSync(path.dirname(path.dirname(real("pulumi"))), path.join(dir, "cache", "pulumi"));
+        fs.mkdirSync(path.join(dir, "empty"));
+        fs.mkdirSync(path.join(dir, "path"));
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    /** toolchain.sh in the scratch root, with a PATH of only the system's directories (+ extra). */
+    function toolchain(upstream: string, extraPath?: string) {
+        const r = spawnSync("bash", [path.join(dir, "root/scripts/toolchain.sh")], {
+            encoding: "utf8",
+            timeout: 120_000,
+            env: {
+                PATH: [extraPath, path.dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].filter(Boolean).join(":"),
+                HOME: path.join(dir, "home"),
+                NODEFLEET_CACHE: path.join(dir, "cache"),
+                NODEFLEET_UPSTREAM: upstream,
+                GOFLAGS: "-mod=mod",
+            },
+        });
+        return { status: r.status, stderr: r.stderr };
+    }
+
+    it("with neither route, says so and names both", () => {
+        const r = toolchain(path.join(dir, "empty"));
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /pulumi-language-nodejs v3\.248\.0 is not on this machine/);
+        assert.match(r.stderr, /pulumi plugin install resource command v1\.2\.1/);
+        assert.match(r.stderr, /NODEFLEET_UPSTREAM/);
+    });
+
+    it("refuses an archive whose sha256 is not the pinned one, before unpacking it", () => {
+        const mirror = path.join(dir, "tampered");
+        fs.mkdirSync(mirror);
+        fs.writeFileSync(path.join(mirror, LANGUAGE_ARCHIVE), Buffer.concat([fs.readFileSync(path.join(UPSTREAM, LANGUAGE_ARCHIVE)), Buffer.from("\n")]));
+        const r = toolchain(mirror);
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, new RegExp(`${LANGUAGE_ARCHIVE} has sha256 [0-9a-f]{64}, but .*upstream\\.sha256 pins [0-9a-f]{64}: refusing to build from it`));
+        assert.doesNotMatch(r.stderr, /go: /, "nothing was built");
+    });
+
+    it("takes the machine's plugins from PATH and checks their versions", () => {
+        for (const name of ["pulumi-language-nodejs", "pulumi-resource-command"]) fs.symlinkSync(real(name), path.join(dir, "path", name));
+        const r = toolchain(path.join(dir, "empty"), path.join(dir, "path"));
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stderr, /pulumi-language-nodejs v3\.248\.0: the machine's/);
+        assert.match(r.stderr, /pulumi-resource-command 1\.2\.1: the machine's/);
+        assert.match(r.stderr, /pulumi v3\.248\.0, language host v3\.248\.0, command provider 1\.2\.1/);
+    });
+
+    it("does not use a plugin on PATH that reports another version", () => {
+        const other = path.join(dir, "other");
+        fs.mkdirSync(other);
+        // A wrong-version binary: only its --version answer matters, it is never run as a plugin.
+        fs.writeFileSync(path.join(other, "pulumi-language-nodejs"), "#!/bin/sh\necho v3.100.0\n", { mode: 0o755 });
+        const r = toolchain(path.join(dir, "empty"), other);
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /not using .*pulumi-language-nodejs: it reports version 'v3\.100\.0', nodefleet pins v3\.248\.0/);
+    });
+});
