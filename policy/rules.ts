@@ -2,6 +2,8 @@
 // (policy/index.ts adapts @pulumi/policy's resources to `Planned`). They check what the engine is
 // about to create, independently of the config checks in components/config: a second line of
 // defence that also covers resources a program adds by hand.
+import { coversWorld } from "../components/cidr";
+import { WORLD_CIDRS } from "../components/ports";
 import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/hardware";
 
 /** One planned resource. Values the engine does not know yet (preview) read as `undefined`. */
@@ -27,7 +29,6 @@ export interface RuleConfig {
 }
 
 const COMMAND = "command:remote:Command";
-const WORLD = new Set(["0.0.0.0/0", "::/0"]);
 
 /** Ports that serve RPC, the engine API, consensus RPC or an admin API: never open to the world. */
 export function isRpcPort(port: number): boolean {
@@ -38,25 +39,32 @@ export function isRpcPort(port: number): boolean {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const commands = (rs: readonly Planned[]) => rs.filter((r) => r.type === COMMAND);
 
-/** What the ingress rules of one resource open: [port range, protocol, sources]. */
+/** What one ingress rule of a resource opens: a port range, a protocol, from which sources. */
 interface Opening {
     readonly from: number;
     readonly to: number;
     readonly protocol: string;
+    readonly sources: readonly string[];
+    /** Whether these sources alone cover a whole address family (address math, components/cidr). */
     readonly world: boolean;
     readonly what: string;
 }
 
-/** nftables accept rules in a firewall script: no saddr (or 0.0.0.0/0, ::/0) means the world. */
+function opening(from: number, to: number, protocol: string, sources: readonly string[], what: string): Opening {
+    return { from, to, protocol, sources, world: coversWorld(sources), what };
+}
+
+/** nftables accept rules in a firewall script: no saddr means every source. */
 export function nftOpenings(script: string): Opening[] {
     const out: Opening[] = [];
     for (const line of script.split("\n")) {
         const m = /^\s*(?:(ip6?) saddr \{([^}]*)\} )?(tcp|udp) dport (\d+)(?:-(\d+))? accept/.exec(line);
         if (!m) continue;
-        const sources = m[2] ? m[2].split(",").map((s) => s.trim()) : [];
-        out.push({ from: Number(m[4]), to: Number(m[5] ?? m[4]), protocol: m[3], world: !m[1] || sources.some((s) => WORLD.has(s)), what: line.trim() });
+        const sources = m[2] ? m[2].split(",").map((s) => s.trim()) : [...WORLD_CIDRS];
+        out.push(opening(Number(m[4]), Number(m[5] ?? m[4]), m[3]!, sources, line.trim()));
     }
     return out;
 }
@@ -65,14 +73,14 @@ function openings(r: Planned): Opening[] {
     const p = r.props;
     if (r.type === COMMAND && /-firewall-apply$/.test(r.name)) return nftOpenings(str(p.stdin) ?? "");
     if (r.type === "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") {
-        const world = WORLD.has(str(p.cidrIpv4) ?? "") || WORLD.has(str(p.cidrIpv6) ?? "");
+        const sources = [str(p.cidrIpv4), str(p.cidrIpv6)].filter((x): x is string => x !== undefined);
         const from = Number(p.fromPort ?? 0), to = Number(p.toPort ?? 65535);
-        return [{ from, to, protocol: String(p.ipProtocol), world, what: `${p.ipProtocol} ${from}-${to} from ${p.cidrIpv4 ?? p.cidrIpv6}` }];
+        return [opening(from, to, String(p.ipProtocol), sources, `${p.ipProtocol} ${from}-${to} from ${sources.join(",")}`)];
     }
     if (r.type === "aws:ec2/securityGroup:SecurityGroup") {
         return ((p.ingress as Record<string, unknown>[] | undefined) ?? []).map((i) => {
-            const cidrs = [...((i.cidrBlocks as string[]) ?? []), ...((i.ipv6CidrBlocks as string[]) ?? [])];
-            return { from: Number(i.fromPort), to: Number(i.toPort), protocol: String(i.protocol), world: cidrs.some((c) => WORLD.has(c)), what: `${i.protocol} ${i.fromPort}-${i.toPort} from ${cidrs.join(",")}` };
+            const cidrs = [...strs(i.cidrBlocks), ...strs(i.ipv6CidrBlocks)];
+            return opening(Number(i.fromPort), Number(i.toPort), String(i.protocol), cidrs, `${i.protocol} ${i.fromPort}-${i.toPort} from ${cidrs.join(",")}`);
         });
     }
     if (r.type === "hcloud:index/firewall:Firewall") {
@@ -80,7 +88,7 @@ function openings(r: Planned): Opening[] {
             .filter((x) => x.direction === "in" && (x.protocol === "tcp" || x.protocol === "udp") && x.port !== undefined)
             .map((x) => {
                 const [from, to] = String(x.port).split("-").map(Number);
-                return { from, to: to ?? from, protocol: String(x.protocol), world: ((x.sourceIps as string[]) ?? []).some((c) => WORLD.has(c)), what: `${x.protocol} ${x.port} from ${((x.sourceIps as string[]) ?? []).join(",")}` };
+                return opening(from!, to ?? from!, String(x.protocol), strs(x.sourceIps), `${x.protocol} ${x.port} from ${strs(x.sourceIps).join(",")}`);
             });
     }
     return [];
@@ -95,35 +103,53 @@ function sshPorts(rs: readonly Planned[]): Set<number> {
     return ports;
 }
 
-/** Rule: no RPC, engine, consensus-RPC or admin port open to 0.0.0.0/0 or ::/0. */
-export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
-    const out: Violation[] = [];
+/**
+ * Every port that `watched` picks, opened to the world: by one rule alone, or by the union of the
+ * rules of one host (resources with the same parent), however the ranges are spelled or split.
+ * One violation per rule, at the first such port of its range.
+ */
+function openToWorld(rs: readonly Planned[], watched: (port: number, protocol: string) => boolean, say: (port: string, how: string) => string): Violation[] {
+    const byPort = new Map<string, { r: Planned; o: Opening }[]>();
     for (const r of rs) {
         for (const o of openings(r)) {
-            if (!o.world) continue;
+            const protocols = ["-1", "all"].includes(o.protocol) ? ["tcp", "udp"] : [o.protocol];
             for (let port = o.from; port <= o.to && port - o.from < 65536; port++) {
-                if (isRpcPort(port)) {
-                    out.push({ urn: r.urn, message: `${r.name}: port ${port}/${o.protocol} is an RPC/engine/admin port and is open to the world (${o.what})` });
-                    break;
+                for (const protocol of protocols) {
+                    if (!watched(port, protocol)) continue;
+                    const key = `${r.parent ?? ""}|${port}/${protocol}`;
+                    byPort.set(key, [...(byPort.get(key) ?? []), { r, o }]);
                 }
             }
+        }
+    }
+    const out: Violation[] = [];
+    const reported = new Set<string>();
+    const report = (r: Planned, o: Opening, message: string) => {
+        if (reported.has(`${r.urn}|${o.what}`)) return;
+        reported.add(`${r.urn}|${o.what}`);
+        out.push({ urn: r.urn, message });
+    };
+    for (const [key, entries] of byPort) {
+        const port = key.slice(key.lastIndexOf("|") + 1);
+        const alone = entries.filter((e) => e.o.world);
+        for (const { r, o } of alone) report(r, o, `${r.name}: ${say(port, `(${o.what})`)}`);
+        if (alone.length === 0 && coversWorld(entries.flatMap((e) => e.o.sources))) {
+            const together = `by these rules together (${entries.map((e) => e.o.what).join("; ")})`;
+            for (const { r, o } of entries) report(r, o, `${r.name}: ${say(port, together)}`);
         }
     }
     return out;
 }
 
+/** Rule: no RPC, engine, consensus-RPC or admin port open to the world. */
+export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
+    return openToWorld(rs, (port) => isRpcPort(port), (port, how) => `port ${port} is an RPC/engine/admin port and is open to the world ${how}`);
+}
+
 /** Rule: SSH is reachable from admin CIDRs only. */
 export function sshOpenToWorld(rs: readonly Planned[]): Violation[] {
     const ssh = sshPorts(rs);
-    const out: Violation[] = [];
-    for (const r of rs) {
-        for (const o of openings(r)) {
-            if (o.world && ["tcp", "-1", "all"].includes(o.protocol) && [...ssh].some((p) => p >= o.from && p <= o.to)) {
-                out.push({ urn: r.urn, message: `${r.name}: SSH is open to the world (${o.what}); allow the admin CIDRs only` });
-            }
-        }
-    }
-    return out;
+    return openToWorld(rs, (port, protocol) => protocol === "tcp" && ssh.has(port), (_port, how) => `SSH is open to the world ${how}; allow the admin CIDRs only`);
 }
 
 /** Key material in a text: hex private keys and the base64 private key of priv_validator_key.json. */

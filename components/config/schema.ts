@@ -2,6 +2,7 @@
 // resources exist is a plain, validated value here: nothing is created inside an apply.
 import { z } from "zod";
 import * as v from "./validators";
+import { describeWorld, worldFamilies } from "../cidr";
 
 /** A zod string refined by one of the validators, keeping its precise reason. */
 function checked(reason: (s: string) => v.Reason) {
@@ -34,14 +35,22 @@ export const secretRef = z.string().superRefine((s, ctx) => {
     }
 });
 
-const adminCidrs = z
-    .array(cidr)
-    .min(1, "at least one admin CIDR is needed for SSH")
-    .superRefine((list, ctx) => {
-        list.forEach((c, i) => {
-            if (v.isWorldCidr(c)) ctx.addIssue({ code: "custom", path: [i], message: "SSH must not be open to the world (0.0.0.0/0 or ::/0)" });
-        });
-    });
+/**
+ * A list of CIDRs that must not add up to the whole internet: "open to the world" is decided by
+ * address math on the union (`::/0`, `0::0/0`, `0.0.0.0/1` + `128.0.0.0/1` all count), reported
+ * at the entry that covers a family alone, else at the list.
+ */
+function notWorld(what: string, advice = "") {
+    return (list: readonly string[], ctx: z.RefinementCtx) => {
+        const families = worldFamilies(list);
+        if (families.length === 0) return;
+        const alone = list.findIndex((c) => worldFamilies([c]).length === families.length);
+        const path = alone >= 0 ? [alone] : [];
+        ctx.addIssue({ code: "custom", path, message: `${what} must not be open to the world: ${alone >= 0 ? "this range covers" : "together these ranges cover"} ${describeWorld(families)}${advice}` });
+    };
+}
+
+const adminCidrs = z.array(cidr).min(1, "at least one admin CIDR is needed for SSH").superRefine(notWorld("SSH"));
 
 const awsRegion = z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9]$/, "not an AWS region (e.g. eu-central-1)");
 
@@ -173,11 +182,7 @@ export const sequencerSettings = z.strictObject({
     rpcAllowedCidrs: z
         .array(cidr)
         .default([])
-        .superRefine((list, ctx) => {
-            list.forEach((c, i) => {
-                if (v.isWorldCidr(c)) ctx.addIssue({ code: "custom", path: [i], message: "the sequencer RPC must not be open to the world; put a reverse proxy in front" });
-            });
-        }),
+        .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front")),
     version: z.string().regex(/^(latest|[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?)$/, "not a version (latest or x.y.z)").default("latest"),
 });
 

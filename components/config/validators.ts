@@ -3,6 +3,7 @@
 // the schema turns that reason into "<config path>: <reason>".
 import { keccak_256 } from "@noble/hashes/sha3";
 import * as net from "node:net";
+import { parseCidr } from "../cidr";
 
 export type Reason = string | undefined;
 
@@ -76,6 +77,11 @@ export function httpUrlReason(value: string): Reason {
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") return `URL scheme must be http or https, not ${url.protocol.replace(":", "")}`;
     if (!url.hostname) return "URL has no host";
+    // What reaches a host is the string that was checked: it must be the parser's own spelling
+    // (the parser drops tabs and newlines, lowercases, resolves dot segments...), the bare
+    // origin written with or without its "/".
+    const canonical = url.pathname === "/" && !value.endsWith("/") && url.search === "" && url.hash === "" ? url.href.slice(0, -1) : url.href;
+    if (canonical !== value) return `URL is not in its canonical form; write it as ${canonical}`;
     return undefined;
 }
 
@@ -132,21 +138,8 @@ function onSecp256k1(hex: string): boolean {
 
 /** IPv4 or IPv6 CIDR, with the host bits cleared so the rule means what it says. */
 export function cidrReason(value: string): Reason {
-    const m = /^([^/]+)\/([0-9]{1,3})$/.exec(value);
-    if (!m) return "not a CIDR (address/prefix length)";
-    const len = Number(m[2]);
-    if (isIpv4(m[1])) {
-        if (len > 32) return "IPv4 prefix length must be 0-32";
-        const bits = m[1].split(".").reduce((acc, o) => (acc << 8n) | BigInt(Number(o)), 0n);
-        const hostMask = (1n << BigInt(32 - len)) - 1n;
-        return (bits & hostMask) === 0n ? undefined : `host bits are set in ${value}`;
-    }
-    if (net.isIPv6(m[1])) return len > 128 ? "IPv6 prefix length must be 0-128" : undefined;
-    return "not a CIDR (address/prefix length)";
-}
-
-export function isWorldCidr(cidr: string): boolean {
-    return /^(0\.0\.0\.0|::)\/0$/.test(cidr);
+    const parsed = parseCidr(value);
+    return "reason" in parsed ? parsed.reason : undefined;
 }
 
 /** One line of an OpenSSH public host key, as in known_hosts without the host column. */

@@ -49,6 +49,22 @@ describe("policy rules", () => {
         assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fw", "all"]);
     });
 
+    it("open to the world by address math: other spellings, and rules that add up to it on one host", () => {
+        const v = rules.rpcOpenToWorld([
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "a-in-1", { ipProtocol: "tcp", fromPort: 8080, toPort: 8080, cidrIpv6: "0::0/0" }),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "b-in-1", { ipProtocol: "tcp", fromPort: 8080, toPort: 8080, cidrIpv4: "0.0.0.0/1" }, "urn:host-b"),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "b-in-2", { ipProtocol: "tcp", fromPort: 8080, toPort: 8080, cidrIpv4: "128.0.0.0/1" }, "urn:host-b"),
+            // Two halves on two different hosts: neither host is open to the world.
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "c-in-1", { ipProtocol: "tcp", fromPort: 8080, toPort: 8080, cidrIpv4: "0.0.0.0/1" }, "urn:host-c"),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "d-in-1", { ipProtocol: "tcp", fromPort: 8080, toPort: 8080, cidrIpv4: "128.0.0.0/1" }, "urn:host-d"),
+            res("hcloud:index/firewall:Firewall", "e-fw", { rules: [{ direction: "in", protocol: "tcp", port: "56545", sourceIps: ["::ffff:0.0.0.0/96"] }] }),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["a-in-1", "b-in-1", "b-in-2", "e-fw"]);
+        assert.match(v[1]!.message, /port 8080\/tcp is an RPC\/engine\/admin port and is open to the world by these rules together \(tcp 8080-8080 from 0\.0\.0\.0\/1; tcp 8080-8080 from 128\.0\.0\.0\/1\)/);
+        const nft = rules.nftOpenings("ip saddr { 0.0.0.0/1, 128.0.0.0/1 } tcp dport 22 accept\nip6 saddr { 2001:db8::/32 } tcp dport 22 accept");
+        assert.deepEqual(nft.map((o) => o.world), [true, false]);
+    });
+
     it("finds key material: hex keys, priv_validator_key.json, PEM; not shorter hashes or enode ids", () => {
         assert.deepEqual(rules.keyMaterial(`K=0x${"ab".repeat(32)}`), ["ab".repeat(32)]);
         assert.equal(rules.keyMaterial(`enode://${"ab".repeat(64)}@1.2.3.4:30303 ${"cd".repeat(8)}`).length, 0);
