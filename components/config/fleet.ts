@@ -6,6 +6,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
 import { fleetSpec, FleetSpec, HostSpec, NodeSpec } from "./schema";
+import { formatPath, isSecretField, samePath } from "./paths";
+import { stringIssues } from "./strings";
+import { addressKey } from "../cidr";
 import * as v from "./validators";
 import { rolePorts, sshdPort } from "../ports";
 import { checkCloudHost } from "../hardware";
@@ -46,19 +49,51 @@ export interface Fleet {
     readonly warnings: readonly string[];
 }
 
-/** ["nodes", 2, "sequencer", "coinbase"] -> "nodes[2].sequencer.coinbase" */
-export function formatPath(path: readonly PropertyKey[]): string {
-    let out = "";
-    for (const p of path) out += typeof p === "number" ? `[${p}]` : out === "" ? String(p) : `.${String(p)}`;
-    return out || "fleet";
+export { formatPath };
+
+const EXPECTED: Record<string, string> = {
+    number: "a number",
+    int: "a whole number",
+    string: "a string",
+    boolean: "true or false",
+    array: "a list",
+    object: "a map of keys",
+    record: "a map of names to values",
+};
+
+/** What a config value is, for "expected X, got Y"; a secret field's value is never shown. */
+function describeInput(input: unknown, secret: boolean): string {
+    if (input === null) return "null";
+    if (Array.isArray(input)) return "a list";
+    switch (typeof input) {
+        case "string":
+            if (secret) return "a string";
+            return `the string ${JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input)}`;
+        case "number":
+            return secret ? "a number" : `the number ${input}`;
+        case "boolean":
+            return secret ? "a boolean" : String(input);
+        case "object":
+            return "a map of keys";
+        default:
+            return typeof input;
+    }
 }
 
-function zodIssues(error: z.ZodError): string[] {
-    return error.issues.map((i) => {
-        if (i.code === "unrecognized_keys") return `${formatPath(i.path)}: unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.join(", ")}`;
-        if (i.code === "invalid_type" && i.input === undefined) return `${formatPath(i.path)}: required`;
-        return `${formatPath(i.path)}: ${i.message}`;
-    });
+function zodIssue(i: z.core.$ZodIssue): string {
+    const at = formatPath(i.path);
+    switch (i.code) {
+        case "unrecognized_keys":
+            return `${at}: unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.join(", ")}`;
+        case "invalid_type":
+            if (i.input === undefined) return `${at}: required`;
+            return `${at}: expected ${EXPECTED[i.expected] ?? i.expected}, got ${describeInput(i.input, isSecretField(i.path))}`;
+        case "invalid_key":
+            // A map key (host or release name) that breaks the key schema: its own message.
+            return `${at}: ${i.issues.map((k) => k.message).join("; ")}`;
+        default:
+            return `${at}: ${i.message}`;
+    }
 }
 
 type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey";
@@ -108,16 +143,16 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
     for (const use of secretUses(spec)) {
         const value = secrets.get(use.key);
         if (value === undefined) {
-            issues.push(`${use.path}: config key nodefleet:${use.key} is not set (pulumi config set --secret ${use.key} …)`);
+            issues.push(`${use.path}: the config key it names is not set (pulumi config set --secret <that name> …)`);
             continue;
         }
         if (!secrets.isSecret(use.key)) {
-            issues.push(`${use.path}: config key nodefleet:${use.key} is stored in plain text; set it again with pulumi config set --secret ${use.key}`);
+            issues.push(`${use.path}: the config key it names is stored in plain text; set it again with pulumi config set --secret <that name>`);
             continue;
         }
         const reason = SECRET_FORMAT[use.kind](value);
         if (reason) {
-            issues.push(`${use.path}: config key nodefleet:${use.key}: ${reason}`);
+            issues.push(`${use.path}: the secret it names: ${reason}`);
             continue;
         }
         if (use.kind === "sshPrivateKey") continue; // one admin key may open many hosts
@@ -184,21 +219,42 @@ function checkHostRefs(spec: FleetSpec, issues: string[]): void {
     const known = Object.keys(spec.hosts);
     const used = new Set<string>();
     spec.nodes.forEach((node, i) => {
-        if (!(node.host in spec.hosts)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
+        if (!Object.hasOwn(spec.hosts, node.host)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
         used.add(node.host);
     });
     for (const name of known) if (!used.has(name)) issues.push(`hosts.${name}: no node runs on this host; remove it or add a node`);
 }
 
+/**
+ * Which machine a host is. An existing host is the machine that answers SSH at its address and
+ * port, the address compared parsed (`::ffff:10.0.0.1` is `10.0.0.1`, `0:0::1` is `::1`, names
+ * case-insensitively); the port counts too because port-forwarded VMs share one address (the dev
+ * stack). A cloud host is a machine of its own.
+ */
+function machineOf(name: string, host: HostSpec): string {
+    return host.kind === "existing" ? `${addressKey(host.address)} port ${host.port}` : `new ${host.kind} host ${name}`;
+}
+
+function checkMachines(spec: FleetSpec, issues: string[]): void {
+    const first = new Map<string, string>();
+    for (const [name, host] of Object.entries(spec.hosts)) {
+        const machine = machineOf(name, host);
+        const other = first.get(machine);
+        if (other === undefined) first.set(machine, name);
+        else issues.push(`hosts.${name}.address: the same machine as hosts.${other} (same address and SSH port); one machine is one host, or their firewalls overwrite each other`);
+    }
+}
+
 function checkPorts(spec: FleetSpec, issues: string[]): void {
-    const byHost = new Map<string, Map<string, string>>();
+    const byMachine = new Map<string, Map<string, string>>();
     spec.nodes.forEach((node, i) => {
-        const host = spec.hosts[node.host];
-        if (!host) return;
-        let taken = byHost.get(node.host);
+        if (!Object.hasOwn(spec.hosts, node.host)) return;
+        const host = spec.hosts[node.host]!;
+        const machine = machineOf(node.host, host);
+        let taken = byMachine.get(machine);
         if (!taken) {
             taken = new Map([[`${sshdPort(host)}/tcp`, `sshd`]]);
-            byHost.set(node.host, taken);
+            byMachine.set(machine, taken);
         }
         for (const p of rolePorts(node)) {
             const key = `${p.port}/${p.protocol}`;
@@ -266,7 +322,7 @@ function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[]):
     spec.nodes.forEach((node, i) => {
         if (node.release === undefined) return;
         used.add(node.release);
-        if (!(node.release in spec.releases)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${Object.keys(spec.releases).join(", ") || "none"})`);
+        if (!Object.hasOwn(spec.releases, node.release)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${Object.keys(spec.releases).join(", ") || "none"})`);
     });
     for (const name of Object.keys(spec.releases)) if (!used.has(name)) warnings.push(`releases.${name}: no node uses this release`);
     return out;
@@ -296,13 +352,24 @@ function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issues: stri
 
 /** Validate everything that can be validated before a resource exists. Throws FleetConfigError. */
 export function parseFleet(raw: unknown, secrets: SecretSource): Fleet {
-    const parsed = fleetSpec.safeParse(raw);
-    if (!parsed.success) throw new FleetConfigError(zodIssues(parsed.error));
+    const parsed = fleetSpec.safeParse(raw, { reportInput: true });
+    const schemaIssues = parsed.success ? [] : parsed.error.issues;
+    // The string rule first, and what it refuses is not reported again by the schema; but a
+    // field naming a secret that holds key material (a pasted PEM has newlines) is told that.
+    const stringProblems = stringIssues(raw).filter((s) => !(isSecretField(s.path) && schemaIssues.some((z) => samePath(z.path, s.path))));
+    if (stringProblems.length > 0 || !parsed.success) {
+        const covered = (p: readonly PropertyKey[]) => stringProblems.some((s) => samePath(s.path, p.slice(0, s.path.length)));
+        throw new FleetConfigError([
+            ...stringProblems.map((s) => `${formatPath(s.path)}: ${s.reason}`),
+            ...schemaIssues.filter((z) => !covered(z.path)).map(zodIssue),
+        ]);
+    }
     const spec = parsed.data;
     const issues: string[] = [];
     const warnings: string[] = [];
     checkNames(spec, issues);
     checkHostRefs(spec, issues);
+    checkMachines(spec, issues);
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);
     checkSecrets(spec, secrets, issues);

@@ -25,7 +25,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly publicAddress: pulumi.Output<string>;
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
-    readonly releases: Readonly<Record<string, pulumi.Resource>>;
+    readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {

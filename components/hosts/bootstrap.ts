@@ -18,7 +18,7 @@ export interface Bootstrapped {
     /** The host is bootstrapped and firewalled. */
     readonly ready: pulumi.Resource;
     /** One install step per release the host's nodes use, by release name; each after `ready`. */
-    readonly releases: Readonly<Record<string, pulumi.Resource>>;
+    readonly releases: ReadonlyMap<string, pulumi.Resource>;
 }
 
 /**
@@ -29,10 +29,10 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
     const base = { connection: args.connection, user: args.user };
     const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount) }, { parent, dependsOn: after });
     const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap) : bootstrap;
-    const releases: Record<string, pulumi.Resource> = {};
+    const releases = new Map<string, pulumi.Resource>();
     for (const r of args.plan.releases) {
         const scripts = renderRelease(args.plan.name, r);
-        releases[r.name] = remoteStep(`${name}-release-${r.name}`, { ...base, script: scripts.install, onDelete: scripts.remove }, { parent, dependsOn: [ready] });
+        releases.set(r.name, remoteStep(`${name}-release-${r.name}`, { ...base, script: scripts.install, onDelete: scripts.remove }, { parent, dependsOn: [ready] }));
     }
     return { ready, releases };
 }

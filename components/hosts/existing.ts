@@ -20,7 +20,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly publicAddress: pulumi.Output<string>;
     readonly dataMountPoint: string;
     readonly ready: pulumi.Resource;
-    readonly releases: Readonly<Record<string, pulumi.Resource>>;
+    readonly releases: ReadonlyMap<string, pulumi.Resource>;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
 

@@ -44,7 +44,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
     readonly publicAddress: pulumi.Output<string>;
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
-    readonly releases: Readonly<Record<string, pulumi.Resource>>;
+    readonly releases: ReadonlyMap<string, pulumi.Resource>;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:HetznerHost", name, {}, opts);

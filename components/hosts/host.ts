@@ -18,7 +18,7 @@ export interface Host {
     /** Role steps depend on this: the host is bootstrapped and firewalled. */
     readonly ready: pulumi.Resource;
     /** The install step of each release this host's nodes use, by release name. */
-    readonly releases: Readonly<Record<string, pulumi.Resource>>;
+    readonly releases: ReadonlyMap<string, pulumi.Resource>;
 }
 
 export interface ConnectionParts {

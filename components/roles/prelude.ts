@@ -29,7 +29,7 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
     const { node, host } = a;
     const release = node.release;
     if (release === undefined) throw new Error(`${node.name}: a ${a.noun} needs a release (checked by parseFleet)`);
-    const after = host.releases[release];
+    const after = host.releases.get(release);
     if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
     const base = { connection: host.connection, user: a.user };
     const teardown = remoteStep(

@@ -74,7 +74,7 @@ describe("pulumi preview with the real engine", () => {
         project.writeConfig(withConfig((y) => y.replace(/  nodefleet:devMinerKey:\n    secure: [^\n]+\n/, `  nodefleet:devMinerKey: "${plain}"\n`)));
         const r = project.preview();
         assert.notEqual(r.status, 0, r.output);
-        assert.match(r.output, /nodes\[0\]\.storage\.minerKeySecret: config key nodefleet:devMinerKey is stored in plain text/);
+        assert.match(r.output, /nodes\[0\]\.storage\.minerKeySecret: the config key it names is stored in plain text/);
         assert.ok(!r.output.includes(plain), "the plain key must not be echoed");
     });
 

@@ -50,17 +50,17 @@ const cases: Case[] = [
     { name: "bad log contract", mutate: (f) => (f.nodes[S].storage.logContractAddress = "0xZZ"), error: "nodes[0].storage.logContractAddress: not an EVM address" },
     // private keys (secret values)
     { name: "sequencer key ok", mutate: () => {}, error: null },
-    { name: "sequencer key too short", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x1234" }, error: "nodes[1].sequencer.validatorPrivateKeySecret: config key nodefleet:sequencerKey: not a 0x-prefixed 32-byte hex private key" },
+    { name: "sequencer key too short", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x1234" }, error: "nodes[1].sequencer.validatorPrivateKeySecret: the secret it names: not a 0x-prefixed 32-byte hex private key" },
     { name: "sequencer key zero", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x" + "0".repeat(64) }, error: "private key is outside the secp256k1 range" },
     { name: "sequencer key above curve order", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x" + "f".repeat(64) }, error: "private key is outside the secp256k1 range" },
-    { name: "miner key with 0x", mutate: () => {}, secrets: { ...SECRETS, minerKey: "0x" + "11".repeat(32) }, error: "nodes[0].storage.minerKeySecret: config key nodefleet:minerKey: not a miner key" },
-    { name: "ssh key not PEM", mutate: () => {}, secrets: { ...SECRETS, sshKey: "hunter2" }, error: "hosts.h-storage.sshPrivateKeySecret: config key nodefleet:sshKey: not a PEM/OpenSSH private key block" },
-    { name: "validator key not JSON", mutate: () => {}, secrets: { ...SECRETS, validatorKey: "{nope" }, error: "nodes[2].validator.validatorKeySecret: config key nodefleet:validatorKey: not JSON" },
+    { name: "miner key with 0x", mutate: () => {}, secrets: { ...SECRETS, minerKey: "0x" + "11".repeat(32) }, error: "nodes[0].storage.minerKeySecret: the secret it names: not a miner key" },
+    { name: "ssh key not PEM", mutate: () => {}, secrets: { ...SECRETS, sshKey: "hunter2" }, error: "hosts.h-storage.sshPrivateKeySecret: the secret it names: not a PEM/OpenSSH private key block" },
+    { name: "validator key not JSON", mutate: () => {}, secrets: { ...SECRETS, validatorKey: "{nope" }, error: "nodes[2].validator.validatorKeySecret: the secret it names: not JSON" },
     // secrets as plain values
     { name: "private key pasted into a secret ref", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = SECRETS.sequencerKey), error: "nodes[1].sequencer.validatorPrivateKeySecret: secret given as a plain value" },
     { name: "PEM pasted into a secret ref", mutate: (f) => (f.hosts["h-storage"].sshPrivateKeySecret = SECRETS.sshKey), error: "hosts.h-storage.sshPrivateKeySecret: secret given as a plain value" },
-    { name: "secret key stored in plain text", mutate: () => {}, plainKeys: ["minerKey"], error: "nodes[0].storage.minerKeySecret: config key nodefleet:minerKey is stored in plain text" },
-    { name: "secret key missing", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = "nosuchKey"), error: "nodes[1].sequencer.validatorPrivateKeySecret: config key nodefleet:nosuchKey is not set" },
+    { name: "secret key stored in plain text", mutate: () => {}, plainKeys: ["minerKey"], error: "nodes[0].storage.minerKeySecret: the config key it names is stored in plain text" },
+    { name: "secret key missing", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = "nosuchKey"), error: "nodes[1].sequencer.validatorPrivateKeySecret: the config key it names is not set" },
     { name: "secret ref with bad characters", mutate: (f) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = "my key"), error: "nodes[1].sequencer.validatorPrivateKeySecret: not a config key name" },
     // URLs
     { name: "http URL", mutate: (f) => (f.nodes[S].storage.rpcEndpoints = ["http://127.0.0.1:8545"]), error: null },
@@ -160,6 +160,30 @@ const cases: Case[] = [
     { name: "validator cleanup option misspelt", mutate: (f) => Object.assign(f.nodes[2].validator, { cleanup: { removeBackups: true } }), error: "nodes[2].validator.cleanup:" },
     { name: "validator without a release", mutate: (f) => delete f.nodes[2].release, error: "nodes[2].release: required: the host installs 0gchaind, geth and reth from the 0G release package" },
     { name: "storage node without a release", mutate: (f) => delete f.nodes[0].release, error: "nodes[0].release: required: the host installs the storage node's software (zgs_node) from a release" },
+    // Hostile input (issue: no config value reaches a host unquoted). Each of these got through before.
+    { name: "release url with a newline (shell injection in the install script's comment)", mutate: (f) => withRelease(f, { url: "https://example.org/a.tar.gz\ntouch /tmp/pwned", sha256: "ab".repeat(32) }), error: "releases.0g-chain.url: contains a control or line-separator character (U+000A) at position 29" },
+    { name: "RPC URL with a trailing space", mutate: (f) => (f.nodes[S].storage.rpcEndpoints = ["http://127.0.0.1:8545 "]), error: "nodes[0].storage.rpcEndpoints[0]: ends with whitespace" },
+    { name: "URL not in canonical form", mutate: (f) => (f.nodes[S].storage.rpcEndpoints = ["HTTP://RPC.Example.org:80/a/../b"]), error: "nodes[0].storage.rpcEndpoints[0]: URL is not in its canonical form; write it as http://rpc.example.org/b" },
+    { name: "a tab inside a free-text field", mutate: (f) => (f.hosts["h-storage"].user = "no\tde"), error: "hosts.h-storage.user: contains a control or line-separator character (U+0009)" },
+    { name: "a Unicode line separator", mutate: (f) => (f.nodes[S].storage.logContractAddress = `${ADDR.b}\u2028`), error: "nodes[0].storage.logContractAddress: contains a control or line-separator character (U+2028)" },
+    { name: "a NUL in a host name key", mutate: (f) => { f.hosts["h-\u0000x"] = f.hosts["h-storage"]; }, error: "hosts: a key contains a control or line-separator character (U+0000)" },
+    { name: "SSH open to the world as two halves", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["0.0.0.0/1", "128.0.0.0/1"]), error: "hosts.h-storage.adminCidrs: SSH must not be open to the world: together these ranges cover every IPv4 address" },
+    { name: "SSH open to the world as 0::0/0", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["0::0/0"]), error: "hosts.h-storage.adminCidrs[0]: SSH must not be open to the world: this range covers every IPv4 and IPv6 address" },
+    { name: "SSH open to the world through IPv4-mapped IPv6", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["::ffff:0.0.0.0/96"]), error: "hosts.h-storage.adminCidrs[0]: SSH must not be open to the world: this range covers every IPv4 address" },
+    { name: "prefix length with a leading zero", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["0.0.0.0/00"]), error: "hosts.h-storage.adminCidrs[0]: not a CIDR (address/prefix length, the length without leading zeros)" },
+    { name: "IPv6 CIDR with host bits", mutate: (f) => (f.hosts["h-storage"].adminCidrs = ["2001:db8::1/32"]), error: "hosts.h-storage.adminCidrs[0]: host bits are set in 2001:db8::1/32" },
+    { name: "sequencer RPC open to the world as ::/1 + 8000::/1 (::/1 alone holds every IPv4-mapped address)", mutate: (f) => (f.nodes[Q].sequencer.rpcAllowedCidrs = ["10.0.0.0/8", "::/1", "8000::/1"]), error: "nodes[1].sequencer.rpcAllowedCidrs: the sequencer RPC must not be open to the world: together these ranges cover every IPv4 and IPv6 address; put a reverse proxy in front" },
+    { name: "a node on a host named like an object property", mutate: (f) => (f.nodes[V].host = "constructor"), error: 'nodes[2].host: no host named "constructor" under hosts' },
+    { name: "a node naming a release like an object property", mutate: (f) => (f.nodes[V].release = "constructor"), error: 'nodes[2].release: no release named "constructor" under releases' },
+    { name: "a host named like an object property", mutate: (f) => { f.hosts.constructor = f.hosts["h-validator"]; delete f.hosts["h-validator"]; f.nodes[V].host = "constructor"; }, error: null },
+    { name: "two existing hosts at one address and port", mutate: (f) => (f.hosts["h-validator"].address = "192.0.2.10"), error: "hosts.h-validator.address: the same machine as hosts.h-storage (same address and SSH port)" },
+    { name: "the same machine spelled as IPv4-mapped IPv6", mutate: (f) => (f.hosts["h-validator"].address = "::ffff:192.0.2.10"), error: "hosts.h-validator.address: the same machine as hosts.h-storage" },
+    { name: "one address, two forwarded SSH ports (the dev stack's VMs)", mutate: (f) => { f.hosts["h-validator"].address = "192.0.2.10"; f.hosts["h-validator"].port = 2202; }, error: null },
+    { name: "a port number given as a string", mutate: (f) => (f.nodes[S].storage.rpcPort = "8080"), error: 'nodes[0].storage.rpcPort: expected a number, got the string "8080"' },
+    { name: "a fraction where a whole number is needed", mutate: (f) => (f.nodes[S].storage.rpcPort = 80.5), error: "nodes[0].storage.rpcPort: expected a whole number, got the number 80.5" },
+    { name: "a list where a map is needed", mutate: (f) => (f.hosts = []), error: "hosts: expected a map of names to values, got a list" },
+    { name: "a bad host name", mutate: (f) => { f.hosts.Host_1 = f.hosts["h-storage"]; }, error: "hosts.Host_1: host names are 2-32 lowercase letters, digits and dashes" },
+    { name: "a secret name field holding a number", mutate: (f) => (f.nodes[S].storage.minerKeySecret = 1234567890123), error: "nodes[0].storage.minerKeySecret: expected a string, got a number" },
 ];
 
 function run(c: Case) {
@@ -189,6 +213,30 @@ describe("fleet config validation", () => {
     it("counts at least 40 rejected and accepted cases together", () => {
         assert.ok(cases.length >= 40);
         assert.ok(cases.filter((c) => c.error === null).length >= 10);
+    });
+
+    it("never echoes a value pasted into a …Secret field, even one not recognised as key material", () => {
+        // 63 hex digits starting with a letter: a valid key name, not a key shape looksLikeSecretMaterial knows.
+        const pasted = "f" + "0123456789abcdef".repeat(4).slice(0, 62);
+        for (const mutate of [
+            (f: any) => (f.nodes[S].storage.minerKeySecret = pasted),
+            (f: any) => (f.hosts["h-storage"].sshPrivateKeySecret = `${pasted} `),
+            (f: any) => (f.nodes[Q].sequencer.validatorPrivateKeySecret = `${pasted}\n`),
+            (f: any) => (f.nodes[V].validator.validatorKeySecret = `${pasted}!`),
+        ]) {
+            const fleet = baseFleet();
+            mutate(fleet);
+            const text = (() => {
+                try {
+                    parseFleet(fleet, secretSource(SECRETS));
+                } catch (e) {
+                    return String((e as Error).message);
+                }
+                assert.fail("expected an error");
+            })();
+            for (let i = 0; i + 8 <= pasted.length; i++) assert.ok(!text.includes(pasted.slice(i, i + 8)), `the error shows part of the value:\n${text}`);
+            assert.match(text, /Secret: /);
+        }
     });
 
     it("never echoes a secret value in an error", () => {

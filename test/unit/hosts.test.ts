@@ -242,7 +242,7 @@ describe("invalid config", () => {
     it("refuses a secret key stored in plain text through the real config path", () => {
         installMocks();
         setStackConfig(baseFleet(), SECRETS, ["sequencerKey"]);
-        assert.throws(() => loadFleet(), /nodes\[1\]\.sequencer\.validatorPrivateKeySecret: config key nodefleet:sequencerKey is stored in plain text/);
+        assert.throws(() => loadFleet(), /nodes\[1\]\.sequencer\.validatorPrivateKeySecret: the config key it names is stored in plain text/);
     });
 
     it("refuses an encrypted value inside the fleet object", () => {
