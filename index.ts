@@ -1,10 +1,11 @@
 // nodefleet entry point: read and validate the stack config once, build the fleet,
 // export what operators look at. All logic lives in components/.
-import { loadFleet, secretValue } from "./components/config/load";
+import { loadFleet, readStackConfig } from "./components/config/load";
 import { Fleet } from "./components/fleet";
 
-const plan = loadFleet();
-const fleet = new Fleet("fleet", { plan, secret: secretValue });
+const config = readStackConfig();
+const plan = loadFleet(config);
+const fleet = new Fleet("fleet", { plan, secret: (key) => config.secret(key) });
 
 export const hosts = fleet.summary;
 export const hardwareCheck = plan.spec.hardwareCheck;

@@ -5,25 +5,53 @@ import { parseFleet, Fleet, FleetConfigError, SecretSource } from "./fleet";
 
 export const NAMESPACE = "nodefleet";
 
-// Not in the SDK's typings, but the engine passes the list of encrypted keys and the
-// SDK exposes this lookup at runtime (sdk/nodejs/runtime/config.ts).
-const runtimeConfig = require("@pulumi/pulumi/runtime/config") as { isConfigSecret(k: string): boolean; getConfig(k: string): string | undefined };
+// Not in the SDK's typings: the engine passes the config and the list of encrypted keys to the
+// program, and the SDK keeps them as JSON text in its store (sdk/nodejs/runtime/config.ts, state.ts).
+const runtimeConfig = require("@pulumi/pulumi/runtime/config") as { allConfig(): Record<string, string>; configSecretKeysEnvKey: string };
+const runtimeState = require("@pulumi/pulumi/runtime/state") as { getStore(): { config: Record<string, string | undefined> } };
 
-export const stackSecrets: SecretSource = {
-    get: (key) => runtimeConfig.getConfig(`${NAMESPACE}:${key}`),
-    isSecret: (key) => runtimeConfig.isConfigSecret(`${NAMESPACE}:${key}`),
-};
+/** The stack's config, read once, with its secrets as secret Outputs. */
+export interface StackConfig extends SecretSource {
+    /** A secret config value as a secret Output: it stays encrypted in state. */
+    secret(key: string): pulumi.Output<string>;
+}
+
+/**
+ * One read of the whole config. The SDK's own lookups (`getConfig`, `Config.requireSecret`,
+ * `isConfigSecret`) parse the whole config text again on every call, and the config holds the
+ * whole fleet: a key per node made evaluation quadratic in the number of nodes. Read per program
+ * run, never cached across runs (the Automation API runs programs in one process).
+ */
+export function readStackConfig(): StackConfig {
+    const all = runtimeConfig.allConfig();
+    let secretKeys: unknown = [];
+    try {
+        secretKeys = JSON.parse(runtimeState.getStore().config[runtimeConfig.configSecretKeysEnvKey] ?? "[]");
+    } catch {
+        secretKeys = [];
+    }
+    const encrypted = new Set(Array.isArray(secretKeys) ? secretKeys.map(String) : []);
+    const full = (key: string) => `${NAMESPACE}:${key}`;
+    return {
+        get: (key) => (Object.hasOwn(all, full(key)) ? all[full(key)] : undefined),
+        isSecret: (key) => encrypted.has(full(key)),
+        secret(key) {
+            if (!Object.hasOwn(all, full(key))) throw new pulumi.RunError(`${full(key)}: missing`);
+            return pulumi.secret(all[full(key)]!);
+        },
+    };
+}
 
 /**
  * Parse `nodefleet:fleet`. On bad input this throws a RunError naming each config path
  * and reason, before any resource is registered.
  */
-export function loadFleet(secrets: SecretSource = stackSecrets): Fleet {
+export function loadFleet(config: SecretSource = readStackConfig()): Fleet {
     const key = `${NAMESPACE}:fleet`;
-    if (runtimeConfig.isConfigSecret(key)) {
+    if (config.isSecret("fleet")) {
         throw new pulumi.RunError(`${key}: the fleet config holds an encrypted value; keep secrets in their own keys and reference them by name (…Secret fields)`);
     }
-    const raw = runtimeConfig.getConfig(key);
+    const raw = config.get("fleet");
     if (raw === undefined) throw new pulumi.RunError(`${key}: missing; see README "Configure a stack"`);
     let parsed: unknown;
     try {
@@ -32,16 +60,11 @@ export function loadFleet(secrets: SecretSource = stackSecrets): Fleet {
         throw new pulumi.RunError(`${key}: not a structured value (set it as a YAML object under config: in Pulumi.<stack>.yaml)`);
     }
     try {
-        const fleet = parseFleet(parsed, secrets);
+        const fleet = parseFleet(parsed, config);
         for (const w of fleet.warnings) pulumi.log.warn(w);
         return fleet;
     } catch (e) {
         if (e instanceof FleetConfigError) throw new pulumi.RunError(e.message);
         throw e;
     }
-}
-
-/** A secret config value as a secret Output: it stays encrypted in state. */
-export function secretValue(key: string): pulumi.Output<string> {
-    return new pulumi.Config(NAMESPACE).requireSecret(key);
 }

@@ -1,5 +1,5 @@
 // Builds the same thing index.ts builds, with a recorder attached, for mock tests.
-import { loadFleet, secretValue } from "../../components/config/load";
+import { loadFleet, readStackConfig } from "../../components/config/load";
 import { Fleet } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig, Recorded } from "./mocks";
 
@@ -7,8 +7,9 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     installMocks();
     setStackConfig(fleetConfig, secrets, plainKeys);
     const { transformation, recorded } = recorder();
-    const plan = loadFleet();
-    const fleet = new Fleet("fleet", { plan, secret: secretValue }, { transformations: [transformation] });
+    const config = readStackConfig();
+    const plan = loadFleet(config);
+    const fleet = new Fleet("fleet", { plan, secret: (key) => config.secret(key) }, { transformations: [transformation] });
     await settle(recorded);
     // The fleet's own outputs (health reports) resolve after its children: wait for them too,
     // so nothing of this stack is still registering when the next test installs new mocks.

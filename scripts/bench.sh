@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Benchmarks: reports measured side by side in one run, not gates (the test command runs none of
+# them but the trim report). Data to stdout, progress to stderr.
+#   scripts/bench.sh scale [sizes…]   evaluate generated fleets (default 10 100 1000 nodes) under the
+#                                     strict mocks: seconds, ms per node, resources, peak RSS, with
+#                                     the SDK's per-key config lookups side by side (a few minutes)
+#   scripts/bench.sh trim [args…]     tools/bench_trim.py: trim_export.py against cp and the
+#                                     per-block approach
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+case "${1:-}" in
+scale)
+    shift
+    source scripts/setup.sh
+    npx --no-install tsc -p tsconfig.json >&2
+    exec node dist/test/bench/scale.js "$@"
+    ;;
+trim)
+    shift
+    exec python3 tools/bench_trim.py "$@"
+    ;;
+*)
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

@@ -1,0 +1,104 @@
+// Scale benchmark (a report, not a gate): evaluates generated fleets of 10, 100 and 1000 nodes,
+// each node on its own existing host, under the strict mocks (config read and checked, every
+// component and remote step registered, as `pulumi preview` does minus the engine). Each size
+// runs in a child process of its own so its peak RSS is its own. Side by side in the same run:
+// nodefleet's loader (one read of the config) and the SDK's per-key lookups it replaced (every
+// lookup parses the whole config again), on the same fleets.
+//   node dist/test/bench/scale.js [sizes…]     (scripts/bench.sh scale)
+import { spawnSync } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as pulumi from "@pulumi/pulumi";
+import { loadFleet, readStackConfig, StackConfig } from "../../components/config/load";
+import { Fleet } from "../../components/fleet";
+import { installMocks, recorder, settle, setStackConfig } from "../support/mocks";
+import { existingHost, FAKE_SSH_KEY, RELEASES, sequencerNode, storageNode, validatorKeyJson, validatorNode } from "../support/fixtures";
+
+type Loader = "nodefleet" | "sdk-lookups";
+
+/** n nodes, roles in turn, each on its own host, each with its own key. */
+function generate(n: number): { fleet: unknown; secrets: Record<string, string> } {
+    const hosts: Record<string, unknown> = {};
+    const nodes: unknown[] = [];
+    const secrets: Record<string, string> = { sshKey: FAKE_SSH_KEY };
+    const hex = (i: number, salt: string) => crypto.createHash("sha256").update(`${salt}${i}`).digest("hex");
+    for (let i = 0; i < n; i++) {
+        const host = `h-${i}`;
+        hosts[host] = existingHost(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+        const name = `node-${i}`;
+        switch (i % 3) {
+            case 0: {
+                const s = storageNode();
+                nodes.push({ ...s, name, host, storage: { ...s.storage, minerKeySecret: `key${i}` } });
+                secrets[`key${i}`] = hex(i, "miner");
+                break;
+            }
+            case 1: {
+                const s = sequencerNode();
+                nodes.push({ ...s, name, host, sequencer: { ...s.sequencer, validatorPrivateKeySecret: `key${i}` } });
+                secrets[`key${i}`] = `0x${hex(i, "sequencer")}`;
+                break;
+            }
+            default: {
+                const v = validatorNode();
+                nodes.push({ ...v, name, host, validator: { ...v.validator, validatorKeySecret: `key${i}` } });
+                secrets[`key${i}`] = validatorKeyJson(hex(i, "validator").slice(0, 16));
+            }
+        }
+    }
+    return { fleet: { hosts, nodes, releases: RELEASES() }, secrets };
+}
+
+/** The lookups nodefleet used before: the SDK parses the whole config on every call. */
+function sdkLookups(): StackConfig {
+    const runtimeConfig = require("@pulumi/pulumi/runtime/config") as { isConfigSecret(k: string): boolean; getConfig(k: string): string | undefined };
+    return {
+        get: (key) => runtimeConfig.getConfig(`nodefleet:${key}`),
+        isSecret: (key) => runtimeConfig.isConfigSecret(`nodefleet:${key}`),
+        secret: (key) => new pulumi.Config("nodefleet").requireSecret(key),
+    };
+}
+
+async function child(n: number, loader: Loader): Promise<void> {
+    installMocks();
+    const { fleet, secrets } = generate(n);
+    setStackConfig(fleet, secrets);
+    const { transformation, recorded } = recorder();
+    const t0 = process.hrtime.bigint();
+    const config = loader === "nodefleet" ? readStackConfig() : sdkLookups();
+    const plan = loadFleet(config);
+    const built = new Fleet("fleet", { plan, secret: (k) => config.secret(k) }, { transformations: [transformation] });
+    await settle(recorded);
+    await Promise.all(Object.values(built.health).map((o) => new Promise((r) => o.apply(r))));
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    process.stdout.write(`${JSON.stringify({ n, loader, ms, resources: recorded.length, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`);
+}
+
+function parent(sizes: number[]): void {
+    const rows: { n: number; loader: Loader; ms: number; resources: number; maxRssMb: number }[] = [];
+    for (const n of sizes) {
+        for (const loader of ["nodefleet", "sdk-lookups"] as const) {
+            const r = spawnSync(process.execPath, [__filename, "--child", String(n), loader], { encoding: "utf8", maxBuffer: 1 << 26 });
+            if (r.status !== 0) throw new Error(`n=${n} ${loader} failed:\n${r.stderr.slice(-3000)}`);
+            rows.push(JSON.parse(r.stdout.trim().split("\n").pop()!));
+        }
+    }
+    const out = (s: string) => process.stdout.write(`${s}\n`);
+    out("nodes  loader        evaluation s   ms/node   resources   peak RSS MB");
+    for (const r of rows) out(`${String(r.n).padStart(5)}  ${r.loader.padEnd(12)} ${(r.ms / 1000).toFixed(2).padStart(12)} ${(r.ms / r.n).toFixed(2).padStart(9)} ${String(r.resources).padStart(11)} ${r.maxRssMb.toFixed(0).padStart(13)}`);
+    const at = (n: number, l: Loader) => rows.find((r) => r.n === n && r.loader === l)!;
+    const [small, large] = [Math.min(...sizes), Math.max(...sizes)];
+    out(`ms/node at ${large} / ms/node at ${small} (nodefleet; 1 is linear): ${(at(large, "nodefleet").ms / large / (at(small, "nodefleet").ms / small)).toFixed(2)}`);
+    out(`sdk-lookups time / nodefleet time at ${large} nodes: ${(at(large, "sdk-lookups").ms / at(large, "nodefleet").ms).toFixed(2)}`);
+    const big = at(large, "nodefleet");
+    out(`target at ${large} nodes: under 20 s and 1.5 GB: ${big.ms < 20_000 && big.maxRssMb < 1536 ? "met" : "MISSED"} (${(big.ms / 1000).toFixed(1)} s, ${big.maxRssMb.toFixed(0)} MB)`);
+}
+
+if (process.argv[2] === "--child") {
+    child(Number(process.argv[3]), process.argv[4] as Loader).catch((e) => {
+        process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+        process.exit(1);
+    });
+} else {
+    const sizes = process.argv.slice(2).map(Number);
+    parent(sizes.length ? sizes : [10, 100, 1000]);
+}
