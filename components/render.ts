@@ -71,6 +71,53 @@ export function nftString(value: string): string {
     return `"${value.replace(/["\\\n\r]/g, "").slice(0, 120)}"`;
 }
 
+// Characters no rendered line may carry: a newline or another control or line-separator
+// character would start a new command, setting or rule. The config refuses them in every string;
+// these helpers refuse them again at the point of use.
+const LINE_BREAKING = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+function singleLine(value: string, context: string): string {
+    if (LINE_BREAKING.test(value)) throw new Error(`a value for a ${context} holds a control or line-separator character`);
+    return value;
+}
+
+/** Text inside a `#` comment (shell, TOML, systemd, nftables): one line, whatever the value holds. */
+export function commentText(value: string): string {
+    return value.replace(new RegExp(LINE_BREAKING.source, "gu"), "?");
+}
+
+/** Text inside a shell double-quoted string: `\`, `"`, `$` and backquotes escaped. */
+export function doubleQuoted(value: string): string {
+    return singleLine(value, "double-quoted shell string").replace(/[\\"$`]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The value of a systemd setting other than a command line (User=, WorkingDirectory=,
+ * Description=, ...): one line, `%` doubled (specifiers), no trailing backslash (a continuation).
+ */
+export function unitValue(value: string): string {
+    if (/\\$/.test(value)) throw new Error("a systemd setting value must not end with a backslash");
+    return singleLine(value, "systemd setting").replace(/%/g, "%%");
+}
+
+/** A value in an environment file read by both systemd and `docker --env-file`, which has no quoting. */
+export function envFileValue(value: string): string {
+    if (!/^[A-Za-z0-9_@%+=:,./-]*$/.test(value)) throw new Error("an environment-file value may hold only letters, digits and _@%+=:,./-");
+    return value;
+}
+
+/** A whole number, as written in any file. */
+export function integer(value: unknown): string {
+    if (typeof value !== "number" || !Number.isSafeInteger(value)) throw new Error(`expected a whole number, got ${typeof value}`);
+    return String(value);
+}
+
+/** Content embedded in a quoted here-document: it must not hold the line that ends it. */
+export function heredocBody(value: string, delimiter: string): string {
+    if (value.split("\n").includes(delimiter)) throw new Error(`embedded content holds its here-document's end line ${delimiter}`);
+    return value;
+}
+
 const hb = Handlebars.create();
 
 // Strict mode covers plain {{name}} lookups but not helper arguments, so every helper
@@ -93,6 +140,18 @@ hb.registerHelper("tomlArray", valueHelper((v) => `[${(v as unknown[]).map((x) =
 hb.registerHelper("unitarg", valueHelper((v) => unitWord(String(v))));
 hb.registerHelper("nftstr", valueHelper((v) => nftString(String(v))));
 hb.registerHelper("join", valueHelper((v, sep) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", ")));
+hb.registerHelper("comment", valueHelper((v) => commentText(String(v))));
+hb.registerHelper("dq", valueHelper((v) => doubleQuoted(String(v))));
+hb.registerHelper("unitval", valueHelper((v) => unitValue(String(v))));
+hb.registerHelper("envval", valueHelper((v) => envFileValue(String(v))));
+hb.registerHelper("int", valueHelper((v) => integer(v)));
+hb.registerHelper("heredoc", valueHelper((v, delimiter) => heredocBody(String(v), String(delimiter))));
+
+/**
+ * The helpers that put a value into a file, each for its context. The template lint
+ * (test/unit/templates.test.ts) fails on any interpolation that is not a call of one of these.
+ */
+export const QUOTING_HELPERS = ["sh", "toml", "tomlArray", "unitarg", "nftstr", "comment", "dq", "unitval", "envval", "int", "heredoc"] as const;
 for (const block of ["if", "unless", "each", "with"]) {
     const builtin = hb.helpers[block];
     hb.registerHelper(block, function (this: unknown, v: unknown, options: HelperOptions) {

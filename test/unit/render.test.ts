@@ -149,7 +149,7 @@ describe("quoting helpers", () => {
 
     it("templates are strict: a missing variable is an error, not an empty string", () => {
         assert.throws(() => render("data-volume.sh", { host: "h1", mount: "/data" }), /template value for \{\{sh\}\} at line \d+ is missing/);
-        assert.throws(() => render("data-volume.sh", { device: "/dev/x", mount: "/data" }), /"host" not defined/);
+        assert.throws(() => render("data-volume.sh", { device: "/dev/x", mount: "/data" }), /template value for \{\{comment\}\} at line 2 is missing/);
         assert.throws(() => render("preflight.sh", { host: "h", mode: "warn", mount: "/d", cores: 1, memoryGb: 1, diskGb: 1 }), /template value for \{\{if\}\}/);
         assert.throws(() => render("bootstrap.sh", { host: "h", packages: ["a"], operator: "o", mount: "/d" }), /template value for \{\{each\}\}/);
     });
