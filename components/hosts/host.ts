@@ -52,7 +52,11 @@ export interface StepArgs {
     readonly inputsHash?: pulumi.Input<string>[];
     /** Runs on destroy. Only for steps whose create never changes (replacement would run it). */
     readonly onDelete?: string;
-    /** The script carries a secret: its output is neither logged nor stored in plain text. */
+    /**
+     * The script carries a secret: its output is not logged while it runs and is stored only as a
+     * secret. The command provider still puts a failed command's whole output into its error
+     * message, so such scripts print nothing secret, ever.
+     */
     readonly sensitive?: boolean;
 }
 
