@@ -18,7 +18,7 @@ import { parseFleet, FleetConfigError } from "../../components/config/fleet";
 import { renderRelease } from "../../components/hosts/scripts";
 import { renderSequencerUnit } from "../../components/roles/sequencer";
 import { validatorSettingsJson } from "../../components/roles/validator";
-import { baseFleet, SECRETS, secretSource } from "../support/fixtures";
+import { awsHost, baseFleet, hetznerHost, SECRETS, secretSource } from "../support/fixtures";
 import { requireTool, runTool, verifyUnits } from "../support/golden";
 
 const SEED = 20261123;
@@ -64,7 +64,56 @@ function parse(fleet: unknown): { ok: true; spec: any } | { ok: false; issues: r
     }
 }
 
+/** The fixture fleets: existing hosts only, and one with a Hetzner and an AWS host. */
+const FLEETS: Record<string, () => any> = {
+    existing: baseFleet,
+    cloud: () => {
+        const f = baseFleet();
+        f.hosts["h-storage"] = hetznerHost();
+        f.hosts["h-validator"] = awsHost();
+        return f;
+    },
+};
+
+/** Every string in a config, by path: what an operator can type. */
+function stringLeaves(x: unknown, at: (string | number)[] = []): (string | number)[][] {
+    if (typeof x === "string") return [at];
+    if (Array.isArray(x)) return x.flatMap((v, i) => stringLeaves(v, [...at, i]));
+    if (x && typeof x === "object") return Object.entries(x).flatMap(([k, v]) => stringLeaves(v, [...at, k]));
+    return [];
+}
+
+const pathText = (p: readonly (string | number)[]) => p.map((k) => (typeof k === "number" ? `[${k}]` : `.${k}`)).join("").slice(1).replace(/\.\[/g, "[");
+
+function setAt(f: any, p: readonly (string | number)[], v: string): void {
+    let o = f;
+    for (const k of p.slice(0, -1)) o = o[k];
+    o[p[p.length - 1]!] = v;
+}
+
 describe("fuzzing the config and the rendered files", () => {
+    for (const [kind, make] of Object.entries(FLEETS)) {
+        it(`every string field of the ${kind} fixture (${stringLeaves(make()).length} fields): a hostile value is refused at its path, or accepted`, () => {
+            for (const leaf of stringLeaves(make())) {
+                const field = pathText(leaf);
+                fc.assert(
+                    fc.property(hostile, (v) => {
+                        const fleet = make();
+                        setAt(fleet, leaf, v);
+                        const r = parse(fleet);
+                        if (r.ok) return;
+                        // At the field itself, or at the entry it sits in (a host, a node, a release).
+                        const owner = field.split(".").slice(0, 2).join(".");
+                        assert.ok(r.issues.some((i) => i.startsWith(field) || i.startsWith(owner) || i.startsWith(field.replace(/\[\d+\]$/, ""))), `${field} = ${JSON.stringify(v)}:\n${r.issues.join("\n")}`);
+                        if (/Secret$/.test(field) && v.length >= 6) assert.ok(!r.issues.join("\n").includes(v), `${field}: a …Secret field's value is never shown`);
+                    }),
+                    { seed: SEED, numRuns: 40 },
+                );
+            }
+        });
+    }
+
+
     for (const [field, set] of Object.entries(FIELDS)) {
         it(`${field}: hostile values are refused at that path, or accepted`, () => {
             fc.assert(
