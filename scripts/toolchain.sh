@@ -45,9 +45,22 @@ reported_version() {
     esac
 }
 
-# A plugin already on this machine, at the pinned version: prints its path, or nothing.
+declare -A REPORTED # plugin name -> the version its binary reported when it was taken
+
+# Whether a plugin binary reports the pinned version (with or without a leading v); says why not.
+reports_version() { # binary version
+    local got
+    got="$(reported_version "$1")"
+    case "$got" in
+    "$2" | "v$2") REPORTED[$(basename "$1")]="$got"; return 0 ;;
+    *) say "not using $1: it reports version '$got', nodefleet pins $2"; return 1 ;;
+    esac
+}
+
+# A plugin already on this machine, at the pinned version: sets FOUND to its path, or to nothing.
 on_machine() { # binary version cache-dir-name
     local name="$1" version="$2" kind_dir="$3" candidate pulumi_on_path
+    FOUND=""
     local -a candidates=()
     candidate="$(PATH="${PATH//$BIN:/}" command -v "$name" || true)"
     [ -n "$candidate" ] && candidates+=("$candidate")
@@ -56,10 +69,7 @@ on_machine() { # binary version cache-dir-name
     [ -n "$kind_dir" ] && candidates+=("${PULUMI_HOME:-$HOME/.pulumi}/plugins/$kind_dir/$name")
     for candidate in "${candidates[@]}"; do
         [ -x "$candidate" ] || continue
-        case "$(reported_version "$candidate")" in
-        "$version" | "v$version") echo "$candidate"; return 0 ;;
-        *) say "not using $candidate: it reports version '$(reported_version "$candidate")', nodefleet pins $version" ;;
-        esac
+        if reports_version "$candidate" "$version"; then FOUND="$candidate"; return 0; fi
     done
 }
 
@@ -101,7 +111,8 @@ build_command_provider() { # out
 
 provide() { # binary version plugin-cache-dir builder archive
     local name="$1" version="$2" found key out
-    found="$(on_machine "$name" "$version" "$3")"
+    on_machine "$name" "$version" "$3"
+    found="$FOUND"
     if [ -n "$found" ]; then
         ln -sf "$found" "$BIN/$name"
         say "$name $version: the machine's ($found)"
@@ -120,12 +131,11 @@ provide() { # binary version plugin-cache-dir builder archive
         "$4" "$out.tmp"
         mv "$out.tmp" "$out"
     fi
-    [ "$(reported_version "$out")" = "$version" ] || [ "$(reported_version "$out")" = "v$version" ] ||
-        die "$out reports version '$(reported_version "$out")', expected $version"
+    reports_version "$out" "$version" || die "the build $out does not report the pinned version"
     ln -sf "$out" "$BIN/$name"
     say "$name $version: the upstream source's build, $when ($out)"
 }
 
 provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
 provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
-say "pulumi $("$BIN/pulumi" version), language host $(reported_version "$BIN/pulumi-language-nodejs"), command provider $(reported_version "$BIN/pulumi-resource-command")"
+say "pulumi $("$BIN/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}"
