@@ -3,7 +3,7 @@
 // the schema turns that reason into "<config path>: <reason>".
 import { keccak_256 } from "@noble/hashes/sha3";
 import * as net from "node:net";
-import { parseCidr } from "../cidr";
+import { parseAddress, parseCidr } from "../cidr";
 
 export type Reason = string | undefined;
 
@@ -87,7 +87,7 @@ export function httpUrlReason(value: string): Reason {
 
 /** Dotted-quad IPv4 with no leading zeros. */
 export function isIpv4(value: string): boolean {
-    return net.isIPv4(value) && value.split(".").every((o) => o === "0" || !o.startsWith("0"));
+    return parseAddress(value)?.family === 4;
 }
 
 export function ipv4Reason(value: string): Reason {
