@@ -116,7 +116,28 @@ tap_of() { echo "nf${CHECKOUT_ID}t$(index_of "$1")"; }
 ssh_vm() {
     local vm="$1"; shift
     ssh -i "$KEY" -p "$(ssh_port "$vm")" -o BatchMode=yes -o StrictHostKeyChecking=no \
-        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5 root@127.0.0.1 "$@"
+        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" root@127.0.0.1 "$@"
+}
+
+# One command on a VM for a caller that needs it to run (the E2E tests, an operator). An emulated
+# guest under load can miss the banner deadline, so a connection that fails before the session
+# opens is tried again (up to 5 times, 15 s each): ssh has then neither run the command nor read
+# stdin. Any other failure, the command's own exit status included, is passed through at once.
+ssh_run() {
+    local vm="$1" err rc try; shift
+    err="$(mktemp)"
+    for try in 1 2 3 4 5; do
+        SSH_CONNECT_TIMEOUT=15 ssh_vm "$vm" "$@" 2>"$err" && rc=0 || rc=$?
+        if [ "$rc" -ne 255 ] || [ "$try" -eq 5 ] || [ -z "$(pid_of "$vm")" ] ||
+            ! grep -qE 'during banner exchange|kex_exchange_identification|port [0-9]+: Connection (refused|timed out)' "$err"; then
+            break
+        fi
+        say "ssh to $vm failed before the session opened ($(tail -n1 "$err")); trying again"
+        sleep "${NODEFLEET_SSH_RETRY_PAUSE:-3}"
+    done
+    cat "$err" >&2
+    rm -f "$err"
+    return "$rc"
 }
 
 ensure_key() {
@@ -260,7 +281,7 @@ up) shift; cmd_up "$@" ;;
 down) cmd_down ;;
 status) cmd_status ;;
 ssh) shift; [ $# -ge 1 ] || die "usage: vm.sh ssh VM [CMD]"; vm="$1"; shift
-    if [ $# -eq 0 ]; then ssh_vm "$vm" -t; else ssh_vm "$vm" "$@"; fi ;;
+    if [ $# -eq 0 ]; then ssh_vm "$vm" -t; else ssh_run "$vm" "$@"; fi ;;
 logs) shift; [ $# -eq 2 ] || die "usage: vm.sh logs VM UNIT"; ssh_vm "$1" journalctl -f -n 100 -u "$2" ;;
 wipe) cmd_wipe ;;
 lab) shift; ensure_lab; ip netns exec "$LAB_NS" "$@" ;;
