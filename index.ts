@@ -5,13 +5,17 @@ import { Fleet } from "./components/fleet";
 
 const config = readStackConfig();
 const plan = loadFleet(config);
-const fleet = new Fleet("fleet", { plan, secret: (key) => config.secret(key) });
-
-export const hosts = fleet.summary;
-export const hardwareCheck = plan.spec.hardwareCheck;
-/** Per node, the health report taken at the end of the last `pulumi up`. */
-export const health = fleet.health;
-/** Per sequencer, its validator registration: status in the registry and what was done. */
-export const registration = fleet.registration;
-/** Per validator with `switch` set: the geth -> reth switch's report (or its rollback / cleanup). */
-export const validatorSwitch = fleet.validatorSwitch;
+/** Stack outputs: what operators look at. */
+export = async () => {
+    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) });
+    return {
+        hosts: fleet.summary,
+        hardwareCheck: plan.spec.hardwareCheck,
+        /** Per node, the health report taken at the end of the last `pulumi up`. */
+        health: fleet.health,
+        /** Per sequencer, its validator registration: status in the registry and what was done. */
+        registration: fleet.registration,
+        /** Per validator with `switch` set: the geth -> reth switch's report (or its rollback / cleanup). */
+        validatorSwitch: fleet.validatorSwitch,
+    };
+};

@@ -3,7 +3,8 @@
 # them but the trim report). Data to stdout, progress to stderr.
 #   scripts/bench.sh scale [sizes…]   evaluate generated fleets (default 10 100 1000 nodes) under the
 #                                     strict mocks: seconds, ms per node, resources, peak RSS, with
-#                                     the SDK's per-key config lookups side by side (a few minutes)
+#                                     the SDK's per-key config lookups and its per-promise stack
+#                                     traces side by side (a few minutes)
 #   scripts/bench.sh trim [args…]     tools/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
 set -euo pipefail

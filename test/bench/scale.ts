@@ -1,9 +1,10 @@
 // Scale benchmark (a report, not a gate): evaluates generated fleets of 10, 100 and 1000 nodes,
 // each node on its own existing host, under the strict mocks (config read and checked, every
 // component and remote step registered, as `pulumi preview` does minus the engine). Each size
-// runs in a child process of its own so its peak RSS is its own. Side by side in the same run:
-// nodefleet's loader (one read of the config) and the SDK's per-key lookups it replaced (every
-// lookup parses the whole config again), on the same fleets.
+// runs in a child process of its own so its peak RSS is its own. Side by side in the same run, on
+// the same fleets: nodefleet as it is ("nodefleet"); the SDK's per-key config lookups that its
+// loader replaced, every lookup parsing the whole config again ("sdk-lookups"); and the SDK's
+// per-promise stack traces left on, as PULUMI_DEBUG_PROMISE_LEAKS does ("promise-traces").
 //   node dist/test/bench/scale.js [sizes…]     (scripts/bench.sh scale)
 import { spawnSync } from "node:child_process";
 import * as crypto from "node:crypto";
@@ -13,7 +14,8 @@ import { Fleet } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig } from "../support/mocks";
 import { existingHost, FAKE_SSH_KEY, RELEASES, sequencerNode, storageNode, validatorKeyJson, validatorNode } from "../support/fixtures";
 
-type Loader = "nodefleet" | "sdk-lookups";
+const VARIANTS = ["nodefleet", "sdk-lookups", "promise-traces"] as const;
+type Loader = (typeof VARIANTS)[number];
 
 /** n nodes, roles in turn, each on its own host, each with its own key. */
 function generate(n: number): { fleet: unknown; secrets: Record<string, string> } {
@@ -64,9 +66,9 @@ async function child(n: number, loader: Loader): Promise<void> {
     setStackConfig(fleet, secrets);
     const { transformation, recorded } = recorder();
     const t0 = process.hrtime.bigint();
-    const config = loader === "nodefleet" ? readStackConfig() : sdkLookups();
+    const config = loader === "sdk-lookups" ? sdkLookups() : readStackConfig();
     const plan = loadFleet(config);
-    const built = new Fleet("fleet", { plan, secret: (k) => config.secret(k) }, { transformations: [transformation] });
+    const built = await Fleet.build("fleet", { plan, secret: (k) => config.secret(k) }, { transformations: [transformation] });
     await settle(recorded);
     await Promise.all(Object.values(built.health).map((o) => new Promise((r) => o.apply(r))));
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -76,19 +78,21 @@ async function child(n: number, loader: Loader): Promise<void> {
 function parent(sizes: number[]): void {
     const rows: { n: number; loader: Loader; ms: number; resources: number; maxRssMb: number }[] = [];
     for (const n of sizes) {
-        for (const loader of ["nodefleet", "sdk-lookups"] as const) {
-            const r = spawnSync(process.execPath, [__filename, "--child", String(n), loader], { encoding: "utf8", maxBuffer: 1 << 26 });
+        for (const loader of VARIANTS) {
+            const env = { ...process.env, PULUMI_DEBUG_PROMISE_LEAKS: loader === "promise-traces" ? "1" : "" };
+            const r = spawnSync(process.execPath, [__filename, "--child", String(n), loader], { encoding: "utf8", maxBuffer: 1 << 26, env });
             if (r.status !== 0) throw new Error(`n=${n} ${loader} failed:\n${r.stderr.slice(-3000)}`);
             rows.push(JSON.parse(r.stdout.trim().split("\n").pop()!));
         }
     }
     const out = (s: string) => process.stdout.write(`${s}\n`);
-    out("nodes  loader        evaluation s   ms/node   resources   peak RSS MB");
-    for (const r of rows) out(`${String(r.n).padStart(5)}  ${r.loader.padEnd(12)} ${(r.ms / 1000).toFixed(2).padStart(12)} ${(r.ms / r.n).toFixed(2).padStart(9)} ${String(r.resources).padStart(11)} ${r.maxRssMb.toFixed(0).padStart(13)}`);
+    out("nodes  variant         evaluation s   ms/node   resources   peak RSS MB");
+    for (const r of rows) out(`${String(r.n).padStart(5)}  ${r.loader.padEnd(15)} ${(r.ms / 1000).toFixed(2).padStart(12)} ${(r.ms / r.n).toFixed(2).padStart(9)} ${String(r.resources).padStart(11)} ${r.maxRssMb.toFixed(0).padStart(13)}`);
     const at = (n: number, l: Loader) => rows.find((r) => r.n === n && r.loader === l)!;
     const [small, large] = [Math.min(...sizes), Math.max(...sizes)];
     out(`ms/node at ${large} / ms/node at ${small} (nodefleet; 1 is linear): ${(at(large, "nodefleet").ms / large / (at(small, "nodefleet").ms / small)).toFixed(2)}`);
     out(`sdk-lookups time / nodefleet time at ${large} nodes: ${(at(large, "sdk-lookups").ms / at(large, "nodefleet").ms).toFixed(2)}`);
+    out(`promise-traces time / nodefleet time at ${large} nodes: ${(at(large, "promise-traces").ms / at(large, "nodefleet").ms).toFixed(2)}`);
     const big = at(large, "nodefleet");
     out(`target at ${large} nodes: under 20 s and 1.5 GB: ${big.ms < 20_000 && big.maxRssMb < 1536 ? "met" : "MISSED"} (${(big.ms / 1000).toFixed(1)} s, ${big.maxRssMb.toFixed(0)} MB)`);
 }

@@ -9,7 +9,7 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     const { transformation, recorded } = recorder();
     const config = readStackConfig();
     const plan = loadFleet(config);
-    const fleet = new Fleet("fleet", { plan, secret: (key) => config.secret(key) }, { transformations: [transformation] });
+    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, { transformations: [transformation] });
     await settle(recorded);
     // The fleet's own outputs (health reports) resolve after its children: wait for them too,
     // so nothing of this stack is still registering when the next test installs new mocks.
