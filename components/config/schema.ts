@@ -1,30 +1,37 @@
 // The stack config schema (key `nodefleet:fleet`). Everything that decides which
 // resources exist is a plain, validated value here: nothing is created inside an apply.
+// Each field's description is the operator's documentation: docs/configuration.md and
+// docs/fleet.schema.json are generated from this file (`scripts/docs.sh`).
 import { z } from "zod";
 import * as v from "./validators";
 import { describeWorld, worldFamilies } from "../cidr";
 
-/** A zod string refined by one of the validators, keeping its precise reason. */
-function checked(reason: (s: string) => v.Reason) {
-    return z.string().superRefine((s, ctx) => {
-        const r = reason(s);
-        if (r) ctx.addIssue({ code: "custom", message: r });
-    });
+/** A zod string refined by one of the validators, keeping its precise reason; `title` names the kind of value in the docs. */
+function checked(reason: (s: string) => v.Reason, title: string) {
+    return z
+        .string()
+        .superRefine((s, ctx) => {
+            const r = reason(s);
+            if (r) ctx.addIssue({ code: "custom", message: r });
+        })
+        .meta({ title });
 }
 
-export const evmAddress = checked(v.evmAddressReason);
-export const httpUrl = checked(v.httpUrlReason);
-export const ipv4 = checked(v.ipv4Reason);
-export const cidr = checked(v.cidrReason);
-export const multiaddr = checked(v.multiaddrReason);
-export const enode = checked(v.enodeReason);
+export const evmAddress = checked(v.evmAddressReason, "EVM address (0x and 40 hex digits)");
+export const httpUrl = checked(v.httpUrlReason, "http(s) URL");
+export const ipv4 = checked(v.ipv4Reason, "IPv4 address");
+export const cidr = checked(v.cidrReason, "IPv4 or IPv6 CIDR");
+export const multiaddr = checked(v.multiaddrReason, "libp2p multiaddr");
+export const enode = checked(v.enodeReason, "enode URL");
 export const port = z.number().int().min(1).max(65535);
 
 /**
  * Name of another config key that holds a secret (`pulumi config set --secret <name> …`).
  * Key material pasted here instead is refused: it would sit in Pulumi.<stack>.yaml in clear.
  */
-export const secretRef = z.string().superRefine((s, ctx) => {
+export const secretRef = z
+    .string()
+    .superRefine((s, ctx) => {
     if (v.looksLikeSecretMaterial(s)) {
         ctx.addIssue({
             code: "custom",
@@ -33,7 +40,8 @@ export const secretRef = z.string().superRefine((s, ctx) => {
     } else if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(s)) {
         ctx.addIssue({ code: "custom", message: "not a config key name (letters, digits, _ and -)" });
     }
-});
+    })
+    .meta({ title: "name of a secret config key" });
 
 /**
  * A list of CIDRs that must not add up to the whole internet: "open to the world" is decided by
@@ -50,16 +58,23 @@ function notWorld(what: string, advice = "") {
     };
 }
 
-const adminCidrs = z.array(cidr).min(1, "at least one admin CIDR is needed for SSH").superRefine(notWorld("SSH"));
+const adminCidrs = z
+    .array(cidr)
+    .min(1, "at least one admin CIDR is needed for SSH")
+    .superRefine(notWorld("SSH"))
+    .describe("Who may reach SSH: the only ranges the host firewall opens SSH to. Never the whole internet, in any spelling.");
+const sshKeyName = z.string().min(1).describe("Name of the SSH public key already registered with the cloud provider, installed for the login user.");
+const sshPrivateKeySecret = secretRef.describe("Config key holding the SSH private key nodefleet logs in with (`pulumi config set --secret`).");
+const unixUser = z.string().regex(/^[a-z_][a-z0-9_-]*$/, "not a Unix user name");
 
 const awsRegion = z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9]$/, "not an AWS region (e.g. eu-central-1)");
 
 const ebsVolume = z
     .strictObject({
-        sizeGb: z.number().int().min(8).max(65536),
-        type: z.enum(["gp3", "io2"]).default("gp3"),
-        iops: z.number().int().min(100).max(256000).optional(),
-        throughput: z.number().int().min(125).max(2000).optional(),
+        sizeGb: z.number().int().min(8).max(65536).describe("Size in GB."),
+        type: z.enum(["gp3", "io2"]).default("gp3").describe("EBS volume type."),
+        iops: z.number().int().min(100).max(256000).optional().describe("Provisioned IOPS: gp3 3000-80000 (default 3000); required for io2."),
+        throughput: z.number().int().min(125).max(2000).optional().describe("gp3 only: throughput in MiB/s, at most iops / 4."),
     })
     .superRefine((vol, ctx) => {
         if (vol.type === "gp3") {
@@ -75,120 +90,121 @@ const ebsVolume = z
         }
     });
 
-export const awsHost = z.strictObject({
-    kind: z.literal("aws"),
-    region: awsRegion,
-    availabilityZone: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$/, "not an availability zone (e.g. eu-central-1a)").optional(),
-    instanceType: z.string().min(1),
-    /** AMI id; when absent the newest official Debian 12 amd64 image is looked up. */
-    ami: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "not an AMI id").optional(),
-    subnetId: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, "not a subnet id").optional(),
-    rootVolume: ebsVolume.default({ sizeGb: 40, type: "gp3" }),
-    /** The data volume; its size defaults to the sum of the roles' disk targets. */
-    dataVolume: ebsVolume.optional(),
-    sshKeyName: z.string().min(1),
-    sshUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/).default("admin"),
-    sshPrivateKeySecret: secretRef,
-    adminCidrs,
-});
+export const awsHost = z
+    .strictObject({
+        kind: z.literal("aws").describe("An EC2 instance nodefleet creates, with its security group and data volume."),
+        region: awsRegion.describe("AWS region."),
+        availabilityZone: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$/, "not an availability zone (e.g. eu-central-1a)").optional().describe("Availability zone; else AWS picks one in the region."),
+        instanceType: z.string().min(1).describe("EC2 instance type, checked against the roles' hardware targets (the catalog in components/hardware.ts)."),
+        ami: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "not an AMI id").optional().describe("AMI id; when absent the newest official Debian 12 amd64 image is looked up."),
+        subnetId: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, "not a subnet id").optional().describe("Subnet to launch in; else the region's default VPC."),
+        rootVolume: ebsVolume.default({ sizeGb: 40, type: "gp3" }).describe("The root volume."),
+        dataVolume: ebsVolume.optional().describe("The data volume, mounted at /data; its size defaults to the sum of the roles' disk targets."),
+        sshKeyName,
+        sshUser: unixUser.default("admin").describe("User nodefleet logs in as (with passwordless sudo); `admin` on Debian AMIs."),
+        sshPrivateKeySecret,
+        adminCidrs,
+    })
+    .describe("A host on AWS.");
 
 export const hetznerLocations = ["fsn1", "nbg1", "hel1", "ash", "hil", "sin"] as const;
 
-export const hetznerHost = z.strictObject({
-    kind: z.literal("hetzner"),
-    location: z.enum(hetznerLocations),
-    serverType: z.string().min(1),
-    image: z.string().default("debian-12"),
-    /** Hetzner volume size in GB (10-10240); defaults to the sum of the roles' disk targets. */
-    dataVolumeGb: z.number().int().min(10).max(10240).optional(),
-    sshKeyName: z.string().min(1),
-    sshUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/).default("root"),
-    sshPrivateKeySecret: secretRef,
-    adminCidrs,
-});
+export const hetznerHost = z
+    .strictObject({
+        kind: z.literal("hetzner").describe("A Hetzner Cloud server nodefleet creates, with its firewall, primary IP and volume."),
+        location: z.enum(hetznerLocations).describe("Hetzner location."),
+        serverType: z.string().min(1).describe("Server type, checked against the roles' hardware targets (the catalog in components/hardware.ts)."),
+        image: z.string().default("debian-12").describe("OS image."),
+        dataVolumeGb: z.number().int().min(10).max(10240).optional().describe("Volume size in GB, mounted at /data; defaults to the sum of the roles' disk targets."),
+        sshKeyName,
+        sshUser: unixUser.default("root").describe("User nodefleet logs in as."),
+        sshPrivateKeySecret,
+        adminCidrs,
+    })
+    .describe("A host on Hetzner Cloud.");
 
-export const existingHost = z.strictObject({
-    kind: z.literal("existing"),
-    address: checked(v.sshAddressReason),
-    /** Port nodefleet dials (a forwarded port in the dev stack). */
-    port: port.default(22),
-    /** Port sshd listens on inside the host; the firewall keeps it open to admin CIDRs. */
-    sshdPort: port.default(22),
-    user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, "not a Unix user name"),
-    /** Config key holding the SSH private key; or, instead, sshPrivateKeyFile. */
-    sshPrivateKeySecret: secretRef.optional(),
-    /**
-     * Path of an SSH private key file on the machine that runs pulumi (`~/` expands to $HOME,
-     * relative paths are relative to the project). Used by the dev stack, whose VM key is made
-     * per checkout; the key still reaches state only as a secret.
-     */
-    sshPrivateKeyFile: z.string().min(1).optional(),
-    /** Pinned host key; without it any key is accepted on first contact. */
-    hostKey: checked(v.hostKeyReason).optional(),
-    /** Mount point of the data disk (must already exist on the host). */
-    dataMountPoint: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, "not an absolute path").default("/data"),
-    adminCidrs,
-});
+export const existingHost = z
+    .strictObject({
+        kind: z.literal("existing").describe("A server that already runs Debian 12, reached over SSH; nodefleet creates nothing in a cloud."),
+        address: checked(v.sshAddressReason, "IP address or DNS name").describe("Address nodefleet dials over SSH."),
+        port: port.default(22).describe("Port nodefleet dials (a forwarded port in the dev stack)."),
+        sshdPort: port.default(22).describe("Port sshd listens on inside the host; the host firewall keeps it open to adminCidrs."),
+        user: unixUser.describe("User nodefleet logs in as: root, or a user with passwordless sudo."),
+        sshPrivateKeySecret: sshPrivateKeySecret.optional().describe("Config key holding the SSH private key; or, instead, sshPrivateKeyFile."),
+        sshPrivateKeyFile: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("Path of an SSH private key file on the machine that runs pulumi (`~/` is $HOME, relative paths are relative to the project). The dev stack uses it for its per-checkout VM key; the key still reaches state only as a secret."),
+        hostKey: checked(v.hostKeyReason, "SSH host public key").optional().describe("Pinned host key (`ssh-ed25519 AAAA…`); without it any key is accepted on first contact, and production policy refuses that."),
+        dataMountPoint: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, "not an absolute path").default("/data").describe("Mount point of the data disk; it must already exist on the host."),
+        adminCidrs,
+    })
+    .describe("A server that already exists.");
 
 export const hostSpec = z.discriminatedUnion("kind", [awsHost, hetznerHost, existingHost], {
     error: (issue) => (issue.code === "invalid_union" ? "kind must be one of aws, hetzner, existing" : undefined),
 });
 
 const hardwareTarget = z.strictObject({
-    cores: z.number().int().min(1),
-    memoryGb: z.number().int().min(1),
-    diskGb: z.number().int().min(1),
+    cores: z.number().int().min(1).describe("CPU cores."),
+    memoryGb: z.number().int().min(1).describe("Memory in GB."),
+    diskGb: z.number().int().min(1).describe("Data disk in GB."),
 });
 
-export const storageSettings = z.strictObject({
-    /** Candidate EVM RPC endpoints, in order of preference (failover, seed 7). */
-    rpcEndpoints: z.array(httpUrl).min(1, "at least one RPC endpoint is needed"),
-    logContractAddress: evmAddress,
-    mineContractAddress: evmAddress.optional(),
-    networkBootNodes: z.array(multiaddr).default([]),
-    networkEnrAddress: ipv4.optional(),
-    p2pPort: port.default(1234),
-    rpcPort: port.default(5678),
-    adminRpcPort: port.default(5679),
-    grpcPort: port.default(50051),
-    minerKeySecret: secretRef,
-    /** Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy needs more (seed 5). */
-    rpcBind: ipv4.default("127.0.0.1"),
-    /** log_sync_start_block_number: where the log sync starts (the flow contract's deploy block). */
-    logSyncStartBlock: z.number().int().min(0).default(0),
-});
+export const storageSettings = z
+    .strictObject({
+        rpcEndpoints: z
+            .array(httpUrl)
+            .min(1, "at least one RPC endpoint is needed")
+            .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference: `pulumi up` writes the first one that answers into config.toml (failover)."),
+        logContractAddress: evmAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
+        mineContractAddress: evmAddress.optional().describe("The mine contract: config.toml's mine_contract_address."),
+        networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
+        networkEnrAddress: ipv4.optional().describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
+        p2pPort: port.default(1234).describe("libp2p TCP and discovery UDP port; open to the world."),
+        rpcPort: port.default(5678).describe("The node's JSON-RPC port; local only."),
+        adminRpcPort: port.default(5679).describe("The node's admin RPC port; local only."),
+        grpcPort: port.default(50051).describe("The node's gRPC port; local only."),
+        minerKeySecret: secretRef.describe("Config key holding the miner key (64 hex digits); written to config.toml readable by the service user only."),
+        rpcBind: ipv4.default("127.0.0.1").describe("Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy on another address needs it."),
+        logSyncStartBlock: z.number().int().min(0).default(0).describe("log_sync_start_block_number: where the log sync starts (the flow contract's deploy block)."),
+    })
+    .describe("A 0G storage node (zgs_node).");
 
-export const sequencerSettings = z.strictObject({
-    network: z.literal("alpha-testnet", { error: "the sequencer network must be alpha-testnet (seed 2.4)" }).default("alpha-testnet"),
-    l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed"),
-    l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed"),
-    l1ChainId: z.literal(11155111, { error: "the L1 chain id must be 11155111 (Sepolia, seed 2.5)" }).default(11155111),
-    coinbase: evmAddress,
-    validatorAddress: evmAddress,
-    stakingAssetHandler: evmAddress,
-    /** The L1 validator registry whose getInfo(address) tells whether validatorAddress is registered (seed 4.3). */
-    registryAddress: evmAddress,
-    validatorPrivateKeySecret: secretRef,
-    /**
-     * How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never
-     * the aztec wrapper, which passes env values on docker's command line) or `release` (the
-     * release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack's
-     * simulator).
-     */
-    runtime: z.enum(["docker", "release"]).default("docker"),
-    /** Public IP announced to peers; defaults to the host's public address. */
-    publicIp: ipv4.optional(),
-    /** Who may reach the JSON-RPC port 8080; never the whole internet (seed 5). */
-    rpcAllowedCidrs: z
-        .array(cidr)
-        .default([])
-        .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front")),
-    version: z.string().regex(/^(latest|[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?)$/, "not a version (latest or x.y.z)").default("latest"),
-});
+export const sequencerSettings = z
+    .strictObject({
+        network: z.literal("alpha-testnet", { error: "the sequencer network must be alpha-testnet (seed 2.4)" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
+        l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("Sepolia execution RPC URLs (`--l1-rpc-urls`)."),
+        l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed").describe("Sepolia beacon (consensus) URLs (`--l1-consensus-host-urls`)."),
+        l1ChainId: z.literal(11155111, { error: "the L1 chain id must be 11155111 (Sepolia, seed 2.5)" }).default(11155111).describe("The L1 chain id: Sepolia."),
+        coinbase: evmAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
+        validatorAddress: evmAddress.describe("The validator's address, registered on L1 by `pulumi up` when it is not yet."),
+        stakingAssetHandler: evmAddress.describe("The staking asset handler contract the registration goes through."),
+        registryAddress: evmAddress.describe("The L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
+        validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits); never on a command line."),
+        runtime: z
+            .enum(["docker", "release"])
+            .default("docker")
+            .describe("How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line) or `release` (the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack's simulator)."),
+        publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
+        rpcAllowedCidrs: z
+            .array(cidr)
+            .default([])
+            .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front"))
+            .describe("Who may reach the JSON-RPC port 8080 (empty: local only); never the whole internet."),
+        version: z
+            .string()
+            .regex(/^(latest|[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?)$/, "not a version (latest or x.y.z)")
+            .default("latest")
+            .describe("Aztec version; a change runs the version manager (aztec-up) and restarts only this sequencer."),
+    })
+    .describe("An Aztec sequencer node.");
 
 /** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (seed 8). */
 export const portPrefix = z
     .union([z.number(), z.string()])
+    .describe("The validator's port prefix P: its ports are P + a fixed suffix (P303 execution p2p, P656 CometBFT p2p, the rest local only); 1-64.")
     .transform((p, ctx) => {
         const text = String(p);
         if (!/^[1-9][0-9]?$/.test(text) || Number(text) > 64) {
@@ -201,67 +217,73 @@ export const portPrefix = z
 export const validatorSettings = z
     .strictObject({
         portPrefix,
-        /** The execution client the validator runs (after the switch, when one is asked). */
-        executionClient: z.enum(["geth", "reth"]).default("geth"),
-        /**
-         * The geth -> reth switch (seed 4.5): `migrate` (executionClient: reth) runs the 14 steps,
-         * `rollback` (executionClient: geth) restores geth from the backup, `cleanup`
-         * (executionClient: reth) removes the export files after 24 h of reth running.
-         */
-        switch: z.enum(["migrate", "rollback", "cleanup"]).optional(),
-        /** A public endpoint of the chain: the reference height of step 10 (else the noted head). */
-        referenceRpcUrl: httpUrl.optional(),
-        /** How many blocks reth may be behind the reference height before 0gchaind starts (step 10). */
-        heightTolerance: z.number().int().min(0).max(64).default(5),
-        /** Re-imports after `block number X does not match parent block number Y` (step 9). */
-        importRetries: z.number().int().min(0).max(20).default(5),
-        /** What cleanup removes besides the RLP export files. */
-        cleanup: z.strictObject({ removeGethBinary: z.boolean().default(false), removeBackup: z.boolean().default(false) }).default({ removeGethBinary: false, removeBackup: false }),
-        bootnode: enode,
-        validatorKeySecret: secretRef,
-        publicIp: ipv4.optional(),
-        hardware: hardwareTarget.partial().optional(),
+        executionClient: z.enum(["geth", "reth"]).default("geth").describe("The execution client the validator runs (after the switch, when one is asked)."),
+        switch: z
+            .enum(["migrate", "rollback", "cleanup"])
+            .optional()
+            .describe("The geth -> reth switch: `migrate` (with executionClient: reth) runs its 14 steps, `rollback` (executionClient: geth) restores geth from the backup, `cleanup` (executionClient: reth) removes the export files after 24 h of reth running. See docs/switch.md."),
+        referenceRpcUrl: httpUrl.optional().describe("A public endpoint of the chain: the reference height reth must reach before 0gchaind starts (else the head noted before the switch)."),
+        heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks reth may be behind the reference height before 0gchaind starts."),
+        importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after reth's `block number X does not match parent block number Y`."),
+        cleanup: z
+            .strictObject({
+                removeGethBinary: z.boolean().default(false).describe("Also remove the geth binary."),
+                removeBackup: z.boolean().default(false).describe("Also remove geth's data backup (the way back)."),
+            })
+            .default({ removeGethBinary: false, removeBackup: false })
+            .describe("What `switch: cleanup` removes besides the RLP export files."),
+        bootnode: enode.describe("The execution client's boot node."),
+        validatorKeySecret: secretRef.describe("Config key holding priv_validator_key.json (the CometBFT validator key); never on two hosts."),
+        publicIp: ipv4.optional().describe("Public IP announced to peers; defaults to the host's public address."),
+        hardware: hardwareTarget.partial().optional().describe("This validator's hardware target, where it differs from the default 8 cores / 32 GB / 1000 GB."),
     })
     .superRefine((s, ctx) => {
         const needs = { migrate: "reth", rollback: "geth", cleanup: "reth" } as const;
         if (s.switch !== undefined && s.executionClient !== needs[s.switch]) {
             ctx.addIssue({ code: "custom", path: ["switch"], message: `switch: ${s.switch} goes with executionClient: ${needs[s.switch]} (the client the validator runs afterwards), not ${s.executionClient}` });
         }
-    });
+    })
+    .describe("A 0G chain validator: 0gchaind with geth or reth.");
 
 /**
  * Node software: a release archive (.tar.gz) fetched by URL on the host and checked against its
  * sha256, given inline or as a SHA256SUMS-format file (as releases publish them) on the machine
  * that runs pulumi, looked up by the URL's file name.
  */
-export const release = z.strictObject({
-    url: httpUrl,
-    sha256: z.string().regex(/^[0-9a-f]{64}$/, "not a sha256 (64 lowercase hex characters)").optional(),
-    sha256File: z.string().min(1).optional(),
-});
+export const release = z
+    .strictObject({
+        url: httpUrl.describe("Where the host downloads the .tar.gz archive."),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/, "not a sha256 (64 lowercase hex characters)").optional().describe("The archive's sha256; or, instead, sha256File."),
+        sha256File: z.string().min(1).optional().describe("A SHA256SUMS-format file on the machine that runs pulumi; the line for the URL's file name is used."),
+    })
+    .describe("Node software: a release archive, installed only when its sha256 matches.");
 const releaseName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/, "release names are 2-32 lowercase letters, digits and dashes");
+const nodeRelease = releaseName.optional().describe("Name of the entry of `releases` this node's host installs for it.");
 
 const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");
-const hostRef = z.string().min(1);
+const hostRef = z.string().min(1).describe("Name of the entry of `hosts` the node runs on; nodes sharing a host add up their hardware targets.");
+const nodeNameField = nodeName.describe("The node's name: its units, data directory and resources are named after it.");
 
 export const nodeSpec = z.discriminatedUnion(
     "role",
     [
-        z.strictObject({ name: nodeName, role: z.literal("storage"), host: hostRef, release: releaseName.optional(), storage: storageSettings }),
-        z.strictObject({ name: nodeName, role: z.literal("sequencer"), host: hostRef, release: releaseName.optional(), sequencer: sequencerSettings }),
-        z.strictObject({ name: nodeName, role: z.literal("validator"), host: hostRef, release: releaseName.optional(), validator: validatorSettings }),
+        z.strictObject({ name: nodeNameField, role: z.literal("storage").describe("A 0G storage node."), host: hostRef, release: nodeRelease, storage: storageSettings }).describe("A storage node."),
+        z.strictObject({ name: nodeNameField, role: z.literal("sequencer").describe("An Aztec sequencer."), host: hostRef, release: nodeRelease, sequencer: sequencerSettings }).describe("A sequencer node."),
+        z.strictObject({ name: nodeNameField, role: z.literal("validator").describe("A 0G chain validator."), host: hostRef, release: nodeRelease, validator: validatorSettings }).describe("A validator node."),
     ],
     { error: (issue) => (issue.code === "invalid_union" ? "role must be one of storage, sequencer, validator" : undefined) },
 );
 
-export const fleetSpec = z.strictObject({
-    /** enforce (default) fails the preview on a host below target; warn only reports it. */
-    hardwareCheck: z.enum(["enforce", "warn"]).default("enforce"),
-    hosts: z.record(z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes"), hostSpec),
-    nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node"),
-    /** Node software by name; a node names the release its host installs for it. */
-    releases: z.record(releaseName, release).default({}),
-});
+export const fleetSpec = z
+    .strictObject({
+        hardwareCheck: z.enum(["enforce", "warn"]).default("enforce").describe("`enforce` fails the preview on a host below its roles' hardware targets; `warn` only reports it."),
+        hosts: z
+            .record(z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes"), hostSpec)
+            .describe("The machines, by name (2-32 lowercase letters, digits and dashes)."),
+        nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node").describe("The nodes, each on one of the hosts."),
+        releases: z.record(releaseName, release).default({}).describe("Node software by name; a node names the release its host installs for it."),
+    })
+    .describe("The fleet: the value of the stack config key `nodefleet:fleet`.");
 
 export type FleetSpec = z.infer<typeof fleetSpec>;
 export type ReleaseSpec = z.infer<typeof release>;

@@ -1,0 +1,161 @@
+// The fleet config's documentation, generated from the zod schema (schema.ts): a JSON Schema for
+// editors (zod's own export) and a Markdown reference for operators, one table per object.
+// `scripts/docs.sh` writes both into docs/; a unit test fails when they are not current.
+import { z } from "zod";
+import { fleetSpec } from "./schema";
+
+export const SCHEMA_FILE = "docs/fleet.schema.json";
+export const REFERENCE_FILE = "docs/configuration.md";
+
+/** The subset of JSON Schema that zod's export produces for the fleet. */
+interface Json {
+    readonly type?: string | readonly string[];
+    readonly title?: string;
+    readonly description?: string;
+    readonly default?: unknown;
+    readonly const?: unknown;
+    readonly enum?: readonly unknown[];
+    readonly pattern?: string;
+    readonly minimum?: number;
+    readonly maximum?: number;
+    readonly minItems?: number;
+    readonly minLength?: number;
+    readonly items?: Json;
+    readonly properties?: Readonly<Record<string, Json>>;
+    readonly required?: readonly string[];
+    readonly additionalProperties?: Json | boolean;
+    readonly propertyNames?: Json;
+    readonly oneOf?: readonly Json[];
+    readonly anyOf?: readonly Json[];
+}
+
+/** The JSON Schema of the `nodefleet:fleet` value, as written (defaults not yet applied). */
+export function fleetJsonSchema(): Record<string, unknown> {
+    return {
+        ...z.toJSONSchema(fleetSpec, { io: "input", unrepresentable: "throw" }),
+        $id: "https://nodefleet.invalid/fleet.schema.json",
+        title: "nodefleet fleet (stack config key nodefleet:fleet)",
+    };
+}
+
+/** One table of the reference: the fields of one object. */
+interface Section {
+    readonly heading: string;
+    readonly about?: string;
+    readonly rows: string[];
+}
+
+/** The Markdown configuration reference. */
+export function configReference(): string {
+    const sections: Section[] = [];
+    walk(fleetJsonSchema() as Json, "nodefleet:fleet", sections);
+    const out = [
+        "<!-- Generated from components/config/schema.ts by scripts/docs.sh: do not edit by hand. -->",
+        "# Configuration reference",
+        "",
+        "A stack's fleet is the value of the config key `nodefleet:fleet` in `Pulumi.<stack>.yaml`.",
+        "Secrets (SSH keys, node keys) are never written here: a `…Secret` field names another config",
+        "key, set with `pulumi config set --secret <name>`. Editors can check the shape with",
+        "[fleet.schema.json](fleet.schema.json) (in VS Code: `yaml.schemas`).",
+        "",
+        "Beyond each field's own rules, loading the stack checks (components/config/fleet.ts), naming",
+        "the config path of each problem and never the value of a secret:",
+        "- every named secret is set, set as a secret, and well-formed; no key is used by two nodes",
+        "  (a validator key on two machines would double-sign);",
+        "- node names are unique; every node's host exists and every host runs a node; no two hosts",
+        "  are the same machine (address and SSH port);",
+        "- no two nodes on one host bind the same port;",
+        "- each node names a release, with exactly one of sha256 or sha256File, and the file has an",
+        "  entry for the URL's file name;",
+        "- a storage node with boot nodes has a networkEnrAddress;",
+        "- each host meets the sum of its nodes' hardware targets (`hardwareCheck`); unpinned host",
+        "  keys are reported.",
+        "",
+    ];
+    for (const s of sections) {
+        out.push(`## ${s.heading}`, "");
+        if (s.about) out.push(s.about, "");
+        out.push("| field | type | default | description |", "|---|---|---|---|", ...s.rows, "");
+    }
+    return out.join("\n");
+}
+
+/** Adds the object at `path` (and the objects below it) to `sections`. */
+function walk(schema: Json, path: string, sections: Section[]): void {
+    const variants = schema.oneOf ?? schema.anyOf;
+    if (variants && variants.every((v) => v.properties)) {
+        for (const v of variants) walk(v, `${path} (${discriminator(v)})`, sections);
+        return;
+    }
+    if (!schema.properties) return;
+    const rows: string[] = [];
+    const below: [Json, string][] = [];
+    const required = new Set(schema.required ?? []);
+    const base = path.replace(/ \(.*\)$/, "");
+    for (const [key, field] of Object.entries(schema.properties)) {
+        const inner = objectBelow(field);
+        if (inner) below.push([inner.schema, `${base}.${key}${inner.suffix}`]);
+        const need = required.has(key) ? " (required)" : "";
+        rows.push(`| \`${key}\`${need} | ${cell(typeOf(field))} | ${field.default === undefined ? "" : cell(`\`${JSON.stringify(field.default)}\``)} | ${cell(field.description ?? "")} |`);
+    }
+    sections.push({ heading: `\`${path}\``, about: schema.description, rows });
+    for (const [s, p] of below) walk(s, p, sections);
+}
+
+/** The object a field holds, directly or as the items of a list or the values of a map. */
+function objectBelow(field: Json): { schema: Json; suffix: string } | undefined {
+    const asObject = (s: Json | boolean | undefined) => (typeof s === "object" && (s.properties !== undefined || s.oneOf !== undefined) ? s : undefined);
+    const held: [Json | undefined, string][] = [
+        [asObject(field), ""],
+        [asObject(field.items), "[]"],
+        [asObject(field.additionalProperties), ".<name>"],
+    ];
+    const [schema, suffix] = held.find(([s]) => s !== undefined) ?? [];
+    return schema === undefined ? undefined : { schema, suffix: suffix! };
+}
+
+/** `kind: aws`: the field whose value tells the variants of a union apart. */
+function discriminator(variant: Json): string {
+    const [key, field] = Object.entries(variant.properties ?? {}).find(([, f]) => f.const !== undefined) ?? [];
+    return key === undefined ? "variant" : `${key}: ${String(field!.const)}`;
+}
+
+function typeOf(s: Json): string {
+    const variants = s.oneOf ?? s.anyOf;
+    if (variants) return variants.every((v) => v.properties) ? "object, by " + discriminator(variants[0]!).split(":")[0] : variants.map(typeOf).join(" or ");
+    if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
+    if (s.enum) return `one of ${s.enum.map((e) => `\`${String(e)}\``).join(", ")}`;
+    if (Array.isArray(s.type)) return s.type.join(" or ");
+    switch (s.type) {
+        case "string":
+            return s.title ?? (s.pattern ? `string matching \`${s.pattern}\`` : "string");
+        case "integer":
+        case "number":
+            return `${s.type}${range(s)}`;
+        case "boolean":
+            return "boolean";
+        case "array":
+            return `list of ${s.items ? typeOf(s.items) : "values"}${s.minItems ? ` (at least ${s.minItems})` : ""}`;
+        case "object":
+            if (s.properties) return "object";
+            if (typeof s.additionalProperties === "object") return `map: name → ${typeOf(s.additionalProperties)}`;
+            return "object";
+        default:
+            return s.title ?? "any";
+    }
+}
+
+/** ` 1–65535`, ` ≥ 0`; zod's bounds of a safe integer are no bound to an operator. */
+function range(s: Json): string {
+    const min = s.minimum === -Number.MAX_SAFE_INTEGER ? undefined : s.minimum;
+    const max = s.maximum === Number.MAX_SAFE_INTEGER ? undefined : s.maximum;
+    if (min !== undefined && max !== undefined) return ` ${min}–${max}`;
+    if (min !== undefined) return ` ≥ ${min}`;
+    if (max !== undefined) return ` ≤ ${max}`;
+    return "";
+}
+
+/** Text safe inside a Markdown table cell. */
+function cell(text: string): string {
+    return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Writes the generated documentation: docs/configuration.md and docs/fleet.schema.json, from the
+# fleet config's zod schema (components/config/schema.ts). The unit tier fails when they are stale.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+source scripts/setup.sh
+npx --no-install tsc -p tsconfig.json >&2
+node -e '
+const fs = require("fs");
+const r = require("./dist/components/config/reference");
+fs.mkdirSync("docs", { recursive: true });
+fs.writeFileSync(r.SCHEMA_FILE, JSON.stringify(r.fleetJsonSchema(), null, 2) + "\n");
+fs.writeFileSync(r.REFERENCE_FILE, r.configReference());
+process.stderr.write(`wrote ${r.REFERENCE_FILE} and ${r.SCHEMA_FILE}\n`);
+'
