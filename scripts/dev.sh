@@ -9,7 +9,7 @@
 #
 # State lives in .state/ of this checkout (file backend, Pulumi home); nothing is written to
 # ~/.pulumi. The dev stack's secrets are encrypted with the dev-only passphrase below; staging
-# and prod stacks take theirs from the CI secret store (README, "Configure a stack").
+# and prod stacks take theirs from the CI secret store (docs/gitops.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
