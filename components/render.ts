@@ -20,8 +20,6 @@ export const TEMPLATES_DIR = findTemplatesDir();
 
 /** Static files nodefleet installs on hosts (scripts), beside templates/. */
 export const HOSTFILES_DIR = path.join(path.dirname(TEMPLATES_DIR), "hostfiles");
-/** tools/: host tools that are also run on the operator's machine (trim_export.py). */
-export const TOOLS_DIR = path.join(path.dirname(TEMPLATES_DIR), "tools");
 export const hostFile = (name: string): string => fs.readFileSync(path.join(HOSTFILES_DIR, name), "utf8");
 
 /** A single POSIX shell word: safe for any value, including quotes, newlines, $() and backticks. */

@@ -5,6 +5,7 @@
 import { coversWorld } from "../components/cidr";
 import { WORLD_CIDRS } from "../components/ports";
 import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/hardware";
+import { switchStep } from "../components/roles/switch-steps";
 
 /** One planned resource. Values the engine does not know yet (preview) read as `undefined`. */
 export interface Planned {
@@ -229,11 +230,12 @@ export function migrationGuards(rs: readonly Planned[]): Violation[] {
         return seen;
     };
     const out: Violation[] = [];
-    for (const del of commands(rs).filter((r) => /-switch-s06-delete-geth$/.test(r.name))) {
+    const deleteGeth = switchStep("delete-geth");
+    for (const del of commands(rs).filter((r) => r.name.endsWith(`-switch-${deleteGeth}`))) {
         const before = [...ancestors(del)].map((u) => byUrn.get(u)).filter((r): r is Planned => !!r);
-        for (const guard of ["s04-backup", "s05-export"]) {
+        for (const guard of [switchStep("backup"), switchStep("export")]) {
             if (!before.some((r) => r.name.endsWith(`-switch-${guard}`) && r.parent === del.parent)) {
-                out.push({ urn: del.urn, message: `${del.name} deletes the geth datadir but does not depend on ${del.name.replace(/s06-delete-geth$/, guard)}` });
+                out.push({ urn: del.urn, message: `${del.name} deletes the geth datadir but does not depend on ${del.name.slice(0, -deleteGeth.length)}${guard}` });
             }
         }
     }

@@ -5,7 +5,7 @@
 #                                     strict mocks: seconds, ms per node, resources, peak RSS, with
 #                                     the SDK's per-key config lookups and its per-promise stack
 #                                     traces side by side (a few minutes)
-#   scripts/bench.sh trim [args…]     tools/bench_trim.py: trim_export.py against cp and the
+#   scripts/bench.sh trim [args…]     test/bench/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +19,7 @@ scale)
     ;;
 trim)
     shift
-    exec python3 tools/bench_trim.py "$@"
+    exec python3 test/bench/bench_trim.py "$@"
     ;;
 *)
     sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'

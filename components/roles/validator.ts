@@ -10,7 +10,9 @@ import { rolePrelude } from "./prelude";
 import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { contentHash, hostFile, render, TOOLS_DIR } from "../render";
+import { contentHash, hostFile, HOSTFILES_DIR, render } from "../render";
+import { SWITCH_STEPS } from "./switch-steps";
+export { SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
@@ -37,14 +39,8 @@ export const LIB = "/usr/local/lib/nodefleet";
 /** Seed 4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
 
-/** The 14 steps of seed 4.5, in order; the host tool's names for them. */
 /** This program run (one `pulumi up` or preview): a trigger that makes the switch steps run again. */
 export const SWITCH_RUN = `run ${new Date().toISOString()} ${process.pid}`;
-
-export const SWITCH_STEPS = [
-    "s01-install-reth", "s02-note-head", "s03-stop", "s04-backup", "s05-export", "s06-delete-geth",
-    "s07-init-reth", "s08-trim", "s09-import", "s10-compare", "s11-units", "s12-dial-url", "s13-start", "s14-verify",
-] as const;
 
 export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPaths {
     const dataRoot = nodeDataDir(mount, node.name);
@@ -139,6 +135,27 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
     }, null, 2);
 }
 
+/** The validator tool's package (hostfiles/zgvalidator/), one module a concern. */
+const VALIDATOR_PACKAGE = "zgvalidator";
+
+/**
+ * The host tools the validator's steps run, installed under LIB: the entry point zg-validator.py,
+ * its package, and the scripts it shares with the other roles or runs as commands.
+ */
+export function validatorHostTools(): { path: string; mode: string; body: string }[] {
+    const modules = fs
+        .readdirSync(path.join(HOSTFILES_DIR, VALIDATOR_PACKAGE))
+        .filter((f) => f.endsWith(".py") || f.endsWith(".json"))
+        .sort()
+        .map((f) => ({ path: `${VALIDATOR_PACKAGE}/${f}`, mode: "0644", body: hostFile(`${VALIDATOR_PACKAGE}/${f}`) }));
+    const scripts = ["nodefleet_rpc.py", "trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "zg-validator.py"].map((f) => ({
+        path: f,
+        mode: f === "nodefleet_rpc.py" ? "0644" : "0755",
+        body: hostFile(f),
+    }));
+    return [...scripts, ...modules];
+}
+
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
 export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
     const p = validatorPaths(node, mount);
@@ -149,11 +166,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         lib: LIB,
         etcDir: p.etcDir,
         services: unitNames(p),
-        rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
-        trimTool: heredocSafe(fs.readFileSync(path.join(TOOLS_DIR, "trim_export.py"), "utf8"), D),
-        dialUrlTool: heredocSafe(hostFile("set-rpc-dial-url.py"), D),
-        rollbackTool: heredocSafe(hostFile("consensus-height-rollback.py"), D),
-        validatorTool: heredocSafe(hostFile("zg-validator.py"), D),
+        tools: validatorHostTools().map((t) => ({ ...t, body: heredocSafe(t.body, D) })),
         settings: heredocSafe(validatorSettingsJson(node, mount, release), D),
         appToml: heredocSafe(renderAppToml(node, mount), D),
         configToml: heredocSafe(renderConfigToml(node), D),

@@ -1,5 +1,5 @@
-"""zg-validator.py's marker rules, on a temporary data root (systemd is asked through
-`unit_props`, replaced here; the dev VMs prove the real units):
+"""The validator tool's marker rules (zgvalidator.setup), on a temporary data root (systemd is
+asked through `unit_props`, replaced here; the dev VMs prove the real units):
 
 - an abandoned switch (markers, geth datadir intact, no switch configured) is set aside so that a
   later switch starts afresh instead of skipping a stale stop or backup;
@@ -9,16 +9,19 @@
 
     cd hostfiles && python3 -m unittest discover -s tests -t .
 """
-import importlib.util
 import json
 import os
+import sys
 import tempfile
 import unittest
 
-HOSTFILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-spec = importlib.util.spec_from_file_location("zg_validator", os.path.join(HOSTFILES, "zg-validator.py"))
-zg = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(zg)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from zgvalidator import setup  # noqa: E402
+from zgvalidator.host import Failed  # noqa: E402
+from zgvalidator.node import Validator  # noqa: E402
+from zgvalidator.switch import STEPS  # noqa: E402
+
+NAMES = list(STEPS)
 
 
 class AbandonedSwitch(unittest.TestCase):
@@ -28,25 +31,25 @@ class AbandonedSwitch(unittest.TestCase):
         with open(settings, "w") as f:
             json.dump({"node": "validator-1", "operator": "nodefleet", "dataRoot": self.root, "ports": {"http": 56545},
                        "services": {"geth": "geth-validator-1.service", "reth": "reth-validator-1.service", "consensus": "0gchaind-validator-1.service"}}, f)
-        self.v = zg.Validator(settings)
+        self.v = Validator(settings)
         self.units = {}
-        self.real_unit_props = zg.unit_props
-        zg.unit_props = lambda unit, *props: {"ActiveState": self.units.get(unit, "inactive")}
+        self.real_unit_props = setup.unit_props
+        setup.unit_props = lambda unit, *props: {"ActiveState": self.units.get(unit, "inactive")}
 
     def tearDown(self):
-        zg.unit_props = self.real_unit_props
+        setup.unit_props = self.real_unit_props
 
     def mark(self, *steps):
         for step in steps:
             self.v.write_marker(step, {"step": step, "ended": "2026-11-21T00:00:00Z"})
 
     def test_no_markers_nothing_to_do(self):
-        self.v.end_abandoned_switch("geth")
+        setup.end_abandoned_switch(self.v, "geth")
         self.assertFalse(os.path.exists(os.path.join(self.v.state_dir, "history")))
 
     def test_stopped_before_deleting_geth_sets_the_markers_aside(self):
         self.mark("s01-install-reth", "s02-note-head", "s03-stop", "s04-backup")
-        self.v.end_abandoned_switch("geth")
+        setup.end_abandoned_switch(self.v, "geth")
         self.assertIsNone(self.v.marker("s03-stop"), "a later switch must stop and back up again")
         [kept] = os.listdir(os.path.join(self.v.state_dir, "history"))
         self.assertTrue(kept.endswith("-abandoned"))
@@ -56,24 +59,24 @@ class AbandonedSwitch(unittest.TestCase):
     def test_refuses_while_the_export_still_runs(self):
         self.mark("s01-install-reth", "s02-note-head", "s03-stop", "s04-backup")
         self.units["nodefleet-export-validator-1"] = "active"
-        with self.assertRaisesRegex(zg.Failed, r"nodefleet-export-validator-1 is still running: wait for it, or stop it"):
-            self.v.end_abandoned_switch("geth")
+        with self.assertRaisesRegex(Failed, r"nodefleet-export-validator-1 is still running: wait for it, or stop it"):
+            setup.end_abandoned_switch(self.v, "geth")
         self.assertIsNotNone(self.v.marker("s04-backup"), "nothing set aside")
 
     def test_refuses_after_the_geth_datadir_was_deleted(self):
-        self.mark(*zg.STEPS[:7])
-        with self.assertRaisesRegex(zg.Failed, r"stopped after s07-init-reth and the geth datadir was deleted: set switch: migrate to finish it, or switch: rollback"):
-            self.v.end_abandoned_switch("geth")
+        self.mark(*NAMES[:7])
+        with self.assertRaisesRegex(Failed, r"stopped after s07-init-reth and the geth datadir was deleted: set switch: migrate to finish it, or switch: rollback"):
+            setup.end_abandoned_switch(self.v, "geth")
         self.assertIsNotNone(self.v.marker("s06-delete-geth"))
 
     def test_refuses_a_half_switched_reth_host(self):
-        self.mark(*zg.STEPS[:12])
-        with self.assertRaisesRegex(zg.Failed, r"a switch to reth stopped after s12-dial-url"):
-            self.v.end_abandoned_switch("reth")
+        self.mark(*NAMES[:12])
+        with self.assertRaisesRegex(Failed, r"a switch to reth stopped after s12-dial-url"):
+            setup.end_abandoned_switch(self.v, "reth")
 
     def test_a_completed_switch_keeps_its_markers(self):
-        self.mark(*zg.STEPS)
-        self.v.end_abandoned_switch("reth")
+        self.mark(*NAMES)
+        setup.end_abandoned_switch(self.v, "reth")
         self.assertIsNotNone(self.v.marker("s14-verify"))
         self.assertFalse(os.path.exists(os.path.join(self.v.state_dir, "history")))
 

@@ -2,7 +2,7 @@
 moves. NODEFLEET_GETH names the geth binary (scripts/test.sh passes the one built by
 scripts/artifacts.sh). Proves: the 0gchaind simulator drives real geth through the engine API
 with a shared JWT file; txgen's signed transactions land in real blocks; `geth export` of
-1..head, trimmed by tools/trim_export.py, imports into the reth simulator with every parent hash
+1..head, trimmed by hostfiles/trim_export.py, imports into the reth simulator with every parent hash
 checked; `geth import` of the same export rebuilds the chain in a fresh datadir; a JWT file that
 differs stops the consensus daemon."""
 import json
@@ -113,7 +113,7 @@ class GethChain(unittest.TestCase):
         self.assertGreaterEqual(sum(b.tx_count for b in blocks), 6)
         # Trim (step 8): from 1 nothing is dropped; then a re-trim from the middle (step 9's remedy).
         for start in (1, head // 2):
-            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trim_export.py"), str(start), export_dir], capture_output=True, text=True)
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "hostfiles", "trim_export.py"), str(start), export_dir], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
         reth_dir = os.path.join(self.d, "reth")
         run = lambda *a: subprocess.run([sys.executable, "-m", "nodefleet_sim.reth", *a], cwd=SIM, capture_output=True, text=True)  # noqa: E731

@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_RUN, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_RUN, SWITCH_STEPS, validatorHostTools, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
@@ -111,8 +111,12 @@ describe("validator role: consensus unit, config files and scripts", () => {
         }
         // configure installs the host tools byte for byte and ends in the tool's setup.
         const text = fs.readFileSync(configure, "utf8");
-        for (const tool of ["zg-validator.py", "consensus-height-rollback.py", "set-rpc-dial-url.py", "nodefleet_rpc.py"]) {
-            assert.ok(text.includes(fs.readFileSync(path.join(HOSTFILES_DIR, tool), "utf8")), `${tool} embedded unchanged`);
+        const tools = validatorHostTools();
+        for (const tool of ["zg-validator.py", "consensus-height-rollback.py", "set-rpc-dial-url.py", "nodefleet_rpc.py", "trim_export.py", "zgvalidator/__init__.py", "zgvalidator/switch.py", "zgvalidator/steps.json"]) {
+            assert.ok(tools.some((t) => t.path === tool), `${tool} is installed`);
+        }
+        for (const tool of tools) {
+            assert.ok(text.includes(`put /usr/local/lib/nodefleet/${tool.path} ${tool.mode} root:root <<'NODEFLEET_EOF'\n${fs.readFileSync(path.join(HOSTFILES_DIR, tool.path), "utf8")}NODEFLEET_EOF`), `${tool.path} embedded unchanged`);
         }
         assert.match(text, /^exec python3 -S \/usr\/local\/lib\/nodefleet\/zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json setup$/m);
         fs.rmSync(dir, { recursive: true });
@@ -127,6 +131,21 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.equal(s.jwt, validatorPaths(node, "/data").jwt);
         assert.equal(s.rethBinary, "/usr/local/bin/reth");
         assert.deepEqual([s.executionClient, s.switch, s.heightTolerance, s.importRetries, s.cleanupAfterHours], ["geth", null, 5, 5, 24]);
+    });
+
+    it("the validator tool runs from the layout configure installs (every module of its package is installed)", () => {
+        const lib = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "nodefleet-lib-"));
+        for (const t of validatorHostTools()) {
+            fs.mkdirSync(path.dirname(path.join(lib, t.path)), { recursive: true });
+            fs.writeFileSync(path.join(lib, t.path), t.body, { mode: Number.parseInt(t.mode, 8) });
+        }
+        const modules = fs.readdirSync(path.join(HOSTFILES_DIR, "zgvalidator")).filter((f) => f.endsWith(".py")).map((f) => `zgvalidator.${f.replace(/\.py$/, "")}`);
+        const r = runTool("python3", ["-S", "-c", `import sys; sys.path.insert(0, ${JSON.stringify(lib)}); import ${modules.join(", ")}; print(list(zgvalidator.switch.STEPS))`]);
+        assert.equal(r.status, 0, r.output);
+        assert.equal(r.output.trim(), `[${SWITCH_STEPS.map((s) => `'${s}'`).join(", ")}]`);
+        const usage = runTool("python3", ["-S", path.join(lib, "zg-validator.py")]);
+        assert.match(usage.output, /zg-validator\.py <settings\.json> migrate <step> <inputs-hash>/);
+        fs.rmSync(lib, { recursive: true });
     });
 
     it("the host tools compile", () => {

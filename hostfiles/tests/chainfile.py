@@ -1,4 +1,4 @@
-"""Synthetic chain exports for trim_export.py's tests and benchmark: RLP encoding and blocks
+"""Synthetic chain exports for trim_export.py's tests and benchmark (test/bench/bench_trim.py): RLP encoding and blocks
 shaped like geth's export ([header with >= 15 fields, transactions, uncles]). Not installed on
 hosts; trim_export.py itself needs nothing but the standard library."""
 

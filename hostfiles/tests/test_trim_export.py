@@ -1,4 +1,4 @@
-"""trim_export.py against seed 4.4: exact bytes kept, edge numbers, long forms, blocks > 64 KB,
+"""trim_export.py (the trim tool of the geth -> reth switch): exact bytes kept, edge numbers, long forms, blocks > 64 KB,
 unparseable blocks, truncated tails, and no data copied when nothing is dropped."""
 import os
 import subprocess
@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(os.path.dirname(HERE), "trim_export.py")
 sys.path.insert(0, os.path.dirname(HERE))
 import trim_export  # noqa: E402
-from chainfile import block, rlp  # noqa: E402
+from tests.chainfile import block, rlp  # noqa: E402
 
 
 class Trim(unittest.TestCase):

@@ -20,8 +20,8 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+HOSTFILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hostfiles")
+sys.path.insert(0, os.path.join(HOSTFILES, "tests"))
 from chainfile import block  # noqa: E402
 
 # The usual approach, for comparison only: read each block into memory, decode the header with
@@ -91,7 +91,7 @@ def main(argv):
         last = generate(src, mb)
         middle = last // 2
         size = os.path.getsize(src)
-        tool = [sys.executable, "-S", os.path.join(HERE, "trim_export.py")]  # as nodefleet runs it on hosts
+        tool = [sys.executable, "-S", os.path.join(HOSTFILES, "trim_export.py")]  # as nodefleet runs it on hosts
         subprocess.run(["cat", src], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
         rm = lambda *names: [os.unlink(os.path.join(work, n)) for n in names if os.path.exists(os.path.join(work, n))]  # noqa: E731
 

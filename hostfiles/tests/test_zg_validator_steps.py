@@ -1,0 +1,58 @@
+"""The validator tool's step table and command line: the names come from steps.json (the list
+nodefleet's program reads too) and each is paired with the function of that step; the entry
+point installed on hosts (zg-validator.py) runs the package from its own directory.
+
+    cd hostfiles && python3 -m unittest discover -s tests -t .
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HOSTFILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HOSTFILES)
+from zgvalidator import switch  # noqa: E402
+from zgvalidator.cli import COMMANDS  # noqa: E402
+
+
+class StepTable(unittest.TestCase):
+    def test_the_table_is_steps_json_in_order(self):
+        with open(os.path.join(HOSTFILES, "zgvalidator", "steps.json")) as f:
+            names = json.load(f)
+        self.assertEqual(len(names), 14)
+        self.assertEqual(list(switch.STEPS), names)
+
+    def test_each_step_runs_the_function_of_its_name(self):
+        for name, fn in switch.STEPS.items():
+            self.assertEqual(fn.__name__, "step_" + name.split("-", 1)[1].replace("-", "_"), name)
+
+    def test_an_unknown_step_is_refused(self):
+        with self.assertRaisesRegex(Exception, r"unknown step s15-extra"):
+            switch.migrate(None, "s15-extra", "x")
+
+
+class CommandLine(unittest.TestCase):
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, "-S", os.path.join(HOSTFILES, "zg-validator.py"), *args], capture_output=True, text=True)
+
+    def test_usage_names_every_command(self):
+        r = self.run_tool()
+        self.assertEqual(r.returncode, 2)
+        for cmd in ["setup", "migrate <step> <inputs-hash>", "rollback", "cleanup", "health"]:
+            self.assertIn(f"zg-validator.py <settings.json> {cmd}", r.stderr)
+        self.assertEqual(sorted(COMMANDS), ["cleanup", "health", "rollback", "setup"])
+
+    def test_a_wrong_command_prints_the_usage(self):
+        with tempfile.TemporaryDirectory() as root:
+            settings = os.path.join(root, "validator.json")
+            with open(settings, "w") as f:
+                json.dump({"node": "validator-1", "operator": "nodefleet", "dataRoot": root, "ports": {"http": 56545}, "services": {}}, f)
+            for args in (["frobnicate"], ["migrate", "s01-install-reth"], ["setup", "extra"]):
+                r = self.run_tool(settings, *args)
+                self.assertEqual(r.returncode, 2, args)
+                self.assertIn("zg-validator.py <settings.json> setup", r.stderr)
+
+if __name__ == "__main__":
+    unittest.main()

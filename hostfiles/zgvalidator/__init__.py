@@ -1,0 +1,23 @@
+"""nodefleet's host tool for a 0G chain validator (0gchaind + geth or reth) and the geth -> reth
+switch, run by the role's remote steps as root:
+
+    zg-validator.py <settings.json> setup
+    zg-validator.py <settings.json> migrate <step> <inputs-hash>
+    zg-validator.py <settings.json> rollback
+    zg-validator.py <settings.json> cleanup
+    zg-validator.py <settings.json> health
+
+Every command prints progress lines and ends with one JSON report line.
+
+migrate runs one of the 14 steps (switch.STEPS). Each step checks its preconditions on the host,
+acts, and writes a completion marker (<state>/migration/<step>.json, with the inputs hash it ran
+with); a step whose marker is there is skipped, so a re-run after any interruption resumes at
+the first unfinished step. A marker with another inputs hash is refused: finish the switch with
+the settings it started with, or roll back. Export and import run as transient systemd units
+(nodefleet-export-<node>, nodefleet-import-<node>); the step starts the unit or attaches to the
+one running and prints progress until it ends, so a dropped SSH session loses nothing.
+
+Failpoints for the fault tests: while /run/nodefleet/failpoints/<export|import>-hold exists,
+the export or import unit waits before it starts (it is already running, so a test can kill
+`pulumi up` or reboot the host at that point). /run is emptied on reboot.
+"""

@@ -1,0 +1,36 @@
+"""The command line: zg-validator.py <settings.json> <command> [args]; see the package docstring."""
+import json
+import sys
+
+from . import __doc__ as USAGE
+from .health import health
+from .host import Failed
+from .node import Validator
+from .rollback import cleanup, rollback
+from .setup import setup
+from .switch import STEPS, migrate, migration_report
+from nodefleet_rpc import RpcFailure
+
+COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health}
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(USAGE, file=sys.stderr)
+        return 2
+    v = Validator(argv[1])
+    cmd = argv[2]
+    try:
+        if cmd == "migrate" and len(argv) == 5:
+            record = migrate(v, argv[3], argv[4])
+            report = migration_report(v) if argv[3] == list(STEPS)[-1] else record
+        elif cmd in COMMANDS and len(argv) == 3:
+            report = COMMANDS[cmd](v)
+        else:
+            print(USAGE, file=sys.stderr)
+            return 2
+    except (Failed, RpcFailure) as e:
+        print(f"validator {v.node}: {cmd} {' '.join(argv[3:4])}: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(report))
+    return 0

@@ -1,0 +1,308 @@
+"""One validator as the host tool sees it: its settings (/etc/nodefleet/<node>/validator.json,
+written by nodefleet), its paths and units, the switch's completion markers, and the checks
+every command shares: the JWT file, one 0gchaind per key, heights, the consensus height
+rollback, and the verification that both clients run."""
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+
+from .host import (Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
+                   systemctl, tree_manifest, unit_props, wait)
+from nodefleet_rpc import RpcFailure, block_number
+
+# The host tool's directory (/usr/local/lib/nodefleet): the scripts installed beside the package.
+LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEAD_LINE = re.compile(r"Chain head was updated.*?\bnumber=([0-9,]+)")
+
+
+class Validator:
+    def __init__(self, settings_path):
+        with open(settings_path) as f:
+            self.s = json.load(f)
+        s = self.s
+        self.node = s["node"]
+        self.op = s["operator"]
+        self.state_dir = os.path.join(s["dataRoot"], ".nodefleet-switch")
+        self.markers = os.path.join(self.state_dir, "migration")
+        self.mig = os.path.join(s["dataRoot"], "migration")
+        self.export_file = os.path.join(self.mig, "chain-export.rlp")
+        self.el_url = f"http://127.0.0.1:{s['ports']['http']}"
+        self.units = s["services"]
+
+    # ---- host state ------------------------------------------------------------------------------
+
+    def host_client(self):
+        try:
+            with open(os.path.join(self.state_dir, "state.json")) as f:
+                return json.load(f)["client"]
+        except (OSError, ValueError, KeyError):
+            pass
+        if os.path.isdir(os.path.join(self.s["gethDir"], "geth", "chaindata")):
+            return "geth"
+        if os.path.isdir(os.path.join(self.s["rethDir"], "db")):
+            return "reth"
+        return None
+
+    def set_client(self, client):
+        os.makedirs(self.state_dir, exist_ok=True)
+        put(os.path.join(self.state_dir, "state.json"), json.dumps({"client": client, "since": now()}) + "\n", 0o644)
+
+    def marker(self, step):
+        try:
+            with open(os.path.join(self.markers, step + ".json")) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return None
+
+    def write_marker(self, step, data):
+        os.makedirs(self.markers, exist_ok=True)
+        put(os.path.join(self.markers, step + ".json"), json.dumps(data) + "\n", 0o644)
+
+    def noted_head(self):
+        m = self.marker("s03-stop") or self.marker("s02-note-head")
+        if not m:
+            raise Failed("no noted chain head: steps 2 and 3 run first")
+        return m["head"]
+
+    def archive_markers(self, why):
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        history = os.path.join(self.state_dir, "history", f"{stamp}-{why}")
+        os.makedirs(os.path.dirname(history), exist_ok=True)
+        os.rename(self.markers, history)
+        return history
+
+    def verify_backup(self):
+        m = self.marker("s04-backup")
+        if not m:
+            raise Failed("no backup was taken (step 4)")
+        dest = m["backupDir"]
+        try:
+            with open(os.path.join(dest, "manifest.json")) as f:
+                manifest = json.load(f)
+        except (OSError, ValueError) as e:
+            raise Failed(f"backup {dest}: no readable manifest ({e})") from None
+        for name in ("geth", "0gchaind"):
+            if tree_manifest(os.path.join(dest, name)) != manifest.get(name):
+                raise Failed(f"backup {dest}/{name} does not match its manifest: it is not a verified backup")
+        return dest
+
+    # ---- shared checks ---------------------------------------------------------------------------
+
+    def release_bin(self, name):
+        path = os.path.join(self.s["releaseDir"], "bin", name)
+        if not os.access(path, os.X_OK):
+            raise Failed(f"{path} is missing: the release {self.s['releaseDir']} was not installed")
+        return path
+
+    def exec_arg(self, unit, flag):
+        """The value of `flag` on the ExecStart line of an installed or staged unit file."""
+        for path in (f"/etc/systemd/system/{unit}", os.path.join(self.s["etcDir"], unit)):
+            try:
+                words = exec_start(path)
+            except OSError:
+                continue
+            for i, w in enumerate(words):
+                if w == flag and i + 1 < len(words):
+                    return words[i + 1]
+                if w.startswith(flag + "="):
+                    return w.split("=", 1)[1]
+            return None
+        return None
+
+    def check_jwt(self, el_unit):
+        """Seed 5: the path given to --authrpc.jwtsecret and to --chaincfg.engine.jwt-secret-path
+        must be the same file, checked on the host (same device and inode), not by name."""
+        el_path = self.exec_arg(el_unit, "--authrpc.jwtsecret")
+        cl_path = self.exec_arg(self.units["consensus"], "--chaincfg.engine.jwt-secret-path")
+        if not el_path or not cl_path:
+            raise Failed(f"cannot find the JWT paths on the ExecStart lines of {el_unit} and {self.units['consensus']}")
+        try:
+            a, b = os.stat(el_path), os.stat(cl_path)
+        except OSError as e:
+            raise Failed(f"JWT secret file: {e}") from None
+        if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
+            raise Failed(f"seed 5: {el_unit} reads the JWT secret from {el_path} but {self.units['consensus']} from {cl_path}: not the same file")
+        app_path = self.app_value("jwt-secret-path")
+        if app_path:
+            try:
+                c = os.stat(app_path)
+            except OSError:
+                raise Failed(f"app.toml jwt-secret-path {app_path} does not exist") from None
+            if (c.st_dev, c.st_ino) != (a.st_dev, a.st_ino):
+                raise Failed(f"seed 5: app.toml jwt-secret-path {app_path} is not the JWT file of {el_unit} ({el_path})")
+        return el_path
+
+    def app_value(self, key):
+        import tomllib
+        try:
+            with open(os.path.join(self.s["consensusHome"], "config", "app.toml"), "rb") as f:
+                doc = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        return find_key(doc, key)
+
+    def key_digest(self, home):
+        try:
+            with open(os.path.join(home, "config", "priv_validator_key.json"), "rb") as f:
+                return hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            return None
+
+    def consensus_processes(self):
+        """Running 0gchaind processes whose home holds this node's validator key (seed 5: one)."""
+        mine = self.key_digest(self.s["consensusHome"])
+        found = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+            except OSError:
+                continue
+            if not argv or "start" not in argv or not any(os.path.basename(a) == "0gchaind" for a in argv[:2]):
+                continue
+            home = None
+            for i, a in enumerate(argv):
+                if a == "--home" and i + 1 < len(argv):
+                    home = argv[i + 1]
+                elif a.startswith("--home="):
+                    home = a.split("=", 1)[1]
+            if home and self.key_digest(home) == mine:
+                found.append({"pid": int(pid), "home": home})
+        return found
+
+    def ensure_state_file(self):
+        """Seed 7: a missing priv_validator_state.json is created as {} , never overwritten."""
+        path = os.path.join(self.s["consensusHome"], "data", "priv_validator_state.json")
+        if os.path.exists(path):
+            return None
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write("{}\n")
+        shutil.chown(path, self.op, self.op)
+        msg = f"warning: {path} was missing; created it with {{}} (seed 7)"
+        say(msg)
+        return msg
+
+    def start_consensus(self):
+        others = self.consensus_processes()
+        if others:
+            raise Failed(f"seed 5: a 0gchaind with this validator key is already running ({others}); not starting a second one")
+        warning = self.ensure_state_file()
+        systemctl("enable", "--now", self.units["consensus"])
+        return warning
+
+    def stop(self, unit):
+        systemctl("disable", "--now", unit, check=False)
+        wait(f"{unit} to stop", lambda: not active(unit), 120)
+
+    def el_height(self):
+        return block_number(self.el_url)
+
+    def geth_head(self):
+        heads = HEAD_LINE.findall(journal(self.units["geth"]))
+        if not heads:
+            raise Failed(f"no 'Chain head was updated' line in the log of {self.units['geth']}")
+        return int(heads[-1].replace(",", ""))
+
+    def cl_status(self):
+        import urllib.request
+        url = f"http://127.0.0.1:{self.s['ports']['cometRpc']}/status"
+        try:
+            with urllib.request.urlopen(url, timeout=3) as r:
+                info = json.load(r)["result"]["sync_info"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise Failed(f"GET {url}: no usable result.sync_info ({e})") from None
+        catching_up = info.get("catching_up")
+        if not isinstance(catching_up, bool):
+            raise Failed(f"GET {url}: result.sync_info.catching_up is {catching_up!r}, not true or false")
+        return {"height": int(info.get("latest_block_height", 0)), "catchingUp": catching_up}
+
+    def height_rollback(self, expected_gap=0):
+        """expected_gap: heights the consensus is known to be ahead (a rollback to geth drops the
+        blocks made on reth since the switch): allowed on top of the usual bound."""
+        cmd = ["python3", "-S", os.path.join(LIB, "consensus-height-rollback.py"), self.s["consensusHome"], f"http://localhost:{self.s['ports']['http']}",
+               "--service", self.units["consensus"], "--max", str(self.s["rollbackMax"] + max(0, expected_gap)), "--binary", self.release_bin("0gchaind"), "--user", self.op]
+        done = run(cmd, check=False)
+        for line in done.stdout.strip().splitlines()[:-1]:
+            say(f"height rollback: {line}")
+        if done.returncode != 0:
+            raise Failed(f"consensus height rollback: {done.stderr.strip()}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def verify_running(self, el_unit, since_usec, el_signal):
+        """Seed 4.5 step 14 (also after a rollback): the EL log shows el_signal, the consensus log
+        shows Committed state and no -38002, and catching_up is false. A -38002 is remedied
+        (seed 7): stop 0gchaind, wait for the EL, roll the height back, start again (bounded)."""
+        cl = self.units["consensus"]
+        remedies = 0
+        deadline = time.monotonic() + self.s["verifyTimeout"]
+        while True:
+            cl_since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
+            cl_log = journal(cl, since_usec=mono_to_realtime_usec(cl_since)) if cl_since else ""
+            el_log = journal(el_unit, since_usec=since_usec)
+            if "-38002" in cl_log:
+                if remedies >= self.s["remedyRetries"]:
+                    raise Failed(f"0gchaind still logs -38002 Invalid forkchoice state after {remedies} remedies (seed 7): stop it, let the execution client reach the chain head, roll back the height")
+                remedies += 1
+                say(f"0gchaind logged -38002 Invalid forkchoice state: remedy {remedies} of {self.s['remedyRetries']} (seed 7)")
+                self.stop(cl)
+                self.wait_el_synced()
+                self.height_rollback()
+                self.start_consensus()
+                time.sleep(2)
+                continue
+            committed = "Committed state" in cl_log
+            signal = any(s in el_log for s in el_signal)
+            status = None
+            if committed and signal:
+                try:
+                    status = self.cl_status()
+                except Failed:
+                    status = None
+            if committed and signal and status and not status["catchingUp"]:
+                first = first_committed_time(cl, mono_to_realtime_usec(cl_since))
+                return {"consensus": status, "executionHeight": self.el_height(), "remedies": remedies, "committedAt": first}
+            if time.monotonic() > deadline:
+                raise Failed(f"not verified after {self.s['verifyTimeout']} s: EL log shows {' or '.join(el_signal)}: {signal}; "
+                             f"0gchaind log shows Committed state: {committed}; status: {status}")
+            time.sleep(2)
+
+    def wait_el_synced(self):
+        def ok():
+            try:
+                height = self.el_height()
+            except (RpcFailure, Failed):
+                return False
+            ref = self.reference_height()
+            return height >= ref - self.s["heightTolerance"]
+        wait("the execution client to reach the chain head", ok, 600, 2)
+
+    def reference_height(self):
+        url = self.s.get("referenceRpcUrl")
+        return block_number(url) if url else self.noted_head()
+
+    def install_reth(self):
+        src = self.release_bin("reth")
+        dst = self.s["rethBinary"]
+        if not (os.path.exists(dst) and same_bytes(src, dst)):
+            tmp = dst + ".nodefleet-new"
+            shutil.copy(src, tmp)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, dst)
+        version = run([dst, "--version"]).stdout.strip().splitlines()[0]
+        return version
+
+    def set_dial_url(self):
+        url = f"http://localhost:{self.s['ports']['engine']}"
+        out = run(["python3", "-S", os.path.join(LIB, "set-rpc-dial-url.py"), os.path.join(self.s["consensusHome"], "config", "app.toml"), url]).stdout
+        report = json.loads(out.strip().splitlines()[-1])
+        if report["changed"]:
+            say(f"app.toml: rpc-dial-url {report['old']} -> {url} (line {report['line']})")
+        return report

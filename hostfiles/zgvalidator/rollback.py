@@ -1,0 +1,101 @@
+"""`rollback` (back to geth from the verified backup, from any point after it) and `cleanup` (the
+export files, and optionally geth and the backup, after 24 h of reth running)."""
+import os
+import re
+import shutil
+import time
+
+from .host import Failed, active, install_unit, journal, listening, now, run, say, systemctl, tree_manifest, unit_props, wait
+
+
+def rollback(v):
+    s = v.s
+    geth, reth, cl = v.units["geth"], v.units["reth"], v.units["consensus"]
+    if not os.path.isdir(v.markers) or not os.listdir(v.markers):
+        if v.host_client() == "reth":
+            raise Failed("this validator runs reth and no switch is recorded on the host: there is no geth backup to roll back to")
+        say("no switch in progress: nothing to roll back")
+        return {"node": v.node, "rolledBack": False}
+    backup = v.verify_backup() if v.marker("s04-backup") else None
+    started = now()
+    for unit in (f"nodefleet-import-{v.node}", f"nodefleet-export-{v.node}", f"nodefleet-rethcheck-{v.node}"):
+        systemctl("stop", unit, check=False)
+    v.stop(cl)
+    v.stop(reth)
+    # geth too: a re-run of a rollback that already started it must not restore under a live database.
+    v.stop(geth)
+    if v.consensus_processes():
+        raise Failed(f"a 0gchaind with this key still runs: {v.consensus_processes()}")
+    if os.path.exists(f"/etc/systemd/system/{reth}"):
+        os.unlink(f"/etc/systemd/system/{reth}")
+    trash = s["gethDir"] + ".deleting"
+    if v.marker("s06-delete-geth") or os.path.exists(trash) or not os.path.isdir(s["gethDir"]):
+        if backup is None:
+            raise Failed("the geth datadir is gone and there is no verified backup: cannot roll back")
+        restoring = s["gethDir"] + ".restoring"
+        for stale in (restoring, trash, s["gethDir"]):
+            if os.path.exists(stale):
+                shutil.rmtree(stale)
+        run(["cp", "-a", os.path.join(backup, "geth"), restoring])
+        if tree_manifest(restoring) != tree_manifest(os.path.join(backup, "geth")):
+            raise Failed(f"the restored geth datadir differs from the backup {backup}")
+        os.rename(restoring, s["gethDir"])
+        say(f"restored the geth datadir from {backup}")
+        restored = True
+    else:
+        say("the geth datadir was never deleted: kept as it is")
+        restored = False
+    install_unit(s["etcDir"], geth)
+    systemctl("daemon-reload")
+    v.check_jwt(geth)
+    v.set_dial_url()
+    geth_start = time.time()
+    systemctl("enable", "--now", geth)
+    wait(f"{geth} to listen on {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
+    v.set_client("geth")
+    # geth is back at its head of the switch (the backup); blocks made on reth since are not
+    # in it, so the consensus height is expected to be that many heights ahead.
+    committed = [int(h) for h in re.findall(r"Committed state.*?\bheight=(\d+)", journal(cl))]
+    gap = (committed[-1] - v.noted_head()) if committed and (v.marker("s03-stop") or v.marker("s02-note-head")) else 0
+    rolled = v.height_rollback(expected_gap=gap)
+    v.start_consensus()
+    verified = v.verify_running(geth, int(geth_start * 1e6), ["Chain head was updated", "Forkchoice requested sync", "Syncing beacon headers"])
+    if os.path.exists(s["rethDir"]):
+        shutil.rmtree(s["rethDir"])
+    history = v.archive_markers("rolled-back")
+    say(f"rolled back to geth; the switch's markers are kept in {history}")
+    return {"node": v.node, "rolledBack": True, "restoredFromBackup": restored, "backupDir": backup, "heightRollback": rolled,
+            "started": started, "ended": now(), **verified}
+
+
+def cleanup(v, clock=time.monotonic):
+    s = v.s
+    reth = v.units["reth"]
+    if not v.marker("s14-verify"):
+        raise Failed("the switch to reth has not completed on this host: nothing to clean up")
+    if not active(reth):
+        raise Failed(f"{reth} is not running: cleanup waits for 24 hours of stable running")
+    since = int(unit_props(reth, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0) / 1e6
+    hours = (clock() - since) / 3600
+    need = s["cleanupAfterHours"]
+    if hours < need:
+        raise Failed(f"{reth} has been active for {hours:.1f} h (from systemd); cleanup waits until {need} h (seed 4.5: 24 to 48 hours of stable running)")
+    removed = []
+    if os.path.isdir(v.mig):
+        for name in sorted(os.listdir(v.mig)):
+            if name.endswith(".rlp") or name.endswith(".rlp.partial"):
+                os.unlink(os.path.join(v.mig, name))
+                removed.append(os.path.join(v.mig, name))
+    if s["cleanup"].get("removeGethBinary"):
+        path = os.path.join(s["releaseDir"], "bin", "geth")
+        if os.path.exists(path):
+            os.unlink(path)
+            removed.append(path)
+    if s["cleanup"].get("removeBackup"):
+        backup = v.marker("s04-backup")["backupDir"]
+        if os.path.exists(backup):
+            shutil.rmtree(backup)
+            removed.append(backup)
+    for path in removed:
+        say(f"removed {path}")
+    return {"node": v.node, "rethActiveHours": round(hours, 1), "removed": removed}

@@ -1,0 +1,105 @@
+"""`setup`: the validator's files, units and datadir, and its clients started, outside a switch.
+It never changes which client runs: that takes the switch (or its rollback)."""
+import os
+import shutil
+import time
+
+from .host import Failed, active, chown_tree, install_unit, journal, listening, run, say, systemctl, unit_props, wait
+from .switch import STEPS
+
+
+def setup(v):
+    s = v.s
+    v.release_bin("0gchaind")
+    home = s["consensusHome"]
+    for d in (s["dataRoot"], home, os.path.join(home, "config"), os.path.join(home, "data")):
+        os.makedirs(d, exist_ok=True)
+        shutil.chown(d, v.op, v.op)
+    if not os.path.exists(os.path.join(home, "config", "priv_validator_key.json")):
+        raise Failed("priv_validator_key.json is missing: the key step runs first")
+    if not os.path.exists(s["jwt"]):
+        fd = os.open(s["jwt"], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        shutil.chown(s["jwt"], v.op, v.op)
+        say(f"created the JWT secret {s['jwt']}")
+    cfg = os.path.join(home, "config")
+    for name in ("app.toml", "config.toml"):
+        path = os.path.join(cfg, name)
+        if not os.path.exists(path):
+            shutil.copy(os.path.join(s["etcDir"], name), path)
+            shutil.chown(path, v.op, v.op)
+            say(f"wrote {path}")
+    v.set_dial_url()
+    v.ensure_state_file()
+    changed = install_unit(s["etcDir"], v.units["consensus"])
+    client = v.host_client()
+    want = s["executionClient"]
+    report = {"node": v.node, "hostClient": client, "switch": s.get("switch")}
+    if s.get("switch"):
+        systemctl("daemon-reload")
+        say(f"switch {s['switch']} configured: units are left to the switch steps")
+        return report
+    if client is not None and client != want:
+        hint = "switch: migrate" if want == "reth" else "switch: rollback"
+        raise Failed(f"validator {v.node} runs {client} on this host but the config says executionClient: {want}; set {hint} to change it")
+    end_abandoned_switch(v, client)
+    el_unit = v.units[want]
+    changed = install_unit(s["etcDir"], el_unit) or changed
+    systemctl("daemon-reload")
+    if client is None:
+        init_datadir(v, want)
+        v.set_client(want)
+    v.check_jwt(el_unit)
+    systemctl("enable", el_unit, check=True)
+    if not active(el_unit):
+        systemctl("start", el_unit)
+    elif el_unit in changed:
+        systemctl("restart", el_unit)
+    try:
+        wait(f"{el_unit} to listen on the engine port {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
+    except Failed as e:
+        raise Failed(f"{e}; its log: {journal(el_unit, lines=5).strip()[-800:]}") from None
+    if active(v.units["consensus"]) and v.units["consensus"] in changed:
+        systemctl("restart", v.units["consensus"])
+    elif not active(v.units["consensus"]):
+        v.start_consensus()
+    time.sleep(3)
+    for unit in (el_unit, v.units["consensus"]):
+        if not active(unit):
+            raise Failed(f"{unit} is not running: {journal(unit, lines=15).strip()[-600:]}")
+    report.update({"hostClient": want, "restarted": changed})
+    return report
+
+
+def end_abandoned_switch(v, client):
+    """No switch is configured but an earlier one left markers: the node goes back to normal
+    operation only while nothing destructive has happened, and its markers are set aside so
+    that a later switch starts afresh (a stale 'stopped' or 'backed up' must not be skipped)."""
+    done = [step for step in STEPS if v.marker(step)]
+    if not done or (client == "reth" and v.marker("s14-verify")):
+        return  # no switch, or a completed one (its markers stay for cleanup)
+    if client == "geth" and not v.marker("s06-delete-geth"):
+        for job in ("export", "import"):
+            name = f"nodefleet-{job}-{v.node}"
+            if unit_props(name, "ActiveState").get("ActiveState") in ("active", "activating"):
+                raise Failed(f"an earlier switch's {name} is still running: wait for it, or stop it (systemctl stop {name}), then re-run")
+        history = v.archive_markers("abandoned")
+        say(f"an earlier switch stopped after {done[-1]} with the geth datadir intact: geth stays; its markers are set aside in {history}")
+        return
+    raise Failed(f"validator {v.node}: a switch to reth stopped after {done[-1]}"
+                 f"{' and the geth datadir was deleted' if v.marker('s06-delete-geth') else ''}: "
+                 "set switch: migrate to finish it, or switch: rollback to restore geth from the backup")
+
+
+def init_datadir(v, client):
+    s = v.s
+    if client == "geth":
+        run([v.release_bin("geth"), "init", "--datadir", s["gethDir"], s["genesis"]], user=None)
+        chown_tree(s["gethDir"], v.op)
+    else:
+        v.install_reth()
+        os.makedirs(s["rethDir"], exist_ok=True)
+        chown_tree(s["rethDir"], v.op)
+        run([s["rethBinary"], "init", "--chain", s["genesis"], "--datadir", s["rethDir"]], user=v.op)
+    say(f"initialized the {client} datadir with {s['genesis']}")

@@ -1,0 +1,282 @@
+"""The geth -> reth switch: its 14 steps, in order, each a function of the validator found
+through STEPS.
+
+`migrate <step> <inputs>` runs one step: it checks that every earlier step has its completion
+marker (<data root>/.nodefleet-switch/migration/<step>.json), skips a step whose marker is there,
+refuses a marker written with other inputs (finish with the settings the switch started with, or
+roll back), and writes the marker when the step is done. So a re-run after any interruption
+resumes at the first unfinished step."""
+import datetime
+import json
+import os
+import re
+import shutil
+import time
+
+from .chain import trim, verify_export
+from .host import Failed, active, chown_tree, dispose, exec_start, install_unit, listening, now, parse_time, run, say, systemctl, tail, tree_manifest, tree_size, wait
+from .importing import step_import
+from .jobs import Meter, attach, count_blocks, job_state, long_unit
+from nodefleet_rpc import RpcFailure
+
+MIN_RELEASE = (1, 0, 6)
+
+
+def migrate(v, step, inputs):
+    if step not in STEPS:
+        raise Failed(f"unknown step {step}")
+    names = list(STEPS)
+    for before in names[:names.index(step)]:
+        if not v.marker(before):
+            raise Failed(f"{step}: step {before} has not completed (the steps run in order)")
+    done = v.marker(step)
+    if done:
+        if done.get("inputs") != inputs:
+            raise Failed(f"{step} completed with other inputs ({done.get('inputs')}, now {inputs}): finish the switch with "
+                         "the settings it started with, or roll back (switch: rollback)")
+        say(f"{step}: already done at {done['ended']}: skipped")
+        return dict(done, skipped=True)
+    started = now()
+    say(f"{step}: started {started}")
+    data = STEPS[step](v)
+    record = dict(data, step=step, inputs=inputs, started=started, ended=now())
+    v.write_marker(step, record)
+    say(f"{step}: done {record['ended']}")
+    return record
+
+
+def step_install_reth(v):
+    out = run([v.release_bin("0gchaind"), "version"]).stdout.strip()
+    m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out)
+    if not m or tuple(int(x) for x in m.groups()) < MIN_RELEASE:
+        raise Failed(f"release package version {out!r}: the switch to reth needs 1.0.6 or later (seed 9)")
+    version = v.install_reth()
+    say(f"installed {v.s['rethBinary']}: {version}")
+    return {"releaseVersion": m.group(0), "rethVersion": version}
+
+
+def step_note_head(v):
+    geth = v.units["geth"]
+    if not active(geth):
+        raise Failed(f"{geth} is not running: the chain head is read from a running geth's log (seed 4.5 step 2)")
+    size = tree_size(v.s["gethDir"])
+    st = os.statvfs(v.s["dataRoot"])
+    free = st.f_bavail * st.f_frsize
+    if free < 2 * size:
+        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, the switch needs 2x the geth datadir ({2 * size} bytes; seed 8)")
+    head = v.geth_head()
+    say(f"noted chain head {head} from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
+    return {"head": head, "gethBytes": size, "freeBytes": free}
+
+
+def step_stop(v):
+    geth, cl = v.units["geth"], v.units["consensus"]
+    noted = v.marker("s02-note-head")["head"]
+    stopped_at = now()
+    if active(cl):
+        v.stop(cl)
+        say(f"stopped {cl}")
+    if v.consensus_processes():
+        raise Failed(f"a 0gchaind with this key still runs after {cl} stopped: {v.consensus_processes()}")
+    head = noted
+    if active(geth):
+        head = max(noted, v.geth_head())  # geth's head is final once the consensus daemon is stopped
+        v.stop(geth)
+        say(f"stopped {geth}; its last chain head {head}")
+    return {"head": head, "headNoted": noted, "consensusStoppedAt": stopped_at}
+
+
+def step_backup(v):
+    s = v.s
+    for unit in (v.units["consensus"], v.units["geth"]):
+        if active(unit):
+            raise Failed(f"{unit} is running: the backup is taken only after both are stopped (seed 4.5 step 4)")
+    for stale in os.listdir(s["dataRoot"]):
+        if stale.startswith("backup-") and stale.endswith(".partial"):
+            shutil.rmtree(os.path.join(s["dataRoot"], stale))
+            say(f"removed the unfinished backup {stale}")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    dest = os.path.join(s["dataRoot"], f"backup-{stamp}")
+    part = dest + ".partial"
+    os.makedirs(part)
+    manifest = {}
+    for name, src in (("geth", s["gethDir"]), ("0gchaind", s["consensusHome"])):
+        run(["cp", "-a", src, os.path.join(part, name)])
+        manifest[name] = tree_manifest(os.path.join(part, name))
+        if manifest[name] != tree_manifest(src):
+            raise Failed(f"backup of {src}: the copy differs from the source")
+    with open(os.path.join(part, "manifest.json"), "w") as f:
+        json.dump(manifest, f)
+    os.rename(part, dest)
+    files = sum(len(m) for m in manifest.values())
+    size = sum(e[0] for m in manifest.values() for e in m.values())
+    say(f"backed up the geth datadir and the consensus home to {dest}: {files} files, {size} bytes, verified")
+    return {"backupDir": dest, "files": files, "bytes": size}
+
+
+def step_export(v):
+    s = v.s
+    if active(v.units["geth"]):
+        raise Failed(f"{v.units['geth']} is running: export only from a stopped geth")
+    v.verify_backup()
+    head = v.noted_head()
+    os.makedirs(v.mig, exist_ok=True)
+    shutil.chown(v.mig, v.op, v.op)
+    name = f"nodefleet-export-{v.node}"
+    log = os.path.join(v.mig, "export.log")
+    for attempt in (1, 2):
+        if job_state(v, name) in ("none", "failed"):  # a failed export is run again
+            if os.path.exists(v.export_file):
+                os.unlink(v.export_file)  # geth export appends: a partial file must go first
+                say("removed a partial chain-export.rlp before exporting again")
+            long_unit(v, name, [v.release_bin("geth"), "export", "--datadir", s["gethDir"], v.export_file, "1", str(head)], log, "export-hold")
+        meter = Meter(head)
+        status = attach(v, name, lambda: meter.line("exported", count_blocks(v.export_file, meter)))
+        if status is None:
+            say(f"{name} is gone (host restarted?): exporting again")
+            continue
+        dispose(name)
+        if status != 0:
+            raise Failed(f"geth export failed (exit {status}): {tail(log)}")
+        break
+    else:
+        raise Failed("the export did not complete")
+    info = verify_export(v.export_file, head)
+    say(f"export verified: blocks {info['first']}..{info['last']} ({info['blocks']} blocks, {info['bytes']} bytes), no truncated tail")
+    return info
+
+
+def step_delete_geth(v):
+    s = v.s
+    trash = s["gethDir"] + ".deleting"
+    backup = v.verify_backup()
+    exp = v.marker("s05-export")
+    info = verify_export(v.export_file, v.noted_head())
+    if info["bytes"] != exp["bytes"]:
+        raise Failed(f"{v.export_file} changed since it was verified ({exp['bytes']} -> {info['bytes']} bytes)")
+    if os.path.exists(s["gethDir"]):
+        os.rename(s["gethDir"], trash)
+    if os.path.exists(trash):
+        shutil.rmtree(trash)
+    say(f"deleted the geth datadir {s['gethDir']} (backup {backup}, export {info['blocks']} blocks verified)")
+    return {"deleted": s["gethDir"], "backupDir": backup}
+
+
+def step_init_reth(v):
+    s = v.s
+    if os.path.exists(s["rethDir"]):
+        shutil.rmtree(s["rethDir"])  # an unfinished init of an earlier run
+    os.makedirs(s["rethDir"])
+    chown_tree(s["rethDir"], v.op)
+    out = run([s["rethBinary"], "init", "--chain", s["genesis"], "--datadir", s["rethDir"]], user=v.op)
+    say((out.stdout + out.stderr).strip().splitlines()[-1] if (out.stdout + out.stderr).strip() else "reth init done")
+    return {"rethDir": s["rethDir"]}
+
+
+def step_trim(v):
+    path = trim(v, 1)
+    return {"file": path, "bytes": os.path.getsize(path)}
+
+
+def transient_reth(v):
+    """Seed 4.5 step 10 compares reth's height on <prefix>545 before its unit exists: reth runs
+    once with the unit's own command line as a transient unit, and is stopped after."""
+    argv = exec_start(os.path.join(v.s["etcDir"], v.units["reth"]))
+    name = f"nodefleet-rethcheck-{v.node}"
+    dispose(name)
+    run(["systemd-run", f"--unit={name}", f"--uid={v.op}", f"--gid={v.op}", "-p", f"WorkingDirectory={v.s['dataRoot']}", "--", *argv])
+    return name
+
+
+def step_compare(v):
+    name = transient_reth(v)
+    try:
+        def height():
+            try:
+                return v.el_height() + 1  # +1: block 0 is a valid answer but falsy
+            except (RpcFailure, Failed):
+                return None
+        reth = wait(f"reth to answer eth_blockNumber on {v.el_url}", height, 120) - 1
+    finally:
+        systemctl("stop", name, check=False)
+    ref = v.reference_height()
+    source = v.s.get("referenceRpcUrl") or "the noted head"
+    tol = v.s["heightTolerance"]
+    if abs(ref - reth) > tol:
+        raise Failed(f"reth is at block {reth}, the reference ({source}) at {ref}: more than {tol} blocks apart (seed 4.5 step 10); "
+                     "not switching over: re-run to retry, or roll back")
+    say(f"reth height {reth}, reference {ref} ({source}): within {tol}")
+    return {"rethHeight": reth, "referenceHeight": ref, "reference": source}
+
+
+def step_units(v):
+    geth = v.units["geth"]
+    if active(geth):
+        raise Failed(f"{geth} is running: it must stay stopped during the switch")
+    systemctl("disable", geth, check=False)
+    path = f"/etc/systemd/system/{geth}"
+    if os.path.exists(path):
+        os.unlink(path)
+    install_unit(v.s["etcDir"], v.units["reth"])
+    say(f"removed {geth}; installed {v.units['reth']}")
+    return {"removed": geth, "installed": v.units["reth"]}
+
+
+def step_dial_url(v):
+    r = v.set_dial_url()
+    return {"appToml": r["file"], "rpcDialUrl": r["new"], "was": r["old"]}
+
+
+def step_start(v):
+    s = v.s
+    reth, cl = v.units["reth"], v.units["consensus"]
+    systemctl("stop", f"nodefleet-rethcheck-{v.node}", check=False)
+    systemctl("daemon-reload")
+    v.check_jwt(reth)
+    reth_start = time.time()
+    systemctl("enable", "--now", reth)
+    wait(f"something listening on the engine port {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
+    say(f"{reth} is listening on {s['ports']['engine']}")
+    v.set_client("reth")
+    rolled = {"skipped": "0gchaind already running"}
+    if not active(cl):
+        rolled = v.height_rollback()
+        v.start_consensus()
+        say(f"started {cl}")
+    return {"rethStartedAt": reth_start, "heightRollback": rolled, "consensusStartedAt": now()}
+
+
+def step_verify(v):
+    since = int(v.marker("s13-start")["rethStartedAt"] * 1e6)
+    verified = v.verify_running(v.units["reth"], since, ["Starting consensus engine", "syncing", "Syncing"])
+    stopped = parse_time(v.marker("s03-stop")["consensusStoppedAt"])
+    downtime = round(verified["committedAt"] - stopped, 1) if verified.get("committedAt") else None
+    say(f"verified: reth at {verified['executionHeight']}, 0gchaind at {verified['consensus']['height']}, catching_up false; downtime {downtime} s")
+    return dict(verified, downtimeSeconds=downtime)
+
+
+def migration_report(v):
+    steps = {}
+    for step in STEPS:
+        m = v.marker(step)
+        if m:
+            steps[step] = {"started": m["started"], "ended": m["ended"]}
+    report = {"node": v.node, "steps": steps}
+    if v.marker("s03-stop"):
+        report["notedHead"] = v.noted_head()
+    if v.marker("s09-import"):
+        report["importedHeight"] = v.marker("s09-import")["importedHeight"]
+        report["importAttempts"] = v.marker("s09-import")["attempts"]
+    if v.marker("s14-verify"):
+        report["downtimeSeconds"] = v.marker("s14-verify")["downtimeSeconds"]
+        report["complete"] = True
+    return report
+
+
+# The step names, in order (one list: steps.json, which nodefleet's program reads too), each with
+# the function that runs it; tests/test_zg_validator_steps.py checks that they pair up.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "steps.json")) as f:
+    STEPS = dict(zip(json.load(f), [
+        step_install_reth, step_note_head, step_stop, step_backup, step_export, step_delete_geth, step_init_reth,
+        step_trim, step_import, step_compare, step_units, step_dial_url, step_start, step_verify,
+    ], strict=True))
