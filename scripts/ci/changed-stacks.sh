@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 base="${1:?usage: changed-stacks.sh BASE_REF}"
 all=$(find . -maxdepth 1 -name 'Pulumi.*.yaml' | sed 's#^\./Pulumi\.\(.*\)\.yaml$#\1#' | grep -vx dev | sort)
 changed=$(git diff --name-only "$base"...HEAD)
-if grep -qE '^(index\.ts|components/|templates/|hostfiles/|tools/|policy/|package(-lock)?\.json|Pulumi\.yaml)' <<<"$changed"; then
+if grep -qE '^(index\.ts|components/|templates/|hostfiles/|policy/|package(-lock)?\.json|Pulumi\.yaml)' <<<"$changed"; then
     stacks="$all"
 else
     stacks=$(sed -n 's#^Pulumi\.\([a-z0-9-]*\)\.yaml$#\1#p' <<<"$changed" | grep -vx dev | sort -u || true)

@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 export const ROOT = path.resolve(__dirname, "../../..");
-const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "tools", "policy"];
+const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy"];
 
 /** What a scratch project is made of: paths in the checkout, each copied to the same or another place. */
 export type Sources = readonly (string | readonly [from: string, to: string])[];
