@@ -26,7 +26,7 @@ dev_env() {
 
 prepare() {
     bash "$ROOT/scripts/setup.sh"
-    bash "$ROOT/scripts/toolchain.sh"
+    bash "$ROOT/lab/toolchain.sh"
     dev_env
     pulumi stack select dev >/dev/null 2>&1 || pulumi stack init dev >/dev/null
 }
@@ -35,26 +35,26 @@ case "${1:-}" in
 up)
     shift
     prepare
-    bash "$ROOT/scripts/artifacts.sh" serve
-    bash "$ROOT/scripts/devchain.sh" start
-    bash "$ROOT/scripts/vm.sh" up 2
+    bash "$ROOT/lab/artifacts.sh" serve
+    bash "$ROOT/lab/devchain.sh" start
+    bash "$ROOT/lab/vm.sh" up 2
     pulumi up --stack dev --yes --skip-preview --non-interactive "$@"
     ;;
 preview)
     shift
     prepare
-    bash "$ROOT/scripts/artifacts.sh" build # the dev config reads its SHA256SUMS
+    bash "$ROOT/lab/artifacts.sh" build # the dev config reads its SHA256SUMS
     pulumi preview --stack dev --non-interactive "$@"
     ;;
 destroy)
     shift
     prepare
-    bash "$ROOT/scripts/artifacts.sh" build
-    bash "$ROOT/scripts/vm.sh" up 2 # destroy runs the delete commands on the hosts
+    bash "$ROOT/lab/artifacts.sh" build
+    bash "$ROOT/lab/vm.sh" up 2 # destroy runs the delete commands on the hosts
     pulumi destroy --stack dev --yes --skip-preview --non-interactive "$@"
-    bash "$ROOT/scripts/vm.sh" down
-    bash "$ROOT/scripts/artifacts.sh" stop
-    bash "$ROOT/scripts/devchain.sh" stop
+    bash "$ROOT/lab/vm.sh" down
+    bash "$ROOT/lab/artifacts.sh" stop
+    bash "$ROOT/lab/devchain.sh" stop
     ;;
 pulumi)
     shift

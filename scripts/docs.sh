@@ -6,6 +6,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/setup.sh
 npx --no-install tsc -p tsconfig.json >&2
+# shellcheck disable=SC2016 # JavaScript, not shell
 node -e '
 const fs = require("fs");
 const r = require("./dist/components/config/reference");

@@ -18,7 +18,7 @@ npx --no-install tsc -p tsconfig.json
 
 if has_tier unit; then
     echo "== unit tier: node simulators, host scripts and host tools (python unittest)"
-    (cd sim && python3 -m unittest discover -s tests -t .)
+    (cd lab/sim && python3 -m unittest discover -s tests -t .)
     (cd hostfiles && python3 -m unittest discover -s tests -t .)
     echo "== unit tier: trim_export.py speed targets, measured side by side (a report: see docs/switch.md, The trim tool)"
     python3 test/bench/bench_trim.py --mb 512 --rounds 5 || echo "bench_trim: a speed target was missed on this run (ratios above)"
@@ -27,13 +27,13 @@ if has_tier unit; then
 fi
 if has_tier cli; then
     echo "== cli tier: pulumi preview with the real engine"
-    bash scripts/toolchain.sh
+    bash lab/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
 if has_tier e2e; then
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
-    NODEFLEET_GETH="$(bash scripts/artifacts.sh geth)" bash -c 'cd sim && python3 -m unittest -v tests_geth.test_geth_chain'
+    NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
     echo "== e2e tier: the dev stack on local VMs"
-    bash scripts/toolchain.sh
+    bash lab/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/
 fi

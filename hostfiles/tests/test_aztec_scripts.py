@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTFILES = os.path.dirname(HERE)
-SIM = os.path.join(os.path.dirname(HOSTFILES), "sim")
+SIM = os.path.join(os.path.dirname(HOSTFILES), "lab", "sim")
 KEY = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
 VALIDATOR = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
 REGISTRY = "0x00000000000000000000000000000000000a2ec1"

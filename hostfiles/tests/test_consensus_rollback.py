@@ -14,7 +14,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTFILES = os.path.dirname(HERE)
-SIM = os.path.join(os.path.dirname(HOSTFILES), "sim")
+SIM = os.path.join(os.path.dirname(HOSTFILES), "lab", "sim")
 sys.path.insert(0, SIM)
 from nodefleet_sim import common  # noqa: E402
 

@@ -16,7 +16,7 @@ action="${1:-}" stack="${2:-}"
 : "${PULUMI_CONFIG_PASSPHRASE:?set PULUMI_CONFIG_PASSPHRASE (a CI secret)}"
 # shellcheck source=scripts/setup.sh
 source scripts/setup.sh
-bash scripts/toolchain.sh
+bash lab/toolchain.sh
 export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
 pulumi stack select "$stack" --create --non-interactive >/dev/null
 while IFS='=' read -r name _; do

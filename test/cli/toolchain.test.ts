@@ -1,4 +1,4 @@
-// The toolchain's plugin routes (scripts/toolchain.sh), run on a scratch copy of the scripts so
+// The toolchain's plugin routes (lab/toolchain.sh), run on a scratch copy of the scripts so
 // the checkout's .tools/bin is left alone. It runs after the test command has provided the real
 // toolchain once: the scratch reuses that CLI build (its cache directory is linked in) and the
 // real plugin binaries, so nothing is built here. What it cannot show: a build from a cold
@@ -20,7 +20,7 @@ describe("toolchain plugin routes", () => {
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-toolchain-"));
-        for (const f of ["scripts/toolchain.sh", "scripts/lib/go.sh", "toolchain/go.mod", "toolchain/go.sum", "toolchain/upstream.sha256"]) {
+        for (const f of ["lab/toolchain.sh", "lab/lib/go.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/upstream.sha256"]) {
             fs.mkdirSync(path.dirname(path.join(dir, "root", f)), { recursive: true });
             fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
         }
@@ -34,7 +34,7 @@ describe("toolchain plugin routes", () => {
 
     /** toolchain.sh in the scratch root, with a PATH of only the system's directories (+ extra). */
     function toolchain(upstream: string, extraPath?: string) {
-        const r = spawnSync("bash", [path.join(dir, "root/scripts/toolchain.sh")], {
+        const r = spawnSync("bash", [path.join(dir, "root/lab/toolchain.sh")], {
             encoding: "utf8",
             timeout: 120_000,
             env: {

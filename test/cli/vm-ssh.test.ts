@@ -1,4 +1,4 @@
-// `scripts/vm.sh ssh VM CMD`, the way the E2E tests and operators run one command on a dev VM,
+// `lab/vm.sh ssh VM CMD`, the way the E2E tests and operators run one command on a dev VM,
 // run on a scratch copy of the script with a scripted `ssh` first on PATH. The E2E tier once
 // failed on "Connection timed out during banner exchange" from an emulated guest under load; these
 // tests pin which failures are tried again (only those before the session opens, while the VM's
@@ -17,8 +17,8 @@ describe("vm.sh ssh: one command on a dev VM", () => {
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-vmssh-"));
-        fs.mkdirSync(path.join(dir, "root/scripts"), { recursive: true });
-        fs.copyFileSync(path.join(ROOT, "scripts/vm.sh"), path.join(dir, "root/scripts/vm.sh"));
+        fs.mkdirSync(path.join(dir, "root/lab"), { recursive: true });
+        fs.copyFileSync(path.join(ROOT, "lab/vm.sh"), path.join(dir, "root/lab/vm.sh"));
         fs.mkdirSync(path.join(dir, "bin"));
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -38,7 +38,7 @@ describe("vm.sh ssh: one command on a dev VM", () => {
             .map(([status, stderr], i) => `${i + 1}) printf '%s\\n' ${JSON.stringify(stderr)} >&2; ${i === answers.length - 1 ? `cat; echo "ran: \${*: -1}"; ` : ""}exit ${status} ;;`)
             .join("\n    ");
         fs.writeFileSync(path.join(dir, "bin/ssh"), `#!/usr/bin/env bash\necho x >> ${JSON.stringify(tries)}\nn=$(wc -l < ${JSON.stringify(tries)})\ncase $n in\n    ${cases}\n    *) exit 99 ;;\nesac\n`, { mode: 0o755 });
-        const r = spawnSync("bash", [path.join(dir, "root/scripts/vm.sh"), "ssh", "dev-1", "systemctl is-active x"], {
+        const r = spawnSync("bash", [path.join(dir, "root/lab/vm.sh"), "ssh", "dev-1", "systemctl is-active x"], {
             encoding: "utf8",
             input: "from stdin\n",
             timeout: 60_000,

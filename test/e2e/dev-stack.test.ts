@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { spawn } from "node:child_process";
 import { ROOT, sh } from "../support/cli";
 
-const VM = path.join(ROOT, "scripts/vm.sh");
+const VM = path.join(ROOT, "lab/vm.sh");
 const DEV = path.join(ROOT, "scripts/dev.sh");
 const PORTS_PY = path.join(ROOT, "test/e2e/ports.py");
 
@@ -105,7 +105,7 @@ async function until(what: string, f: () => boolean, timeoutMs: number): Promise
 }
 
 const onV = (command: string, allowFail = false) => onVm("dev-2", command, allowFail);
-const DEVCHAIN = path.join(ROOT, "scripts/devchain.sh");
+const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
 const CHAIN_BLOCKS = 3000;
 /** validator-1's execution and consensus heights, read on the host (no pulumi run). */
 function stackHealthOnHost(): { executionHeight: number; consensusHeight: number } {
@@ -122,8 +122,8 @@ const FAILPOINTS = "/run/nodefleet/failpoints";
 describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     after(() => {
         sh("bash", [VM, "down"], { allowFail: true });
-        sh("bash", [path.join(ROOT, "scripts/artifacts.sh"), "stop"], { allowFail: true });
-        sh("bash", [path.join(ROOT, "scripts/devchain.sh"), "stop"], { allowFail: true });
+        sh("bash", [path.join(ROOT, "lab/artifacts.sh"), "stop"], { allowFail: true });
+        sh("bash", [path.join(ROOT, "lab/devchain.sh"), "stop"], { allowFail: true });
     });
 
     it("the main job brings the dev fleet up with pulumi up", { timeout: 30 * 60_000 }, () => {

@@ -1,4 +1,4 @@
-// Runs the real Pulumi CLI (scripts/toolchain.sh) on a throwaway copy of the project: its own
+// Runs the real Pulumi CLI (lab/toolchain.sh) on a throwaway copy of the project: its own
 // file backend and Pulumi home in a temp dir, so tests never touch the checkout's stacks.
 import { spawnSync, SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";

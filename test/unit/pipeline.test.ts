@@ -34,7 +34,7 @@ describe("example stacks", () => {
 
 describe("workflows", () => {
     it("actionlint accepts .github/workflows", () => {
-        const r = run("bash", ["scripts/actionlint.sh"]);
+        const r = run("bash", ["lab/actionlint.sh"]);
         assert.equal(r.status, 0, r.output);
     });
 
@@ -42,7 +42,7 @@ describe("workflows", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-actionlint-"));
         const broken = fs.readFileSync(path.join(ROOT, ".github/workflows/deploy.yml"), "utf8").replace("needs: staging", "needs: stagin");
         fs.writeFileSync(path.join(dir, "deploy.yml"), broken);
-        const r = run("bash", ["scripts/actionlint.sh", path.join(dir, "deploy.yml")]);
+        const r = run("bash", ["lab/actionlint.sh", path.join(dir, "deploy.yml")]);
         fs.rmSync(dir, { recursive: true });
         assert.notEqual(r.status, 0);
         assert.match(r.output, /job "prod" needs job "stagin" which does not exist/);

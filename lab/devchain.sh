@@ -6,10 +6,10 @@
 #   http://10.0.2.2:8546   the same chain through a forwarder (a second endpoint for failover)
 # It also stands in for the sequencer's L1: the genesis holds a minimal validator registry at
 # 0x00000000000000000000000000000000000a2ec1 (getInfo(address) -> stake, withdrawer, proposer,
-# status from storage; see sim/README.md). A changed genesis starts the chain afresh.
+# status from storage; see lab/sim/README.md). A changed genesis starts the chain afresh.
 #
-#   scripts/devchain.sh start | stop | status
-#   scripts/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
+#   lab/devchain.sh start | stop | status
+#   lab/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
 #                                 on the dev genesis, made once natively (real geth, driven by the
 #                                 0gchaind simulator without a block period) and cached outside the
 #                                 clone; the E2E tier imports it into a VM's geth for the switch
@@ -28,16 +28,16 @@ answers() {
 cmd_start() {
     mkdir -p "$STATE"
     local geth
-    geth="$(bash "$ROOT/scripts/artifacts.sh" geth)"
+    geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
     local genesis_sum
-    genesis_sum="$(sha256sum "$ROOT/sim/release/geth-genesis.json" | cut -d' ' -f1)"
+    genesis_sum="$(sha256sum "$ROOT/lab/sim/release/geth-genesis.json" | cut -d' ' -f1)"
     if [ -d "$STATE/geth" ] && [ "$(cat "$STATE/genesis.sha256" 2>/dev/null)" != "$genesis_sum" ]; then
         say "the dev genesis changed: starting the dev chain afresh"
         cmd_stop
         rm -rf "$STATE/geth" "$STATE/cl"
     fi
     if [ ! -d "$STATE/geth/geth/chaindata" ]; then
-        "$geth" init --datadir "$STATE/geth" "$ROOT/sim/release/geth-genesis.json" >"$STATE/init.log" 2>&1
+        "$geth" init --datadir "$STATE/geth" "$ROOT/lab/sim/release/geth-genesis.json" >"$STATE/init.log" 2>&1
         echo "$genesis_sum" > "$STATE/genesis.sha256"
     fi
     [ -f "$STATE/jwt.hex" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$STATE/jwt.hex")
@@ -56,11 +56,11 @@ cmd_start() {
         printf '[rpc]\nladdr = "tcp://127.0.0.1:8657"\n' > "$STATE/cl/config/config.toml"
         echo '{"pub_key": {"value": "ZGV2Y2hhaW4="}}' > "$STATE/cl/config/priv_validator_key.json"
         [ -f "$STATE/cl/data/priv_validator_state.json" ] || echo '{}' > "$STATE/cl/data/priv_validator_state.json"
-        (cd "$ROOT/sim" && exec python3 -m nodefleet_sim.zerog start --home "$STATE/cl" >"$STATE/cl.log" 2>&1) &
+        (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.zerog start --home "$STATE/cl" >"$STATE/cl.log" 2>&1) &
         echo $! > "$STATE/cl.pid"
     fi
     if ! running proxy; then
-        (cd "$ROOT/sim" && exec python3 -m nodefleet_sim.rpcproxy --listen 127.0.0.1:8546 --to http://127.0.0.1:8545 >"$STATE/proxy.log" 2>&1) &
+        (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.rpcproxy --listen 127.0.0.1:8546 --to http://127.0.0.1:8545 >"$STATE/proxy.log" 2>&1) &
         echo $! > "$STATE/proxy.pid"
     fi
     for _ in $(seq 50); do answers http://127.0.0.1:8546 && break; sleep 0.2; done
@@ -80,13 +80,13 @@ cmd_stop() {
 cmd_chain() {
     local n="$1" geth stamp cache work
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || { say "chain: N must be a positive block count, got '$n'"; exit 2; }
-    geth="$(bash "$ROOT/scripts/artifacts.sh" geth)"
-    stamp="$(cat "$geth" "$ROOT/sim/release/geth-genesis.json" "$ROOT/sim/nodefleet_sim/zerog.py" | sha256sum | cut -c1-16)"
+    geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
+    stamp="$(cat "$geth" "$ROOT/lab/sim/release/geth-genesis.json" "$ROOT/lab/sim/nodefleet_sim/zerog.py" | sha256sum | cut -c1-16)"
     cache="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/chains/$stamp"
     if [ ! -s "$cache/chain-$n.rlp" ]; then
         work="$(mktemp -d)"
         say "making a chain of $n real geth blocks (once; cached in $cache)"
-        "$geth" init --datadir "$work/geth" "$ROOT/sim/release/geth-genesis.json" >"$work/init.log" 2>&1
+        "$geth" init --datadir "$work/geth" "$ROOT/lab/sim/release/geth-genesis.json" >"$work/init.log" 2>&1
         (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/jwt.hex")
         "$geth" --datadir "$work/geth" --networkid 16661 --syncmode full --nodiscover --maxpeers 0 --port 0 \
             --http --http.addr 127.0.0.1 --http.port 18545 --http.api eth --authrpc.addr 127.0.0.1 \
@@ -98,7 +98,7 @@ cmd_chain() {
         printf '[rpc]\nladdr = "tcp://127.0.0.1:18657"\n' > "$work/cl/config/config.toml"
         echo '{"pub_key": {"value": "Y2hhaW4="}}' > "$work/cl/config/priv_validator_key.json"
         echo '{}' > "$work/cl/data/priv_validator_state.json"
-        (cd "$ROOT/sim" && NODEFLEET_SIM_BLOCK_TIME=0.001 exec python3 -m nodefleet_sim.zerog start --home "$work/cl" >"$work/cl.log" 2>&1) &
+        (cd "$ROOT/lab/sim" && NODEFLEET_SIM_BLOCK_TIME=0.001 exec python3 -m nodefleet_sim.zerog start --home "$work/cl" >"$work/cl.log" 2>&1) &
         local cpid=$!
         local head=0
         while [ "$head" -lt "$n" ]; do

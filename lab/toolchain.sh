@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Provides the Pulumi toolchain without any Pulumi download, linked into .tools/bin:
 #   pulumi                   the Pulumi CLI, built from the Go module proxy at the version pinned
-#                            in toolchain/go.mod (checksums pinned in go.sum), cached outside the
-#                            clone (scripts/lib/go.sh);
+#                            in lab/toolchain/go.mod (checksums pinned in go.sum), cached outside the
+#                            clone (lab/lib/go.sh);
 #   pulumi-language-nodejs   Pulumi's Node.js language host, v3.248.0;
 #   pulumi-resource-command  Pulumi's command provider, v1.2.1.
 # Each plugin comes, in this order, from:
@@ -11,7 +11,7 @@
 #      `pulumi plugin install resource command v1.2.1` leaves them (the production route);
 #   2. upstream source archives in NODEFLEET_UPSTREAM (default ../shared/upstream beside the clone;
 #      an air-gapped operator points it at a mirror): each archive's sha256 must equal the digest
-#      pinned in toolchain/upstream.sha256 before anything is unpacked; the build is cached outside
+#      pinned in lab/toolchain/upstream.sha256 before anything is unpacked; the build is cached outside
 #      the clone, keyed by those digests.
 # A plugin that reports another version than the pinned one is not used. Idempotent: a second
 # run only checks (about a second). Progress goes to stderr.
@@ -21,16 +21,16 @@ PULUMI_VERSION=v3.248.0
 COMMAND_VERSION=1.2.1
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/toolchain" # the plugins
 UPSTREAM="${NODEFLEET_UPSTREAM:-$ROOT/../shared/upstream}"
-PINS="$ROOT/toolchain/upstream.sha256"
+PINS="$ROOT/lab/toolchain/upstream.sha256"
 BIN="$ROOT/.tools/bin"
 say() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 mkdir -p "$BIN" "$CACHE"
 
-source "$ROOT/scripts/lib/go.sh"
+source "$ROOT/lab/lib/go.sh"
 
 # ---- the CLI ------------------------------------------------------------------------------------
-cli="$(pinned_tool "[toolchain]" "$ROOT/toolchain" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi \
+cli="$(pinned_tool "[toolchain]" "$ROOT/lab/toolchain" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi \
     "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION")"
 ln -sf "$cli" "$BIN/pulumi"
 
@@ -119,7 +119,7 @@ provide() { # binary version plugin-cache-dir builder archive
         return
     fi
     if [ ! -f "$UPSTREAM/$5" ]; then
-        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in toolchain/upstream.sha256"
+        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in lab/toolchain/upstream.sha256"
     fi
     key="$(pinned_digest "$5" | cut -c1-16)"
     out="$CACHE/$name-$version-$key/$name"

@@ -3,13 +3,13 @@
 # release layouts plus a SHA256SUMS file, over HTTP from this runner (VMs reach it at
 # http://10.0.2.2:8700). nodefleet installs them by URL + sha256 exactly as in production.
 #
-#   scripts/artifacts.sh build    build into a cache outside the clone (geth ~5 min once)
-#   scripts/artifacts.sh serve    build if needed, then serve on 127.0.0.1:8700 (background)
-#   scripts/artifacts.sh stop     stop the server
-#   scripts/artifacts.sh dir      print the directory being served
-#   scripts/artifacts.sh geth     print the path of the geth binary (built if needed)
+#   lab/artifacts.sh build    build into a cache outside the clone (geth ~5 min once)
+#   lab/artifacts.sh serve    build if needed, then serve on 127.0.0.1:8700 (background)
+#   lab/artifacts.sh stop     stop the server
+#   lab/artifacts.sh dir      print the directory being served
+#   lab/artifacts.sh geth     print the path of the geth binary (built if needed)
 #
-# Contents (see sim/README.md):
+# Contents (see lab/sim/README.md):
 #   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,0gchaind,reth}, geth-genesis.json,
 #                            kzg-trusted-setup.json, jwt.hex   (geth is the REAL go-ethereum,
 #                            built from the Go module proxy; 0gchaind and reth are SIMULATORS)
@@ -21,17 +21,17 @@ CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 PORT="${NODEFLEET_ARTIFACTS_PORT:-8700}"
 PIDFILE="$ROOT/.state/artifacts/server.pid"
 say() { printf '[artifacts] %s\n' "$*" >&2; }
-source "$ROOT/scripts/lib/go.sh"
+source "$ROOT/lab/lib/go.sh"
 
 geth_bin() {
-    pinned_tool "[artifacts]" "$ROOT/toolchain/geth" github.com/ethereum/go-ethereum/cmd/geth geth
+    pinned_tool "[artifacts]" "$ROOT/lab/toolchain/geth" github.com/ethereum/go-ethereum/cmd/geth geth
 }
 
-# A simulator as one executable file: a zip of sim/nodefleet_sim with a fixed timestamp (so the
+# A simulator as one executable file: a zip of lab/sim/nodefleet_sim with a fixed timestamp (so the
 # same sources give the same bytes and the same sha256) behind a python3 shebang.
 zipapp() {
     local module="$1" out="$2"
-    python3 - "$ROOT/sim" "$module" "$out" <<'PY'
+    python3 - "$ROOT/lab/sim" "$module" "$out" <<'PY'
 import io, os, sys, zipfile
 root, module, out = sys.argv[1:]
 buf = io.BytesIO()
@@ -62,7 +62,7 @@ pack() {
 build_dir() {
     local geth stamp out
     geth="$(geth_bin)"
-    stamp="$( (sha256sum "$geth"; { find "$ROOT/sim/nodefleet_sim" -name '*.py'; find "$ROOT/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
+    stamp="$( (sha256sum "$geth"; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
     out="$CACHE/artifacts/$stamp"
     if [ -f "$out/SHA256SUMS" ]; then echo "$out"; return; fi
     local work
@@ -72,13 +72,13 @@ build_dir() {
     cp "$geth" "$og/bin/geth"
     zipapp zerog "$og/bin/0gchaind"
     zipapp reth "$og/bin/reth"
-    cp "$ROOT/sim/release/geth-genesis.json" "$og/geth-genesis.json"
+    cp "$ROOT/lab/sim/release/geth-genesis.json" "$og/geth-genesis.json"
     echo '{"note": "placeholder: the dev chain has no blobs"}' > "$og/kzg-trusted-setup.json"
     printf '%s\n' "$(printf 'd%.0s' $(seq 64))" > "$og/jwt.hex" # shipped by the real release; nodefleet makes its own
     local zgs="$work/zgs_node-v1.1.0"
     mkdir -p "$zgs/run"
     zipapp zgs "$zgs/zgs_node"
-    cp "$ROOT/sim/release/zgs-config.toml" "$zgs/run/config.toml"
+    cp "$ROOT/lab/sim/release/zgs-config.toml" "$zgs/run/config.toml"
     printf 'info\n' > "$zgs/run/log_config"
     local az="$work/aztec-v2.0.2"
     mkdir -p "$az/bin"

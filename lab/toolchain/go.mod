@@ -1,4 +1,4 @@
-// Pins the Pulumi CLI that nodefleet builds from the Go module proxy (scripts/toolchain.sh).
+// Pins the Pulumi CLI that nodefleet builds from the Go module proxy (lab/toolchain.sh).
 // pkg/go.mod replaces sdk/v3 with ../sdk; a dependency's replaces are ignored, so this
 // module requires pkg/v3 and sdk/v3 at the same version and repeats the clipboard replace.
 module nodefleet.local/toolchain

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Local Debian bookworm VMs for the dev stack and the E2E tests: real systemd, sshd and nftables.
 #
-#   scripts/vm.sh image             build the disk image once (cached outside the clone)
-#   scripts/vm.sh up [N]            boot VMs dev-1..dev-N (default 2) and wait until ready
-#   scripts/vm.sh down              shut them down cleanly (ACPI power-off, then kill after 60 s)
-#   scripts/vm.sh status            one line per VM: running/stopped, SSH port, lab address
-#   scripts/vm.sh ssh dev-1 [CMD]   a root shell (or one command) on a VM
-#   scripts/vm.sh logs dev-1 UNIT   follow a unit's journal on a VM
-#   scripts/vm.sh wipe              down, then delete the VMs' disks (chain data too)
-#   scripts/vm.sh lab CMD...        run CMD from the lab network's runner address (10.77.0.1)
+#   lab/vm.sh image             build the disk image once (cached outside the clone)
+#   lab/vm.sh up [N]            boot VMs dev-1..dev-N (default 2) and wait until ready
+#   lab/vm.sh down              shut them down cleanly (ACPI power-off, then kill after 60 s)
+#   lab/vm.sh status            one line per VM: running/stopped, SSH port, lab address
+#   lab/vm.sh ssh dev-1 [CMD]   a root shell (or one command) on a VM
+#   lab/vm.sh logs dev-1 UNIT   follow a unit's journal on a VM
+#   lab/vm.sh wipe              down, then delete the VMs' disks (chain data too)
+#   lab/vm.sh lab CMD...        run CMD from the lab network's runner address (10.77.0.1)
 #
 # Each VM has two NICs: qemu user networking with SSH forwarded to 127.0.0.1:220N (how
 # nodefleet reaches it; the VM sees the runner as 10.0.2.2), and a tap on a bridge inside a
@@ -28,7 +28,7 @@ DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
 PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
-# Bump when the image recipe in cmd_image changes (the package list and vm/guest/ count already).
+# Bump when the image recipe in cmd_image changes (the package list and lab/guest/ count already).
 IMAGE_RECIPE=2
 
 say() { printf '[vm] %s\n' "$*" >&2; }
@@ -46,7 +46,7 @@ need() {
 
 image_dir() {
     local stamp
-    stamp="$( (echo "$IMAGE_RECIPE $PACKAGES"; cat "$ROOT"/vm/guest/*) | sha256sum | cut -c1-12)"
+    stamp="$( (echo "$IMAGE_RECIPE $PACKAGES"; cat "$ROOT"/lab/guest/*) | sha256sum | cut -c1-12)"
     echo "$CACHE/bookworm-$stamp"
 }
 
@@ -72,9 +72,9 @@ cmd_image() {
     debootstrap --variant=minbase --include="$PACKAGES" bookworm "$work/rootfs" "$(debian_mirror)" >"$work/debootstrap.log" 2>&1 ||
         { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
     local r="$work/rootfs"
-    install -m 0755 "$ROOT/vm/guest/nodefleet-vm-init" "$r/usr/local/sbin/nodefleet-vm-init"
-    install -m 0644 "$ROOT/vm/guest/nodefleet-vm-init.service" "$r/etc/systemd/system/"
-    install -m 0644 "$ROOT/vm/guest/10-nat.network" "$r/etc/systemd/network/"
+    install -m 0755 "$ROOT/lab/guest/nodefleet-vm-init" "$r/usr/local/sbin/nodefleet-vm-init"
+    install -m 0644 "$ROOT/lab/guest/nodefleet-vm-init.service" "$r/etc/systemd/system/"
+    install -m 0644 "$ROOT/lab/guest/10-nat.network" "$r/etc/systemd/network/"
     chroot "$r" systemctl enable nodefleet-vm-init.service systemd-networkd.service ssh.service chrony.service >/dev/null 2>&1
     chroot "$r" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service >/dev/null 2>&1 || true
     rm -f "$r"/etc/ssh/ssh_host_*            # each VM makes its own at boot
@@ -82,7 +82,7 @@ cmd_image() {
     printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\nLABEL=nodefleet-data /data ext4 defaults,nofail 0 2\n' > "$r/etc/fstab"
     mkdir -p "$r/data"
     echo nodefleet-vm > "$r/etc/hostname"
-    install -m 0644 "$ROOT/vm/guest/hosts" "$r/etc/hosts" # as every installed Debian has (debootstrap writes none)
+    install -m 0644 "$ROOT/lab/guest/hosts" "$r/etc/hosts" # as every installed Debian has (debootstrap writes none)
     printf 'PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUseDNS no\n' > "$r/etc/ssh/sshd_config.d/nodefleet-vm.conf"
     chroot "$r" passwd -l root >/dev/null
     rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*

@@ -1,4 +1,4 @@
-// actionlint, built from the Go module proxy for the workflow checks (scripts/actionlint.sh).
+// actionlint, built from the Go module proxy for the workflow checks (lab/actionlint.sh).
 module nodefleet.local/toolchain/actionlint
 
 go 1.25.0

@@ -1,6 +1,6 @@
 """Real geth with the simulators, on this machine (no VM): the chain the geth -> reth switch
 moves. NODEFLEET_GETH names the geth binary (scripts/test.sh passes the one built by
-scripts/artifacts.sh). Proves: the 0gchaind simulator drives real geth through the engine API
+lab/artifacts.sh). Proves: the 0gchaind simulator drives real geth through the engine API
 with a shared JWT file; txgen's signed transactions land in real blocks; `geth export` of
 1..head, trimmed by hostfiles/trim_export.py, imports into the reth simulator with every parent hash
 checked; `geth import` of the same export rebuilds the chain in a fresh datadir; a JWT file that
@@ -16,7 +16,7 @@ import tempfile
 import unittest
 
 SIM = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROOT = os.path.dirname(SIM)
+ROOT = os.path.dirname(os.path.dirname(SIM))
 GENESIS = os.path.join(SIM, "release", "geth-genesis.json")
 sys.path.insert(0, SIM)
 from nodefleet_sim import common  # noqa: E402
@@ -34,7 +34,7 @@ class GethChain(unittest.TestCase):
     def setUpClass(cls):
         cls.geth = os.environ.get("NODEFLEET_GETH")
         if not cls.geth or not os.access(cls.geth, os.X_OK):
-            raise AssertionError("NODEFLEET_GETH must name the geth binary (scripts/artifacts.sh builds it)")
+            raise AssertionError("NODEFLEET_GETH must name the geth binary (lab/artifacts.sh builds it)")
         cls.d = tempfile.mkdtemp(prefix="nodefleet-geth-")
         cls.jwt = os.path.join(cls.d, "jwt.hex")
         with open(cls.jwt, "w") as f:

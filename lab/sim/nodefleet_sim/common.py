@@ -1,7 +1,7 @@
 """Shared parts of nodefleet's node simulators: logging, JSON-RPC over HTTP, JWT (HS256) for the
 engine API, keccak-256, RLP, strict flag parsing and fault switches.
 
-The simulators stand in for node software that cannot run on the dev hosts (see sim/README.md).
+The simulators stand in for node software that cannot run on the dev hosts (see lab/sim/README.md).
 They are test fixtures: small, standard library only, and faithful to the CLI, RPC shapes, log
 lines and failures that nodefleet depends on.
 """
