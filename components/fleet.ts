@@ -1,6 +1,6 @@
 // The fleet: one host component per configured host, built from validated config.
 import * as pulumi from "@pulumi/pulumi";
-import { readKeyFile, type Fleet as FleetPlan, type HostPlan } from "./config/fleet";
+import { readKeyFile, type FleetPlan, type HostPlan } from "./config/fleet";
 import type { HostSpec } from "./config/schema";
 import { assertNever } from "./ports";
 import { Host } from "./hosts/host";

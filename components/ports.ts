@@ -18,6 +18,12 @@ export interface PortSpec {
     readonly purpose: string;
 }
 
+/** The Aztec sequencer's fixed ports: P2P (TCP+UDP), JSON-RPC, admin (never opened). */
+export const AZTEC_PORTS = { p2p: 40400, rpc: 8080, admin: 8880 } as const;
+
+/** The storage node's default ports (each can be set in its config). */
+export const STORAGE_PORTS = { p2p: 1234, rpc: 5678, adminRpc: 5679, grpc: 50051 } as const;
+
 const PUBLIC: Exposure = { kind: "public" };
 const LOCAL: Exposure = { kind: "local" };
 
@@ -61,9 +67,9 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
             const s = node.sequencer;
             const rpc: Exposure = s.rpcAllowedCidrs.length > 0 ? { kind: "restricted", cidrs: s.rpcAllowedCidrs } : LOCAL;
             return [
-                ...both(40400, PUBLIC, "sequencer p2p"),
-                { port: 8080, protocol: "tcp", exposure: rpc, purpose: "sequencer JSON-RPC" },
-                { port: 8880, protocol: "tcp", exposure: LOCAL, purpose: "sequencer admin" },
+                ...both(AZTEC_PORTS.p2p, PUBLIC, "sequencer p2p"),
+                { port: AZTEC_PORTS.rpc, protocol: "tcp", exposure: rpc, purpose: "sequencer JSON-RPC" },
+                { port: AZTEC_PORTS.admin, protocol: "tcp", exposure: LOCAL, purpose: "sequencer admin" },
             ];
         }
         case "validator": {

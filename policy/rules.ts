@@ -3,7 +3,7 @@
 // about to create, independently of the config checks in components/config: a second line of
 // defence that also covers resources a program adds by hand.
 import { coversWorld } from "../components/cidr";
-import { WORLD_CIDRS } from "../components/ports";
+import { AZTEC_PORTS, STORAGE_PORTS, VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/ports";
 import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/hardware";
 import { switchStep } from "../components/roles/switch-steps";
 
@@ -33,10 +33,13 @@ const COMMAND = "command:remote:Command";
 
 /** Ports that serve RPC, the engine API, consensus RPC or an admin API: never open to the world. */
 export function isRpcPort(port: number): boolean {
-    // Storage RPC / admin RPC / gRPC defaults, sequencer RPC and admin; validator suffixes (seed 8):
-    // EL HTTP 545, WS 546, engine 551, CometBFT RPC 657, proxy_app 658, prometheus 660.
-    if ([5678, 5679, 50051, 8080, 8880].includes(port)) return true;
-    return port >= 1000 && [545, 546, 551, 657, 658, 660].includes(port % 1000);
+    // Storage RPC / admin RPC / gRPC defaults, sequencer RPC and admin; the validator's local
+    // suffixes (EL HTTP, WS, engine, CometBFT RPC, proxy_app, prometheus).
+    const fixed: readonly number[] = [STORAGE_PORTS.rpc, STORAGE_PORTS.adminRpc, STORAGE_PORTS.grpc, AZTEC_PORTS.rpc, AZTEC_PORTS.admin];
+    if (fixed.includes(port)) return true;
+    const x = VALIDATOR_SUFFIXES;
+    const local: readonly number[] = [x.elHttp, x.elWs, x.engine, x.cometRpc, x.proxyApp, x.prometheus];
+    return port >= 1000 && local.includes(port % 1000);
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);

@@ -42,7 +42,7 @@ export interface HostPlan {
     readonly releases: readonly ResolvedRelease[];
 }
 
-export interface Fleet {
+export interface FleetPlan {
     readonly spec: FleetSpec;
     readonly hosts: readonly HostPlan[];
     /** Problems reported but not fatal (hardware in warn mode, unpinned host keys). */
@@ -351,7 +351,7 @@ function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issues: stri
 }
 
 /** Validate everything that can be validated before a resource exists. Throws FleetConfigError. */
-export function parseFleet(raw: unknown, secrets: SecretSource): Fleet {
+export function parseFleet(raw: unknown, secrets: SecretSource): FleetPlan {
     const parsed = fleetSpec.safeParse(raw, { reportInput: true });
     const schemaIssues = parsed.success ? [] : parsed.error.issues;
     // The string rule first, and what it refuses is not reported again by the schema; but a

@@ -1,7 +1,7 @@
 // Reads the stack config once, validates it, and hands the components plain values.
 // The only module that talks to Pulumi's config store.
 import * as pulumi from "@pulumi/pulumi";
-import { parseFleet, Fleet, FleetConfigError, SecretSource } from "./fleet";
+import { parseFleet, FleetPlan, FleetConfigError, SecretSource } from "./fleet";
 
 export const NAMESPACE = "nodefleet";
 
@@ -46,7 +46,7 @@ export function readStackConfig(): StackConfig {
  * Parse `nodefleet:fleet`. On bad input this throws a RunError naming each config path
  * and reason, before any resource is registered.
  */
-export function loadFleet(config: SecretSource = readStackConfig()): Fleet {
+export function loadFleet(config: SecretSource = readStackConfig()): FleetPlan {
     const key = `${NAMESPACE}:fleet`;
     if (config.isSecret("fleet")) {
         throw new pulumi.RunError(`${key}: the fleet config holds an encrypted value; keep secrets in their own keys and reference them by name (…Secret fields)`);

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import * as v from "./validators";
 import { describeWorld, worldFamilies } from "../cidr";
+import { AZTEC_PORTS, STORAGE_PORTS } from "../ports";
 
 /** A zod string refined by one of the validators, keeping its precise reason; `title` names the kind of value in the docs. */
 function checked(reason: (s: string) => v.Reason, title: string) {
@@ -162,10 +163,10 @@ export const storageSettings = z
         mineContractAddress: evmAddress.optional().describe("The mine contract: config.toml's mine_contract_address."),
         networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
         networkEnrAddress: ipv4.optional().describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
-        p2pPort: port.default(1234).describe("libp2p TCP and discovery UDP port; open to the world."),
-        rpcPort: port.default(5678).describe("The node's JSON-RPC port; local only."),
-        adminRpcPort: port.default(5679).describe("The node's admin RPC port; local only."),
-        grpcPort: port.default(50051).describe("The node's gRPC port; local only."),
+        p2pPort: port.default(STORAGE_PORTS.p2p).describe("libp2p TCP and discovery UDP port; open to the world."),
+        rpcPort: port.default(STORAGE_PORTS.rpc).describe("The node's JSON-RPC port; local only."),
+        adminRpcPort: port.default(STORAGE_PORTS.adminRpc).describe("The node's admin RPC port; local only."),
+        grpcPort: port.default(STORAGE_PORTS.grpc).describe("The node's gRPC port; local only."),
         minerKeySecret: secretRef.describe("Config key holding the miner key (64 hex digits); written to config.toml readable by the service user only."),
         rpcBind: ipv4.default("127.0.0.1").describe("Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy on another address needs it."),
         logSyncStartBlock: z.number().int().min(0).default(0).describe("log_sync_start_block_number: where the log sync starts (the flow contract's deploy block)."),
@@ -192,7 +193,7 @@ export const sequencerSettings = z
             .array(cidr)
             .default([])
             .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front"))
-            .describe("Who may reach the JSON-RPC port 8080 (empty: local only); never the whole internet."),
+            .describe(`Who may reach the JSON-RPC port ${AZTEC_PORTS.rpc} (empty: local only); never the whole internet.`),
         version: z
             .string()
             .regex(/^(latest|[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?)$/, "not a version (latest or x.y.z)")

@@ -8,6 +8,8 @@ import { render } from "../render";
 
 /** The unprivileged user every node service runs as. */
 export const OPERATOR_USER = "nodefleet";
+/** Where the host tools (hostfiles/) are installed on every host. */
+export const HOST_LIB = "/usr/local/lib/nodefleet";
 export const BASE_PACKAGES = ["ca-certificates", "curl", "chrony", "nftables", "python3"] as const;
 
 export function nodeDataDir(mount: string, nodeName: string): string {

@@ -6,16 +6,14 @@ import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
-import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, hostFile } from "../render";
 
 type SequencerSpec = Extract<NodeSpec, { role: "sequencer" }>;
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
-/** Fixed by seed 8 / DOMAIN.md: P2P 40400 (TCP+UDP), JSON-RPC 8080, admin 8880 (kept private). */
-export const AZTEC_PORTS = { p2p: 40400, rpc: 8080, admin: 8880 } as const;
-const LIB = "/usr/local/lib/nodefleet";
 
 export interface SequencerPaths {
     readonly service: string;
@@ -115,6 +113,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         docker,
         binary: binaryOf(release),
         sequencerJson: heredocSafe(sequencerJson(node, mount), D),
+        lib: LIB,
         rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
         registerScript: heredocSafe(hostFile("aztec-register.py"), D),
         healthScript: heredocSafe(hostFile("aztec-health.py"), D),

@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
-import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
@@ -56,7 +56,7 @@ export function renderStorageConfig(node: StorageSpec, mount: string): string {
 
 export function renderStorageUnits(node: StorageSpec, mount: string, release: string) {
     const p = storagePaths(node, mount);
-    const common = { node: node.name, endpointScript: "/usr/local/lib/nodefleet/zgs-endpoint.py" };
+    const common = { node: node.name, endpointScript: `${HOST_LIB}/zgs-endpoint.py` };
     return {
         unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, envFile: p.envFile, binary: `${releaseLink(release)}/zgs_node` }),
         failoverService: render("zgs-failover.service", common),
@@ -92,6 +92,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         configTemplate: heredocSafe(renderStorageConfig(node, mount), D),
         logConfig: heredocSafe("info", D),
         storageJson: heredocSafe(storageJson, D),
+        lib: HOST_LIB,
         endpointScript: heredocSafe(hostFile("zgs-endpoint.py"), D),
         healthScript: heredocSafe(hostFile("zgs-health.py"), D),
         unit: heredocSafe(units.unit, D),
@@ -144,7 +145,7 @@ export class StorageNode extends pulumi.ComponentResource {
         const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 /usr/local/lib/nodefleet/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript)] },
+            { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript)] },
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");

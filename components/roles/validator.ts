@@ -7,7 +7,7 @@ import type { NodeSpec } from "../config/schema";
 import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
-import { heredocSafe, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { contentHash, hostFile, HOSTFILES_DIR, render } from "../render";
@@ -35,7 +35,6 @@ export interface ValidatorPaths {
 }
 
 /** Where host tools are installed. */
-export const LIB = "/usr/local/lib/nodefleet";
 /** Seed 4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
 
@@ -93,7 +92,7 @@ const cometPort = (node: ValidatorSpec, suffix: number) => prefixed(node.validat
 
 /** app.toml for a consensus home that has none (an existing one is only edited, never replaced). */
 export function renderAppToml(node: ValidatorSpec, mount: string): string {
-    return render("0gchaind-app.toml", { node: node.name, dialUrl: `http://localhost:${executionPorts(node).engine}`, jwt: validatorPaths(node, mount).jwt });
+    return render("0gchaind-app.toml", { node: node.name, dialUrl: engineDialUrl(node), jwt: validatorPaths(node, mount).jwt });
 }
 
 export function renderConfigToml(node: ValidatorSpec): string {
@@ -105,6 +104,11 @@ export function renderConfigToml(node: ValidatorSpec): string {
 }
 
 /** What zg-validator.py reads: /etc/nodefleet/<node>/validator.json. */
+/** Where 0gchaind reaches the execution client's engine API: app.toml's `rpc-dial-url`, set by the host tool too. */
+export function engineDialUrl(node: ValidatorSpec): string {
+    return `http://localhost:${executionPorts(node).engine}`;
+}
+
 export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: string): string {
     const p = validatorPaths(node, mount);
     const v = node.validator;
@@ -122,6 +126,7 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         rethBinary: RETH_BINARY,
         services: unitNames(p),
         ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },
+        dialUrl: engineDialUrl(node),
         executionClient: v.executionClient,
         switch: v.switch ?? null,
         referenceRpcUrl: v.referenceRpcUrl ?? null,

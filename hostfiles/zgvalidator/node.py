@@ -300,7 +300,7 @@ class Validator:
         return version
 
     def set_dial_url(self):
-        url = f"http://localhost:{self.s['ports']['engine']}"
+        url = self.s["dialUrl"]
         out = run(["python3", "-S", os.path.join(LIB, "set-rpc-dial-url.py"), os.path.join(self.s["consensusHome"], "config", "app.toml"), url]).stdout
         report = json.loads(out.strip().splitlines()[-1])
         if report["changed"]:

@@ -129,6 +129,9 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.deepEqual(s.ports, { http: 56545, ws: 56546, engine: 56551, p2p: 56303, cometRpc: 56657 });
         assert.deepEqual(s.services, { geth: "geth-validator-1.service", reth: "reth-validator-1.service", consensus: "0gchaind-validator-1.service" });
         assert.equal(s.jwt, validatorPaths(node, "/data").jwt);
+        // One dial URL: the one the default app.toml carries is the one the tool sets.
+        assert.equal(s.dialUrl, "http://localhost:56551");
+        assert.match(renderAppToml(node, "/data"), new RegExp(`^rpc-dial-url = "${s.dialUrl}"$`, "m"));
         assert.equal(s.rethBinary, "/usr/local/bin/reth");
         assert.deepEqual([s.executionClient, s.switch, s.heightTolerance, s.importRetries, s.cleanupAfterHours], ["geth", null, 5, 5, 24]);
     });
