@@ -1,0 +1,117 @@
+// The E2E tier's helpers for the dev lab (lab/): commands on the dev VMs and from the lab
+// network, the dev stack's outputs and secrets, `pulumi up` with an edited config (in the
+// foreground or in the background, to be killed), and what the tests expect of each VM.
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { spawn } from "node:child_process";
+import { ROOT, sh } from "./cli";
+
+export const VM = path.join(ROOT, "lab/vm.sh");
+export const DEV = path.join(ROOT, "scripts/dev.sh");
+export const PORTS_PY = path.join(ROOT, "test/e2e/ports.py");
+
+export const onVm = (vm: string, command: string, allowFail = false) => sh("bash", [VM, "ssh", vm, command], { allowFail, timeoutMs: 120_000 });
+/** When a unit last became active (changes exactly when it is (re)started). */
+export const since = (unit: string) => onVm("dev-1", `systemctl show -p ActiveEnterTimestampMonotonic --value ${unit}`).output.trim();
+export const fromLab = (...args: string[]) => sh("bash", [VM, "lab", ...args], { timeoutMs: 120_000 });
+
+/** What must answer from the lab network, per VM, and what must not (seed 5: no RPC, engine or admin port). */
+export const EXPECTED: Record<string, { ip: string; open: string[]; closed: string[] }> = {
+    "dev-1": {
+        ip: "10.77.0.11",
+        open: ["1234/tcp", "1234/udp", "40400/tcp", "40400/udp"],
+        // SSH is open only to the admin CIDR (10.0.2.2, the runner through qemu NAT), not to the lab.
+        closed: ["22/tcp", "8080/tcp", "8880/tcp", "5678/tcp", "5679/tcp", "50051/tcp", "8545/tcp"],
+    },
+    "dev-2": {
+        ip: "10.77.0.12",
+        open: ["56303/tcp", "56303/udp", "56656/tcp"],
+        closed: ["22/tcp", "56545/tcp", "56546/tcp", "56551/tcp", "56657/tcp", "56658/tcp", "56660/tcp", "8545/tcp", "8551/tcp"],
+    },
+};
+
+/** The nodes of Pulumi.dev.yaml, per VM: each gets its data directory on the data disk. */
+export const NODES: Record<string, string[]> = { "dev-1": ["storage-1", "sequencer-1"], "dev-2": ["validator-1"] };
+
+/** A stack output (`health`, `registration`), per node. */
+export function stackOutput(name: string): Record<string, any> {
+    return JSON.parse(sh("bash", [DEV, "pulumi", "stack", "output", name, "--json", "--stack", "dev"]).output) as Record<string, any>;
+}
+export const stackHealth = () => stackOutput("health");
+
+/** A dev stack secret's value (the test compares it against what the hosts and state hold). */
+export function devSecret(key: string): string {
+    return sh("bash", [DEV, "pulumi", "config", "get", key, "--stack", "dev"]).output.trim();
+}
+
+/** `pulumi up` with an edited copy of Pulumi.dev.yaml (the checkout's file is left untouched). */
+export function upWith(edit: (yaml: string) => string) {
+    const yaml = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
+    const edited = edit(yaml);
+    assert.notEqual(edited, yaml, "the edit must change the config");
+    const file = path.join(ROOT, ".state", "e2e-config.yaml");
+    fs.writeFileSync(file, edited);
+    return sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
+}
+
+export function timed<T>(label: string, f: () => T): T {
+    const t0 = Date.now();
+    try {
+        return f();
+    } finally {
+        console.log(`# ${label}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+}
+
+
+/** The storage endpoints and sequencer version as the storage and sequencer tests leave them. */
+export const settled = (y: string) => y.replace("          version: latest\n", "          version: 2.0.2\n").replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]');
+
+/** Pulumi.dev.yaml, settled, with validator-1's execution client and switch set. */
+export const withSwitch = (client: "geth" | "reth", sw: string) => (y: string) =>
+    settled(y).replace("          validatorKeySecret: devValidatorKey\n", `          validatorKeySecret: devValidatorKey\n          executionClient: ${client}\n          switch: ${sw}\n`);
+
+let backgroundRuns = 0;
+/** `pulumi up` with an edited config, in the background: its output so far, its end, and a hard kill. */
+export function upInBackground(edit: (yaml: string) => string) {
+    const file = path.join(ROOT, ".state", "e2e-config-bg.yaml");
+    fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
+    const child = spawn("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { cwd: ROOT, detached: true });
+    const run = { output: "", status: null as number | null, done: false };
+    child.stdout.on("data", (d) => (run.output += String(d)));
+    child.stderr.on("data", (d) => (run.output += String(d)));
+    const log = path.join(ROOT, ".state", `e2e-up-bg-${++backgroundRuns}.log`);
+    const ended = new Promise<void>((resolve) => child.on("exit", (code) => {
+        run.status = code;
+        run.done = true;
+        fs.writeFileSync(log, run.output); // the whole run, for a failure's post-mortem
+        resolve();
+    }));
+    // SIGKILL to the whole process group: pulumi, its language host and providers die at once, as with a killed terminal.
+    const kill = () => process.kill(-child.pid!, "SIGKILL");
+    return { run, ended, kill };
+}
+
+export async function until(what: string, f: () => boolean, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!f()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 2000));
+    }
+}
+
+export const onV = (command: string, allowFail = false) => onVm("dev-2", command, allowFail);
+export const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
+export const CHAIN_BLOCKS = 3000;
+/** validator-1's execution and consensus heights, read on the host (no pulumi run). */
+export function stackHealthOnHost(): { executionHeight: number; consensusHeight: number } {
+    const el = onV(`curl -fsS -m 5 -X POST -H 'Content-Type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' http://127.0.0.1:56545`, true).output;
+    const cl = onV("curl -fsS -m 5 http://127.0.0.1:56657/status", true).output;
+    const executionHeight = Number.parseInt(/"result":"(0x[0-9a-f]+)"/.exec(el)?.[1] ?? "-1", 16);
+    const consensusHeight = Number(/"latest_block_height":\s*"(\d+)"/.exec(cl)?.[1] ?? -1);
+    return { executionHeight, consensusHeight };
+}
+export const unitState = (unit: string) => onV(`systemctl is-active ${unit} || true`, true).output.trim();
+export const marker = (step: string) => JSON.parse(onV(`cat /data/validator-1/.nodefleet-switch/migration/${step}.json`).output) as Record<string, any>;
+export const FAILPOINTS = "/run/nodefleet/failpoints";
