@@ -40,7 +40,7 @@ def check(node):
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
         out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
-                                "check it, switch to another endpoint and restart (the failover timer does this every minute, seed 7)")
+                                "check it, switch to another endpoint and restart (the failover timer does this every minute)")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
     try:
         status = rpc(f"http://{listen}", "zgs_getStatus")
@@ -51,9 +51,9 @@ def check(node):
         out["behind"] = out["chainHead"] - out["logSyncHeight"]
         out["synced"] = out["behind"] < 5
         if not out["synced"]:
-            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5, seed 8)")
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5)")
     if out["connectedPeers"] == 0:
-        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable (seed 7)")
+        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable")
     state = f"/run/nodefleet/{node}-health.json"
     try:
         with open(state) as f:
@@ -61,7 +61,7 @@ def check(node):
         if out["logSyncHeight"] is not None and before is not None:
             out["increasing"] = out["logSyncHeight"] > before
             if not out["increasing"] and not out["synced"]:
-                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch (seed 7)")
+                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch")
     except (OSError, ValueError, KeyError):
         pass
     os.makedirs("/run/nodefleet", exist_ok=True)

@@ -42,7 +42,7 @@ function stackRule(name: string, description: string, check: (rs: rules.Planned[
 
 new PolicyPack("nodefleet", {
     policies: [
-        stackRule("hardware-below-target", "Hosts meet the summed seed 8 hardware targets of their nodes.", rules.hardwareBelowTarget),
+        stackRule("hardware-below-target", "Hosts meet the summed hardware targets of their nodes.", rules.hardwareBelowTarget),
         stackRule("rpc-open-to-world", "No RPC, engine, consensus-RPC or admin port is open to 0.0.0.0/0 or ::/0.", (rs) => rules.rpcOpenToWorld(rs)),
         stackRule("ssh-open-to-world", "SSH is reachable from admin CIDRs only.", (rs) => rules.sshOpenToWorld(rs)),
         stackRule("same-validator-key", "One validator key signs on one node only.", (rs) => rules.sameValidatorKey(rs)),

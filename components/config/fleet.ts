@@ -159,7 +159,7 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
         const id = `${use.kind}:${keyIdentity(use.kind, value)}`;
         const first = seen.get(id);
         if (first === undefined) seen.set(id, use.path);
-        else if (use.kind === "validatorKey") issues.push(`${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing, seed 5)`);
+        else if (use.kind === "validatorKey") issues.push(`${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing)`);
         else issues.push(`${use.path}: the same key as ${first}; each node needs its own key`);
     }
 }
@@ -277,7 +277,7 @@ function checkRoleRules(spec: FleetSpec, issues: string[]): void {
             issues.push(`nodes[${i}].release: required: the host installs the aztec CLI and its version manager (aztec-up) from a release (see releases)`);
         }
         if (node.role === "storage" && node.storage.networkBootNodes.length > 0 && !node.storage.networkEnrAddress) {
-            issues.push(`nodes[${i}].storage.networkEnrAddress: required when networkBootNodes is set (UDP discovery needs both, seed 2.1)`);
+            issues.push(`nodes[${i}].storage.networkEnrAddress: required when networkBootNodes is set (UDP discovery needs both)`);
         }
     });
 }

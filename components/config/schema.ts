@@ -175,10 +175,10 @@ export const storageSettings = z
 
 export const sequencerSettings = z
     .strictObject({
-        network: z.literal("alpha-testnet", { error: "the sequencer network must be alpha-testnet (seed 2.4)" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
+        network: z.literal("alpha-testnet", { error: "the sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
         l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("Sepolia execution RPC URLs (`--l1-rpc-urls`)."),
         l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed").describe("Sepolia beacon (consensus) URLs (`--l1-consensus-host-urls`)."),
-        l1ChainId: z.literal(11155111, { error: "the L1 chain id must be 11155111 (Sepolia, seed 2.5)" }).default(11155111).describe("The L1 chain id: Sepolia."),
+        l1ChainId: z.literal(11155111, { error: "the L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
         coinbase: evmAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
         validatorAddress: evmAddress.describe("The validator's address, registered on L1 by `pulumi up` when it is not yet."),
         stakingAssetHandler: evmAddress.describe("The staking asset handler contract the registration goes through."),

@@ -26,7 +26,7 @@ def step_import(v):
     if st.get("stateRootMismatch"):
         r = st["stateRootMismatch"]
         raise Failed(f"mismatched block state root at block {r['block']} (got {r['got']}, expected {r['expected']}): reported in "
-                     f"{state_path}; do not skip the block (seed 7); roll back with switch: rollback")
+                     f"{state_path}; a block is never skipped; roll back with switch: rollback")
     while True:
         file = os.path.join(v.mig, f"chain-export-from-{st['start']}.rlp")
         job = job_state(v, name)  # an ended import (exited or failed) is judged by its log below
@@ -75,7 +75,7 @@ def step_import(v):
             say(f"the database already holds every block up to the head {head}: import complete")
             return {"importedHeight": head, "attempts": st["attempts"], "history": st["history"], "file": file}
         if written is not None:
-            say(f"import stopped: the database holds blocks up to {written}; re-trimming from {written + 1} (seed 7)")
+            say(f"import stopped: the database holds blocks up to {written}; re-trimming from {written + 1}")
             st["history"].append({"start": st["start"], "result": f"stopped, database at {written}"})
             st["start"] = written + 1
         else:

@@ -125,7 +125,7 @@ class Validator:
         except OSError as e:
             raise Failed(f"JWT secret file: {e}") from None
         if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
-            raise Failed(f"seed 5: {el_unit} reads the JWT secret from {el_path} but {self.units['consensus']} from {cl_path}: not the same file")
+            raise Failed(f"{el_unit} reads the JWT secret from {el_path} but {self.units['consensus']} from {cl_path}: not the same file")
         app_path = self.app_value("jwt-secret-path")
         if app_path:
             try:
@@ -133,7 +133,7 @@ class Validator:
             except OSError:
                 raise Failed(f"app.toml jwt-secret-path {app_path} does not exist") from None
             if (c.st_dev, c.st_ino) != (a.st_dev, a.st_ino):
-                raise Failed(f"seed 5: app.toml jwt-secret-path {app_path} is not the JWT file of {el_unit} ({el_path})")
+                raise Failed(f"app.toml jwt-secret-path {app_path} is not the JWT file of {el_unit} ({el_path})")
         return el_path
 
     def app_value(self, key):
@@ -186,14 +186,14 @@ class Validator:
         with os.fdopen(fd, "w") as f:
             f.write("{}\n")
         shutil.chown(path, self.op, self.op)
-        msg = f"warning: {path} was missing; created it with {{}} (seed 7)"
+        msg = f"warning: {path} was missing; created it with {{}} (0gchaind does not start without it)"
         say(msg)
         return msg
 
     def start_consensus(self):
         others = self.consensus_processes()
         if others:
-            raise Failed(f"seed 5: a 0gchaind with this validator key is already running ({others}); not starting a second one")
+            raise Failed(f"a 0gchaind with this validator key is already running ({others}); not starting a second one")
         warning = self.ensure_state_file()
         systemctl("enable", "--now", self.units["consensus"])
         return warning
@@ -249,9 +249,9 @@ class Validator:
             el_log = journal(el_unit, since_usec=since_usec)
             if "-38002" in cl_log:
                 if remedies >= self.s["remedyRetries"]:
-                    raise Failed(f"0gchaind still logs -38002 Invalid forkchoice state after {remedies} remedies (seed 7): stop it, let the execution client reach the chain head, roll back the height")
+                    raise Failed(f"0gchaind still logs -38002 Invalid forkchoice state after {remedies} remedies: stop it, let the execution client reach the chain head, roll back the height")
                 remedies += 1
-                say(f"0gchaind logged -38002 Invalid forkchoice state: remedy {remedies} of {self.s['remedyRetries']} (seed 7)")
+                say(f"0gchaind logged -38002 Invalid forkchoice state: remedy {remedies} of {self.s['remedyRetries']}")
                 self.stop(cl)
                 self.wait_el_synced()
                 self.height_rollback()

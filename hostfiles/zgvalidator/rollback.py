@@ -79,7 +79,7 @@ def cleanup(v, clock=time.monotonic):
     hours = (clock() - since) / 3600
     need = s["cleanupAfterHours"]
     if hours < need:
-        raise Failed(f"{reth} has been active for {hours:.1f} h (from systemd); cleanup waits until {need} h (seed 4.5: 24 to 48 hours of stable running)")
+        raise Failed(f"{reth} has been active for {hours:.1f} h (from systemd); cleanup waits until {need} h (24 to 48 hours of stable running before the way back is removed)")
     removed = []
     if os.path.isdir(v.mig):
         for name in sorted(os.listdir(v.mig)):

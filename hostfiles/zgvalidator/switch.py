@@ -49,7 +49,7 @@ def step_install_reth(v):
     out = run([v.release_bin("0gchaind"), "version"]).stdout.strip()
     m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out)
     if not m or tuple(int(x) for x in m.groups()) < MIN_RELEASE:
-        raise Failed(f"release package version {out!r}: the switch to reth needs 1.0.6 or later (seed 9)")
+        raise Failed(f"release package version {out!r}: the switch to reth needs 1.0.6 or later (the first release package with reth)")
     version = v.install_reth()
     say(f"installed {v.s['rethBinary']}: {version}")
     return {"releaseVersion": m.group(0), "rethVersion": version}
@@ -58,12 +58,12 @@ def step_install_reth(v):
 def step_note_head(v):
     geth = v.units["geth"]
     if not active(geth):
-        raise Failed(f"{geth} is not running: the chain head is read from a running geth's log (seed 4.5 step 2)")
+        raise Failed(f"{geth} is not running: the chain head is read from a running geth's log")
     size = tree_size(v.s["gethDir"])
     st = os.statvfs(v.s["dataRoot"])
     free = st.f_bavail * st.f_frsize
     if free < 2 * size:
-        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, the switch needs 2x the geth datadir ({2 * size} bytes; seed 8)")
+        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, the switch needs 2x the geth datadir ({2 * size} bytes: a backup and an export)")
     head = v.geth_head()
     say(f"noted chain head {head} from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
     return {"head": head, "gethBytes": size, "freeBytes": free}
@@ -90,7 +90,7 @@ def step_backup(v):
     s = v.s
     for unit in (v.units["consensus"], v.units["geth"]):
         if active(unit):
-            raise Failed(f"{unit} is running: the backup is taken only after both are stopped (seed 4.5 step 4)")
+            raise Failed(f"{unit} is running: the backup is taken only after both are stopped")
     for stale in os.listdir(s["dataRoot"]):
         if stale.startswith("backup-") and stale.endswith(".partial"):
             shutil.rmtree(os.path.join(s["dataRoot"], stale))
@@ -203,7 +203,7 @@ def step_compare(v):
     source = v.s.get("referenceRpcUrl") or "the noted head"
     tol = v.s["heightTolerance"]
     if abs(ref - reth) > tol:
-        raise Failed(f"reth is at block {reth}, the reference ({source}) at {ref}: more than {tol} blocks apart (seed 4.5 step 10); "
+        raise Failed(f"reth is at block {reth}, the reference ({source}) at {ref}: more than {tol} blocks apart; "
                      "not switching over: re-run to retry, or roll back")
     say(f"reth height {reth}, reference {ref} ({source}): within {tol}")
     return {"rethHeight": reth, "referenceHeight": ref, "reference": source}

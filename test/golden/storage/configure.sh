@@ -34,11 +34,11 @@ fi
 marker="$db/.nodefleet-node"
 if [ -f "$marker" ]; then
 	if [ "$(cat "$marker")" != "$node" ]; then
-		echo "storage $node: refusing to start: $db was created by storage node '$(cat "$marker")', not by $node (seed 2.2: a node must sync its own data; another operator's data_db mines for that operator). Move $db away to let $node sync from scratch." >&2
+		echo "storage $node: refusing to start: $db was created by storage node '$(cat "$marker")', not by $node (a node must sync its own data; another operator's data_db mines for that operator). Move $db away to let $node sync from scratch." >&2
 		exit 1
 	fi
 elif [ -e "$db/flow_db" ] || [ -e "$db/data_db" ]; then
-	echo "storage $node: refusing to start: $db holds flow_db/data_db that $node did not create (a snapshot?). Seed 2.2: snapshots are not used for storage nodes: a flow_db-only snapshot looks synced by height but lacks the data PoRA needs, and another operator's data_db mines for that operator. Move $db away to let $node sync from scratch." >&2
+	echo "storage $node: refusing to start: $db holds flow_db/data_db that $node did not create (a snapshot?). Snapshots are not used for storage nodes: a flow_db-only snapshot looks synced by height but lacks the data PoRA needs, and another operator's data_db mines for that operator. Move $db away to let $node sync from scratch." >&2
 	exit 1
 else
 	install -d -o "$operator" -g "$operator" -m 0750 "$db"
@@ -202,7 +202,7 @@ def check(node):
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
         out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
-                                "check it, switch to another endpoint and restart (the failover timer does this every minute, seed 7)")
+                                "check it, switch to another endpoint and restart (the failover timer does this every minute)")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
     try:
         status = rpc(f"http://{listen}", "zgs_getStatus")
@@ -213,9 +213,9 @@ def check(node):
         out["behind"] = out["chainHead"] - out["logSyncHeight"]
         out["synced"] = out["behind"] < 5
         if not out["synced"]:
-            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5, seed 8)")
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5)")
     if out["connectedPeers"] == 0:
-        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable (seed 7)")
+        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable")
     state = f"/run/nodefleet/{node}-health.json"
     try:
         with open(state) as f:
@@ -223,7 +223,7 @@ def check(node):
         if out["logSyncHeight"] is not None and before is not None:
             out["increasing"] = out["logSyncHeight"] > before
             if not out["increasing"] and not out["synced"]:
-                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch (seed 7)")
+                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch")
     except (OSError, ValueError, KeyError):
         pass
     os.makedirs("/run/nodefleet", exist_ok=True)
