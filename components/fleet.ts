@@ -10,6 +10,7 @@ import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
 import { ValidatorNode } from "./roles/validator";
+import { withoutPromiseTraces } from "./sdk";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -29,6 +30,7 @@ export interface HostSummary {
  * promises and closures per resource until the event loop runs, so a fleet built in one
  * synchronous pass holds every host's at once (2.2 GB at 1000 nodes, measured by
  * `scripts/bench.sh scale`); yielding after each host lets that host's registrations settle first.
+ * Each host is built without the SDK's per-promise stack traces (see sdk.ts).
  */
 export class Fleet extends pulumi.ComponentResource {
     readonly hosts: Record<string, Host> = {};
@@ -43,7 +45,7 @@ export class Fleet extends pulumi.ComponentResource {
     static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions): Promise<Fleet> {
         const fleet = new Fleet(name, opts);
         for (const plan of args.plan.hosts) {
-            fleet.addHost(name, plan, args);
+            withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
         }
         fleet.registerOutputs({ summary: fleet.summary, health: fleet.health, registration: fleet.registration, validatorSwitch: fleet.validatorSwitch });

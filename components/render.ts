@@ -20,7 +20,16 @@ export const TEMPLATES_DIR = findTemplatesDir();
 
 /** Static files nodefleet installs on hosts (scripts), beside templates/. */
 export const HOSTFILES_DIR = path.join(path.dirname(TEMPLATES_DIR), "hostfiles");
-export const hostFile = (name: string): string => fs.readFileSync(path.join(HOSTFILES_DIR, name), "utf8");
+const hostFiles = new Map<string, string>();
+/** A file of hostfiles/, read once per program run (every node of a role embeds the same tools). */
+export function hostFile(name: string): string {
+    let text = hostFiles.get(name);
+    if (text === undefined) {
+        text = fs.readFileSync(path.join(HOSTFILES_DIR, name), "utf8");
+        hostFiles.set(name, text);
+    }
+    return text;
+}
 
 /** A single POSIX shell word: safe for any value, including quotes, newlines, $() and backticks. */
 export function shellWord(value: string): string {

@@ -72,7 +72,7 @@ export function rootShell(user: string, script?: string): string {
  */
 export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
     const scriptHash = pulumi.output(args.script).apply((s) => contentHash(s));
-    return withoutPromiseTraces(() => new command.remote.Command(
+    return new command.remote.Command(
         name,
         {
             connection: args.connection,
@@ -86,25 +86,9 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             ...(args.sensitive ? { logging: "none" as const } : {}),
         },
         args.sensitive ? { ...opts, additionalSecretOutputs: ["stdout", "stderr"] } : opts,
-    ));
+    );
 }
 
-/**
- * The SDK formats a stack trace for every promise it makes (`debuggablePromise`) and keeps it only
- * for the report `PULUMI_DEBUG_PROMISE_LEAKS` asks for. That is most of a step's registration time
- * (`scripts/bench.sh scale`), so steps are registered with traces off unless that report is asked
- * for. The engine's source positions are not affected: the SDK takes those with a limit of its own.
- */
-function withoutPromiseTraces<T>(make: () => T): T {
-    if (process.env.PULUMI_DEBUG_PROMISE_LEAKS) return make();
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-        return make();
-    } finally {
-        Error.stackTraceLimit = limit;
-    }
-}
 
 /**
  * A step's report: the JSON object on the last line of its stdout (the host scripts print one),

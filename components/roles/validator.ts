@@ -147,7 +147,19 @@ const VALIDATOR_PACKAGE = "zgvalidator";
  * The host tools the validator's steps run, installed under LIB: the entry point zg-validator.py,
  * its package, and the scripts it shares with the other roles or runs as commands.
  */
-export function validatorHostTools(): { path: string; mode: string; body: string }[] {
+export function validatorHostTools(): readonly HostTool[] {
+    hostTools ??= listHostTools();
+    return hostTools;
+}
+
+interface HostTool {
+    readonly path: string;
+    readonly mode: string;
+    readonly body: string;
+}
+let hostTools: readonly HostTool[] | undefined;
+
+function listHostTools(): HostTool[] {
     const modules = fs
         .readdirSync(path.join(HOSTFILES_DIR, VALIDATOR_PACKAGE))
         .filter((f) => f.endsWith(".py") || f.endsWith(".json"))

@@ -1,0 +1,20 @@
+// What nodefleet does about the Pulumi SDK's own costs at fleet scale (measured by
+// `scripts/bench.sh scale`, which shows each choice side by side with the SDK's default).
+
+/**
+ * The SDK formats a stack trace for every promise it makes (`debuggablePromise`) and keeps it only
+ * for the report `PULUMI_DEBUG_PROMISE_LEAKS` asks for: about half of a large fleet's evaluation.
+ * `make` runs with traces off unless that report is asked for. The engine's source positions are
+ * not affected: the SDK takes those with a limit of its own. An error thrown inside `make` has no
+ * stack, only its message (set PULUMI_DEBUG_PROMISE_LEAKS=1 to get both).
+ */
+export function withoutPromiseTraces<T>(make: () => T): T {
+    if (process.env.PULUMI_DEBUG_PROMISE_LEAKS) return make();
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+        return make();
+    } finally {
+        Error.stackTraceLimit = limit;
+    }
+}
