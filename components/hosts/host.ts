@@ -89,7 +89,6 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
     );
 }
 
-
 /**
  * A step's report: the JSON object on the last line of its stdout (the host scripts print one),
  * or `{ error }` naming what it was when it is not JSON.
