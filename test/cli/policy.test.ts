@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { ROOT, ScratchProject } from "../support/cli";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-const FIXTURE = [["test/cli/policy-fixture/Pulumi.yaml", "Pulumi.yaml"], ["test/cli/policy-fixture/fixture.ts", "fixture.ts"], "tsconfig.json", "package.json", "components", "templates", "policy"] as const;
+const FIXTURE = [["test/cli/policy-fixture/Pulumi.yaml", "Pulumi.yaml"], ["test/cli/policy-fixture/fixture.ts", "fixture.ts"], "tsconfig.json", "package.json", "components", "templates", "hostfiles", "policy"] as const;
 
 function withPack(project: ScratchProject, configFor: string) {
     return project.preview("--policy-pack", path.join(project.dir, "policy"), "--policy-pack-config", path.join(project.dir, "policy", "config", `${configFor}.json`));
