@@ -11,7 +11,8 @@ node -e '
 const fs = require("fs");
 const r = require("./dist/components/config/reference");
 fs.mkdirSync("docs", { recursive: true });
-fs.writeFileSync(r.SCHEMA_FILE, JSON.stringify(r.fleetJsonSchema(), null, 2) + "\n");
-fs.writeFileSync(r.REFERENCE_FILE, r.configReference());
-process.stderr.write(`wrote ${r.REFERENCE_FILE} and ${r.SCHEMA_FILE}\n`);
+for (const [file, text] of Object.entries(r.generatedDocs())) {
+    fs.writeFileSync(file, text);
+    process.stderr.write(`wrote ${file}\n`);
+}
 '

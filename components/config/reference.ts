@@ -38,6 +38,14 @@ export function fleetJsonSchema(): Record<string, unknown> {
     };
 }
 
+/** Every generated docs file and its text, as `scripts/docs.sh` writes them and the unit test expects them. */
+export function generatedDocs(): Record<string, string> {
+    return {
+        [SCHEMA_FILE]: `${JSON.stringify(fleetJsonSchema(), null, 2)}\n`,
+        [REFERENCE_FILE]: configReference(),
+    };
+}
+
 /** One table of the reference: the fields of one object. */
 interface Section {
     readonly heading: string;
