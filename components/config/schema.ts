@@ -223,6 +223,13 @@ export const validatorSettings = z
             .enum(["migrate", "rollback", "cleanup"])
             .optional()
             .describe("The geth -> reth switch: `migrate` (with executionClient: reth) runs its 14 steps, `rollback` (executionClient: geth) restores geth from the backup, `cleanup` (executionClient: reth) removes the export files after 24 h of reth running. See docs/switch.md."),
+        switchAttempt: z
+            .number()
+            .int()
+            .min(1)
+            .max(1000)
+            .default(1)
+            .describe("Which attempt of the switch this is. Pulumi's state records each completed step (it is not run again and previews as unchanged), so going back to a mode already recorded for this attempt (migrate again after a rollback, rollback again after a failed migrate) needs a new attempt: raise it by one. See docs/switch.md."),
         referenceRpcUrl: httpUrl.optional().describe("A public endpoint of the chain: the reference height reth must reach before 0gchaind starts (else the head noted before the switch)."),
         heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks reth may be behind the reference height before 0gchaind starts."),
         importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after reth's `block number X does not match parent block number Y`."),

@@ -38,9 +38,6 @@ export interface ValidatorPaths {
 /** Seed 4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
 
-/** This program run (one `pulumi up` or preview): a trigger that makes the switch steps run again. */
-export const SWITCH_RUN = `run ${new Date().toISOString()} ${process.pid}`;
-
 export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPaths {
     const dataRoot = nodeDataDir(mount, node.name);
     return {
@@ -226,6 +223,11 @@ export function switchInputsHash(node: ValidatorSpec, mount: string, release: st
     return contentHash(JSON.stringify({ p, ports: executionPorts(node), release }));
 }
 
+/** The switch steps' trigger: the attempt they belong to (config `switchAttempt`). */
+export function switchTrigger(node: ValidatorSpec): string {
+    return `attempt ${node.validator.switchAttempt}`;
+}
+
 export interface ValidatorNodeArgs {
     readonly node: ValidatorSpec;
     readonly host: Host;
@@ -258,26 +260,28 @@ export class ValidatorNode extends pulumi.ComponentResource {
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;
-        // While a switch is configured, its steps run on every `up`: the host decides what is left
-        // (completed steps are skipped by their markers; a rollback with nothing to undo says so).
-        // Left to Pulumi's state alone, a step recorded by an earlier, interrupted up (or by an
-        // earlier rollback that a failed migrate never deleted) would count as done and be skipped.
-        const run = [SWITCH_RUN];
+        // Pulumi's state holds the switch's progress: a step that completed is recorded and not run
+        // again (it previews as unchanged); a step that fails records nothing, so the next `up`
+        // resumes there. Each step's trigger is the attempt: a mode already recorded for this
+        // attempt (a rollback a failed migrate never deleted, say) runs again only in a new one.
+        // The host's markers stay the second guard (a step done on the host is skipped there).
+        const attempt = switchTrigger(node);
         if (sw === "migrate") {
             const inputs = switchInputsHash(node, mount, release);
             for (const step of SWITCH_STEPS) {
-                const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: run }, { parent: this, dependsOn: [last] });
+                const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: [attempt] }, { parent: this, dependsOn: [last] });
                 last = cmd;
                 if (step === "s14-verify") report = stepReport(cmd, "switch report");
             }
         } else if (sw === "rollback" || sw === "cleanup") {
-            const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw), inputsHash: run }, { parent: this, dependsOn: [last] });
+            const what = sw === "cleanup" ? [attempt, JSON.stringify(node.validator.cleanup)] : [attempt];
+            const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw), inputsHash: what }, { parent: this, dependsOn: [last] });
             last = cmd;
             report = stepReport(cmd, `${sw} report`);
         }
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? run : [])] },
+            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? [`${sw} ${attempt}`] : [])] },
             { parent: this, dependsOn: [last] },
         );
         this.health = stepReport(healthRun, "health report");

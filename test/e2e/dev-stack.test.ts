@@ -8,7 +8,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
-import { CHAIN_BLOCKS, DEV, DEVCHAIN, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, withSwitch } from "../support/lab";
+import { CHAIN_BLOCKS, DEV, DEVCHAIN, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, withSwitch } from "../support/lab";
 
 describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     after(() => {
@@ -276,6 +276,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(onV("test -e /etc/systemd/system/geth-validator-1.service && echo geth-unit; test -d /data/validator-1/geth && echo geth-dir; ls -d /data/validator-1/backup-*/manifest.json /data/validator-1/backup-*/geth", true).output.match(/geth-unit|geth-dir/), null);
         assert.match(onV("grep -n '^rpc-dial-url' /data/validator-1/0gchaind/config/app.toml").output, /rpc-dial-url = "http:\/\/localhost:56551"/);
         assert.match(onV("journalctl -u reth-validator-1 -o cat").output, /Starting consensus engine/);
+        // Pulumi's state holds the finished switch: the same config previews as no change.
+        const again = previewNoChangesWith(withSwitch("reth", "migrate"));
+        assert.equal(again.status, 0, again.output.slice(-4000));
         // Cleanup refuses before 24 h of reth running (from systemd).
         const c = upWith(withSwitch("reth", "cleanup"));
         assert.notEqual(c.status, 0);
@@ -299,7 +302,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
 
     it("switch: migrate again; pulumi killed and the VM rebooted during an import that then breaks mid-file and hits a state-root mismatch: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
-        const first = upInBackground(withSwitch("reth", "migrate"));
+        const first = upInBackground(withSwitch("reth", "migrate", 2));
         await until("the import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
         first.kill();
         await first.ended;
@@ -313,7 +316,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         const broken = Math.floor(head / 3), bad = Math.floor((2 * head) / 3);
         // One-shot faults: reth (the simulator, run as the operator) removes the stop file when it stops there.
         onV(`mkdir -p /run/nodefleet-sim && chown nodefleet /run/nodefleet-sim && echo ${broken} > /run/nodefleet-sim/import-stop-at && echo ${bad} > /run/nodefleet-sim/state-root-mismatch-at`);
-        const r = upWith(withSwitch("reth", "migrate"));
+        const r = upWith(withSwitch("reth", "migrate", 2));
         onV("rm -f /run/nodefleet-sim/state-root-mismatch-at");
         assert.notEqual(r.status, 0);
         assert.match(r.output, /is gone \(host restarted\?\): importing again/);
@@ -324,7 +327,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(state.stateRootMismatch.block, bad);
         // The geth datadir is gone at this point; the verified backup is what rollback restores.
         assert.equal(onV("test -d /data/validator-1/geth && echo present; true").output.trim(), "");
-        const rb = upWith(withSwitch("geth", "rollback"));
+        const rb = upWith(withSwitch("geth", "rollback", 2));
         assert.equal(rb.status, 0, rb.output.slice(-4000));
         const h = stackHealth()["validator-1"];
         assert.equal(h.client, "geth");

@@ -55,6 +55,13 @@ export function upWith(edit: (yaml: string) => string) {
     return sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
 }
 
+/** `pulumi preview --expect-no-changes` with an edited copy of Pulumi.dev.yaml: its status says whether anything would change. */
+export function previewNoChangesWith(edit: (yaml: string) => string) {
+    const file = path.join(ROOT, ".state", "e2e-config-preview.yaml");
+    fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
+    return sh("bash", [DEV, "pulumi", "preview", "--stack", "dev", "--non-interactive", "--expect-no-changes", "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
+}
+
 export function timed<T>(label: string, f: () => T): T {
     const t0 = Date.now();
     try {
@@ -68,9 +75,9 @@ export function timed<T>(label: string, f: () => T): T {
 /** The storage endpoints and sequencer version as the storage and sequencer tests leave them. */
 export const settled = (y: string) => y.replace("          version: latest\n", "          version: 2.0.2\n").replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]');
 
-/** Pulumi.dev.yaml, settled, with validator-1's execution client and switch set. */
-export const withSwitch = (client: "geth" | "reth", sw: string) => (y: string) =>
-    settled(y).replace("          validatorKeySecret: devValidatorKey\n", `          validatorKeySecret: devValidatorKey\n          executionClient: ${client}\n          switch: ${sw}\n`);
+/** Pulumi.dev.yaml, settled, with validator-1's execution client, switch and switch attempt set. */
+export const withSwitch = (client: "geth" | "reth", sw: string, attempt = 1) => (y: string) =>
+    settled(y).replace("          validatorKeySecret: devValidatorKey\n", `          validatorKeySecret: devValidatorKey\n          executionClient: ${client}\n          switch: ${sw}\n          switchAttempt: ${attempt}\n`);
 
 let backgroundRuns = 0;
 /** `pulumi up` with an edited config, in the background: its output so far, its end, and a hard kill. */

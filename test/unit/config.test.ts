@@ -154,6 +154,8 @@ const cases: Case[] = [
     { name: "node names an unknown release", mutate: (f) => (f.nodes[0].release = "zgs-2"), error: 'nodes[0].release: no release named "zgs-2" under releases (known: zgs, aztec, 0g-chain)' },
     { name: "validator switch: migrate with executionClient geth", mutate: (f) => Object.assign(f.nodes[2].validator, { switch: "migrate" }), error: "nodes[2].validator.switch: switch: migrate goes with executionClient: reth (the client the validator runs afterwards), not geth" },
     { name: "validator switch: rollback with executionClient reth", mutate: (f) => Object.assign(f.nodes[2].validator, { switch: "rollback", executionClient: "reth" }), error: "nodes[2].validator.switch: switch: rollback goes with executionClient: geth" },
+    { name: "validator switch attempt 0", mutate: (f) => Object.assign(f.nodes[2].validator, { switchAttempt: 0 }), error: "nodes[2].validator.switchAttempt:" },
+    { name: "validator switch attempt not a whole number", mutate: (f) => Object.assign(f.nodes[2].validator, { switchAttempt: 1.5 }), error: "nodes[2].validator.switchAttempt:" },
     { name: "validator switch unknown", mutate: (f) => Object.assign(f.nodes[2].validator, { switch: "upgrade" }), error: "nodes[2].validator.switch:" },
     { name: "validator heightTolerance too large", mutate: (f) => Object.assign(f.nodes[2].validator, { heightTolerance: 1000 }), error: "nodes[2].validator.heightTolerance:" },
     { name: "validator referenceRpcUrl not a URL", mutate: (f) => Object.assign(f.nodes[2].validator, { referenceRpcUrl: "evmrpc.0g.ai" }), error: "nodes[2].validator.referenceRpcUrl:" },

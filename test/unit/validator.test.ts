@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_RUN, SWITCH_STEPS, validatorHostTools, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_STEPS, validatorHostTools, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
@@ -208,17 +208,31 @@ describe("validator role: steps", () => {
         assert.match(inputsOf("fleet-validator-1-configure").stdin, /"switch": "migrate"/);
     });
 
-    it("while a switch is set its steps (and health) run on every up; without one nothing carries the run", async () => {
-        // A step Pulumi recorded earlier (an interrupted up, a rollback a failed migrate never
-        // deleted) must not count as done: the host's markers decide. The mocks see one program run;
-        // that a second up runs the steps again is what the E2E rollback after a failed migrate proves.
-        await stack((v) => { v.executionClient = "geth"; v.switch = "rollback"; });
-        assert.ok(inputsOf("fleet-validator-1-switch-rollback").triggers.includes(SWITCH_RUN));
-        assert.ok(inputsOf("fleet-validator-1-health").triggers.includes(SWITCH_RUN));
+    it("the switch steps' inputs are the same from one program run to the next; only a new attempt (or the cleanup options) changes them", async () => {
+        // What the mocks can show: the inputs Pulumi diffs. That an unchanged step is not run again,
+        // a failed one records nothing, and a preview lists only what is left is the engine's part:
+        // test/cli/switch-state.test.ts runs the real engine and provider for it.
+        const inputs = () => Object.fromEntries(["configure", "health", ...SWITCH_STEPS.map((s) => `switch-${s}`)].map((n) => [n, JSON.stringify(inputsOf(`fleet-validator-1-${n}`))]));
         await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
-        for (const step of SWITCH_STEPS) assert.ok(inputsOf(`fleet-validator-1-switch-${step}`).triggers.includes(SWITCH_RUN), step);
+        const first = inputs();
+        await new Promise((r) => setTimeout(r, 5));
+        await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
+        assert.deepEqual(inputs(), first, "a second run plans the same inputs");
+        await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; v.switchAttempt = 2; });
+        const second = inputs();
+        for (const step of SWITCH_STEPS) {
+            assert.notEqual(second[`switch-${step}`], first[`switch-${step}`], step);
+            assert.ok(inputsOf(`fleet-validator-1-switch-${step}`).triggers.includes("attempt 2"), step);
+        }
+        assert.notEqual(second.health, first.health);
+        await stack((v) => { v.executionClient = "geth"; v.switch = "rollback"; });
+        assert.ok(inputsOf("fleet-validator-1-switch-rollback").triggers.includes("attempt 1"));
+        await stack((v) => { v.executionClient = "reth"; v.switch = "cleanup"; });
+        const cleanup = JSON.stringify(inputsOf("fleet-validator-1-switch-cleanup"));
+        await stack((v) => { v.executionClient = "reth"; v.switch = "cleanup"; v.cleanup = { removeBackup: true }; });
+        assert.notEqual(JSON.stringify(inputsOf("fleet-validator-1-switch-cleanup")), cleanup, "new cleanup options run cleanup again");
         const { recorded } = await stack(() => {});
-        for (const r of recorded) assert.ok(!JSON.stringify(r.props).includes(SWITCH_RUN), `${r.name} carries the run without a switch`);
+        for (const r of recorded) assert.ok(!/attempt \d/.test(JSON.stringify(r.props.triggers ?? [])), `${r.name} carries an attempt without a switch`);
     });
 
     it("switch: rollback and cleanup are one step each; tunables do not change the steps' inputs hash", async () => {

@@ -1,0 +1,8 @@
+// The cli tier's scripted SSH host (main.go), built by lab/scripted-host.sh.
+module nodefleet.local/lab/sim/scripted-host
+
+go 1.25.0
+
+require golang.org/x/crypto v0.53.0
+
+require golang.org/x/sys v0.46.0 // indirect

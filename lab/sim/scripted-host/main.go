@@ -1,0 +1,161 @@
+// scripted-host: an SSH endpoint that stands in for a host in the cli tier, so that `pulumi up`
+// runs with the real engine and the real command provider without a VM. It runs nothing: each
+// command's stdin (the step's script) is read whole, recorded, and answered by a script of
+// outcomes kept in a directory:
+//
+//	DIR/ports  written at start: the ports it listens on (127.0.0.1), one per line, one per host
+//	           it stands in for (scripted-host DIR [HOSTS], default 1)
+//	DIR/fail   read per command: lines of text; a script containing one fails (exit 1, stderr
+//	           "scripted failure: <line>"); otherwise it prints "{}" and exits 0
+//	DIR/log    appended per command: one JSON line {"line": the script's zg-validator.py line,
+//	           or its first line; "status": the exit status}
+//
+// It accepts any client key: it listens on loopback for one test and is never a real host.
+package main
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/ssh"
+)
+
+var logMu sync.Mutex
+
+func main() {
+	hosts := 1
+	if len(os.Args) == 3 {
+		if _, err := fmt.Sscan(os.Args[2], &hosts); err != nil || hosts < 1 {
+			log.Fatalf("HOSTS: %q is not a positive number", os.Args[2])
+		}
+	} else if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: scripted-host DIR [HOSTS]")
+		os.Exit(2)
+	}
+	dir := os.Args[1]
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		log.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		log.Fatal(err)
+	}
+	config := &ssh.ServerConfig{
+		PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil },
+	}
+	config.AddHostKey(signer)
+	var ports []string
+	for i := 0; i < hosts; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			log.Fatal(err)
+		}
+		ports = append(ports, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+		go accept(ln, config, dir)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ports.tmp"), []byte(strings.Join(ports, "\n")+"\n"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "ports.tmp"), filepath.Join(dir, "ports")); err != nil {
+		log.Fatal(err)
+	}
+	select {}
+}
+
+func accept(ln net.Listener, config *ssh.ServerConfig, dir string) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			log.Fatal(err)
+		}
+		go serve(conn, config, dir)
+	}
+}
+
+func serve(conn net.Conn, config *ssh.ServerConfig, dir string) {
+	defer conn.Close()
+	_, chans, reqs, err := ssh.NewServerConn(conn, config)
+	if err != nil {
+		return
+	}
+	go ssh.DiscardRequests(reqs)
+	for nc := range chans {
+		if nc.ChannelType() != "session" {
+			nc.Reject(ssh.UnknownChannelType, "only sessions")
+			continue
+		}
+		ch, requests, err := nc.Accept()
+		if err != nil {
+			continue
+		}
+		go session(ch, requests, dir)
+	}
+}
+
+func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string) {
+	defer ch.Close()
+	for req := range requests {
+		if req.Type != "exec" {
+			req.Reply(req.Type == "env" || req.Type == "pty-req", nil)
+			continue
+		}
+		req.Reply(true, nil)
+		script, _ := io.ReadAll(ch)
+		status := answer(ch, string(script), dir)
+		ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
+		return
+	}
+}
+
+// answer writes the scripted outcome of one script to the channel and returns its exit status.
+func answer(ch ssh.Channel, script, dir string) uint32 {
+	var status uint32
+	if fail, err := os.ReadFile(filepath.Join(dir, "fail")); err == nil {
+		for _, l := range strings.Split(string(fail), "\n") {
+			if l = strings.TrimSpace(l); l != "" && strings.Contains(script, l) {
+				fmt.Fprintf(ch.Stderr(), "scripted failure: %s\n", l)
+				status = 1
+				break
+			}
+		}
+	}
+	if status == 0 {
+		fmt.Fprintln(ch, "{}")
+	}
+	record(dir, summary(script), status)
+	return status
+}
+
+// summary is the script's zg-validator.py line (a step of the validator tool), else its first line.
+func summary(script string) string {
+	lines := strings.Split(script, "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "zg-validator.py") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[0])
+}
+
+func record(dir, line string, status uint32) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	defer f.Close()
+	b, _ := json.Marshal(map[string]any{"line": line, "status": status})
+	f.Write(append(b, '\n'))
+}
