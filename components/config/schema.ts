@@ -230,8 +230,8 @@ export const validatorSettings = z
             .max(1000)
             .default(1)
             .describe("Which attempt of the switch this is. Pulumi's state records each completed step (it is not run again and previews as unchanged), so going back to a mode already recorded for this attempt (migrate again after a rollback, rollback again after a failed migrate) needs a new attempt: raise it by one. See docs/switch.md."),
-        referenceRpcUrl: httpUrl.optional().describe("A public endpoint of the chain: the reference height reth must reach before 0gchaind starts (else the head noted before the switch)."),
-        heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks reth may be behind the reference height before 0gchaind starts."),
+        referenceRpcUrl: httpUrl.optional().describe("A public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
+        heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks the execution client may be behind the reference (else the noted head) when the -38002 remedy starts 0gchaind again."),
         importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after reth's `block number X does not match parent block number Y`."),
         cleanup: z
             .strictObject({

@@ -16,7 +16,18 @@ from nodefleet_rpc import RpcFailure, block_number
 
 # The host tool's directory (/usr/local/lib/nodefleet): the scripts installed beside the package.
 LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HEAD_LINE = re.compile(r"Chain head was updated.*?\bnumber=([0-9,]+)")
+# geth's "Chain head was updated number=39,048,765 hash=abcdef..123456 …": the terminal format
+# abbreviates the hash to its first and last 3 bytes; logfmt/json carry it whole.
+HEAD_LINE = re.compile(r"Chain head was updated.*?\bnumber=([0-9,]+)(?:.*?\bhash=(0x[0-9a-fA-F]{64}|[0-9a-fA-F]{6}\.\.[0-9a-fA-F]{6}))?")
+
+
+def hashes_agree(logged, full):
+    """Whether a hash as geth logged it (whole, or abbreviated `abcdef..123456`) is `full`."""
+    logged, full = logged.lower(), full.lower()
+    if logged.startswith("0x"):
+        return logged == full
+    first, last = logged.split("..")
+    return full[2:].startswith(first) and full.endswith(last)
 
 
 class Validator:
@@ -67,6 +78,11 @@ class Validator:
         if not m:
             raise Failed("no noted chain head: steps 2 and 3 run first")
         return m["head"]
+
+    def noted_hash(self):
+        """The hash of the noted head as geth gave it (its RPC: whole; its log: maybe abbreviated), or None."""
+        m = self.marker("s03-stop") or self.marker("s02-note-head") or {}
+        return m.get("headHash")
 
     def archive_markers(self, why):
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -206,10 +222,12 @@ class Validator:
         return block_number(self.el_url)
 
     def geth_head(self):
+        """geth's last logged chain head: (number, hash as logged, or None when the line has none)."""
         heads = HEAD_LINE.findall(journal(self.units["geth"]))
         if not heads:
             raise Failed(f"no 'Chain head was updated' line in the log of {self.units['geth']}")
-        return int(heads[-1].replace(",", ""))
+        number, logged = heads[-1]
+        return int(number.replace(",", "")), (logged.lower() or None)
 
     def cl_status(self):
         import urllib.request
@@ -252,10 +270,7 @@ class Validator:
                     raise Failed(f"0gchaind still logs -38002 Invalid forkchoice state after {remedies} remedies: stop it, let the execution client reach the chain head, roll back the height")
                 remedies += 1
                 say(f"0gchaind logged -38002 Invalid forkchoice state: remedy {remedies} of {self.s['remedyRetries']}")
-                self.stop(cl)
-                self.wait_el_synced()
-                self.height_rollback()
-                self.start_consensus()
+                self.remedy_forkchoice()
                 time.sleep(2)
                 continue
             committed = "Committed state" in cl_log
@@ -273,6 +288,26 @@ class Validator:
                 raise Failed(f"not verified after {self.s['verifyTimeout']} s: EL log shows {' or '.join(el_signal)}: {signal}; "
                              f"0gchaind log shows Committed state: {committed}; status: {status}")
             time.sleep(2)
+
+    def remedy_forkchoice(self):
+        """The remedy for 0gchaind's -38002 Invalid forkchoice state: stop 0gchaind, wait for the
+        execution client to reach the chain head, roll the consensus height back, start it again."""
+        self.stop(self.units["consensus"])
+        self.wait_el_synced()
+        rolled = self.height_rollback()
+        self.start_consensus()
+        return rolled
+
+    def forkchoice_errors(self):
+        """0gchaind's current -38002 lines: since it last started and after its last `Committed
+        state` (one that commits again has recovered). None when it is not running."""
+        cl = self.units["consensus"]
+        since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
+        if not since or not active(cl):
+            return []
+        lines = journal(cl, since_usec=mono_to_realtime_usec(since)).splitlines()
+        last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
+        return [line for line in lines[last_commit + 1:] if "-38002" in line]
 
     def wait_el_synced(self):
         def ok():

@@ -14,10 +14,11 @@ import shutil
 import time
 
 from .chain import trim, verify_export
-from .host import Failed, active, chown_tree, dispose, exec_start, install_unit, listening, now, parse_time, run, say, systemctl, tail, tree_manifest, tree_size, wait
+from .host import Failed, active, chown_tree, dispose, exec_start, install_unit, listening, now, parse_time, run, say, systemctl, tail, tree_bytes, tree_manifest, wait
 from .importing import step_import
+from .node import hashes_agree
 from .jobs import Meter, attach, count_blocks, job_state, long_unit
-from nodefleet_rpc import RpcFailure
+from nodefleet_rpc import RpcFailure, block_hash, block_number
 
 MIN_RELEASE = (1, 0, 6)
 
@@ -59,14 +60,14 @@ def step_note_head(v):
     geth = v.units["geth"]
     if not active(geth):
         raise Failed(f"{geth} is not running: the chain head is read from a running geth's log")
-    size = tree_size(v.s["gethDir"])
+    size = tree_bytes(v.s["gethDir"])
     st = os.statvfs(v.s["dataRoot"])
     free = st.f_bavail * st.f_frsize
     if free < 2 * size:
         raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, the switch needs 2x the geth datadir ({2 * size} bytes: a backup and an export)")
-    head = v.geth_head()
-    say(f"noted chain head {head} from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
-    return {"head": head, "gethBytes": size, "freeBytes": free}
+    head, logged = v.geth_head()
+    say(f"noted chain head {head} (hash {logged}) from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
+    return {"head": head, "headHash": logged, "gethBytes": size, "freeBytes": free}
 
 
 def step_stop(v):
@@ -78,12 +79,26 @@ def step_stop(v):
         say(f"stopped {cl}")
     if v.consensus_processes():
         raise Failed(f"a 0gchaind with this key still runs after {cl} stopped: {v.consensus_processes()}")
-    head = noted
+    noted_step = v.marker("s02-note-head")
+    head, logged = noted, noted_step.get("headHash")
+    source = "geth's log"
     if active(geth):
-        head = max(noted, v.geth_head())  # geth's head is final once the consensus daemon is stopped
+        # geth's head is final once the consensus daemon is stopped; its RPC gives the whole hash
+        # of that block (the log may abbreviate it), which step 10 compares reth's with.
+        last, last_logged = v.geth_head()
+        if last >= noted:
+            head, logged = last, last_logged
+        try:
+            whole = block_hash(v.el_url, head)
+        except RpcFailure as e:
+            say(f"the whole hash of block {head} from geth: {e}; keeping the logged {logged}")
+        else:
+            if logged and not hashes_agree(logged, whole):
+                raise Failed(f"block {head}: geth's log says hash {logged}, its RPC {whole}: geth's chain changed under it; not switching over")
+            logged, source = whole, "geth's RPC"
         v.stop(geth)
-        say(f"stopped {geth}; its last chain head {head}")
-    return {"head": head, "headNoted": noted, "consensusStoppedAt": stopped_at}
+        say(f"stopped {geth}; its last chain head {head}, hash {logged} ({source})")
+    return {"head": head, "headHash": logged, "headHashFrom": source, "headNoted": noted, "consensusStoppedAt": stopped_at}
 
 
 def step_backup(v):
@@ -189,6 +204,14 @@ def transient_reth(v):
 
 
 def step_compare(v):
+    """An integrity check of the imported chain: reth's block at the exported head must be the one
+    geth had (its hash, noted at step 3), and, with a reference endpoint, the network's block at
+    that height. The gap to the network's head is the catch-up 0gchaind drives once it starts."""
+    head, want = v.noted_head(), v.noted_hash()
+    ref_url = v.s.get("referenceRpcUrl")
+    if not want and not ref_url:
+        raise Failed(f"no hash of block {head} was noted at step 3 and no referenceRpcUrl is set: nothing to check reth's chain "
+                     "against; roll back and migrate again (a new attempt notes it)")
     name = transient_reth(v)
     try:
         def height():
@@ -197,16 +220,27 @@ def step_compare(v):
             except (RpcFailure, Failed):
                 return None
         reth = wait(f"reth to answer eth_blockNumber on {v.el_url}", height, 120) - 1
+        if reth < head:
+            raise Failed(f"reth holds blocks up to {reth}, the export ended at {head}: the import is incomplete; re-run, or roll back")
+        got = block_hash(v.el_url, head)
     finally:
         systemctl("stop", name, check=False)
-    ref = v.reference_height()
-    source = v.s.get("referenceRpcUrl") or "the noted head"
-    tol = v.s["heightTolerance"]
-    if abs(ref - reth) > tol:
-        raise Failed(f"reth is at block {reth}, the reference ({source}) at {ref}: more than {tol} blocks apart; "
-                     "not switching over: re-run to retry, or roll back")
-    say(f"reth height {reth}, reference {ref} ({source}): within {tol}")
-    return {"rethHeight": reth, "referenceHeight": ref, "reference": source}
+    if want and not hashes_agree(want, got):
+        raise Failed(f"block {head}: reth has hash {got}, geth had {want}: the imported chain is not geth's; not switching over: roll back")
+    report = {"head": head, "rethHeight": reth, "hash": got, "gethHash": want}
+    if ref_url:
+        try:
+            theirs = block_hash(ref_url, head)
+            network = block_number(ref_url)
+        except RpcFailure as e:
+            raise Failed(f"the reference endpoint: {e}; re-run when it answers (or unset referenceRpcUrl to check against geth's hash alone)") from None
+        if theirs != got:
+            raise Failed(f"block {head}: reth has hash {got}, the reference {ref_url} has {theirs}: this chain is not the network's; not switching over: roll back")
+        report.update(referenceHash=theirs, referenceHeight=network, catchUpBlocks=max(0, network - reth))
+        say(f"block {head}: reth's hash {got} is geth's and the reference's; 0gchaind will catch up {report['catchUpBlocks']} blocks to the network's {network}")
+    else:
+        say(f"block {head}: reth's hash {got} is the one geth had")
+    return report
 
 
 def step_units(v):

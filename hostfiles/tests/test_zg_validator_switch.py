@@ -1,0 +1,434 @@
+"""The switch's refusals, its integrity check and the health diagnoses of the error table, each
+exercised on a temporary data root with a fake systemd (units, their journal and start times:
+`FakeHost`) and real JSON-RPC over HTTP from small in-test endpoints standing in for geth, reth
+and a reference node (`Chain`). What these cannot prove: that real systemd, geth and 0gchaind
+behave as faked here; the E2E tier runs the switch on VMs with real geth and the simulators.
+
+    cd hostfiles && python3 -m unittest discover -s tests -t .
+"""
+import http.server
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import types
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from zgvalidator import health as health_mod, host, node, rollback, switch  # noqa: E402
+from zgvalidator.host import Failed  # noqa: E402
+from zgvalidator.node import Validator  # noqa: E402
+
+GETH, RETH, CL = "geth-validator-1.service", "reth-validator-1.service", "0gchaind-validator-1.service"
+MODULES = (host, node, switch, rollback, health_mod)
+
+
+def block_hash(n, fork=""):
+    return "0x" + f"{fork}{n:x}".rjust(64, "a")
+
+
+class Chain:
+    """A JSON-RPC endpoint on loopback: eth_blockNumber, eth_getBlockByNumber, net_peerCount."""
+
+    def __init__(self, head, fork="", peers=0):
+        self.head, self.fork, self.peers = head, fork, peers
+        chain = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                method, params = req["method"], req.get("params") or []
+                if method == "eth_blockNumber":
+                    result = hex(chain.head)
+                elif method == "eth_getBlockByNumber":
+                    n = int(params[0], 16)
+                    result = {"number": hex(n), "hash": block_hash(n, chain.fork)} if n <= chain.head else None
+                elif method == "net_peerCount":
+                    result = hex(chain.peers)
+                else:
+                    result = None
+                body = json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FakeHost:
+    """systemd as the tool sees it: unit states, their journals, start times, and every systemctl call."""
+
+    def __init__(self):
+        self.state = {}
+        self.logs = {}
+        self.since = {}
+        self.calls = []
+        self.release_version = "v1.0.6"
+
+    def systemctl(self, *args, check=True):
+        self.calls.append(args)
+        unit = args[-1]
+        if args[:2] == ("enable", "--now") or args[0] == "start":
+            self.state[unit] = "active"
+        elif args[:2] == ("disable", "--now") or args[0] == "stop":
+            self.state[unit] = "inactive"
+        return types.SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    def active(self, unit):
+        return self.state.get(unit) == "active"
+
+    def journal(self, unit, since_usec=None, lines=20000):
+        return self.logs.get(unit, "")
+
+    def unit_props(self, unit, *props):
+        return {"ActiveEnterTimestampMonotonic": str(self.since.get(unit, 0)), "ActiveState": self.state.get(unit, "inactive")}
+
+    def run(self, cmd, check=True, user=None, **kw):
+        self.calls.append(tuple(cmd))
+        out = self.release_version if cmd[-1] == "version" else ""
+        return types.SimpleNamespace(returncode=0, stdout=out, stderr="")
+
+    def started(self, *what):
+        return [c for c in self.calls if c[:2] == ("enable", "--now") and c[-1] in what or c[0] == "start" and c[-1] in what]
+
+    def stopped(self):
+        return [c for c in self.calls if c[0] == "stop" or c[:2] == ("disable", "--now")]
+
+
+class SwitchCase(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="nodefleet-switch-")
+        self.addCleanup(shutil.rmtree, self.root)
+        self.el = Chain(100)
+        self.addCleanup(self.el.close)
+        self.fake = FakeHost()
+        self.settings = {
+            "node": "validator-1", "operator": "nodefleet", "dataRoot": self.root,
+            "gethDir": os.path.join(self.root, "geth"), "rethDir": os.path.join(self.root, "reth"),
+            "consensusHome": os.path.join(self.root, "0gchaind"), "etcDir": os.path.join(self.root, "etc"),
+            "releaseDir": os.path.join(self.root, "release"), "rethBinary": os.path.join(self.root, "bin", "reth"),
+            "ports": {"http": self.el.port, "p2p": 56303, "engine": 56551, "cometRpc": 1},
+            "services": {"geth": GETH, "reth": RETH, "consensus": CL},
+            "referenceRpcUrl": None, "heightTolerance": 5, "remedyRetries": 3, "remedySettleSeconds": 0,
+            "rollbackMax": 64, "verifyTimeout": 30, "cleanupAfterHours": 24,
+            "cleanup": {"removeGethBinary": False, "removeBackup": False},
+        }
+        for d in ("gethDir", "consensusHome", "etcDir"):
+            os.makedirs(self.settings[d])
+        for m in MODULES:
+            for name in ("systemctl", "active", "journal", "unit_props", "run"):
+                if hasattr(m, name):
+                    p = mock.patch.object(m, name, getattr(self.fake, name))
+                    p.start()
+                    self.addCleanup(p.stop)
+        p = mock.patch.object(Validator, "consensus_processes", lambda _self: [])
+        p.start()
+        self.addCleanup(p.stop)
+
+    def validator(self, **changes):
+        path = os.path.join(self.root, "validator.json")
+        with open(path, "w") as f:
+            json.dump({**self.settings, **changes}, f)
+        return Validator(path)
+
+    def geth_logs_head(self, n, hash_text):
+        self.fake.logs[GETH] = "\n".join([
+            "INFO [11-23|10:00:00.000] Imported new potential chain segment     number=1 hash=aaaaaa..aaaaaa",
+            f"INFO [11-23|10:00:01.000] Chain head was updated                   number={n:,} hash={hash_text} root=bbbbbb..bbbbbb elapsed=1.2ms",
+        ]) + "\n"
+
+
+class Step1Release(SwitchCase):
+    def test_a_release_older_than_1_0_6_is_refused_before_anything_is_installed(self):
+        self.fake.release_version = "0gchaind v1.0.5"
+        os.makedirs(os.path.join(self.settings["releaseDir"], "bin"))
+        with open(os.path.join(self.settings["releaseDir"], "bin", "0gchaind"), "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(os.path.join(self.settings["releaseDir"], "bin", "0gchaind"), 0o755)
+        v = self.validator()
+        v.install_reth = mock.Mock(side_effect=AssertionError("installed"))
+        with self.assertRaisesRegex(Failed, r"release package version '0gchaind v1.0.5': the switch to reth needs 1.0.6 or later"):
+            switch.step_install_reth(v)
+        v.install_reth.assert_not_called()
+
+
+class Step2NoteHead(SwitchCase):
+    def test_refuses_without_twice_the_datadir_free_before_anything_is_stopped(self):
+        self.fake.state.update({GETH: "active", CL: "active"})
+        with open(os.path.join(self.settings["gethDir"], "000001.ldb"), "wb") as f:
+            f.write(b"x" * 4096)
+        self.geth_logs_head(100, "aaaaaa..aaaa64")
+        tight = types.SimpleNamespace(f_bavail=8191, f_frsize=1)
+        with mock.patch.object(switch.os, "statvfs", return_value=tight):
+            with self.assertRaisesRegex(Failed, r"free disk on .*: 8191 bytes, the switch needs 2x the geth datadir \(8192 bytes"):
+                switch.step_note_head(self.validator())
+        self.assertEqual(self.fake.stopped(), [])
+        self.assertEqual((self.fake.state[GETH], self.fake.state[CL]), ("active", "active"))
+
+    def test_measures_the_live_datadir_from_metadata_without_reading_a_file_or_tripping_on_one_removed(self):
+        gd = self.settings["gethDir"]
+        with open(os.path.join(gd, "a.ldb"), "wb") as f:
+            f.write(b"x" * 1000)
+        os.symlink("a.ldb", os.path.join(gd, "link"))
+        listing = [(gd, [], ["a.ldb", "link", "compacted-away.ldb"])]
+        with mock.patch("builtins.open", side_effect=AssertionError("a live file was opened")), mock.patch.object(host.os, "walk", return_value=listing):
+            self.assertEqual(host.tree_bytes(gd), 1000)
+
+    def test_notes_the_head_and_its_hash_from_geth_log_terminal_and_logfmt(self):
+        self.fake.state[GETH] = "active"
+        self.geth_logs_head(39048765, "4a5b6c..d7e8f9")
+        m = switch.step_note_head(self.validator())
+        self.assertEqual((m["head"], m["headHash"]), (39048765, "4a5b6c..d7e8f9"))
+        whole = block_hash(12)
+        self.fake.logs[GETH] = f't=2026-11-23T10:00:00+0000 lvl=info msg="Chain head was updated" number=12 hash={whole} root=0x00\n'
+        m = switch.step_note_head(self.validator())
+        self.assertEqual((m["head"], m["headHash"]), (12, whole))
+
+
+class Step3Stop(SwitchCase):
+    def setUp(self):
+        super().setUp()
+        self.fake.state.update({GETH: "active", CL: "active"})
+        self.validator().write_marker("s02-note-head", {"head": 90, "headHash": "aaaaaa..aaaa5a"})
+
+    def test_the_final_head_gets_its_whole_hash_from_geth_rpc_when_it_agrees_with_the_log(self):
+        whole = block_hash(100)
+        self.geth_logs_head(100, f"{whole[2:8]}..{whole[-6:]}")
+        m = switch.step_stop(self.validator())
+        self.assertEqual((m["head"], m["headHash"], m["headHashFrom"]), (100, whole, "geth's RPC"))
+        self.assertEqual((self.fake.state[GETH], self.fake.state[CL]), ("inactive", "inactive"))
+
+    def test_a_log_and_rpc_that_disagree_stop_the_switch_with_geth_still_running(self):
+        self.geth_logs_head(100, "123456..654321")
+        with self.assertRaisesRegex(Failed, r"block 100: geth's log says hash 123456\.\.654321, its RPC 0xa+64: geth's chain changed"):
+            switch.step_stop(self.validator())
+        self.assertEqual(self.fake.state[GETH], "active")
+
+
+class Step10Compare(SwitchCase):
+    """Step 10 runs reth once (transient) and compares its block at the exported head."""
+
+    def setUp(self):
+        super().setUp()
+        p = mock.patch.object(switch, "transient_reth", lambda v: "nodefleet-rethcheck-validator-1")
+        p.start()
+        self.addCleanup(p.stop)
+
+    def noted(self, head=100, hash_=None):
+        v = self.validator()
+        v.write_marker("s03-stop", {"head": head, "headHash": hash_})
+        return v
+
+    def test_passes_when_reth_has_geth_block_at_the_head(self):
+        r = switch.step_compare(self.noted(hash_=block_hash(100)))
+        self.assertEqual((r["head"], r["hash"], r["gethHash"]), (100, block_hash(100), block_hash(100)))
+        abbreviated = f"{block_hash(100)[2:8]}..{block_hash(100)[-6:]}"
+        self.assertEqual(switch.step_compare(self.noted(hash_=abbreviated))["hash"], block_hash(100))
+
+    def test_refuses_another_block_naming_both_hashes(self):
+        self.el.fork = "f"
+        with self.assertRaisesRegex(Failed, rf"block 100: reth has hash {block_hash(100, 'f')}, geth had {block_hash(100)}: the imported chain is not geth's"):
+            switch.step_compare(self.noted(hash_=block_hash(100)))
+
+    def test_refuses_an_incomplete_import(self):
+        self.el.head = 97
+        with self.assertRaisesRegex(Failed, r"reth holds blocks up to 97, the export ended at 100: the import is incomplete"):
+            switch.step_compare(self.noted(hash_=block_hash(100)))
+
+    def test_with_a_reference_the_gap_to_the_network_is_catch_up_not_a_failure(self):
+        ref = Chain(5000)
+        self.addCleanup(ref.close)
+        self.settings["referenceRpcUrl"] = ref.url
+        r = switch.step_compare(self.noted(hash_=block_hash(100)))
+        self.assertEqual((r["referenceHash"], r["referenceHeight"], r["catchUpBlocks"]), (block_hash(100), 5000, 4900))
+
+    def test_refuses_a_chain_that_is_not_the_reference_naming_both_hashes(self):
+        ref = Chain(5000, fork="e")
+        self.addCleanup(ref.close)
+        self.settings["referenceRpcUrl"] = ref.url
+        with self.assertRaisesRegex(Failed, rf"block 100: reth has hash {block_hash(100)}, the reference {ref.url} has {block_hash(100, 'e')}"):
+            switch.step_compare(self.noted(hash_=block_hash(100)))
+
+    def test_without_a_noted_hash_or_a_reference_there_is_nothing_to_check_against(self):
+        with self.assertRaisesRegex(Failed, r"no hash of block 100 was noted at step 3 and no referenceRpcUrl is set"):
+            switch.step_compare(self.noted(hash_=None))
+
+
+def write_unit(path, flag, jwt):
+    with open(path, "w") as f:
+        f.write(f"[Service]\nExecStart=/bin/true --datadir /x {flag} {jwt}\n")
+
+
+class Jwt(SwitchCase):
+    def different_jwt_files(self):
+        etc = self.settings["etcDir"]
+        for name in ("a.hex", "b.hex"):
+            with open(os.path.join(self.root, name), "w") as f:
+                f.write("00" * 32)
+        for unit in (GETH, RETH):
+            write_unit(os.path.join(etc, unit), "--authrpc.jwtsecret", os.path.join(self.root, "a.hex"))
+        write_unit(os.path.join(etc, CL), "--chaincfg.engine.jwt-secret-path", os.path.join(self.root, "b.hex"))
+
+    def test_step_13_refuses_before_starting_reth_or_0gchaind(self):
+        self.different_jwt_files()
+        with self.assertRaisesRegex(Failed, r"reth-validator-1\.service reads the JWT secret from .*/a\.hex but 0gchaind-validator-1\.service from .*/b\.hex: not the same file"):
+            switch.step_start(self.validator())
+        self.assertEqual(self.fake.started(RETH, CL), [])
+
+    def test_health_reports_a_mismatch_that_appears_later(self):
+        self.different_jwt_files()
+        v = self.validator()
+        v.set_client("geth")
+        self.fake.state.update({GETH: "active", CL: "active"})
+        report = health_mod.health(v)
+        self.assertIn("not the same file", report["jwtError"])
+        self.assertEqual([d["fault"] for d in report["diagnoses"]], ["jwt-mismatch"])
+
+
+class Health(SwitchCase):
+    def on_reth(self):
+        etc = self.settings["etcDir"]
+        jwt = os.path.join(self.root, "jwt.hex")
+        with open(jwt, "w") as f:
+            f.write("00" * 32)
+        write_unit(os.path.join(etc, RETH), "--authrpc.jwtsecret", jwt)
+        write_unit(os.path.join(etc, CL), "--chaincfg.engine.jwt-secret-path", jwt)
+        v = self.validator()
+        v.set_client("reth")
+        self.fake.state.update({RETH: "active", CL: "active"})
+        self.fake.since[CL] = 5_000_000
+        return v
+
+    def test_reth_without_peers_is_reported_with_the_p2p_port_to_open(self):
+        report = health_mod.health(self.on_reth())
+        self.assertEqual(report["peers"], 0)
+        [d] = report["diagnoses"]
+        self.assertEqual(d["fault"], "reth-no-peers")
+        self.assertIn("expected at first", d["advice"])
+        self.assertIn("56303/tcp and 56303/udp are open", d["advice"])
+        self.el.peers = 3
+        self.assertEqual(health_mod.health(self.on_reth())["diagnoses"], [])
+
+    def test_a_current_38002_is_remedied_and_a_recovered_one_left_alone(self):
+        v = self.on_reth()
+        self.fake.logs[CL] = "Committed state height=10\nERR engine: -38002 Invalid forkchoice state\n"
+        remedies = []
+
+        def remedy():
+            remedies.append(1)
+            self.fake.logs[CL] = "Committed state height=11\n"
+        v.remedy_forkchoice = remedy
+        report = health_mod.health(v)
+        self.assertEqual(len(remedies), 1)
+        [d] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
+        self.assertEqual(d["remedied"], 1)
+        self.fake.logs[CL] = "ERR engine: -38002 Invalid forkchoice state\nCommitted state height=12\n"
+        report = health_mod.health(v)
+        self.assertEqual(len(remedies), 1, "one that commits again has recovered: no remedy")
+        self.assertNotIn("forkchoice-38002", [d["fault"] for d in report["diagnoses"]])
+
+    def test_a_38002_that_outlives_the_remedies_fails_health(self):
+        v = self.on_reth()
+        self.fake.logs[CL] = "ERR engine: -38002 Invalid forkchoice state\n"
+        v.remedy_forkchoice = mock.Mock()
+        with self.assertRaisesRegex(Failed, r"still logs -38002 Invalid forkchoice state after 3 remedies"):
+            health_mod.health(v)
+        self.assertEqual(v.remedy_forkchoice.call_count, 3)
+
+    def test_the_remedy_stops_0gchaind_waits_for_the_execution_client_rolls_back_and_starts_it(self):
+        v = self.on_reth()
+        order = []
+        v.wait_el_synced = lambda: order.append("wait")
+        v.height_rollback = lambda: order.append("rollback") or {"rolledBack": 0}
+        v.start_consensus = lambda: order.append("start")
+        v.remedy_forkchoice()
+        self.assertEqual(self.fake.stopped()[0], ("disable", "--now", CL))
+        self.assertEqual(order, ["wait", "rollback", "start"])
+
+
+class Step14Verify(SwitchCase):
+    def test_a_38002_during_verification_is_remedied_then_verified(self):
+        v = self.validator()
+        self.fake.state.update({RETH: "active", CL: "active"})
+        self.fake.since[CL] = 5_000_000
+        self.fake.logs[RETH] = "Starting consensus engine\n"
+        self.fake.logs[CL] = "ERR -38002 Invalid forkchoice state\n"
+
+        def remedy():
+            self.fake.logs[CL] = "Committed state height=101\n"
+        v.remedy_forkchoice = remedy
+        v.cl_status = lambda: {"height": 101, "catchingUp": False}
+        with mock.patch.object(node, "first_committed_time", lambda unit, since: 1.0), mock.patch.object(node.time, "sleep", lambda s: None):
+            r = v.verify_running(RETH, 0, ["Starting consensus engine"])
+        self.assertEqual(r["remedies"], 1)
+        self.assertEqual(r["executionHeight"], 100)
+
+
+class Cleanup(SwitchCase):
+    HOUR = 3600
+
+    def setUp(self):
+        super().setUp()
+        v = self.validator()
+        self.backup = os.path.join(self.root, "backup-20261122T000000Z")
+        os.makedirs(os.path.join(self.backup, "geth"))
+        v.write_marker("s04-backup", {"backupDir": self.backup})
+        v.write_marker("s14-verify", {"downtimeSeconds": 1})
+        os.makedirs(v.mig)
+        for name in ("chain-export.rlp", "chain-export-from-1.rlp", "chain-export-from-2001.rlp.partial", "export.log", "import.log", "notes.rlp.txt"):
+            with open(os.path.join(v.mig, name), "w") as f:
+                f.write(name)
+        self.geth_bin = os.path.join(self.settings["releaseDir"], "bin", "geth")
+        os.makedirs(os.path.dirname(self.geth_bin))
+        for b in ("geth", "0gchaind"):
+            with open(os.path.join(self.settings["releaseDir"], "bin", b), "w") as f:
+                f.write(b)
+        self.fake.state[RETH] = "active"
+        self.fake.since[RETH] = 1000 * 1_000_000  # active since monotonic second 1000
+        self.v = v
+
+    def after(self, hours, **options):
+        v = self.validator(cleanup={"removeGethBinary": False, "removeBackup": False, **options})
+        return rollback.cleanup(v, clock=lambda: 1000 + hours * self.HOUR)
+
+    def left(self):
+        return sorted(os.listdir(self.v.mig))
+
+    def test_before_24_hours_it_refuses_and_removes_nothing(self):
+        with self.assertRaisesRegex(Failed, r"active for 23\.9 h \(from systemd\); cleanup waits until 24 h"):
+            self.after(23.9)
+        self.assertEqual(len(self.left()), 6)
+
+    def test_after_24_hours_it_removes_exactly_the_rlp_files(self):
+        r = self.after(24.5)
+        self.assertEqual(self.left(), ["export.log", "import.log", "notes.rlp.txt"])
+        self.assertEqual(sorted(os.path.basename(p) for p in r["removed"]), ["chain-export-from-1.rlp", "chain-export-from-2001.rlp.partial", "chain-export.rlp"])
+        self.assertTrue(os.path.exists(self.geth_bin))
+        self.assertTrue(os.path.isdir(self.backup))
+
+    def test_when_asked_it_also_removes_the_geth_binary_and_the_backup_and_nothing_else(self):
+        r = self.after(30, removeGethBinary=True, removeBackup=True)
+        self.assertFalse(os.path.exists(self.geth_bin))
+        self.assertFalse(os.path.exists(self.backup))
+        self.assertIn(self.geth_bin, r["removed"])
+        self.assertEqual(os.listdir(os.path.dirname(self.geth_bin)), ["0gchaind"])
+        self.assertTrue(os.path.isdir(self.settings["gethDir"]) and os.path.isdir(self.settings["consensusHome"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
