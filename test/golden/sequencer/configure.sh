@@ -48,7 +48,8 @@ put /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root <<'NODEFLEET_EOF'
 
 rpc(url, method, params) returns the result or raises RpcFailure with a message that names the
 URL, the method and what was wrong: no answer, not JSON, no result, or the JSON-RPC error.
-block_number(url) is eth_blockNumber as an int, refusing an answer that is not a hex number.
+block_number(url) is eth_blockNumber as an int, refusing an answer that is not a hex number;
+block_hash(url, n) the hash of block n (eth_getBlockByNumber); peer_count(url) net_peerCount.
 """
 import json
 import re
@@ -90,6 +91,26 @@ def block_number(url):
     value = rpc(url, "eth_blockNumber")
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
         raise RpcFailure(f"eth_blockNumber at {url}: {value!r} is not a hex block number")
+    return int(value, 16)
+
+
+def block_hash(url, number):
+    """The hash of block `number` at url (0x + 64 lowercase hex); RpcFailure when the node has no
+    such block or answers something else."""
+    block = rpc(url, "eth_getBlockByNumber", [hex(number), False])
+    if block is None:
+        raise RpcFailure(f"eth_getBlockByNumber at {url}: no block {number}")
+    value = block.get("hash") if isinstance(block, dict) else None
+    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{64}", value):
+        raise RpcFailure(f"eth_getBlockByNumber at {url}: block {number} has no hash (got {str(value)[:80]!r})")
+    return value.lower()
+
+
+def peer_count(url):
+    """net_peerCount at url as an int."""
+    value = rpc(url, "net_peerCount")
+    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
+        raise RpcFailure(f"net_peerCount at {url}: {value!r} is not a hex number")
     return int(value, 16)
 NODEFLEET_EOF
 put /usr/local/lib/nodefleet/aztec-register.py 0755 root:root <<'NODEFLEET_EOF'
