@@ -34,7 +34,7 @@ class Chain:
     """A JSON-RPC endpoint on loopback: eth_blockNumber, eth_getBlockByNumber, net_peerCount."""
 
     def __init__(self, head, fork="", peers=0):
-        self.head, self.fork, self.peers = head, fork, peers
+        self.head, self.fork, self.peers, self.syncing = head, fork, peers, False
         chain = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -48,6 +48,8 @@ class Chain:
                     result = {"number": hex(n), "hash": block_hash(n, chain.fork)} if n <= chain.head else None
                 elif method == "net_peerCount":
                     result = hex(chain.peers)
+                elif method == "eth_syncing":
+                    result = {"currentBlock": hex(chain.head), "highestBlock": hex(chain.head + 50)} if chain.syncing else False
                 else:
                     result = None
                 body = json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}).encode()
@@ -359,6 +361,37 @@ class Health(SwitchCase):
         v.remedy_forkchoice()
         self.assertEqual(self.fake.stopped()[0], ("disable", "--now", CL))
         self.assertEqual(order, ["wait", "rollback", "start"])
+
+
+class WaitForTheExecutionClient(SwitchCase):
+    """The remedy's wait: the reference's head, else the noted head, else eth_syncing."""
+
+    def outcome(self, v):
+        def once(what, predicate, timeout, every=1.0):
+            if not predicate():
+                raise Failed(f"timed out waiting for {what}")
+        with mock.patch.object(node, "wait", once):
+            try:
+                v.wait_el_synced()
+                return "synced"
+            except Failed:
+                return "waiting"
+
+    def test_without_a_switch_on_record_it_asks_the_client_whether_it_syncs(self):
+        v = self.validator()
+        self.assertEqual(self.outcome(v), "synced")
+        self.el.syncing = True
+        self.assertEqual(self.outcome(v), "waiting")
+
+    def test_with_a_noted_head_or_a_reference_it_compares_heights_within_the_tolerance(self):
+        v = self.validator()
+        v.write_marker("s03-stop", {"head": 105})
+        self.assertEqual(self.outcome(v), "synced")  # 100 >= 105 - 5
+        v.write_marker("s03-stop", {"head": 106})
+        self.assertEqual(self.outcome(v), "waiting")
+        ref = Chain(200)
+        self.addCleanup(ref.close)
+        self.assertEqual(self.outcome(self.validator(referenceRpcUrl=ref.url)), "waiting")
 
 
 class Step14Verify(SwitchCase):

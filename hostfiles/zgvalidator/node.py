@@ -12,7 +12,7 @@ import time
 
 from .host import (Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
                    systemctl, tree_manifest, unit_props, wait)
-from nodefleet_rpc import RpcFailure, block_number
+from nodefleet_rpc import RpcFailure, block_number, rpc
 
 # The host tool's directory (/usr/local/lib/nodefleet): the scripts installed beside the package.
 LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -310,18 +310,24 @@ class Validator:
         return [line for line in lines[last_commit + 1:] if "-38002" in line]
 
     def wait_el_synced(self):
+        """Until the execution client is within heightTolerance of the chain head: the reference's
+        head, else the head noted by a switch, else (no switch on record) its own eth_syncing false."""
+        url = self.s.get("referenceRpcUrl")
+        noted = (self.marker("s03-stop") or self.marker("s02-note-head") or {}).get("head")
+
         def ok():
             try:
                 height = self.el_height()
+                if url:
+                    ref = block_number(url)
+                elif noted is not None:
+                    ref = noted
+                else:
+                    return rpc(self.el_url, "eth_syncing") is False
             except (RpcFailure, Failed):
                 return False
-            ref = self.reference_height()
             return height >= ref - self.s["heightTolerance"]
         wait("the execution client to reach the chain head", ok, 600, 2)
-
-    def reference_height(self):
-        url = self.s.get("referenceRpcUrl")
-        return block_number(url) if url else self.noted_head()
 
     def install_reth(self):
         src = self.release_bin("reth")
