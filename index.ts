@@ -1,13 +1,13 @@
 // nodefleet entry point: read and validate the stack config once, build the fleet,
 // export what operators look at. All logic lives in components/.
 import { loadFleet, readStackConfig } from "./components/config/load";
-import { Fleet } from "./components/fleet";
+import { Fleet, previousValidatorHosts } from "./components/fleet";
 
 const config = readStackConfig();
 const plan = loadFleet(config);
 /** Stack outputs: what operators look at. */
 export = async () => {
-    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) });
+    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, undefined, await previousValidatorHosts());
     return {
         hosts: fleet.summary,
         hardwareCheck: plan.spec.hardwareCheck,
@@ -17,5 +17,7 @@ export = async () => {
         registration: fleet.registration,
         /** Per validator with `switch` set: the geth -> reth switch's report (or its rollback / cleanup). */
         validatorSwitch: fleet.validatorSwitch,
+        /** Per validator, the host it runs on: the next `up` reads it to hand a moving validator over. */
+        validatorHosts: fleet.validatorHosts,
     };
 };

@@ -9,7 +9,7 @@ import { HetznerHost } from "./hosts/hetzner";
 import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
-import { ValidatorNode } from "./roles/validator";
+import { validatorHandover, ValidatorNode, type Handover } from "./roles/validator";
 import { withoutPromiseTraces } from "./sdk";
 
 export interface FleetArgs {
@@ -41,9 +41,20 @@ export class Fleet extends pulumi.ComponentResource {
     readonly registration: Record<string, pulumi.Output<Record<string, unknown>>> = {};
     /** Per validator with a switch configured: the switch's report (migrate, rollback or cleanup). */
     readonly validatorSwitch: Record<string, pulumi.Output<Record<string, unknown>>> = {};
+    /** Per validator: the host it runs on (a stack output; the next run reads it to see a move). */
+    readonly validatorHosts: Record<string, string> = {};
+    /** Validators moving host this run: node -> the host they leave, and their handover once that host is built. */
+    private readonly moves = new Map<string, { readonly from: string; readonly handover: Deferred<Handover> }>();
 
-    static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions): Promise<Fleet> {
+    /**
+     * `previousHosts`: per validator, the host it ran on after the last `up` (the stack output
+     * `validatorHosts`, see `previousValidatorHosts`).
+     */
+    static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions, previousHosts: Record<string, string> = {}): Promise<Fleet> {
+        const moves = plannedMoves(args.plan, previousHosts);
         const fleet = new Fleet(name, opts);
+        for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });
+        for (const host of args.plan.hosts) for (const node of host.nodes) if (node.role === "validator") fleet.validatorHosts[node.name] = node.host;
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
@@ -60,6 +71,12 @@ export class Fleet extends pulumi.ComponentResource {
     private addHost(name: string, plan: HostPlan, args: FleetArgs): void {
         const host = this.buildHost(`${name}-${plan.name}`, plan, args);
         this.hosts[plan.name] = host;
+        for (const [nodeName, move] of this.moves) {
+            if (move.from !== plan.name) continue;
+            const node = args.plan.spec.nodes.find((n) => n.name === nodeName);
+            if (node?.role !== "validator") continue;
+            move.handover.resolve(validatorHandover(`${name}-${nodeName}`, node, host, sshUser(plan.spec), { parent: this }));
+        }
         this.summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name) };
         const user = sshUser(plan.spec);
         for (const node of plan.nodes) {
@@ -77,7 +94,9 @@ export class Fleet extends pulumi.ComponentResource {
                     break;
                 }
                 case "validator": {
-                    const role = new ValidatorNode(roleName, { node, host, user, validatorKey: args.secret(node.validator.validatorKeySecret) }, { parent: this });
+                    const move = this.moves.get(node.name);
+                    const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
+                    const role = new ValidatorNode(roleName, { node, host, user, validatorKey: args.secret(node.validator.validatorKeySecret), handover }, { parent: this });
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
                     break;
@@ -118,4 +137,58 @@ function sshPrivateKey(spec: HostSpec, secret: FleetArgs["secret"]): pulumi.Outp
 /** The user nodefleet logs in as on a host. */
 function sshUser(spec: HostSpec): string {
     return spec.kind === "existing" ? spec.user : spec.sshUser;
+}
+
+interface Deferred<T> {
+    readonly promise: Promise<T>;
+    readonly resolve: (value: T) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+    let resolve!: (value: T) => void;
+    const promise = new Promise<T>((r) => (resolve = r));
+    return { promise, resolve };
+}
+
+/**
+ * Per validator, the host it ran on after the last `up`: this stack's own output
+ * `validatorHosts`, read through a stack reference (empty on the first `up`).
+ */
+export async function previousValidatorHosts(): Promise<Record<string, string>> {
+    const self = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`);
+    const out = await self.getOutputDetails("validatorHosts");
+    const value = out.value as unknown;
+    if (value === undefined || value === null) return {};
+    if (typeof value !== "object" || Array.isArray(value) || Object.values(value).some((h) => typeof h !== "string")) {
+        throw new pulumi.RunError("the stack output validatorHosts is not a map of node to host name: nodefleet cannot tell whether a validator moved");
+    }
+    return value as Record<string, string>;
+}
+
+/**
+ * One validator key must never sign on two machines: a validator whose host changed since the
+ * last `up` is handed over on the host it leaves first (Fleet.addHost). A host that is no
+ * longer configured cannot be reached: refused unless the operator names it in
+ * `validator.abandonHost`. Returns node -> the host it leaves.
+ */
+function plannedMoves(plan: FleetPlan, previous: Record<string, string>): Map<string, string> {
+    const moves = new Map<string, string>();
+    const configured = new Set(plan.hosts.map((h) => h.name));
+    for (const host of plan.hosts) {
+        for (const node of host.nodes) {
+            if (node.role !== "validator") continue;
+            const from = previous[node.name];
+            if (from === undefined || from === node.host) continue;
+            if (node.validator.abandonHost === from) {
+                pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host} with validator.abandonHost: ${from}: nothing is stopped on ${from}; no 0gchaind may run there with this key`);
+                continue;
+            }
+            if (!configured.has(from)) {
+                throw new pulumi.RunError(`${node.name}: the validator ran on host ${from}, which is no longer in the config, so nodefleet cannot stop its 0gchaind there before starting it on ${node.host} (one key must never sign on two machines). Make sure it is stopped for good and its key removed there, then set validator.abandonHost: ${from}`);
+            }
+            pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host}: the handover on ${from} stops and disables its 0gchaind and sets its key aside first; if ${from} cannot be reached this up stops there, before anything starts on ${node.host} (if ${from} is gone for good: validator.abandonHost: ${from})`);
+            moves.set(node.name, from);
+        }
+    }
+    return moves;
 }

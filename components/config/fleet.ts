@@ -215,14 +215,16 @@ function checkNames(spec: FleetSpec, issues: string[]): void {
     });
 }
 
-function checkHostRefs(spec: FleetSpec, issues: string[]): void {
+function checkHostRefs(spec: FleetSpec, issues: string[], warnings: string[]): void {
     const known = Object.keys(spec.hosts);
     const used = new Set<string>();
     spec.nodes.forEach((node, i) => {
         if (!Object.hasOwn(spec.hosts, node.host)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
         used.add(node.host);
     });
-    for (const name of known) if (!used.has(name)) issues.push(`hosts.${name}: no node runs on this host; remove it or add a node`);
+    // A host with no node is kept (bootstrap and firewall only) with a warning: a validator that
+    // just moved off it needs it configured for one more `up`, so its handover can run there.
+    for (const name of known) if (!used.has(name)) warnings.push(`hosts.${name}: no node runs on this host; remove it once nothing is handed over from it (a validator that moved off it), or add a node`);
 }
 
 /**
@@ -368,7 +370,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource): FleetPlan {
     const issues: string[] = [];
     const warnings: string[] = [];
     checkNames(spec, issues);
-    checkHostRefs(spec, issues);
+    checkHostRefs(spec, issues, warnings);
     checkMachines(spec, issues);
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);

@@ -240,6 +240,10 @@ export const validatorSettings = z
             })
             .default({ removeGethBinary: false, removeBackup: false })
             .describe("What `switch: cleanup` removes besides the RLP export files."),
+        abandonHost: z
+            .string()
+            .optional()
+            .describe("The override for a validator moving off a host nodefleet cannot reach or no longer has in the config: that host's name. nodefleet then does not stop 0gchaind there first; set it only when that host is gone for good or its 0gchaind is stopped and its key removed (one key must never sign on two machines). See docs/operations.md."),
         bootnode: enode.describe("The execution client's boot node."),
         validatorKeySecret: secretRef.describe("Config key holding priv_validator_key.json (the CometBFT validator key); never on two hosts."),
         publicIp: ipv4.optional().describe("Public IP announced to peers; defaults to the host's public address."),

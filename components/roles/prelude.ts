@@ -17,6 +17,8 @@ export interface PreludeArgs {
     /** The key step's name suffix ("miner-key", "validator-key") and its script (a secret). */
     readonly keyStep: string;
     readonly keyScript: pulumi.Output<string>;
+    /** What must finish before the key is written (a validator's handover on the host it leaves). */
+    readonly keyAfter?: readonly pulumi.Input<pulumi.Resource>[];
 }
 
 export interface Prelude {
@@ -37,6 +39,6 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
         { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript },
         { parent, dependsOn: [after] },
     );
-    const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true }, { parent, dependsOn: [teardown] });
+    const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true }, { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] });
     return { release, base, key };
 }

@@ -106,7 +106,7 @@ export function engineDialUrl(node: ValidatorSpec): string {
     return `http://localhost:${executionPorts(node).engine}`;
 }
 
-export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: string): string {
+export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: string, carriedSigningState: unknown = null): string {
     const p = validatorPaths(node, mount);
     const v = node.validator;
     return JSON.stringify({
@@ -134,6 +134,7 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         verifyTimeout: 180,
         cleanupAfterHours: 24,
         cleanup: v.cleanup,
+        carriedSigningState: carriedSigningState ?? null,
     }, null, 2);
 }
 
@@ -171,7 +172,7 @@ function listHostTools(): HostTool[] {
 }
 
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
-export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
+export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: string, publicIp: string, carriedSigningState: unknown = null): string {
     const p = validatorPaths(node, mount);
     const D = "NODEFLEET_EOF";
     return render("validator-configure.sh", {
@@ -181,7 +182,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         etcDir: p.etcDir,
         services: unitNames(p),
         tools: validatorHostTools().map((t) => ({ ...t, body: heredocSafe(t.body, D) })),
-        settings: heredocSafe(validatorSettingsJson(node, mount, release), D),
+        settings: heredocSafe(validatorSettingsJson(node, mount, release, carriedSigningState), D),
         appToml: heredocSafe(renderAppToml(node, mount), D),
         configToml: heredocSafe(renderConfigToml(node), D),
         consensusUnit: heredocSafe(renderConsensusUnit(node, mount, release), D),
@@ -234,10 +235,29 @@ export interface ValidatorNodeArgs {
     readonly user: string;
     /** priv_validator_key.json, as a secret. */
     readonly validatorKey: pulumi.Output<string>;
+    /** When the validator moves here from another host: the handover there, run before the key is written here. */
+    readonly handover?: Handover;
+}
+
+/** A validator's handover on the host it leaves (see `validatorHandover`). */
+export interface Handover {
+    readonly step: pulumi.Resource | Promise<pulumi.Resource>;
+    /** The signing state (priv_validator_state.json) the old host reported, carried on by setup here. */
+    readonly signingState: pulumi.Output<unknown>;
 }
 
 /**
- * teardown (destroy only) -> key -> configure (setup) -> [switch: migrate: s01 .. s14 |
+ * The handover of a validator moving off host `from`, run there before anything is written or
+ * started with the key on its new host: 0gchaind and the execution client stopped and disabled,
+ * the key set aside, the signing state reported (zg-validator.py handover).
+ */
+export function validatorHandover(name: string, node: ValidatorSpec, from: Host, user: string, opts: pulumi.CustomResourceOptions): Handover {
+    const step = remoteStep(`${name}-handover`, { connection: from.connection, user, script: toolCommand(node, "handover"), inputsHash: [`from ${from.hostName} to ${node.host}`] }, opts);
+    return { step, signingState: stepReport(step, "handover report").apply((r) => r.signingState ?? null) };
+}
+
+/**
+ * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch: migrate: s01 .. s14 |
  * rollback | cleanup] -> health.
  */
 export class ValidatorNode extends pulumi.ComponentResource {
@@ -253,9 +273,11 @@ export class ValidatorNode extends pulumi.ComponentResource {
             node, host, user: args.user, noun: "validator", label: "validator",
             removeScript: renderValidatorRemove(host.hostName, node, mount),
             keyStep: "validator-key", keyScript: args.validatorKey.apply((k) => renderValidatorKey(node, mount, k)),
+            keyAfter: args.handover ? [args.handover.step] : [],
         });
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
-        const configureScript = publicIp.apply((ip) => renderValidatorConfigure(host.hostName, node, mount, release, ip));
+        const carried = args.handover?.signingState ?? pulumi.output(null);
+        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));
         const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;

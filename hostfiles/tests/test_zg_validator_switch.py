@@ -18,12 +18,12 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from zgvalidator import health as health_mod, host, node, rollback, switch  # noqa: E402
+from zgvalidator import handover as handover_mod, health as health_mod, host, node, rollback, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
 GETH, RETH, CL = "geth-validator-1.service", "reth-validator-1.service", "0gchaind-validator-1.service"
-MODULES = (host, node, switch, rollback, health_mod)
+MODULES = (host, node, switch, rollback, health_mod, handover_mod)
 
 
 def block_hash(n, fork=""):
@@ -85,6 +85,8 @@ class FakeHost:
     def systemctl(self, *args, check=True):
         self.calls.append(args)
         unit = args[-1]
+        if args[0] == "is-enabled":
+            return types.SimpleNamespace(returncode=0 if self.state.get(unit) in ("active", "enabled") else 1, stdout="", stderr="")
         if args[:2] == ("enable", "--now") or args[0] == "start":
             self.state[unit] = "active"
         elif args[:2] == ("disable", "--now") or args[0] == "stop":
@@ -461,6 +463,74 @@ class Cleanup(SwitchCase):
         self.assertIn(self.geth_bin, r["removed"])
         self.assertEqual(os.listdir(os.path.dirname(self.geth_bin)), ["0gchaind"])
         self.assertTrue(os.path.isdir(self.settings["gethDir"]) and os.path.isdir(self.settings["consensusHome"]))
+
+
+class Handover(SwitchCase):
+    """The host a validator leaves stops signing before the new one starts, and passes its signing state on."""
+
+    def setUp(self):
+        super().setUp()
+        home = self.settings["consensusHome"]
+        os.makedirs(os.path.join(home, "config"))
+        os.makedirs(os.path.join(home, "data"))
+        self.key = os.path.join(home, "config", "priv_validator_key.json")
+        with open(self.key, "w") as f:
+            f.write('{"priv_key": "not a real key"}')
+        self.state = {"height": "1200", "round": 0, "step": 3, "signature": "c2ln", "signbytes": "AB"}
+        with open(os.path.join(home, "data", "priv_validator_state.json"), "w") as f:
+            json.dump(self.state, f)
+        self.fake.state.update({CL: "active", GETH: "active", RETH: "inactive"})
+        units = os.path.join(self.root, "systemd")
+        os.makedirs(units)
+        for unit in (CL, GETH, "zgs-storage-1.service"):
+            with open(os.path.join(units, unit), "w") as f:
+                f.write("[Service]\n")
+        p = mock.patch.object(handover_mod, "UNIT_DIR", units)
+        p.start()
+        self.addCleanup(p.stop)
+        self.units = units
+
+    def test_stops_and_disables_the_daemons_sets_the_key_aside_and_reports_the_signing_state(self):
+        r = handover_mod.handover(self.validator())
+        self.assertEqual(r["stopped"], [CL, GETH])
+        self.assertEqual(sorted(os.listdir(self.units)), ["zgs-storage-1.service"], "only this validator's units are removed")
+        self.assertEqual(r["unitsRemoved"], [os.path.join(self.units, CL), os.path.join(self.units, GETH)])
+        self.assertEqual(self.fake.stopped(), [("disable", "--now", CL), ("disable", "--now", GETH)])
+        self.assertIn(("daemon-reload",), self.fake.calls)
+        self.assertFalse(os.path.exists(self.key))
+        self.assertRegex(r["keySetAside"], r"priv_validator_key\.json\.handed-over-\d{8}T\d{6}Z$")
+        self.assertTrue(os.path.exists(r["keySetAside"]))
+        self.assertEqual(r["signingState"], self.state)
+        again = handover_mod.handover(self.validator())
+        self.assertEqual((again["stopped"], again["keySetAside"], again["signingState"]), ([], r["keySetAside"], self.state))
+
+    def test_refuses_while_a_0gchaind_with_the_key_still_runs_and_keeps_the_key(self):
+        with mock.patch.object(Validator, "consensus_processes", lambda _self: [{"pid": 4242, "home": "/elsewhere"}]):
+            with self.assertRaisesRegex(Failed, r"a 0gchaind with this validator key still runs .*4242"):
+                handover_mod.handover(self.validator())
+        self.assertTrue(os.path.exists(self.key))
+
+    def test_a_host_that_never_held_the_key_names_the_override(self):
+        os.unlink(self.key)
+        with self.assertRaisesRegex(Failed, r"never handed over from this host.*validator\.abandonHost"):
+            handover_mod.handover(self.validator())
+
+    def test_the_new_host_takes_the_carried_state_only_when_it_is_further_on(self):
+        path = os.path.join(self.settings["consensusHome"], "data", "priv_validator_state.json")
+        with mock.patch.object(handover_mod.shutil, "chown"):
+            carried = dict(self.state, height="1300")
+            r = handover_mod.carry_signing_state(self.validator(carriedSigningState=carried))
+            self.assertEqual(r, {"carried": True, "at": [1300, 0, 3]})
+            with open(path) as f:
+                self.assertEqual(json.load(f), carried)
+            self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+            behind = dict(self.state, height="1299", step=8)
+            self.assertEqual(handover_mod.carry_signing_state(self.validator(carriedSigningState=behind)), {"carried": False, "at": [1300, 0, 3]})
+            os.unlink(path)
+            self.assertEqual(handover_mod.carry_signing_state(self.validator(carriedSigningState=behind))["at"], [1299, 0, 8])
+            self.assertIsNone(handover_mod.carry_signing_state(self.validator(carriedSigningState=None)))
+            with self.assertRaisesRegex(Failed, r"height, round and step must be numbers"):
+                handover_mod.carry_signing_state(self.validator(carriedSigningState={"height": "x"}))
 
 
 if __name__ == "__main__":

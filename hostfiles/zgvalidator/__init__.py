@@ -6,6 +6,10 @@ switch, run by the role's remote steps as root:
     zg-validator.py <settings.json> rollback
     zg-validator.py <settings.json> cleanup
     zg-validator.py <settings.json> health
+    zg-validator.py <settings.json> handover
+
+handover (handover.py) runs on the host a validator leaves: its daemons stopped and disabled,
+its key set aside, its signing state reported for the new host (setup carries it on).
 
 Every command prints progress lines and ends with one JSON report line.
 

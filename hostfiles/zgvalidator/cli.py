@@ -3,6 +3,7 @@ import json
 import sys
 
 from . import __doc__ as USAGE
+from .handover import handover
 from .health import health
 from .host import Failed
 from .node import Validator
@@ -11,7 +12,7 @@ from .setup import setup
 from .switch import STEPS, migrate, migration_report
 from nodefleet_rpc import RpcFailure
 
-COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health}
+COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "handover": handover}
 
 
 def main(argv):

@@ -5,6 +5,7 @@ import shutil
 import time
 
 from .host import Failed, active, chown_tree, install_unit, journal, listening, run, say, systemctl, unit_props, wait
+from .handover import carry_signing_state
 from .switch import STEPS
 
 
@@ -31,11 +32,12 @@ def setup(v):
             shutil.chown(path, v.op, v.op)
             say(f"wrote {path}")
     v.set_dial_url()
+    carried = carry_signing_state(v)
     v.ensure_state_file()
     changed = install_unit(s["etcDir"], v.units["consensus"])
     client = v.host_client()
     want = s["executionClient"]
-    report = {"node": v.node, "hostClient": client, "switch": s.get("switch")}
+    report = {"node": v.node, "hostClient": client, "switch": s.get("switch"), "signingState": carried}
     if s.get("switch"):
         systemctl("daemon-reload")
         say(f"switch {s['switch']} configured: units are left to the switch steps")

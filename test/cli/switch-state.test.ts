@@ -1,4 +1,5 @@
-// Real-CLI tier: the switch's progress lives in Pulumi's state. `pulumi up` and `pulumi preview`
+// Real-CLI tier: the switch's progress lives in Pulumi's state, and a validator that moves host is
+// handed over on the host it leaves first. `pulumi up` and `pulumi preview`
 // with the real engine and the real command provider, over real SSH, against the scripted host
 // (lab/sim/scripted-host): an SSH endpoint that runs nothing, records each step it is asked to
 // run and fails the ones the test names. What this proves: a completed step is recorded and not
@@ -61,20 +62,21 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
         fs.rmSync(file, { force: true });
         return lines
             .map((l) => (JSON.parse(l) as { line: string }).line)
-            .map((l) => / (migrate \S+|rollback|cleanup|health)(?: [0-9a-f]+)?$/.exec(l)?.[1])
+            .map((l) => / (migrate \S+|rollback|cleanup|health|handover)(?: [0-9a-f]+)?$/.exec(l)?.[1])
             .filter((c): c is string => c !== undefined);
     }
     function up(yaml: string) {
         project.writeConfig(yaml);
         return project.pulumi(["up", "--stack", project.stack, "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
     }
-    /** What a preview would do: every resource whose step is not `same`, as `op name`, in the engine's order. */
+    /** What a preview would do: every resource whose step changes something, as `op name`, in the engine's order. */
     function planned(yaml: string): string[] {
         project.writeConfig(yaml);
         const r = project.pulumi(["preview", "--stack", project.stack, "--non-interactive", "--json"]);
         assert.equal(r.status, 0, r.output.slice(-4000));
         const steps = (JSON.parse(r.stdout) as { steps: { op: string; urn: string }[] }).steps;
-        return steps.filter((s) => s.op !== "same").map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+        // `read`: the program reads its own stack's outputs (validatorHosts) on every run; it changes nothing.
+        return steps.filter((s) => s.op !== "same" && s.op !== "read").map((s) => `${s.op} ${s.urn.split("::").pop()}`);
     }
     const v = (what: string) => `fleet-validator-1-${what}`;
 
@@ -120,5 +122,104 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
         const again = up(config(ports, "geth", "rollback", 2));
         assert.equal(again.status, 0, again.output.slice(-4000));
         assert.deepEqual(ran(), ["rollback", "health"]);
+    });
+});
+
+describe("a validator moving host (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {
+    // What this proves: the program sees the move (its own stack output validatorHosts, read through
+    // a stack reference), the engine runs the handover on the host it leaves before anything with
+    // the key on the new one, the signing state the old host reports reaches the new host's
+    // settings, an unreachable old host stops the up before the new one gets the key, and the
+    // override lets it go on. What the handover does on a host: hostfiles/tests (Handover).
+    let project: ScratchProject;
+    let host: ChildProcess;
+    let ports: number[] = [];
+    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-scripted-host-"));
+    const KEY_LINE = "# nodefleet: the consensus key of 0G validator validator-1";
+    const SIGNED = { height: "1200", round: 0, step: 3 };
+
+    before(async () => {
+        const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
+        host = spawn(bin, [hostDir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
+        const portFile = path.join(hostDir, "ports");
+        for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
+        ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
+        project = new ScratchProject("handover", on("dev-2"));
+        const key = path.join(project.dir, ".state/vm/id_ed25519");
+        fs.mkdirSync(path.dirname(key), { recursive: true });
+        sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
+        fs.mkdirSync(path.dirname(sums), { recursive: true });
+        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        fs.writeFileSync(path.join(hostDir, "answer"), JSON.stringify({ "validator.json handover": JSON.stringify({ handedOver: true, signingState: SIGNED }) }));
+    });
+    after(() => {
+        host?.kill();
+        project?.dispose();
+        fs.rmSync(hostDir, { recursive: true, force: true });
+    });
+
+    /** Pulumi.dev.yaml at the scripted hosts, validator-1 on `host`. */
+    function on(hostName: "dev-1" | "dev-2", extra = ""): string {
+        const yaml = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`);
+        const out = yaml.replace("        role: validator\n        host: dev-2\n", `        role: validator\n        host: ${hostName}\n`).replace(VALIDATOR, VALIDATOR + extra);
+        assert.ok(out.includes(`role: validator\n        host: ${hostName}\n`));
+        return out;
+    }
+    /** Each command the hosts ran since the last call: where (dev-1, dev-2), what, and the script's file. */
+    function ran(): { host: string; line: string; script: string }[] {
+        const file = path.join(hostDir, "log");
+        const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean) : [];
+        fs.rmSync(file, { force: true });
+        return lines.map((l) => JSON.parse(l) as { port: number; line: string; script: string }).map((e) => ({ host: e.port === ports[0] ? "dev-1" : "dev-2", line: e.line, script: e.script }));
+    }
+    function up(yaml: string) {
+        project.writeConfig(yaml);
+        return project.pulumi(["up", "--stack", project.stack, "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
+    }
+    const where = (log: ReturnType<typeof ran>, f: (e: { host: string; line: string }) => boolean) => log.findIndex(f);
+
+    it("the first up records where the validator runs", () => {
+        const r = up(on("dev-2"));
+        assert.equal(r.status, 0, r.output.slice(-4000));
+        const out = project.pulumi(["stack", "output", "validatorHosts", "--json", "--stack", project.stack]);
+        assert.deepEqual(JSON.parse(out.stdout), { "validator-1": "dev-2" });
+        assert.ok(ran().some((e) => e.host === "dev-2" && e.line.startsWith(KEY_LINE)));
+    });
+
+    it("moved to dev-1: handed over on dev-2 before the key reaches dev-1, with dev-2's signing state carried into setup", () => {
+        const r = up(on("dev-1"));
+        assert.equal(r.status, 0, r.output.slice(-4000));
+        assert.match(r.output, /validator-1: moves from host dev-2 to dev-1: the handover on dev-2 stops and disables its 0gchaind/);
+        const log = ran();
+        const handover = where(log, (e) => e.host === "dev-2" && / handover$/.test(e.line));
+        const key = where(log, (e) => e.host === "dev-1" && e.line.startsWith(KEY_LINE));
+        const configure = log.find((e) => e.host === "dev-1" && / setup$/.test(e.line));
+        assert.ok(handover >= 0 && key > handover, JSON.stringify(log.map((e) => `${e.host} ${e.line}`), null, 1));
+        assert.ok(configure, "setup ran on dev-1");
+        assert.match(fs.readFileSync(configure.script, "utf8"), /"carriedSigningState": \{\n\s+"height": "1200",\n\s+"round": 0,\n\s+"step": 3\n\s+\}/);
+        const out = project.pulumi(["stack", "output", "validatorHosts", "--json", "--stack", project.stack]);
+        assert.deepEqual(JSON.parse(out.stdout), { "validator-1": "dev-1" });
+        // The next up hands nothing over again.
+        const again = up(on("dev-1"));
+        assert.equal(again.status, 0, again.output.slice(-4000));
+        assert.ok(!ran().some((e) => / handover$/.test(e.line)));
+    });
+
+    it("moving back while dev-1 cannot be reached stops before dev-2 gets the key; the override lets it go on", () => {
+        fs.writeFileSync(path.join(hostDir, "fail"), "validator.json handover\n");
+        const r = up(on("dev-2"));
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /if dev-1 cannot be reached this up stops there, before anything starts on dev-2 \(if dev-1 is gone for good: validator\.abandonHost: dev-1\)/);
+        const log = ran();
+        assert.ok(log.some((e) => e.host === "dev-1" && / handover$/.test(e.line)));
+        assert.ok(!log.some((e) => e.host === "dev-2" && (e.line.startsWith(KEY_LINE) || / setup$/.test(e.line))), "nothing with the key on dev-2");
+        const forced = up(on("dev-2", "          abandonHost: dev-1\n"));
+        assert.equal(forced.status, 0, forced.output.slice(-4000));
+        assert.match(forced.output, /moves from host dev-1 to dev-2 with validator\.abandonHost: dev-1: nothing is stopped on dev-1/);
+        const after = ran();
+        assert.ok(!after.some((e) => / handover$/.test(e.line)));
+        assert.ok(after.some((e) => e.host === "dev-2" && e.line.startsWith(KEY_LINE)));
+        fs.rmSync(path.join(hostDir, "fail"));
     });
 });

@@ -336,6 +336,57 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(unitState("0gchaind-validator-1"), "active");
     });
 
+    it("validator-1 moves to dev-1 and back: each time the host it leaves stops its 0gchaind before the other starts one, watched on both every 0.2 s", { timeout: 25 * 60_000 }, () => {
+        // A watcher on each VM (a transient unit) samples the 0gchaind processes running with
+        // validator-1's home, with the VM's clock; the clocks are compared with the runner's to
+        // put both series on one time line.
+        const HOME = "/data/validator-1/0gchaind";
+        const watcher = `#!/bin/sh\nwhile :; do n=$(pgrep -fc 'bin/0gchaind start --home ${HOME}( |$)' || true); echo "$(date +%s.%N) $n"; sleep 0.2; done\n`;
+        const start = (vm: string) => onVm(vm, `systemctl stop nodefleet-watch 2>/dev/null; rm -f /run/nodefleet-watch.log; printf '%s' '${watcher}' > /run/nodefleet-watch.sh && systemd-run --unit=nodefleet-watch --collect sh -c 'exec sh /run/nodefleet-watch.sh > /run/nodefleet-watch.log'`);
+        /** The VM's clock minus the runner's (seconds), and how uncertain that is (half the round trip). */
+        const offset = (vm: string) => {
+            const t0 = Date.now() / 1000;
+            const vmNow = Number(onVm(vm, "date +%s.%N").output.trim());
+            const t1 = Date.now() / 1000;
+            return { offset: vmNow - (t0 + t1) / 2, error: (t1 - t0) / 2 };
+        };
+        /** The watcher's samples on the runner's time line: [time, 0gchaind processes with the key]. */
+        const samples = (vm: string, clock: { offset: number }) => {
+            onVm(vm, "systemctl stop nodefleet-watch");
+            return onVm(vm, "cat /run/nodefleet-watch.log").output.trim().split("\n").map((l) => l.split(" ").map(Number) as [number, number]).filter(([t, n]) => t > 0 && !Number.isNaN(n)).map(([t, n]) => [t - clock.offset, n] as const);
+        };
+        const move = (from: string, to: string, edit: (y: string) => string) => {
+            for (const vm of [from, to]) start(vm);
+            const clocks = { [from]: offset(from), [to]: offset(to) };
+            const r = upWith(edit);
+            assert.equal(r.status, 0, r.output.slice(-4000));
+            assert.match(r.output, new RegExp(`validator-1: moves from host ${from} to ${to}: the handover on ${from} stops and disables its 0gchaind`));
+            const old = samples(from, clocks[from]!), now = samples(to, clocks[to]!);
+            for (const [vm, series] of [[from, old], [to, now]] as const) {
+                assert.ok(series.length > 50, `${vm}: ${series.length} samples`);
+                const gaps = series.slice(1).map(([t], i) => t - series[i]![0]).sort((a, b) => a - b);
+                assert.ok(gaps[Math.floor(gaps.length / 2)]! <= 0.5, `${vm}: the median sampling interval is ${gaps[Math.floor(gaps.length / 2)]} s`);
+                assert.ok(series.every(([, n]) => n <= 1), `${vm}: two 0gchaind processes with one home`);
+            }
+            const lastOld = Math.max(...old.filter(([, n]) => n > 0).map(([t]) => t));
+            const firstNew = Math.min(...now.filter(([, n]) => n > 0).map(([t]) => t));
+            assert.ok(Number.isFinite(lastOld) && Number.isFinite(firstNew), `${from} ran 0gchaind at first and ${to} at the end`);
+            const uncertainty = clocks[from]!.error + clocks[to]!.error;
+            assert.ok(firstNew - lastOld > uncertainty, `${to}'s 0gchaind started ${(firstNew - lastOld).toFixed(2)} s after ${from}'s stopped (clock uncertainty ${uncertainty.toFixed(2)} s)`);
+            console.log(`# handover ${from} -> ${to}: ${to}'s 0gchaind started ${(firstNew - lastOld).toFixed(1)} s after ${from}'s last sample with one`);
+            assert.equal(onVm(from, "systemctl is-enabled 0gchaind-validator-1 2>/dev/null || true", true).output.trim(), "");
+            assert.match(onVm(from, `ls ${HOME}/config`).output, /priv_validator_key\.json\.handed-over-\d{8}T\d{6}Z/);
+            assert.doesNotMatch(onVm(from, `ls ${HOME}/config`).output, /priv_validator_key\.json\n/);
+            assert.equal(onVm(to, "systemctl is-active 0gchaind-validator-1").output.trim(), "active");
+            assert.equal(stackOutput("validatorHosts")["validator-1"], to);
+        };
+        move("dev-2", "dev-1", (y) => settled(y).replace("        host: dev-2\n        release: 0g-chain\n", "        host: dev-1\n        release: 0g-chain\n").replace("          publicIp: 10.77.0.12\n", "          publicIp: 10.77.0.11\n"));
+        move("dev-1", "dev-2", (y) => settled(y));
+        const h = stackHealth()["validator-1"];
+        assert.equal(h.client, "geth");
+        assert.equal(h.consensusProcessesWithThisKey, 1);
+    });
+
     it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
         const r = timed("pulumi destroy", () => sh("bash", [DEV, "pulumi", "destroy", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive"]));
         assert.match(r.output, /firewall: removed/);

@@ -46,7 +46,11 @@ const KNOWN_TYPES = new Set([
     "nodefleet:role:StorageNode",
     "nodefleet:role:SequencerNode",
     "nodefleet:role:ValidatorNode",
+    "pulumi:pulumi:StackReference",
 ]);
+
+/** What this stack's own outputs were after the "last up" (read by previousValidatorHosts through a stack reference). */
+export const previousStackOutputs: Record<string, unknown> = {};
 
 export const registered: Registered[] = [];
 export const calls: { token: string; inputs: any }[] = [];
@@ -65,6 +69,8 @@ function outputsFor(type: string, name: string, inputs: any): { id: string; stat
             return { id: String(nextNumericId++), state: { ...inputs, ipAddress: "203.0.113.60" } };
         case "command:remote:Command":
             return { id: `${name}-id`, state: { ...inputs, stdout: "", stderr: "" } };
+        case "pulumi:pulumi:StackReference":
+            return { id: inputs.name, state: { ...inputs, outputs: { ...previousStackOutputs }, secretOutputNames: [] } };
         default:
             return { id: type.startsWith("hcloud:") ? String(nextNumericId++) : `${name}-id`, state: inputs };
     }
@@ -114,6 +120,7 @@ export function installMocks(): void {
         "nodefleet",
         "test",
         false,
+        "organization",
     );
 }
 
@@ -124,11 +131,17 @@ export function recorder(): { transformation: pulumi.ResourceTransformation; rec
     const transformation: pulumi.ResourceTransformation = (a) => {
         const deps = a.opts.dependsOn;
         const list = deps === undefined ? [] : Array.isArray(deps) ? deps : [deps];
+        const dependsOn = list.map((d) => nameOf(d) ?? "?");
+        // A dependency given as a promise (a validator's handover, made when the host it leaves
+        // is built) is named once it resolves; settle() waits for that.
+        list.forEach((d, i) => {
+            if (d instanceof Promise) void d.then((r) => (dependsOn[i] = nameOf(r) ?? "?"));
+        });
         recorded.push({
             type: a.type,
             name: a.name,
             parent: nameOf(a.opts.parent),
-            dependsOn: list.map((d) => nameOf(d) ?? "?"),
+            dependsOn,
             protect: a.opts.protect === true,
             ignoreChanges: a.opts.ignoreChanges ?? [],
             additionalSecretOutputs: (a.opts as pulumi.CustomResourceOptions).additionalSecretOutputs ?? [],
@@ -156,9 +169,10 @@ export function inputsOf(name: string): any {
 }
 
 /** Custom (cloud and command) resources registered, by type; components left out. */
+/** The custom resources registered, per type; the read of the stack's own outputs (a stack reference) creates nothing and is left out. */
 export function countByType(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const r of registered.filter((x) => x.custom)) out[r.type] = (out[r.type] ?? 0) + 1;
+    for (const r of registered.filter((x) => x.custom && x.type !== "pulumi:pulumi:StackReference")) out[r.type] = (out[r.type] ?? 0) + 1;
     return out;
 }
 

@@ -1,6 +1,6 @@
 // Builds the same thing index.ts builds, with a recorder attached, for mock tests.
 import { loadFleet, readStackConfig } from "../../components/config/load";
-import { Fleet } from "../../components/fleet";
+import { Fleet, previousValidatorHosts } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig, Recorded } from "./mocks";
 
 export async function buildStack(fleetConfig: unknown, secrets: Record<string, string>, plainKeys: readonly string[] = []): Promise<{ fleet: Fleet; recorded: Recorded[] }> {
@@ -9,7 +9,7 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     const { transformation, recorded } = recorder();
     const config = readStackConfig();
     const plan = loadFleet(config);
-    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, { transformations: [transformation] });
+    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, { transformations: [transformation] }, await previousValidatorHosts());
     await settle(recorded);
     // The fleet's own outputs (health reports) resolve after its children: wait for them too,
     // so nothing of this stack is still registering when the next test installs new mocks.

@@ -120,7 +120,6 @@ const cases: Case[] = [
     { name: "no admin CIDR", mutate: (f) => (f.hosts["h-storage"].adminCidrs = []), error: "hosts.h-storage.adminCidrs: at least one admin CIDR is needed for SSH" },
     { name: "bad host key", mutate: (f) => (f.hosts["h-storage"].hostKey = "ssh-ed25519 AAAAB3NzaC1yc2E="), error: "hosts.h-storage.hostKey: SSH host key blob does not match its type" },
     { name: "unknown host kind", mutate: (f) => (f.hosts["h-storage"].kind = "gcp"), error: "hosts.h-storage.kind: kind must be one of aws, hetzner, existing" },
-    { name: "unused host", mutate: (f) => (f.hosts["h-spare"] = f.hosts["h-storage"]), error: "hosts.h-spare: no node runs on this host" },
     { name: "aws host meeting the target", mutate: (f) => (f.hosts["h-validator"] = awsHost()), error: null },
     { name: "aws host below target", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), instanceType: "m6i.xlarge" }), error: "hosts.h-validator.instanceType: cores: has 4, needs 8 (short by 4)" },
     { name: "aws arm64 type", mutate: (f) => (f.hosts["h-validator"] = { ...awsHost(), instanceType: "m7g.2xlarge" }), error: "hosts.h-validator.instanceType: architecture arm64: node releases are x86_64 only" },
@@ -277,6 +276,13 @@ describe("fleet config validation", () => {
         const f = baseFleet();
         delete f.hosts["h-storage"].hostKey;
         assert.ok(parseFleet(f, secretSource()).warnings.some((w) => w.startsWith("hosts.h-storage.hostKey: not pinned")));
+    });
+
+    it("a host with no node is a warning (kept so a validator that moved off it can be handed over)", () => {
+        const f = baseFleet();
+        f.nodes = f.nodes.filter((n: any) => n.host !== "h-storage");
+        delete f.releases.zgs;
+        assert.ok(parseFleet(f, secretSource()).warnings.some((w) => w.startsWith("hosts.h-storage: no node runs on this host; remove it once nothing is handed over from it")));
     });
 
     it("fills defaults and normalises the port prefix", () => {

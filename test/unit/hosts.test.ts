@@ -65,7 +65,7 @@ describe("existing host", () => {
         // The private key reaches the provider only as a secret.
         const props = byName(recorded, "fleet-h1-preflight").props as { connection: pulumi.Output<unknown> };
         assert.equal(await pulumi.isSecret(pulumi.output(props.connection)), true);
-        for (const r of registered.filter((x) => x.custom)) {
+        for (const r of registered.filter((x) => x.custom && x.type === "command:remote:Command")) {
             assert.ok(!String(r.inputs.create).includes("PRIVATE KEY"), `${r.name} has key material in its command line`);
             assert.ok(!String(r.inputs.stdin).includes("PRIVATE KEY"), `${r.name} has key material in its script`);
             // The validator key step's script carries the consensus key: it is a secret too.

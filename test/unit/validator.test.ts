@@ -2,7 +2,7 @@
 // line compared flag by flag with seed 2.6), its scripts (shellcheck), default config files (a
 // TOML parser) and, with strict mocks, its steps and the order of the switch's 14 steps. What
 // the steps do on a host is proven by the host tool's python tests and the VM tier.
-import { describe, it } from "node:test";
+import { afterEach, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
@@ -12,7 +12,7 @@ import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
 import { buildStack } from "../support/stack";
-import { inputsOf, registered } from "../support/mocks";
+import { inputsOf, previousStackOutputs, registered } from "../support/mocks";
 
 const V = 2;
 
@@ -187,6 +187,47 @@ describe("validator role: steps", () => {
         for (const r of registered.filter((x) => x.custom && x.name !== key.name)) assert.ok(!JSON.stringify(r.inputs).includes(material), `${r.name} carries the consensus key`);
         assert.match(inputsOf("fleet-validator-1-teardown").delete, /0gchaind-validator-1\.service/);
         assert.match(inputsOf("fleet-validator-1-health").stdin, /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json health/);
+    });
+
+    describe("a validator moving host", () => {
+        // The mocks show what is planned and in which order; that the old host's 0gchaind is
+        // stopped before the new one starts is the engine's ordering (test/cli/switch-state.test.ts
+        // runs it) and the handover's work on a host (hostfiles/tests, the Handover cases).
+        afterEach(() => delete previousStackOutputs.validatorHosts);
+        async function moved(mutate: (f: any) => void = () => {}) {
+            const f = baseFleet();
+            f.nodes = [f.nodes[V]];
+            f.releases = { "0g-chain": f.releases["0g-chain"] };
+            delete f.hosts["h-storage"];
+            mutate(f);
+            return buildStack(f, SECRETS);
+        }
+
+        it("is handed over on the host it leaves before its key is written on the new one, and its signing state carried into setup", async () => {
+            previousStackOutputs.validatorHosts = { "validator-1": "h-sequencer" };
+            const { recorded, fleet } = await moved();
+            assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key")?.sort(), ["fleet-validator-1-handover", "fleet-validator-1-teardown"]);
+            const handover = registered.find((r) => r.name === "fleet-validator-1-handover")!;
+            assert.match(handover.inputs.stdin, /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json handover$/m);
+            assert.equal(handover.inputs.connection.host, "192.0.2.11");
+            assert.equal(inputsOf("fleet-validator-1-configure").connection.host, "192.0.2.12");
+            assert.match(inputsOf("fleet-validator-1-configure").stdin, /"carriedSigningState": null/);
+            assert.deepEqual(fleet.validatorHosts, { "validator-1": "h-validator" });
+        });
+
+        it("stays put: no handover", async () => {
+            previousStackOutputs.validatorHosts = { "validator-1": "h-validator" };
+            const { recorded } = await moved();
+            assert.equal(recorded.filter((r) => r.name.endsWith("-handover")).length, 0);
+            assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
+        });
+
+        it("from a host no longer in the config: refused, naming the override; with it, no handover", async () => {
+            previousStackOutputs.validatorHosts = { "validator-1": "h-gone" };
+            await assert.rejects(moved(), /validator-1: the validator ran on host h-gone, which is no longer in the config.*set validator\.abandonHost: h-gone/s);
+            const { recorded } = await moved((f) => (f.nodes[0].validator.abandonHost = "h-gone"));
+            assert.equal(recorded.filter((r) => r.name.endsWith("-handover")).length, 0);
+        });
     });
 
     it("switch: migrate chains the 14 steps of seed 4.5 in order between configure and health, all bound to one inputs hash", async () => {

@@ -6,9 +6,12 @@
 //	DIR/ports  written at start: the ports it listens on (127.0.0.1), one per line, one per host
 //	           it stands in for (scripted-host DIR [HOSTS], default 1)
 //	DIR/fail   read per command: lines of text; a script containing one fails (exit 1, stderr
-//	           "scripted failure: <line>"); otherwise it prints "{}" and exits 0
-//	DIR/log    appended per command: one JSON line {"line": the script's zg-validator.py line,
-//	           or its first line; "status": the exit status}
+//	           "scripted failure: <line>"); otherwise it prints its answer and exits 0
+//	DIR/answer read per command: a JSON object {text: stdout}; a script containing the text
+//	           prints that stdout, any other "{}"
+//	DIR/log    appended per command: one JSON line {"port": the port it came in on, "line": the
+//	           script's zg-validator.py line, else its "# nodefleet:" line, else its first line,
+//	           "script": the file under DIR/scripts holding it whole, "status": the exit status}
 //
 // It accepts any client key: it listens on loopback for one test and is never a real host.
 package main
@@ -83,6 +86,7 @@ func accept(ln net.Listener, config *ssh.ServerConfig, dir string) {
 }
 
 func serve(conn net.Conn, config *ssh.ServerConfig, dir string) {
+	port := conn.LocalAddr().(*net.TCPAddr).Port
 	defer conn.Close()
 	_, chans, reqs, err := ssh.NewServerConn(conn, config)
 	if err != nil {
@@ -98,11 +102,11 @@ func serve(conn net.Conn, config *ssh.ServerConfig, dir string) {
 		if err != nil {
 			continue
 		}
-		go session(ch, requests, dir)
+		go session(ch, requests, dir, port)
 	}
 }
 
-func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string) {
+func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string, port int) {
 	defer ch.Close()
 	for req := range requests {
 		if req.Type != "exec" {
@@ -111,14 +115,14 @@ func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string) {
 		}
 		req.Reply(true, nil)
 		script, _ := io.ReadAll(ch)
-		status := answer(ch, string(script), dir)
+		status := answer(ch, string(script), dir, port)
 		ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 		return
 	}
 }
 
 // answer writes the scripted outcome of one script to the channel and returns its exit status.
-func answer(ch ssh.Channel, script, dir string) uint32 {
+func answer(ch ssh.Channel, script, dir string, port int) uint32 {
 	var status uint32
 	if fail, err := os.ReadFile(filepath.Join(dir, "fail")); err == nil {
 		for _, l := range strings.Split(string(fail), "\n") {
@@ -130,32 +134,56 @@ func answer(ch ssh.Channel, script, dir string) uint32 {
 		}
 	}
 	if status == 0 {
-		fmt.Fprintln(ch, "{}")
+		out := "{}"
+		if raw, err := os.ReadFile(filepath.Join(dir, "answer")); err == nil {
+			answers := map[string]string{}
+			if err := json.Unmarshal(raw, &answers); err != nil {
+				log.Printf("DIR/answer: %v", err)
+			}
+			for text, stdout := range answers {
+				if strings.Contains(script, text) {
+					out = stdout
+				}
+			}
+		}
+		fmt.Fprintln(ch, out)
 	}
-	record(dir, summary(script), status)
+	record(dir, port, script, status)
 	return status
 }
 
-// summary is the script's zg-validator.py line (a step of the validator tool), else its first line.
+// summary is the script's zg-validator.py line (a step of the validator tool), else the line
+// that says what it is ("# nodefleet: ..."), else its first line.
 func summary(script string) string {
 	lines := strings.Split(script, "\n")
-	for _, l := range lines {
-		if strings.Contains(l, "zg-validator.py") {
-			return strings.TrimSpace(l)
+	for _, prefix := range []string{"zg-validator.py", "# nodefleet:"} {
+		for _, l := range lines {
+			if strings.Contains(l, prefix) {
+				return strings.TrimSpace(l)
+			}
 		}
 	}
 	return strings.TrimSpace(lines[0])
 }
 
-func record(dir, line string, status uint32) {
+var scripts int
+
+func record(dir string, port int, script string, status uint32) {
 	logMu.Lock()
 	defer logMu.Unlock()
+	scripts++
+	name := filepath.Join(dir, "scripts", fmt.Sprintf("%05d.sh", scripts))
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err == nil {
+		if err := os.WriteFile(name, []byte(script), 0o600); err != nil {
+			log.Print(err)
+		}
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		log.Print(err)
 		return
 	}
 	defer f.Close()
-	b, _ := json.Marshal(map[string]any{"line": line, "status": status})
+	b, _ := json.Marshal(map[string]any{"port": port, "line": summary(script), "script": name, "status": status})
 	f.Write(append(b, '\n'))
 }
