@@ -374,7 +374,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             const uncertainty = clocks[from]!.error + clocks[to]!.error;
             assert.ok(firstNew - lastOld > uncertainty, `${to}'s 0gchaind started ${(firstNew - lastOld).toFixed(2)} s after ${from}'s stopped (clock uncertainty ${uncertainty.toFixed(2)} s)`);
             console.log(`# handover ${from} -> ${to}: ${to}'s 0gchaind started ${(firstNew - lastOld).toFixed(1)} s after ${from}'s last sample with one`);
-            assert.equal(onVm(from, "systemctl is-enabled 0gchaind-validator-1 2>/dev/null || true", true).output.trim(), "");
+            assert.doesNotMatch(onVm(from, "systemctl is-enabled 0gchaind-validator-1 2>&1 || true", true).output, /^enabled/m);
+            assert.equal(onVm(from, "test -e /etc/systemd/system/0gchaind-validator-1.service && echo unit-file; true").output.trim(), "");
             assert.match(onVm(from, `ls ${HOME}/config`).output, /priv_validator_key\.json\.handed-over-\d{8}T\d{6}Z/);
             assert.doesNotMatch(onVm(from, `ls ${HOME}/config`).output, /priv_validator_key\.json\n/);
             assert.equal(onVm(to, "systemctl is-active 0gchaind-validator-1").output.trim(), "active");
