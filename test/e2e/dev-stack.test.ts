@@ -342,7 +342,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         // put both series on one time line.
         const HOME = "/data/validator-1/0gchaind";
         const watcher = `#!/bin/sh\nwhile :; do n=$(pgrep -fc 'bin/0gchaind start --home ${HOME}( |$)' || true); echo "$(date +%s.%N) $n"; sleep 0.2; done\n`;
-        const start = (vm: string) => onVm(vm, `systemctl stop nodefleet-watch 2>/dev/null; rm -f /run/nodefleet-watch.log; printf '%s' '${watcher}' > /run/nodefleet-watch.sh && systemd-run --unit=nodefleet-watch --collect sh -c 'exec sh /run/nodefleet-watch.sh > /run/nodefleet-watch.log'`);
+        const script = Buffer.from(watcher).toString("base64");
+        const start = (vm: string) => onVm(vm, `systemctl stop nodefleet-watch 2>/dev/null; rm -f /run/nodefleet-watch.log; echo ${script} | base64 -d > /run/nodefleet-watch.sh && systemd-run --unit=nodefleet-watch --collect sh -c 'exec sh /run/nodefleet-watch.sh > /run/nodefleet-watch.log'`);
         /** The VM's clock minus the runner's (seconds), and how uncertain that is (half the round trip). */
         const offset = (vm: string) => {
             const t0 = Date.now() / 1000;
