@@ -341,9 +341,29 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         // validator-1's home, with the VM's clock; the clocks are compared with the runner's to
         // put both series on one time line.
         const HOME = "/data/validator-1/0gchaind";
-        const watcher = `#!/bin/sh\nwhile :; do n=$(pgrep -fc 'bin/0gchaind start --home ${HOME}( |$)' || true); echo "$(date +%s.%N) $n"; sleep 0.2; done\n`;
+        // One Python process reading /proc (no fork per sample: a pgrep loop took 0.9 s a sample
+        // on an emulated VM).
+        const watcher = [
+            "import os, sys, time",
+            `home = ${JSON.stringify(HOME)}.encode()`,
+            "while True:",
+            "    n = 0",
+            "    for pid in os.listdir('/proc'):",
+            "        if not pid.isdigit():",
+            "            continue",
+            "        try:",
+            "            with open(f'/proc/{pid}/cmdline', 'rb') as f:",
+            "                argv = f.read().split(b'\\0')",
+            "        except OSError:",
+            "            continue",
+            "        if any(a.endswith(b'bin/0gchaind') for a in argv[:2]) and b'start' in argv and home in argv:",
+            "            n += 1",
+            "    print(f'{time.time():.3f} {n}', flush=True)",
+            "    time.sleep(0.2)",
+            "",
+        ].join("\n");
         const script = Buffer.from(watcher).toString("base64");
-        const start = (vm: string) => onVm(vm, `systemctl stop nodefleet-watch 2>/dev/null; rm -f /run/nodefleet-watch.log; echo ${script} | base64 -d > /run/nodefleet-watch.sh && systemd-run --unit=nodefleet-watch --collect sh -c 'exec sh /run/nodefleet-watch.sh > /run/nodefleet-watch.log'`);
+        const start = (vm: string) => onVm(vm, `systemctl stop nodefleet-watch 2>/dev/null; rm -f /run/nodefleet-watch.log; echo ${script} | base64 -d > /run/nodefleet-watch.py && systemd-run --unit=nodefleet-watch --collect sh -c 'exec python3 -S /run/nodefleet-watch.py > /run/nodefleet-watch.log'`);
         /** The VM's clock minus the runner's (seconds), and how uncertain that is (half the round trip). */
         const offset = (vm: string) => {
             const t0 = Date.now() / 1000;
@@ -366,7 +386,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             for (const [vm, series] of [[from, old], [to, now]] as const) {
                 assert.ok(series.length > 50, `${vm}: ${series.length} samples`);
                 const gaps = series.slice(1).map(([t], i) => t - series[i]![0]).sort((a, b) => a - b);
-                assert.ok(gaps[Math.floor(gaps.length / 2)]! <= 0.5, `${vm}: the median sampling interval is ${gaps[Math.floor(gaps.length / 2)]} s`);
+                const median = gaps[Math.floor(gaps.length / 2)]!, p95 = gaps[Math.floor(gaps.length * 0.95)]!;
+                console.log(`# watcher on ${vm}: ${series.length} samples, interval median ${median.toFixed(2)} s, 95th percentile ${p95.toFixed(2)} s`);
+                assert.ok(median <= 0.5, `${vm}: the median sampling interval is ${median} s`);
                 assert.ok(series.every(([, n]) => n <= 1), `${vm}: two 0gchaind processes with one home`);
             }
             const lastOld = Math.max(...old.filter(([, n]) => n > 0).map(([t]) => t));
