@@ -26,33 +26,50 @@ function config(ports: readonly number[], client: "geth" | "reth", sw: string, a
     return out;
 }
 
-const migrate = (from = 0, to = SWITCH_STEPS.length) => SWITCH_STEPS.slice(from, to).map((s) => `migrate ${s}`);
+/**
+ * Two scripted hosts (lab/sim/scripted-host, one port each) and a scratch project whose config
+ * points at them, with what preview reads besides: a real SSH key file and the artifact sums.
+ */
+class ScriptedHosts {
+    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-scripted-host-"));
+    private host?: ChildProcess;
+    private project?: ScratchProject;
 
-describe("the switch's progress in Pulumi's state (real engine, scripted host)", { timeout: 15 * 60_000 }, () => {
-    let project: ScratchProject;
-    let host: ChildProcess;
-    let ports: number[] = [];
-    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-scripted-host-"));
-
-    before(async () => {
+    async start(stack: string, configFor: (ports: number[]) => string): Promise<{ project: ScratchProject; ports: number[] }> {
         const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
-        host = spawn(bin, [hostDir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
-        const portFile = path.join(hostDir, "ports");
+        this.host = spawn(bin, [this.dir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
+        const portFile = path.join(this.dir, "ports");
         for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
-        ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
-        project = new ScratchProject("switchstate", config(ports, "reth", "migrate"));
+        const ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
+        const project = (this.project = new ScratchProject(stack, configFor(ports)));
         const key = path.join(project.dir, ".state/vm/id_ed25519");
         fs.mkdirSync(path.dirname(key), { recursive: true });
         sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
         const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
         fs.mkdirSync(path.dirname(sums), { recursive: true });
         fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        return { project, ports };
+    }
+
+    dispose(): void {
+        this.host?.kill();
+        this.project?.dispose();
+        fs.rmSync(this.dir, { recursive: true, force: true });
+    }
+}
+
+const migrate = (from = 0, to = SWITCH_STEPS.length) => SWITCH_STEPS.slice(from, to).map((s) => `migrate ${s}`);
+
+describe("the switch's progress in Pulumi's state (real engine, scripted host)", { timeout: 15 * 60_000 }, () => {
+    const lab = new ScriptedHosts();
+    let project: ScratchProject;
+    let ports: number[] = [];
+    const hostDir = lab.dir;
+
+    before(async () => {
+        ({ project, ports } = await lab.start("switchstate", (p) => config(p, "reth", "migrate")));
     });
-    after(() => {
-        host?.kill();
-        project?.dispose();
-        fs.rmSync(hostDir, { recursive: true, force: true });
-    });
+    after(() => lab.dispose());
 
     const failOn = (...lines: string[]) => fs.writeFileSync(path.join(hostDir, "fail"), lines.map((l) => `${l}\n`).join(""));
     /** The validator tool's switch and health commands the host ran since the last call, in order. */
@@ -131,33 +148,18 @@ describe("a validator moving host (real engine, scripted hosts)", { timeout: 15 
     // the key on the new one, the signing state the old host reports reaches the new host's
     // settings, an unreachable old host stops the up before the new one gets the key, and the
     // override lets it go on. What the handover does on a host: hostfiles/tests (Handover).
+    const lab = new ScriptedHosts();
     let project: ScratchProject;
-    let host: ChildProcess;
     let ports: number[] = [];
-    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-scripted-host-"));
+    const hostDir = lab.dir;
     const KEY_LINE = "# nodefleet: the consensus key of 0G validator validator-1";
     const SIGNED = { height: "1200", round: 0, step: 3 };
 
     before(async () => {
-        const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
-        host = spawn(bin, [hostDir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
-        const portFile = path.join(hostDir, "ports");
-        for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
-        ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
-        project = new ScratchProject("handover", on("dev-2"));
-        const key = path.join(project.dir, ".state/vm/id_ed25519");
-        fs.mkdirSync(path.dirname(key), { recursive: true });
-        sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
-        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
-        fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        ({ project, ports } = await lab.start("handover", (p) => ((ports = p), on("dev-2"))));
         fs.writeFileSync(path.join(hostDir, "answer"), JSON.stringify({ "validator.json handover": JSON.stringify({ handedOver: true, signingState: SIGNED }) }));
     });
-    after(() => {
-        host?.kill();
-        project?.dispose();
-        fs.rmSync(hostDir, { recursive: true, force: true });
-    });
+    after(() => lab.dispose());
 
     /** Pulumi.dev.yaml at the scripted hosts, validator-1 on `host`. */
     function on(hostName: "dev-1" | "dev-2", extra = ""): string {
