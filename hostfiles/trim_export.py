@@ -20,9 +20,11 @@ filesystem supports it, else a hard link of the input.
 
 Guarantees:
 - progress every 100000 blocks on stderr;
-- a block whose header cannot be parsed is written unchanged, with a warning naming its offset
-  (in a contiguous export only the first, last and cut blocks are parsed; one that cannot be
-  parsed breaks the run and sends the file down the exact path);
+- a block whose header cannot be parsed is written unchanged, with a warning naming its offset,
+  wherever it sits, below the start block too (in a contiguous export only the first, last and
+  cut blocks are parsed, but the walk checks every block's structure, a list whose first item
+  is a list, one byte each; a block that fails it or cannot be parsed sends the file down the
+  exact path, which reads every header);
 - a truncated or corrupt tail (a block whose declared length runs past the end of the file, or
   bytes that are not a block) is never passed on silently: exit 1 naming the offset, and no
   output file is left behind (an output of an earlier run is removed first);
@@ -105,30 +107,44 @@ def skip(mm, pos, size, blocks, seen):
     """Walk over up to `blocks` blocks from pos without storing anything (the fast path's
     loop). `seen` = {"count": blocks walked so far in the file, "log": log}; progress is logged
     every PROGRESS_EVERY blocks. Returns (pos after them, blocks walked, start of the last
-    one). Raises BadInput on bytes that are not a block or on a truncated tail."""
+    one). Raises BadInput on bytes that are not a block or on a truncated tail. A block that is a
+    list but whose first item is not (no header list: it cannot be parsed) is noted in
+    seen["odd"] by its offset: a structural check, one byte per block, that decodes nothing."""
     from_bytes = int.from_bytes
+    odd = seen.setdefault("odd", [])
     walked, last = 0, pos
     while walked < blocks and pos < size:
         chunk = min(blocks - walked, PROGRESS_EVERY - seen["count"] % PROGRESS_EVERY)
         done = 0
         # The hot loop: one iteration per block; the common long-list prefixes (2 and 3 length
         # bytes: blocks of 256 B to 16 MB) are decoded inline.
-        for done in range(1, chunk + 1):
-            p = mm[pos]
-            last = pos
-            if p == 0xF9:
-                pos += 3 + ((mm[pos + 1] << 8) | mm[pos + 2])
-            elif p == 0xFA:
-                pos += 4 + ((mm[pos + 1] << 16) | (mm[pos + 2] << 8) | mm[pos + 3])
-            elif p >= 0xF8:
-                n = p - 0xF7
-                pos += 1 + n + from_bytes(mm[pos + 1:pos + 1 + n], "big")
-            elif p >= 0xC0:
-                pos += 1 + p - 0xC0
-            else:
-                raise BadInput(f"offset {pos}: not a block (RLP list expected, found prefix 0x{p:02x})")
-            if pos >= size:
-                break
+        try:
+            for done in range(1, chunk + 1):
+                p = mm[pos]
+                last = pos
+                if p == 0xF9:
+                    if mm[pos + 3] < 0xC0:
+                        odd.append(pos)
+                    pos += 3 + ((mm[pos + 1] << 8) | mm[pos + 2])
+                elif p == 0xFA:
+                    if mm[pos + 4] < 0xC0:
+                        odd.append(pos)
+                    pos += 4 + ((mm[pos + 1] << 16) | (mm[pos + 2] << 8) | mm[pos + 3])
+                elif p >= 0xF8:
+                    n = p - 0xF7
+                    if pos + 1 + n >= size or mm[pos + 1 + n] < 0xC0:
+                        odd.append(pos)
+                    pos += 1 + n + from_bytes(mm[pos + 1:pos + 1 + n], "big")
+                elif p >= 0xC0:
+                    if p == 0xC0 or mm[pos + 1] < 0xC0:
+                        odd.append(pos)
+                    pos += 1 + p - 0xC0
+                else:
+                    raise BadInput(f"offset {pos}: not a block (RLP list expected, found prefix 0x{p:02x})")
+                if pos >= size:
+                    break
+        except IndexError:  # a prefix cut off by the end of the file
+            raise BadInput(f"offset {last}: truncated block (the file ends inside its prefix)") from None
         if pos > size:  # only the last block can run past the end: the walk stops there
             raise BadInput(f"offset {last}: truncated block (needs {pos - last} bytes, {size - last} left in the file)")
         walked += done
@@ -170,7 +186,9 @@ def fast_path(mm, size, start_block, src, tmp, log):
                 raise
             total = walked + rest
     last_number = number_of(mm, last)
-    if last_number is None or last_number - first + 1 != total:
+    if seen["odd"]:
+        log(f"note: {len(seen['odd'])} block(s) without a header list, the first at offset {seen['odd'][0]}")
+    if seen["odd"] or last_number is None or last_number - first + 1 != total:
         if copier is not None:
             copier.join()
             if os.path.lexists(tmp):

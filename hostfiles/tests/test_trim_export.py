@@ -88,6 +88,25 @@ class Trim(unittest.TestCase):
         self.assertIn(f"warning: block at offset {len(blocks[0]) + len(blocks[1])} could not be parsed; written unchanged", r.stderr)
         self.assertEqual(self.out(2), blocks[1] + odd + blocks[3])
 
+    def test_unparseable_block_below_the_start_is_kept_with_a_warning(self):
+        # The numbering still adds up (the bad block stands where block 2 was), so only the
+        # structural check of every block can see it: a list whose first item is not a list.
+        for bad in (rlp([b"not a header", [], []]), rlp([b"\x09" * 300, [], []]), rlp([b"\x09" * 70_000, [], []])):
+            with self.subTest(size=len(bad)):
+                blocks = [block(1), bad, block(3), block(4), block(5)]
+                self.export(blocks)
+                r = self.run_tool(4)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn(f"warning: block at offset {len(blocks[0])} could not be parsed; written unchanged", r.stderr)
+                self.assertEqual(self.out(4), bad + blocks[3] + blocks[4])
+
+    def test_prefix_cut_off_by_the_end_of_the_file(self):
+        blocks = [block(1), block(2)]
+        self.export(blocks + [bytes([0xF9, 0x01])])
+        r = self.run_tool(1)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"offset {len(blocks[0]) + len(blocks[1])}: truncated block", r.stderr)
+
     def test_truncated_tail_fails_naming_the_offset_and_leaves_no_output(self):
         blocks = [block(n, txs=3) for n in range(1, 6)]
         data = b"".join(blocks)
