@@ -18,10 +18,13 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from zgvalidator import handover as handover_mod, health as health_mod, host, node, rollback, switch  # noqa: E402
+import trim_export  # noqa: E402
+from tests.chainfile import block  # noqa: E402
+from zgvalidator import chain as chain_mod, handover as handover_mod, health as health_mod, host, jobs, node, rollback, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
+REAL_RUN = host.run
 GETH, RETH, CL = "geth-validator-1.service", "reth-validator-1.service", "0gchaind-validator-1.service"
 MODULES = (host, node, switch, rollback, health_mod, handover_mod)
 
@@ -222,6 +225,112 @@ class Step3Stop(SwitchCase):
         with self.assertRaisesRegex(Failed, r"block 100: geth's log says hash 123456\.\.654321, its RPC 0xa+64: geth's chain changed"):
             switch.step_stop(self.validator())
         self.assertEqual(self.fake.state[GETH], "active")
+
+
+class DowntimePath(SwitchCase):
+    """Steps 4 to 8 read the datadir once (the backup copy) and the export once (while it is
+    written): every later check is by metadata."""
+
+    def datadir(self):
+        gd = self.settings["gethDir"]
+        os.makedirs(os.path.join(gd, "geth", "chaindata", "ancient"))
+        for i, size in enumerate((2_000_000, 2_100_000, 300, 0)):
+            with open(os.path.join(gd, "geth", "chaindata", f"{i:06d}.ldb"), "wb") as f:
+                f.write(bytes([i]) * size)
+        with open(os.path.join(gd, "geth", "chaindata", "ancient", "bodies.0000.cdat"), "wb") as f:
+            f.write(b"b" * 5_000_000)
+        with open(os.path.join(self.settings["consensusHome"], "app.toml"), "w") as f:
+            f.write("x = 1\n")
+
+    def backup(self):
+        self.datadir()
+        with mock.patch.object(host, "run", REAL_RUN):
+            return switch.step_backup(self.validator())
+
+    def test_the_backup_is_one_copy_checked_by_metadata_and_a_later_check_reads_nothing(self):
+        m = self.backup()
+        self.assertEqual((m["files"], m["bytes"], m["method"]), (6, 9_100_306, "copy"))  # ext4 here: no reflink
+        v = self.validator()
+        v.write_marker("s04-backup", m)
+        with mock.patch("builtins.open", wraps=open) as opened:
+            self.assertEqual(v.verify_backup(), m["backupDir"])
+        read = [c.args[0] for c in opened.call_args_list if str(c.args[0]).startswith(m["backupDir"])]
+        self.assertEqual(read, [os.path.join(m["backupDir"], "manifest.json")])  # no file of the backup itself
+
+    def test_a_backup_missing_a_file_or_with_a_file_of_another_size_is_refused_naming_it(self):
+        m = self.backup()
+        v = self.validator()
+        v.write_marker("s04-backup", m)
+        gone = os.path.join(m["backupDir"], "geth", "geth", "chaindata", "000002.ldb")
+        os.unlink(gone)
+        with self.assertRaisesRegex(Failed, r"geth does not match its manifest \(geth/chaindata/000002.ldb is missing\)"):
+            v.verify_backup()
+        with open(gone, "wb") as f:
+            f.write(b"short")
+        with self.assertRaisesRegex(Failed, r"geth/chaindata/000002.ldb has size/mtime \[5, "):
+            v.verify_backup()
+
+    def test_a_backup_taken_by_the_older_tool_is_checked_by_its_sizes(self):
+        m = self.backup()
+        path = os.path.join(m["backupDir"], "manifest.json")
+        with open(path) as f:
+            new = json.load(f)
+        old = {n: {k: [e[0], "sha256 of the older tool"] for k, e in new[n].items()} for n in ("geth", "0gchaind")}
+        with open(path, "w") as f:
+            json.dump(old, f)
+        v = self.validator()
+        v.write_marker("s04-backup", m)
+        self.assertEqual(v.verify_backup(), m["backupDir"])
+        os.truncate(os.path.join(m["backupDir"], "geth", "geth", "chaindata", "ancient", "bodies.0000.cdat"), 10)
+        with self.assertRaisesRegex(Failed, r"bodies.0000.cdat has size/mtime 10, expected 5000000"):
+            v.verify_backup()
+
+    def export(self, blocks):
+        path = os.path.join(self.root, "chain-export.rlp")
+        with open(path, "wb") as f:
+            f.write(b"".join(blocks))
+        return path
+
+    def test_the_export_is_verified_by_the_walk_that_showed_its_progress(self):
+        path = self.export([block(n) for n in range(1, 41)])
+        meter = jobs.Meter(40)
+        jobs.count_blocks(path, meter)
+        with mock.patch.object(trim_export, "skip", side_effect=AssertionError("walked twice")):
+            info = chain_mod.verify_export(path, 40, walked=meter)
+        self.assertEqual((info["first"], info["last"], info["blocks"], info["checked"]), (1, 40, 40, "walked while exported"))
+
+    def test_an_export_whose_progress_walk_stopped_short_is_walked_again_and_the_fault_named(self):
+        good = b"".join(block(n) for n in range(1, 11))
+        path = self.export([good, block(11)[:-7]])
+        meter = jobs.Meter(11)
+        jobs.count_blocks(path, meter)
+        self.assertEqual(meter.count, 10)
+        with self.assertRaisesRegex(Failed, rf"offset {len(good)}: truncated block"):
+            chain_mod.verify_export(path, 11, walked=meter)
+
+    def test_step_6_and_the_trim_take_the_verified_export_by_its_metadata(self):
+        path = self.export([block(n) for n in range(1, 41)])
+        meter = jobs.Meter(40)
+        jobs.count_blocks(path, meter)
+        info = chain_mod.verify_export(path, 40, walked=meter)
+        with mock.patch.object(trim_export, "skip", side_effect=AssertionError("walked again")):
+            self.assertEqual(chain_mod.export_unchanged(path, info), info)
+            out = trim_export.trim(1, self.root, log=lambda m: None, verified=info)
+        self.assertEqual(os.stat(out).st_ino, os.stat(path).st_ino)  # a hard link (ext4): no data copied
+        os.unlink(out)
+        with open(path, "r+b") as f:  # same size, new content: the mtime changes
+            f.write(block(1))
+        os.utime(path, ns=(info["mtimeNs"] + 1_000_000, info["mtimeNs"] + 1_000_000))
+        with self.assertRaisesRegex(Failed, r"changed since step 5 verified it"):
+            chain_mod.export_unchanged(path, info)
+        with mock.patch.object(trim_export, "skip", wraps=trim_export.skip) as walked:
+            trim_export.trim(1, self.root, log=lambda m: None, verified=info)
+        self.assertTrue(walked.called)
+
+    def test_the_report_splits_the_downtime_into_the_work_and_the_overhead(self):
+        steps = {"s04-backup": {"seconds": 30.0}, "s05-export": {"seconds": 100.5}, "s09-import": {"seconds": 200.0}}
+        self.assertEqual(switch.downtime_parts(352.0, steps), {"backup": 30.0, "export": 100.5, "import": 200.0, "total": 352.0, "overhead": 21.5})
+        self.assertIsNone(switch.downtime_parts(352.0, {"s04-backup": {"seconds": 30.0}})["overhead"])
 
 
 class Step10Compare(SwitchCase):

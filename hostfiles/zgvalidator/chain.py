@@ -8,27 +8,52 @@ import trim_export
 from .host import Failed, say
 
 
-def verify_export(path, head):
+def verify_export(path, head, walked=None):
     """Seed 4.5 step 6 precondition: the export is whole: every block complete, no truncated tail,
-    first block 1 and last block the noted head."""
+    first block 1 and last block the noted head. walked: a jobs.Meter that already walked the file
+    while it was written (the export's progress); when its walk ended exactly at the end of the
+    file, only the first and last headers are read here, else the file is walked again."""
     try:
-        size = os.path.getsize(path)
+        st = os.stat(path)
     except OSError:
         raise Failed(f"{path} does not exist: export first") from None
+    size = st.st_size
     if size == 0:
         raise Failed(f"{path} is empty")
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        try:
-            end, blocks, last = trim_export.skip(mm, 0, size, 1 << 62, {"count": 0, "log": lambda m: None})
-        except trim_export.BadInput as e:
-            raise Failed(f"{path}: {e}") from None
+        if walked is not None and walked.offset == size and walked.last is not None:
+            blocks, last, how = walked.count, walked.last, "walked while exported"
+        else:
+            try:
+                end, blocks, last = trim_export.skip(mm, 0, size, 1 << 62, {"count": 0, "log": lambda m: None})
+            except trim_export.BadInput as e:
+                raise Failed(f"{path}: {e}") from None
+            how = "walked"
         first_n, last_n = trim_export.number_of(mm, 0), trim_export.number_of(mm, last)
     if first_n != 1 or last_n != head or blocks != head:
         raise Failed(f"{path}: blocks {first_n}..{last_n} ({blocks} blocks) is not the export of 1..{head}")
-    return {"first": first_n, "last": last_n, "blocks": blocks, "bytes": size}
+    return {"first": first_n, "last": last_n, "blocks": blocks, "bytes": size, "mtimeNs": st.st_mtime_ns, "lastOffset": last, "checked": how}
 
 
-def trim(v, start):
-    path = trim_export.trim(start, v.mig, log=lambda m: say(f"trim: {m}"))
+def export_unchanged(path, recorded):
+    """The export still is the file step 5 verified: same size and mtime, same first and last
+    block (read at their offsets): nothing is walked again."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise Failed(f"{path} is gone since step 5 verified it") from None
+    if [st.st_size, st.st_mtime_ns] != [recorded["bytes"], recorded["mtimeNs"]]:
+        raise Failed(f"{path} changed since step 5 verified it (size/mtime {recorded['bytes']}/{recorded['mtimeNs']} -> {st.st_size}/{st.st_mtime_ns})")
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        first_n, last_n = trim_export.number_of(mm, 0), trim_export.number_of(mm, recorded["lastOffset"])
+    if (first_n, last_n) != (recorded["first"], recorded["last"]):
+        raise Failed(f"{path}: blocks {first_n}..{last_n}, step 5 verified {recorded['first']}..{recorded['last']}")
+    return recorded
+
+
+def trim(v, start, verified=None):
+    """verified: step 5's record of the export, when it is known whole and contiguous from its
+    first block: with nothing to drop the output is then linked without walking the file again."""
+    path = trim_export.trim(start, v.mig, log=lambda m: say(f"trim: {m}"), verified=verified)
     shutil.chown(path, v.op, v.op)
     return path

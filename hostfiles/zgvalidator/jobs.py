@@ -64,7 +64,7 @@ class Meter:
 
     def __init__(self, total):
         self.total, self.t0, self.first = total, time.monotonic(), None
-        self.offset, self.count = 0, 0
+        self.offset, self.count, self.last = 0, 0, None  # count_blocks: bytes walked, blocks, last block's offset
 
     def line(self, verb, done):
         if done is None:
@@ -78,7 +78,8 @@ class Meter:
 
 
 def count_blocks(path, meter):
-    """Complete blocks in a growing export, walked on from where the last call stopped."""
+    """Complete blocks in a growing export, walked on from where the last call stopped (the walk
+    that shows progress is also the one that proves the finished export whole: chain.verify_export)."""
     try:
         with open(path, "rb") as f:
             f.seek(meter.offset)
@@ -99,6 +100,7 @@ def count_blocks(path, meter):
             size = 1 + p - 0xC0
         if pos + size > len(data):
             break
+        meter.last = meter.offset + pos
         pos += size
         meter.count += 1
     meter.offset += pos

@@ -11,7 +11,7 @@ import shutil
 import time
 
 from .host import (Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
-                   systemctl, tree_manifest, unit_props, wait)
+                   systemctl, tree_diff, tree_stat, unit_props, wait)
 from nodefleet_rpc import RpcFailure, block_number, rpc
 
 # The host tool's directory (/usr/local/lib/nodefleet): the scripts installed beside the package.
@@ -102,8 +102,12 @@ class Validator:
         except (OSError, ValueError) as e:
             raise Failed(f"backup {dest}: no readable manifest ({e})") from None
         for name in ("geth", "0gchaind"):
-            if tree_manifest(os.path.join(dest, name)) != manifest.get(name):
-                raise Failed(f"backup {dest}/{name} does not match its manifest: it is not a verified backup")
+            want, got = manifest.get(name) or {}, tree_stat(os.path.join(dest, name))
+            if manifest.get("format") != 2:  # an older tool's manifest: [size, sha256] per file
+                want, got = {k: e[0] for k, e in want.items()}, {k: e[0] for k, e in got.items()}
+            diff = tree_diff(want, got) if want else "the manifest lists no files"
+            if diff:
+                raise Failed(f"backup {dest}/{name} does not match its manifest ({diff}): it is not a verified backup")
         return dest
 
     # ---- shared checks ---------------------------------------------------------------------------

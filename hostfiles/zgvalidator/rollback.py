@@ -5,7 +5,7 @@ import re
 import shutil
 import time
 
-from .host import Failed, active, install_unit, journal, listening, now, run, say, systemctl, tree_manifest, unit_props, wait
+from .host import Failed, active, copy_tree, install_unit, journal, listening, now, say, systemctl, tree_diff, tree_stat, unit_props, wait
 
 
 def rollback(v):
@@ -36,9 +36,11 @@ def rollback(v):
         for stale in (restoring, trash, s["gethDir"]):
             if os.path.exists(stale):
                 shutil.rmtree(stale)
-        run(["cp", "-a", os.path.join(backup, "geth"), restoring])
-        if tree_manifest(restoring) != tree_manifest(os.path.join(backup, "geth")):
-            raise Failed(f"the restored geth datadir differs from the backup {backup}")
+        how = copy_tree(os.path.join(backup, "geth"), restoring)
+        diff = tree_diff(tree_stat(os.path.join(backup, "geth")), tree_stat(restoring))
+        if diff:
+            raise Failed(f"the restored geth datadir differs from the backup {backup}: {diff}")
+        say(f"copied the backup's geth datadir ({how})")
         os.rename(restoring, s["gethDir"])
         say(f"restored the geth datadir from {backup}")
         restored = True

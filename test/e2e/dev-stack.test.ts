@@ -267,6 +267,12 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(report.importedHeight, report.notedHead);
         assert.ok(report.notedHead >= CHAIN_BLOCKS, `the seeded chain and more: ${report.notedHead}`);
         assert.equal(typeof report.downtimeSeconds, "number");
+        // The downtime path reads the export once (the walk that showed its progress) and the datadir once (the backup).
+        assert.match(second.run.output, /export verified \(walked while exported\)/);
+        assert.match(second.run.output, /not walked again/);
+        assert.equal(report.downtime.total, report.downtimeSeconds);
+        assert.equal(typeof report.downtime.overhead, "number");
+        process.stderr.write(`ordered switch on the dev VM (its time includes the killed up and the failpoint hold): downtime ${JSON.stringify(report.downtime)}; steps ${JSON.stringify(Object.fromEntries(Object.entries(report.steps).map(([k, v]: [string, any]) => [k, v.seconds])))}\n`);
         assert.deepEqual(Object.keys(report.steps), ["s01-install-reth", "s02-note-head", "s03-stop", "s04-backup", "s05-export", "s06-delete-geth", "s07-init-reth", "s08-trim", "s09-import", "s10-compare", "s11-units", "s12-dial-url", "s13-start", "s14-verify"]);
         const h = stackHealth()["validator-1"];
         assert.equal(h.client, "reth");
