@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Benchmarks: reports measured side by side in one run, not gates (the test command runs none of
-# them but the trim report). Data to stdout, progress to stderr.
+# Benchmarks: reports measured side by side in one run (the test command runs only the trim one,
+# gated on its output and CPU ratio). Data to stdout, progress to stderr.
 #   scripts/bench.sh scale [sizes…]   evaluate generated fleets (default 10 100 1000 nodes) under the
 #                                     strict mocks: seconds, ms per node, resources, peak RSS, with
 #                                     the SDK's per-key config lookups and its per-promise stack
 #                                     traces side by side (a few minutes)
 #   scripts/bench.sh trim [args…]     test/bench/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
+#   scripts/bench.sh switch [args…]   test/bench/bench_switch.py: the switch's downtime on a real
+#                                     geth datadir padded to a few GB: export, import, backup and
+#                                     the overhead, against cp -a (a few minutes)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -21,8 +24,12 @@ trim)
     shift
     exec python3 test/bench/bench_trim.py "$@"
     ;;
+switch)
+    shift
+    exec python3 test/bench/bench_switch.py "$@"
+    ;;
 *)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
