@@ -1,0 +1,282 @@
+"""The error table's rows against the real node simulators (lab/sim: reth and 0gchaind, run as
+processes on this machine), the host tool's own code judging what they do: health's diagnoses
+and the -38002 remedy, with consensus-height-rollback.py running the simulator's `0gchaind
+rollback`. `SimHost` stands in for systemd only: a unit is started from its unit file's
+ExecStart line as a process, stopped by SIGTERM, and its journal is the process's output (a
+`journalctl` on PATH gives the rollback script the same). What it cannot prove: real systemd's
+behaviour (the E2E tier on VMs) and the real reth and 0gchaind (they cannot run here).
+
+    cd hostfiles && python3 -m unittest discover -s tests -t .
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import types
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIM = os.path.join(os.path.dirname(os.path.dirname(HERE)), "lab", "sim")
+sys.path.insert(0, os.path.dirname(HERE))
+from zgvalidator import health as health_mod, host, node, switch  # noqa: E402
+from zgvalidator.host import exec_start  # noqa: E402
+from zgvalidator.node import Validator  # noqa: E402
+from nodefleet_rpc import RpcFailure, block_number  # noqa: E402
+
+RETH, CL, GETH = "reth-simtest.service", "0gchaind-simtest.service", "geth-simtest.service"
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def until(what, f, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = f()
+        except (OSError, RpcFailure, ValueError, host.Failed):
+            value = None
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class SimHost:
+    """systemd as the host tool sees it, with processes: units from their files' ExecStart."""
+
+    def __init__(self, root, etc):
+        self.etc, self.logs = etc, os.path.join(root, "journal")
+        os.makedirs(self.logs)
+        self.procs, self.since, self.offsets = {}, {}, {}
+        self.env = dict(os.environ, PYTHONPATH=SIM, NODEFLEET_SIM_BLOCK_TIME="0.3")
+
+    def log_path(self, unit):
+        return os.path.join(self.logs, unit + ".log")
+
+    def alive(self, unit):
+        p = self.procs.get(unit)
+        return p is not None and p.poll() is None
+
+    def start(self, unit):
+        if self.alive(unit):
+            return
+        argv = exec_start(os.path.join(self.etc, unit))
+        self.offsets[unit] = os.path.getsize(self.log_path(unit)) if os.path.exists(self.log_path(unit)) else 0
+        with open(self.log_path(unit), "a") as out:
+            self.procs[unit] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=self.env)
+        self.since[unit] = int(time.monotonic() * 1e6)
+
+    def stop(self, unit):
+        p = self.procs.get(unit)
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def systemctl(self, *args, check=True):
+        unit = args[-1]
+        if args[0] == "start" or args[:2] == ("enable", "--now"):
+            self.start(unit)
+        elif args[0] == "stop" or args[:2] == ("disable", "--now"):
+            self.stop(unit)
+        code = 0 if args[0] != "is-active" or self.alive(unit) else 3
+        return types.SimpleNamespace(returncode=code, stdout="", stderr="")
+
+    def active(self, unit):
+        return self.alive(unit)
+
+    def journal(self, unit, since_usec=None, lines=20000):
+        try:
+            with open(self.log_path(unit)) as f:
+                f.seek(self.offsets.get(unit, 0) if since_usec else 0)
+                return f.read()
+        except OSError:
+            return ""
+
+    def unit_props(self, unit, *props):
+        alive = self.alive(unit)
+        return {"ActiveEnterTimestampMonotonic": str(self.since.get(unit, 0) if alive else 0), "ActiveState": "active" if alive else "inactive"}
+
+    def close(self):
+        for unit in list(self.procs):
+            self.stop(unit)
+
+
+class SimCase(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="nodefleet-sims-")
+        self.addCleanup(shutil.rmtree, self.root, True)
+        r = lambda *p: os.path.join(self.root, *p)  # noqa: E731
+        ports = {"http": free_port(), "engine": free_port(), "p2p": free_port(), "cometRpc": free_port()}
+        self.s = {
+            "node": "simtest", "operator": "root", "dataRoot": self.root, "gethDir": r("geth"), "rethDir": r("reth"),
+            "consensusHome": r("0gchaind"), "etcDir": r("etc"), "releaseDir": r("release"), "rethBinary": r("bin", "reth"),
+            "genesis": os.path.join(SIM, "release", "geth-genesis.json"), "ports": ports,
+            "services": {"geth": GETH, "reth": RETH, "consensus": CL}, "referenceRpcUrl": None, "heightTolerance": 0,
+            "remedyRetries": 2, "remedySettleSeconds": 3, "rollbackMax": 64, "verifyTimeout": 60,
+        }
+        for d in ("etc", "bin", "release/bin", "0gchaind/config", "0gchaind/data", ".nodefleet-switch"):
+            os.makedirs(r(d))
+        for path, module in ((self.s["rethBinary"], "reth"), (r("release", "bin", "0gchaind"), "zerog")):
+            with open(path, "w") as f:  # the simulator under the real binary's name
+                f.write(f"#!/bin/sh\nexec {sys.executable} -m nodefleet_sim.{module} \"$@\"\n")
+            os.chmod(path, 0o755)
+        self.jwt = r("jwt.hex")
+        with open(self.jwt, "w") as f:
+            f.write(os.urandom(32).hex())
+        home = self.s["consensusHome"]
+        files = {
+            "config/app.toml": f'[beacon-kit.engine]\nrpc-dial-url = "http://localhost:{ports["engine"]}"\njwt-secret-path = "{self.jwt}"\n',
+            "config/config.toml": f'[rpc]\nladdr = "tcp://127.0.0.1:{ports["cometRpc"]}"\n',
+            "config/priv_validator_key.json": '{"pub_key": {"value": "c2ltdGVzdA=="}}',
+            "data/priv_validator_state.json": "{}",
+        }
+        for name, text in files.items():
+            with open(os.path.join(home, name), "w") as f:
+                f.write(text)
+        self.units(cl_jwt=self.jwt)
+        with open(r(".nodefleet-switch", "state.json"), "w") as f:
+            json.dump({"client": "reth"}, f)
+        with open(r("settings.json"), "w") as f:
+            json.dump(self.s, f)
+        self.v = Validator(r("settings.json"))
+        self.host = SimHost(self.root, self.s["etcDir"])
+        self.addCleanup(self.host.close)
+        for m in (host, node, switch, health_mod):
+            for name in ("systemctl", "active", "journal", "unit_props"):
+                if hasattr(m, name):
+                    p = mock.patch.object(m, name, getattr(self.host, name))
+                    p.start()
+                    self.addCleanup(p.stop)
+        shim = r("shim")  # journalctl for consensus-height-rollback.py: the SimHost's journal of -u UNIT
+        os.makedirs(shim)
+        with open(os.path.join(shim, "journalctl"), "w") as f:
+            f.write(f'#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = -u ] && unit="$2"; shift; done\ncat "{self.host.logs}/$unit.log" 2>/dev/null\n')
+        os.chmod(os.path.join(shim, "journalctl"), 0o755)
+        p = mock.patch.dict(os.environ, {"PATH": shim + os.pathsep + os.environ["PATH"], "PYTHONPATH": SIM})
+        p.start()
+        self.addCleanup(p.stop)
+
+    def units(self, cl_jwt):
+        s, ports = self.s, self.s["ports"]
+        reth = [s["rethBinary"], "node", "--chain", s["genesis"], "--datadir", s["rethDir"], "--http", "--http.port", str(ports["http"]),
+                "--authrpc.port", str(ports["engine"]), "--authrpc.jwtsecret", self.jwt, "--port", str(ports["p2p"])]
+        cl = [os.path.join(s["releaseDir"], "bin", "0gchaind"), "start", "--home", s["consensusHome"], "--chaincfg.engine.jwt-secret-path", cl_jwt]
+        for unit, argv in ((RETH, reth), (CL, cl)):
+            with open(os.path.join(s["etcDir"], unit), "w") as f:
+                f.write(f"[Service]\nExecStart={' '.join(argv)}\n")
+
+    def committed(self, at_least):
+        def height():
+            return self.v.cl_status()["height"] >= at_least and not self.v.cl_status()["catchingUp"]
+        until(f"0gchaind to commit height {at_least}", height)
+
+
+class ErrorTableOnTheSimulators(SimCase):
+    def test_a_healthy_validator_on_reth_has_no_diagnosis_but_reth_without_peers(self):
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(3)
+        report = health_mod.health(self.v)
+        self.assertEqual(report["services"], {GETH: "inactive", RETH: "active", CL: "active"})
+        self.assertEqual(report["peers"], 0)  # the reth simulator, like reth among geth nodes, has none
+        self.assertEqual([d["fault"] for d in report["diagnoses"]], ["reth-no-peers"])
+        self.assertIn(f"make sure {self.s['ports']['p2p']}/tcp and {self.s['ports']['p2p']}/udp are open", report["diagnoses"][0]["advice"])
+
+    def test_0gchaind_ahead_of_reth_logs_38002_and_health_remedies_it(self):
+        # Seed 7: the execution client lost blocks 0gchaind committed (here: reth's database cut
+        # back to block 4 while both were stopped); 0gchaind asserts its head, reth answers -38002.
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(8)
+        self.host.stop(CL)
+        self.host.stop(RETH)
+        chain = os.path.join(self.s["rethDir"], "db", "nodefleet-sim-chain.jsonl")
+        with open(chain) as f:
+            kept = f.readlines()[:5]  # genesis and blocks 1..4
+        with open(chain, "w") as f:
+            f.writelines(kept)
+        self.host.start(RETH)
+        until("reth at block 4", lambda: block_number(self.v.el_url) == 4)
+        self.host.start(CL)
+        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        self.assertIn("-38002: Invalid forkchoice state", self.v.forkchoice_errors()[-1])
+        report = health_mod.health(self.v)
+        [diag] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
+        self.assertEqual(diag["remedied"], 1)
+        self.assertEqual(self.v.forkchoice_errors(), [])
+        self.committed(6)  # rolled back to reth's head, then committing on it again
+        after = self.host.journal(CL).split("-38002: Invalid forkchoice state")[-1]
+        self.assertRegex(after, r"Committed state height=(\d+)")
+        self.assertEqual(re.search(r"Committed state height=(\d+)", after).group(1), "5")  # rolled back to 4, on from there
+
+    def test_step_14_remedies_a_38002_of_the_simulated_0gchaind_then_verifies(self):
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(6)
+        self.host.stop(CL)
+        self.host.stop(RETH)
+        chain = os.path.join(self.s["rethDir"], "db", "nodefleet-sim-chain.jsonl")
+        with open(chain) as f:
+            kept = f.readlines()[:3]  # genesis and blocks 1..2: 0gchaind is 4 or more ahead
+        with open(chain, "w") as f:
+            f.writelines(kept)
+        since = int(time.time() * 1e6)
+        self.host.start(RETH)
+        self.host.start(CL)
+        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        verified = self.v.verify_running(RETH, since, ["Starting consensus engine"])
+        self.assertEqual(verified["remedies"], 1)
+        self.assertFalse(verified["consensus"]["catchingUp"])
+        self.assertGreaterEqual(verified["executionHeight"], 3)
+
+    def test_a_38002_the_remedies_cannot_cure_fails_health_after_remedy_retries(self):
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(3)
+        self.host.stop(CL)
+        state = os.path.join(self.s["consensusHome"], "data", "nodefleet-sim-state.json")
+        with open(state) as f:
+            st = json.load(f)
+        st["height"] += 200  # further ahead than rollbackMax: the rollback script refuses
+        st["hashes"][str(st["height"])] = "0x" + "77" * 32
+        with open(state, "w") as f:
+            json.dump(st, f)
+        with open(self.host.log_path(CL), "a") as f:
+            f.write(f"INFO Committed state height={st['height']} block_hash=0x{'77' * 32}\n")
+        self.host.start(CL)
+        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        with self.assertRaisesRegex(host.Failed, r"consensus height rollback: .*more than --max 64"):
+            health_mod.health(self.v)
+
+    def test_jwt_files_that_differ_stop_the_simulated_0gchaind_and_health_names_both(self):
+        other = os.path.join(self.root, "other-jwt.hex")
+        with open(other, "w") as f:
+            f.write(os.urandom(32).hex())
+        self.units(cl_jwt=other)
+        self.host.start(RETH)
+        until("reth", lambda: block_number(self.v.el_url) + 1)
+        self.host.start(CL)
+        until("0gchaind to give up", lambda: not self.host.alive(CL), timeout=60)
+        self.assertIn("the JWT secret differs from the execution client's", self.host.journal(CL))
+        report = health_mod.health(self.v)
+        self.assertEqual(report["services"][CL], "inactive")
+        [diag] = [d for d in report["diagnoses"] if d["fault"] == "jwt-mismatch"]
+        self.assertIn(f"reads the JWT secret from {self.jwt} but {CL} from {other}: not the same file", diag["detail"])
+
+
+if __name__ == "__main__":
+    unittest.main()
