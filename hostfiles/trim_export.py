@@ -285,12 +285,13 @@ def _copy_plain(s, d, off, out, count):
     return len(data)
 
 
-def trim(start_block, base_dir, log=lambda m: print(m, file=sys.stderr, flush=True), verified=None):
+def trim(start_block, base_dir, log=lambda m: print(m, file=sys.stderr, flush=True), verified=None, source="chain-export.rlp"):
     """verified (for callers that proved the export whole and contiguous already, nodefleet's
-    step 5): {"first", "last", "bytes", "mtimeNs"} of chain-export.rlp. When the file still has
-    that size and mtime and nothing is below start_block, the output is linked with no walk."""
-    src = os.path.join(base_dir, "chain-export.rlp")
-    dst = os.path.join(base_dir, f"chain-export-from-{start_block}.rlp")
+    step 5): {"first", "last", "bytes", "mtimeNs"} of the source. When the file still has that
+    size and mtime and nothing is below start_block, the output is linked with no walk. source:
+    the input's name in base_dir (the output is <its name without .rlp>-from-<start_block>.rlp)."""
+    src = os.path.join(base_dir, source)
+    dst = os.path.join(base_dir, f"{source.removesuffix('.rlp')}-from-{start_block}.rlp")
     tmp = dst + ".partial"
     for stale in (tmp, dst):  # an output of an earlier run must not outlive a failed one
         if os.path.lexists(stale):

@@ -20,13 +20,13 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import trim_export  # noqa: E402
 from tests.chainfile import block  # noqa: E402
-from zgvalidator import chain as chain_mod, handover as handover_mod, health as health_mod, host, jobs, node, rollback, switch  # noqa: E402
+from zgvalidator import chain as chain_mod, handover as handover_mod, health as health_mod, host, jobs, lowdowntime, node, rollback, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
 REAL_RUN = host.run
 GETH, RETH, CL = "geth-validator-1.service", "reth-validator-1.service", "0gchaind-validator-1.service"
-MODULES = (host, node, switch, rollback, health_mod, handover_mod)
+MODULES = (host, node, switch, rollback, health_mod, handover_mod, lowdowntime)
 
 
 def block_hash(n, fork=""):
@@ -331,6 +331,129 @@ class DowntimePath(SwitchCase):
         steps = {"s04-backup": {"seconds": 30.0}, "s05-export": {"seconds": 100.5}, "s09-import": {"seconds": 200.0}}
         self.assertEqual(switch.downtime_parts(352.0, steps), {"backup": 30.0, "export": 100.5, "import": 200.0, "total": 352.0, "overhead": 21.5})
         self.assertIsNone(switch.downtime_parts(352.0, {"s04-backup": {"seconds": 30.0}})["overhead"])
+
+
+class LowDowntime(SwitchCase):
+    """The low-downtime switch's own steps: the validator keeps running until the cutover."""
+
+    def running(self):
+        self.fake.state.update({GETH: "active", CL: "active"})
+        with open(lowdowntime.ipc_path(self.validator()), "w"):
+            pass  # geth's IPC socket (a file is enough for the check)
+
+    def test_note_head_refuses_a_validator_that_is_not_running_or_a_geth_without_ipc(self):
+        self.fake.state[GETH] = "active"
+        with self.assertRaisesRegex(Failed, rf"{CL} is not running: the low-downtime switch exports while the validator runs"):
+            lowdowntime.step_note_head(self.validator())
+        self.fake.state[CL] = "active"
+        with self.assertRaisesRegex(Failed, r"geth.ipc does not exist: the live export needs geth's IPC socket"):
+            lowdowntime.step_note_head(self.validator())
+
+    def test_note_head_takes_head_and_hash_from_geth_rpc_and_checks_2x_disk_first(self):
+        self.running()
+        with open(os.path.join(self.settings["gethDir"], "000001.ldb"), "wb") as f:
+            f.write(b"x" * 4096)
+        tight = types.SimpleNamespace(f_bavail=8191, f_frsize=1)
+        with mock.patch.object(lowdowntime.os, "statvfs", return_value=tight):
+            with self.assertRaisesRegex(Failed, r"8191 bytes, the low-downtime switch needs 2x the geth datadir \(8192 bytes"):
+                lowdowntime.step_note_head(self.validator())
+        m = lowdowntime.step_note_head(self.validator())
+        self.assertEqual((m["head"], m["headHash"]), (100, block_hash(100)))
+        self.assertEqual(self.fake.stopped(), [])
+
+    def test_the_live_export_asks_the_running_geth_over_ipc_for_blocks_1_to_the_noted_head(self):
+        self.running()
+        v = self.validator()
+        v.write_marker("l02-note-head", {"head": 100})
+        with mock.patch("zgvalidator.switch.export_job", return_value={"blocks": 100}) as job:
+            lowdowntime.step_export_live(v)
+        argv, path, first, last = job.call_args.args[1:]
+        self.assertEqual(argv[-3:], [lowdowntime.ipc_path(v), "admin_exportChain", json.dumps([v.export_file, 1, 100])])
+        self.assertEqual((path, first, last), (v.export_file, 1, 100))
+        self.assertEqual(self.fake.stopped(), [])
+
+    def test_the_cutover_stops_0gchaind_then_takes_geth_final_head_then_stops_geth(self):
+        self.running()
+        v = self.validator()
+        v.write_marker("l02-note-head", {"head": 90})
+        m = lowdowntime.step_cutover(v)
+        self.assertEqual([c[-1] for c in self.fake.stopped()], [CL, GETH])
+        self.assertEqual((m["head"], m["headHash"], m["liveHead"], m["headHashFrom"]), (100, block_hash(100), 90, "geth's RPC"))
+        self.assertEqual(v.noted_head(), 90)  # no marker yet: the live head
+        v.write_marker("l07-cutover", m)
+        self.assertEqual((v.noted_head(), v.noted_hash()), (100, block_hash(100)))
+
+    def test_a_cutover_run_again_after_both_stopped_takes_the_head_from_geth_log(self):
+        v = self.validator()
+        v.write_marker("l02-note-head", {"head": 90})
+        self.geth_logs_head(97, "aaaaaa..aaaa61")
+        m = lowdowntime.step_cutover(v)
+        self.assertEqual((m["head"], m["headHash"], m["headHashFrom"]), (97, "aaaaaa..aaaa61", "geth's log"))
+        self.assertEqual(self.fake.stopped(), [])
+
+    def test_a_geth_head_below_the_live_export_is_refused(self):
+        self.running()
+        v = self.validator()
+        v.write_marker("l02-note-head", {"head": 120})
+        with self.assertRaisesRegex(Failed, r"geth's head 100 is below the 120 exported live"):
+            lowdowntime.step_cutover(v)
+        self.assertEqual(self.fake.stopped(), [])  # refused before the validator was stopped
+
+    def test_the_rest_is_exported_from_the_stopped_geth_and_nothing_when_no_block_was_made(self):
+        v = self.validator()
+        v.write_marker("l07-cutover", {"head": 100, "liveHead": 100})
+        self.assertEqual(lowdowntime.step_export_rest(v)["blocks"], 0)
+        v.write_marker("l08-export-rest", {"first": 101, "last": 100, "blocks": 0})
+        self.assertEqual(lowdowntime.step_import_rest(v)["attempts"], 0)
+        os.makedirs(os.path.join(self.settings["releaseDir"], "bin"))
+        geth = os.path.join(self.settings["releaseDir"], "bin", "geth")
+        with open(geth, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(geth, 0o755)
+        v.write_marker("l07-cutover", {"head": 130, "liveHead": 100})
+        with mock.patch("zgvalidator.switch.export_job", return_value={"blocks": 30}) as job:
+            lowdowntime.step_export_rest(v)
+        argv, path, first, last = job.call_args.args[1:]
+        self.assertEqual(argv, [geth, "export", "--datadir", self.settings["gethDir"], path, "101", "130"])
+        self.assertEqual((os.path.basename(path), first, last), ("chain-rest.rlp", 101, 130))
+        self.fake.state[GETH] = "active"
+        with self.assertRaisesRegex(Failed, r"is running: export only from a stopped geth"):
+            lowdowntime.step_export_rest(v)
+
+    def test_the_two_modes_never_mix_on_one_host(self):
+        v = self.validator()
+        v.write_marker("s01-install-reth", {"inputs": "x", "ended": "t"})
+        with self.assertRaisesRegex(Failed, r"l01-install-reth: a switch in the other mode is on record on this host \(its step s01-install-reth is done\)"):
+            switch.migrate(v, "l01-install-reth", "x")
+
+    def test_a_rollback_before_the_cutover_leaves_the_validator_running_and_removes_the_switch_work(self):
+        self.running()
+        v = self.validator()
+        v.write_marker("l02-note-head", {"head": 90})
+        v.write_marker("l06-import", {"importedHeight": 90})
+        os.makedirs(os.path.join(self.settings["rethDir"], "db"))
+        os.makedirs(v.mig)
+        for name in ("chain-export.rlp", "chain-export-from-1.rlp", "export.log"):
+            with open(os.path.join(v.mig, name), "w") as f:
+                f.write("x")
+        r = rollback.rollback(v)
+        self.assertEqual((r["beforeCutover"], r["validatorKeptRunning"]), (True, True))
+        self.assertEqual(self.fake.stopped(), [("stop", f"nodefleet-import-{v.node}"), ("stop", f"nodefleet-export-{v.node}"), ("stop", f"nodefleet-rethcheck-{v.node}")])
+        self.assertEqual(sorted(os.listdir(v.mig)), ["export.log"])
+        self.assertFalse(os.path.exists(self.settings["rethDir"]))
+        self.assertTrue(os.path.isdir(self.settings["gethDir"]))
+        self.assertIsNone(v.marker("l02-note-head"))  # archived: a later migrate starts afresh
+        self.assertEqual(v.host_client(), "geth")
+
+    def test_the_report_counts_only_the_cutover_export_and_import_as_the_work(self):
+        v = self.validator()
+        for step, secs in (("l03-export-live", 500.0), ("l06-import", 900.0), ("l07-cutover", 1.0), ("l08-export-rest", 2.0), ("l09-import-rest", 5.0)):
+            v.write_marker(step, {"started": "a", "ended": "b", "seconds": secs, "head": 130, "liveHead": 100, "importedHeight": 130, "attempts": 1})
+        v.write_marker("l14-verify", {"started": "a", "ended": "b", "seconds": 9.0, "downtimeSeconds": 20.0})
+        r = switch.migration_report(v)
+        self.assertEqual(r["mode"], "lowDowntime")
+        self.assertEqual(r["downtime"], {"export": 2.0, "import": 5.0, "total": 20.0, "overhead": 13.0})
+        self.assertEqual(r["notedHead"], 130)
 
 
 class Step10Compare(SwitchCase):

@@ -8,9 +8,9 @@ import trim_export
 from .host import Failed, say
 
 
-def verify_export(path, head, walked=None):
+def verify_export(path, head, walked=None, first=1):
     """Seed 4.5 step 6 precondition: the export is whole: every block complete, no truncated tail,
-    first block 1 and last block the noted head. walked: a jobs.Meter that already walked the file
+    blocks first (1: the whole chain) to the noted head. walked: a jobs.Meter that already walked the file
     while it was written (the export's progress); when its walk ended exactly at the end of the
     file, only the first and last headers are read here, else the file is walked again."""
     try:
@@ -30,8 +30,8 @@ def verify_export(path, head, walked=None):
                 raise Failed(f"{path}: {e}") from None
             how = "walked"
         first_n, last_n = trim_export.number_of(mm, 0), trim_export.number_of(mm, last)
-    if first_n != 1 or last_n != head or blocks != head:
-        raise Failed(f"{path}: blocks {first_n}..{last_n} ({blocks} blocks) is not the export of 1..{head}")
+    if first_n != first or last_n != head or blocks != head - first + 1:
+        raise Failed(f"{path}: blocks {first_n}..{last_n} ({blocks} blocks) is not the export of {first}..{head}")
     return {"first": first_n, "last": last_n, "blocks": blocks, "bytes": size, "mtimeNs": st.st_mtime_ns, "lastOffset": last, "checked": how}
 
 
@@ -51,9 +51,10 @@ def export_unchanged(path, recorded):
     return recorded
 
 
-def trim(v, start, verified=None):
+def trim(v, start, verified=None, source="chain-export.rlp"):
     """verified: step 5's record of the export, when it is known whole and contiguous from its
-    first block: with nothing to drop the output is then linked without walking the file again."""
-    path = trim_export.trim(start, v.mig, log=lambda m: say(f"trim: {m}"), verified=verified)
+    first block: with nothing to drop the output is then linked without walking the file again.
+    The output is <source without .rlp>-from-<start>.rlp beside it."""
+    path = trim_export.trim(start, v.mig, log=lambda m: say(f"trim: {m}"), verified=verified, source=source)
     shutil.chown(path, v.op, v.op)
     return path

@@ -13,22 +13,28 @@ from .jobs import Meter, attach, job_state, last_imported, long_unit
 
 
 def step_import(v):
+    return import_chain(v, v.noted_head(), "s09-import")
+
+
+def import_chain(v, head, step, source="chain-export.rlp", first=1, verified=None):
+    """Imports blocks first..head of <migration>/<source> into reth (step: the step's name, for
+    its state file): trimmed to <source>-from-<start>.rlp, started again from where reth stopped."""
     s = v.s
-    head = v.noted_head()
     name = f"nodefleet-import-{v.node}"
     log = os.path.join(v.mig, "import.log")
-    state_path = os.path.join(v.markers, "s09-import.state.json")
+    state_path = os.path.join(v.markers, f"{step}.state.json")
+    stem = source.removesuffix(".rlp")
     try:
         with open(state_path) as f:
             st = json.load(f)
     except (OSError, ValueError):
-        st = {"start": 1, "attempts": 0, "logOffset": 0, "history": []}
+        st = {"start": first, "attempts": 0, "logOffset": 0, "history": []}
     if st.get("stateRootMismatch"):
         r = st["stateRootMismatch"]
         raise Failed(f"mismatched block state root at block {r['block']} (got {r['got']}, expected {r['expected']}): reported in "
                      f"{state_path}; a block is never skipped; roll back with switch: rollback")
     while True:
-        file = os.path.join(v.mig, f"chain-export-from-{st['start']}.rlp")
+        file = os.path.join(v.mig, f"{stem}-from-{st['start']}.rlp")
         job = job_state(v, name)  # an ended import (exited or failed) is judged by its log below
         if job == "none" and st.get("pending"):
             st["history"].append({"start": st["start"], "result": "unit gone (host restarted?)"})
@@ -43,7 +49,7 @@ def step_import(v):
             st["pending"] = True
             save_json(state_path, st)
             if not os.path.exists(file):
-                trim(v, st["start"])
+                trim(v, st["start"], verified=verified, source=source)
             long_unit(v, name, [s["rethBinary"], "import", "--chain", s["genesis"], "--datadir", s["rethDir"], file], log, "import-hold")
         meter = Meter(head)
         status = attach(v, name, lambda: meter.line("imported", last_imported(log, st["logOffset"])))
@@ -59,7 +65,7 @@ def step_import(v):
         if root:
             st["stateRootMismatch"] = {"block": int(root.group(1)), "got": root.group(2), "expected": root.group(3), "at": now()}
             save_json(state_path, st)
-            return step_import(v)  # raises with the report
+            return import_chain(v, head, step, source, first, verified)  # raises with the report
         parent = re.search(r"block number (\d+) does not match parent block number (\d+)", text)
         if parent:
             written = int(parent.group(2))

@@ -73,16 +73,27 @@ class Validator:
         os.makedirs(self.markers, exist_ok=True)
         put(os.path.join(self.markers, step + ".json"), json.dumps(data) + "\n", 0o644)
 
+    def step_marker(self, *steps):
+        """The marker of the first of these steps that has one (the ordered and the low-downtime
+        switch name the same moments differently: s03-stop and l07-cutover, say), or None."""
+        for step in steps:
+            m = self.marker(step)
+            if m:
+                return m
+        return None
+
+    # The head the switch works to: the final one once 0gchaind stopped, else the one noted live.
+    NOTED = ("s03-stop", "l07-cutover", "s02-note-head", "l02-note-head")
+
     def noted_head(self):
-        m = self.marker("s03-stop") or self.marker("s02-note-head")
+        m = self.step_marker(*self.NOTED)
         if not m:
-            raise Failed("no noted chain head: steps 2 and 3 run first")
+            raise Failed("no noted chain head: the switch's note-head step runs first")
         return m["head"]
 
     def noted_hash(self):
         """The hash of the noted head as geth gave it (its RPC: whole; its log: maybe abbreviated), or None."""
-        m = self.marker("s03-stop") or self.marker("s02-note-head") or {}
-        return m.get("headHash")
+        return (self.step_marker(*self.NOTED) or {}).get("headHash")
 
     def archive_markers(self, why):
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -317,7 +328,7 @@ class Validator:
         """Until the execution client is within heightTolerance of the chain head: the reference's
         head, else the head noted by a switch, else (no switch on record) its own eth_syncing false."""
         url = self.s.get("referenceRpcUrl")
-        noted = (self.marker("s03-stop") or self.marker("s02-note-head") or {}).get("head")
+        noted = (self.step_marker(*self.NOTED) or {}).get("head")
 
         def ok():
             try:

@@ -5,6 +5,7 @@ import re
 import shutil
 import time
 
+from .switch import switch_mode
 from .host import Failed, active, copy_tree, install_unit, journal, listening, now, say, systemctl, tree_diff, tree_stat, unit_props, wait
 
 
@@ -16,6 +17,8 @@ def rollback(v):
             raise Failed("this validator runs reth and no switch is recorded on the host: there is no geth backup to roll back to")
         say("no switch in progress: nothing to roll back")
         return {"node": v.node, "rolledBack": False}
+    if switch_mode(v) == "lowDowntime" and not v.marker("l07-cutover"):
+        return rollback_before_cutover(v)
     backup = v.verify_backup() if v.marker("s04-backup") else None
     started = now()
     for unit in (f"nodefleet-import-{v.node}", f"nodefleet-export-{v.node}", f"nodefleet-rethcheck-{v.node}"):
@@ -58,7 +61,7 @@ def rollback(v):
     # geth is back at its head of the switch (the backup); blocks made on reth since are not
     # in it, so the consensus height is expected to be that many heights ahead.
     committed = [int(h) for h in re.findall(r"Committed state.*?\bheight=(\d+)", journal(cl))]
-    gap = (committed[-1] - v.noted_head()) if committed and (v.marker("s03-stop") or v.marker("s02-note-head")) else 0
+    gap = (committed[-1] - v.noted_head()) if committed and v.step_marker(*v.NOTED) else 0
     rolled = v.height_rollback(expected_gap=gap)
     v.start_consensus()
     verified = v.verify_running(geth, int(geth_start * 1e6), ["Chain head was updated", "Forkchoice requested sync", "Syncing beacon headers"])
@@ -70,10 +73,45 @@ def rollback(v):
             "started": started, "ended": now(), **verified}
 
 
+def rollback_before_cutover(v):
+    """A low-downtime switch before its cutover: the validator still runs on geth (it is started
+    again if an interrupted cutover stopped it); only the switch's own work goes: its jobs, reth's
+    database and the export files."""
+    s = v.s
+    geth, cl = v.units["geth"], v.units["consensus"]
+    started = now()
+    for unit in (f"nodefleet-import-{v.node}", f"nodefleet-export-{v.node}", f"nodefleet-rethcheck-{v.node}"):
+        systemctl("stop", unit, check=False)
+    kept_running = active(geth) and active(cl)
+    if not active(geth):
+        systemctl("enable", "--now", geth)
+        wait(f"{geth} to listen on {s['ports']['engine']}", lambda: listening(s["ports"]["engine"]), 120)
+        say(f"started {geth} again (its datadir was never touched)")
+    if not active(cl):
+        v.height_rollback()
+        v.start_consensus()
+        say(f"started {cl} again")
+    removed = []
+    if os.path.exists(s["rethDir"]):
+        shutil.rmtree(s["rethDir"])
+        removed.append(s["rethDir"])
+    if os.path.isdir(v.mig):
+        for name in sorted(os.listdir(v.mig)):
+            if name.endswith(".rlp") or name.endswith(".rlp.partial"):
+                os.unlink(os.path.join(v.mig, name))
+                removed.append(os.path.join(v.mig, name))
+    v.set_client("geth")
+    history = v.archive_markers("rolled-back")
+    say(f"rolled back a low-downtime switch before its cutover: the validator {'never stopped' if kept_running else 'runs on geth again'}; "
+        f"removed {', '.join(removed) or 'nothing'}; the markers are kept in {history}")
+    return {"node": v.node, "rolledBack": True, "beforeCutover": True, "validatorKeptRunning": kept_running, "removed": removed,
+            "started": started, "ended": now()}
+
+
 def cleanup(v, clock=time.monotonic):
     s = v.s
     reth = v.units["reth"]
-    if not v.marker("s14-verify"):
+    if not v.step_marker("s14-verify", "l14-verify"):
         raise Failed("the switch to reth has not completed on this host: nothing to clean up")
     if not active(reth):
         raise Failed(f"{reth} is not running: cleanup waits for 24 hours of stable running")
@@ -94,7 +132,8 @@ def cleanup(v, clock=time.monotonic):
             os.unlink(path)
             removed.append(path)
     if s["cleanup"].get("removeBackup"):
-        backup = v.marker("s04-backup")["backupDir"]
+        # The ordered switch's backup; the low-downtime switch keeps geth's datadir whole instead.
+        backup = v.marker("s04-backup")["backupDir"] if v.marker("s04-backup") else s["gethDir"]
         if os.path.exists(backup):
             shutil.rmtree(backup)
             removed.append(backup)

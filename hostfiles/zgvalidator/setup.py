@@ -6,7 +6,7 @@ import time
 
 from .host import Failed, active, chown_tree, install_unit, journal, listening, run, say, systemctl, unit_props, wait
 from .handover import carry_signing_state
-from .switch import STEPS
+from .switch import ALL_STEPS
 
 
 def setup(v):
@@ -78,10 +78,10 @@ def end_abandoned_switch(v, client):
     """No switch is configured but an earlier one left markers: the node goes back to normal
     operation only while nothing destructive has happened, and its markers are set aside so
     that a later switch starts afresh (a stale 'stopped' or 'backed up' must not be skipped)."""
-    done = [step for step in STEPS if v.marker(step)]
-    if not done or (client == "reth" and v.marker("s14-verify")):
+    done = [step for step in ALL_STEPS if v.marker(step)]
+    if not done or (client == "reth" and v.step_marker("s14-verify", "l14-verify")):
         return  # no switch, or a completed one (its markers stay for cleanup)
-    if client == "geth" and not v.marker("s06-delete-geth"):
+    if client == "geth" and not v.step_marker("s06-delete-geth", "l11-units"):
         for job in ("export", "import"):
             name = f"nodefleet-{job}-{v.node}"
             if unit_props(name, "ActiveState").get("ActiveState") in ("active", "activating"):

@@ -24,9 +24,14 @@ MIN_RELEASE = (1, 0, 6)
 
 
 def migrate(v, step, inputs):
-    if step not in STEPS:
+    mode = next((m for m, steps in MODES.items() if step in steps), None)
+    if mode is None:
         raise Failed(f"unknown step {step}")
-    names = list(STEPS)
+    other = [s for m, steps in MODES.items() if m != mode for s in steps if v.marker(s)]
+    if other:
+        raise Failed(f"{step}: a switch in the other mode is on record on this host (its step {other[-1]} is done): finish it with "
+                     "the settings it started with, or roll back (switch: rollback)")
+    names = list(MODES[mode])
     for before in names[:names.index(step)]:
         if not v.marker(before):
             raise Failed(f"{step}: step {before} has not completed (the steps run in order)")
@@ -39,7 +44,7 @@ def migrate(v, step, inputs):
         return dict(done, skipped=True)
     started, t0 = now(), time.time()
     say(f"{step}: started {started}")
-    data = STEPS[step](v)
+    data = MODES[mode][step](v)
     record = dict(data, step=step, inputs=inputs, started=started, ended=now(), seconds=round(time.time() - t0, 2))
     v.write_marker(step, record)
     say(f"{step}: done {record['ended']}")
@@ -136,34 +141,41 @@ def step_backup(v):
 
 
 def step_export(v):
-    s = v.s
     if active(v.units["geth"]):
         raise Failed(f"{v.units['geth']} is running: export only from a stopped geth")
     v.verify_backup()
     head = v.noted_head()
+    argv = [v.release_bin("geth"), "export", "--datadir", v.s["gethDir"], v.export_file, "1", str(head)]
+    return export_job(v, argv, v.export_file, 1, head)
+
+
+def export_job(v, argv, path, first, last):
+    """Runs an export of blocks first..last into path (argv writes it) as the transient unit
+    nodefleet-export-<node>, or attaches to the one running; verifies the file by the walk that
+    showed its progress. A failed or vanished export is started afresh."""
     os.makedirs(v.mig, exist_ok=True)
     shutil.chown(v.mig, v.op, v.op)
     name = f"nodefleet-export-{v.node}"
     log = os.path.join(v.mig, "export.log")
     for attempt in (1, 2):
         if job_state(v, name) in ("none", "failed"):  # a failed export is run again
-            if os.path.exists(v.export_file):
-                os.unlink(v.export_file)  # geth export appends: a partial file must go first
-                say("removed a partial chain-export.rlp before exporting again")
-            long_unit(v, name, [v.release_bin("geth"), "export", "--datadir", s["gethDir"], v.export_file, "1", str(head)], log, "export-hold")
-        meter = Meter(head)  # its walk, for progress, is also the export's verification below
-        status = attach(v, name, lambda: meter.line("exported", count_blocks(v.export_file, meter)))
+            if os.path.exists(path):
+                os.unlink(path)  # geth export appends, and admin_exportChain refuses an existing file
+                say(f"removed a partial {os.path.basename(path)} before exporting again")
+            long_unit(v, name, argv, log, "export-hold")
+        meter = Meter(last - first + 1)  # its walk, for progress, is also the export's verification below
+        status = attach(v, name, lambda: meter.line("exported", count_blocks(path, meter)))
         if status is None:
             say(f"{name} is gone (host restarted?): exporting again")
             continue
         dispose(name)
         if status != 0:
-            raise Failed(f"geth export failed (exit {status}): {tail(log)}")
+            raise Failed(f"the export failed (exit {status}): {tail(log)}")
         break
     else:
         raise Failed("the export did not complete")
-    count_blocks(v.export_file, meter)  # the tail written since the last progress line
-    info = verify_export(v.export_file, head, walked=meter)
+    count_blocks(path, meter)  # the tail written since the last progress line
+    info = verify_export(path, last, walked=meter, first=first)
     say(f"export verified ({info['checked']}): blocks {info['first']}..{info['last']} ({info['blocks']} blocks, {info['bytes']} bytes), no truncated tail")
     return info
 
@@ -292,47 +304,72 @@ def step_start(v):
 
 
 def step_verify(v):
-    since = int(v.marker("s13-start")["rethStartedAt"] * 1e6)
+    since = int(v.step_marker("s13-start", "l13-start")["rethStartedAt"] * 1e6)
     verified = v.verify_running(v.units["reth"], since, ["Starting consensus engine", "syncing", "Syncing"])
-    stopped = parse_time(v.marker("s03-stop")["consensusStoppedAt"])
+    stopped = parse_time(v.step_marker("s03-stop", "l07-cutover")["consensusStoppedAt"])
     downtime = round(verified["committedAt"] - stopped, 1) if verified.get("committedAt") else None
     say(f"verified: reth at {verified['executionHeight']}, 0gchaind at {verified['consensus']['height']}, catching_up false; downtime {downtime} s")
     return dict(verified, downtimeSeconds=downtime)
 
 
+def switch_mode(v):
+    """The mode of the switch on record on this host ("ordered" or "lowDowntime"), or None."""
+    return next((m for m, steps in MODES.items() if any(v.marker(s) for s in steps)), None)
+
+
 def migration_report(v):
+    mode = switch_mode(v) or "ordered"
     steps = {}
-    for step in STEPS:
+    for step in MODES[mode]:
         m = v.marker(step)
         if m:
             steps[step] = {"started": m["started"], "ended": m["ended"], "seconds": m.get("seconds")}
-    report = {"node": v.node, "steps": steps}
-    if v.marker("s03-stop"):
+    report = {"node": v.node, "mode": mode, "steps": steps}
+    if v.step_marker("s03-stop", "l07-cutover", "l02-note-head"):
         report["notedHead"] = v.noted_head()
-    if v.marker("s09-import"):
-        report["importedHeight"] = v.marker("s09-import")["importedHeight"]
-        report["importAttempts"] = v.marker("s09-import")["attempts"]
-    if v.marker("s14-verify"):
-        report["downtimeSeconds"] = v.marker("s14-verify")["downtimeSeconds"]
-        report["downtime"] = downtime_parts(report["downtimeSeconds"], steps)
+    imported = v.step_marker("s09-import", "l09-import-rest", "l06-import")
+    if imported:
+        report["importedHeight"] = imported["importedHeight"]
+        report["importAttempts"] = imported["attempts"]
+    final = v.step_marker("s14-verify", "l14-verify")
+    if final:
+        report["downtimeSeconds"] = final["downtimeSeconds"]
+        report["downtime"] = downtime_parts(report["downtimeSeconds"], steps, mode)
         report["complete"] = True
     return report
 
 
-def downtime_parts(downtime, steps):
+# What the downtime cannot do without, per mode: the ordered switch's backup, export and import;
+# the low-downtime switch's export and import of the blocks made since its live export.
+DOWNTIME_WORK = {
+    "ordered": {"backup": "s04-backup", "export": "s05-export", "import": "s09-import"},
+    "lowDowntime": {"export": "l08-export-rest", "import": "l09-import-rest"},
+}
+
+
+def downtime_parts(downtime, steps, mode="ordered"):
     """The downtime (0gchaind stopped -> its first block committed on reth) split into the work
-    it cannot do without (the export, the import, the one backup copy) and the overhead: the rest."""
-    work = {"backup": "s04-backup", "export": "s05-export", "import": "s09-import"}
-    parts = {k: (steps.get(s) or {}).get("seconds") for k, s in work.items()}
+    it cannot do without and the overhead: the rest."""
+    parts = {k: (steps.get(s) or {}).get("seconds") for k, s in DOWNTIME_WORK[mode].items()}
     if downtime is None or None in parts.values():
         return dict(parts, total=downtime, overhead=None)
     return dict(parts, total=downtime, overhead=round(downtime - sum(parts.values()), 1))
 
 
-# The step names, in order (one list: steps.json, which nodefleet's program reads too), each with
-# the function that runs it; tests/test_zg_validator_steps.py checks that they pair up.
+# The step names, in order (one list per mode: steps.json, which nodefleet's program reads too),
+# each with the function that runs it; tests/test_zg_validator_steps.py checks that they pair up.
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "steps.json")) as f:
-    STEPS = dict(zip(json.load(f), [
-        step_install_reth, step_note_head, step_stop, step_backup, step_export, step_delete_geth, step_init_reth,
-        step_trim, step_import, step_compare, step_units, step_dial_url, step_start, step_verify,
-    ], strict=True))
+    _NAMES = json.load(f)
+STEPS = dict(zip(_NAMES["ordered"], [
+    step_install_reth, step_note_head, step_stop, step_backup, step_export, step_delete_geth, step_init_reth,
+    step_trim, step_import, step_compare, step_units, step_dial_url, step_start, step_verify,
+], strict=True))
+
+from . import lowdowntime as _low  # noqa: E402 - it builds on the steps above
+
+LOW_STEPS = dict(zip(_NAMES["lowDowntime"], [
+    step_install_reth, _low.step_note_head, _low.step_export_live, step_init_reth, _low.step_trim, _low.step_import,
+    _low.step_cutover, _low.step_export_rest, _low.step_import_rest, step_compare, step_units, step_dial_url, step_start, step_verify,
+], strict=True))
+MODES = {"ordered": STEPS, "lowDowntime": LOW_STEPS}
+ALL_STEPS = [*STEPS, *LOW_STEPS]

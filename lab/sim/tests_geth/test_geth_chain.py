@@ -3,8 +3,10 @@ moves. NODEFLEET_GETH names the geth binary (scripts/test.sh passes the one buil
 lab/artifacts.sh). Proves: the 0gchaind simulator drives real geth through the engine API
 with a shared JWT file; txgen's signed transactions land in real blocks; `geth export` of
 1..head, trimmed by hostfiles/trim_export.py, imports into the reth simulator with every parent hash
-checked; `geth import` of the same export rebuilds the chain in a fresh datadir; a JWT file that
-differs stops the consensus daemon."""
+checked; the running geth's live export over IPC (admin_exportChain, the low-downtime switch)
+is byte for byte `geth export`'s, and the export of the blocks made since continues it; `geth
+import` of the same export rebuilds the chain in a fresh datadir; a JWT file that differs stops
+the consensus daemon."""
 import json
 import os
 import re
@@ -96,6 +98,24 @@ class GethChain(unittest.TestCase):
         status, url = register.registry_status({"validatorAddress": "0x" + who[24:], "registryAddress": registry, "l1RpcUrls": [self.url], "l1ChainId": 11155111})
         self.assertEqual((status, url), (0, self.url))
 
+    def test_1c_live_export_over_ipc_while_0gchaind_commits(self):
+        # The low-downtime switch's l03: the running geth exports 1..head over its IPC socket
+        # (nodefleet_rpc.py, as the host tool runs it) while the chain goes on growing.
+        head = int(common.rpc_call(self.url, "eth_blockNumber"), 16)
+        path = os.path.join(self.d, "live-export.rlp")
+        r = subprocess.run([sys.executable, "-S", os.path.join(ROOT, "hostfiles", "nodefleet_rpc.py"), "ipc", os.path.join(self.datadir, "geth.ipc"),
+                            "admin_exportChain", json.dumps([path, 1, head])], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "true"), r.stderr)
+        blocks = list(common.read_blocks(path))
+        self.assertEqual([b.number for b in blocks], list(range(1, head + 1)))
+        self.assertEqual(common.hx(blocks[-1].hash), common.rpc_call(self.url, "eth_getBlockByNumber", [hex(head), False])["hash"])
+        until(lambda: int(common.rpc_call(self.url, "eth_blockNumber"), 16) > head + 1)  # 0gchaind went on committing
+        again = subprocess.run([sys.executable, "-S", os.path.join(ROOT, "hostfiles", "nodefleet_rpc.py"), "ipc", os.path.join(self.datadir, "geth.ipc"),
+                                "admin_exportChain", json.dumps([path, 1, head])], capture_output=True, text=True)
+        self.assertEqual(again.returncode, 1)
+        self.assertIn("location would overwrite an existing file", again.stderr)
+        type(self).live = (path, head)
+
     def test_2_export_trim_import_into_reth_and_geth(self):
         self.cl.terminate()
         out = self.cl.communicate(timeout=30)[0]
@@ -111,6 +131,19 @@ class GethChain(unittest.TestCase):
         blocks = list(common.read_blocks(rlp))
         self.assertEqual([b.number for b in blocks], list(range(1, head + 1)))
         self.assertGreaterEqual(sum(b.tx_count for b in blocks), 6)
+        # The live export (test_1c) is byte for byte the stopped geth's export of the same range,
+        # and `geth export` of the rest (the low-downtime cutover's l08) continues it.
+        live, live_head = self.live
+        r = subprocess.run([self.geth, "export", "--datadir", self.datadir, os.path.join(self.d, "same.rlp"), "1", str(live_head)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(live, "rb") as a, open(os.path.join(self.d, "same.rlp"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        rest = os.path.join(self.d, "chain-rest.rlp")
+        r = subprocess.run([self.geth, "export", "--datadir", self.datadir, rest, str(live_head + 1), str(head)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rest_blocks = list(common.read_blocks(rest))
+        self.assertEqual([b.number for b in rest_blocks], list(range(live_head + 1, head + 1)))
+        self.assertEqual(rest_blocks[0].parent_hash, blocks[live_head - 1].hash)
         # Trim (step 8): from 1 nothing is dropped; then a re-trim from the middle (step 9's remedy).
         for start in (1, head // 2):
             r = subprocess.run([sys.executable, os.path.join(ROOT, "hostfiles", "trim_export.py"), str(start), export_dir], capture_output=True, text=True)
