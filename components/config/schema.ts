@@ -230,6 +230,10 @@ export const validatorSettings = z
             .max(1000)
             .default(1)
             .describe("Which attempt of the switch this is. Pulumi's state records each completed step (it is not run again and previews as unchanged), so going back to a mode already recorded for this attempt (migrate again after a rollback, rollback again after a failed migrate) needs a new attempt: raise it by one. See docs/switch.md."),
+        lowDowntime: z
+            .boolean()
+            .default(false)
+            .describe("With `switch: migrate`: the low-downtime switch (steps l01..l14): the running geth exports the chain and reth imports it while 0gchaind keeps committing on geth; the validator stops only for the cutover (the blocks made meanwhile exported and imported, the head's hash compared). geth's datadir is kept whole as the way back (no backup copy); needs 2x the geth datadir free and geth's IPC socket. Choose it when the switch starts: the two modes never mix on a host. See docs/switch.md."),
         referenceRpcUrl: httpUrl.optional().describe("A public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
         heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks the execution client may be behind the reference (else the noted head) when the -38002 remedy starts 0gchaind again."),
         importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after reth's `block number X does not match parent block number Y`."),
@@ -253,6 +257,9 @@ export const validatorSettings = z
         const needs = { migrate: "reth", rollback: "geth", cleanup: "reth" } as const;
         if (s.switch !== undefined && s.executionClient !== needs[s.switch]) {
             ctx.addIssue({ code: "custom", path: ["switch"], message: `switch: ${s.switch} goes with executionClient: ${needs[s.switch]} (the client the validator runs afterwards), not ${s.executionClient}` });
+        }
+        if (s.lowDowntime && s.switch !== "migrate") {
+            ctx.addIssue({ code: "custom", path: ["lowDowntime"], message: `lowDowntime chooses how switch: migrate runs; it means nothing with switch: ${s.switch ?? "(none)"} (rollback and cleanup know the mode from the host): remove it` });
         }
     })
     .describe("A 0G chain validator: 0gchaind with geth or reth.");

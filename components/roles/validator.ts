@@ -11,8 +11,8 @@ import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink }
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { contentHash, hostFile, HOSTFILES_DIR, render } from "../render";
-import { SWITCH_STEPS } from "./switch-steps";
-export { SWITCH_STEPS };
+import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
+export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
@@ -257,7 +257,7 @@ export function validatorHandover(name: string, node: ValidatorSpec, from: Host,
 }
 
 /**
- * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch: migrate: s01 .. s14 |
+ * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch: migrate: s01 .. s14 (l01 .. l14 with lowDowntime) |
  * rollback | cleanup] -> health.
  */
 export class ValidatorNode extends pulumi.ComponentResource {
@@ -290,10 +290,11 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const attempt = switchTrigger(node);
         if (sw === "migrate") {
             const inputs = switchInputsHash(node, mount, release);
-            for (const step of SWITCH_STEPS) {
+            const steps = node.validator.lowDowntime ? LOW_DOWNTIME_STEPS : SWITCH_STEPS;
+            for (const step of steps) {
                 const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: [attempt] }, { parent: this, dependsOn: [last] });
                 last = cmd;
-                if (step === "s14-verify") report = stepReport(cmd, "switch report");
+                if (step === steps[steps.length - 1]) report = stepReport(cmd, "switch report");
             }
         } else if (sw === "rollback" || sw === "cleanup") {
             const what = sw === "cleanup" ? [attempt, JSON.stringify(node.validator.cleanup)] : [attempt];

@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, SWITCH_STEPS, validatorHostTools, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorHostTools, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
@@ -146,6 +146,8 @@ describe("validator role: consensus unit, config files and scripts", () => {
         const r = runTool("python3", ["-S", "-c", `import sys; sys.path.insert(0, ${JSON.stringify(lib)}); import ${modules.join(", ")}; print(list(zgvalidator.switch.STEPS))`]);
         assert.equal(r.status, 0, r.output);
         assert.equal(r.output.trim(), `[${SWITCH_STEPS.map((s) => `'${s}'`).join(", ")}]`);
+        const low = runTool("python3", ["-S", "-c", `import sys; sys.path.insert(0, ${JSON.stringify(lib)}); import zgvalidator.switch; print(list(zgvalidator.switch.LOW_STEPS))`]);
+        assert.equal(low.output.trim(), `[${LOW_DOWNTIME_STEPS.map((s) => `'${s}'`).join(", ")}]`);
         const usage = runTool("python3", ["-S", path.join(lib, "zg-validator.py")]);
         assert.match(usage.output, /zg-validator\.py <settings\.json> migrate <step> <inputs-hash>/);
         fs.rmSync(lib, { recursive: true });
@@ -247,6 +249,18 @@ describe("validator role: steps", () => {
         assert.equal(hashes.size, 1);
         assert.ok(fleet.validatorSwitch["validator-1"], "the switch report is a stack output");
         assert.match(inputsOf("fleet-validator-1-configure").stdin, /"switch": "migrate"/);
+    });
+
+    it("switch: migrate with lowDowntime chains the low-downtime switch's 14 steps instead, its last one giving the report", async () => {
+        const { recorded, fleet } = await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; v.lowDowntime = true; });
+        const names = LOW_DOWNTIME_STEPS.map((s) => `fleet-validator-1-switch-${s}`);
+        assert.deepEqual(LOW_DOWNTIME_STEPS.slice(0, 3), ["l01-install-reth", "l02-note-head", "l03-export-live"]);
+        assert.deepEqual(dep(recorded, names[0]!), ["fleet-validator-1-configure"]);
+        for (let i = 1; i < names.length; i++) assert.deepEqual(dep(recorded, names[i]!), [names[i - 1]!], names[i]!);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-health"), [names[13]!]);
+        assert.equal(recorded.filter((r) => /-switch-s\d\d-/.test(r.name)).length, 0, "no step of the ordered switch");
+        for (const [i, n] of names.entries()) assert.match(inputsOf(n).stdin, new RegExp(`zg-validator\\.py \\S+ migrate ${LOW_DOWNTIME_STEPS[i]} [0-9a-f]{16,}$`, "m"));
+        assert.ok(fleet.validatorSwitch["validator-1"], "the switch report is a stack output");
     });
 
     it("the switch steps' inputs are the same from one program run to the next; only a new attempt (or the cleanup options) changes them", async () => {

@@ -50,9 +50,17 @@ rpc(url, method, params) returns the result or raises RpcFailure with a message 
 URL, the method and what was wrong: no answer, not JSON, no result, or the JSON-RPC error.
 block_number(url) is eth_blockNumber as an int, refusing an answer that is not a hex number;
 block_hash(url, n) the hash of block n (eth_getBlockByNumber); peer_count(url) net_peerCount.
+ipc(path, method, params) is rpc() over a node's IPC socket (geth's admin namespace is served
+there only), with no timeout unless given: an admin_exportChain answers when the export is done.
+
+    python3 -S nodefleet_rpc.py ipc <socket> <method> [<params as JSON>]
+
+prints the result as JSON (exit 0) or the failure (exit 1).
 """
 import json
 import re
+import socket
+import sys
 import urllib.error
 import urllib.request
 
@@ -112,6 +120,57 @@ def peer_count(url):
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
         raise RpcFailure(f"net_peerCount at {url}: {value!r} is not a hex number")
     return int(value, 16)
+
+
+def ipc(path, method, params=None, timeout=None):
+    """One JSON-RPC call over the Unix socket at path."""
+    where = f"{method} at {path}"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(path)
+            s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode())
+            decoder, raw = json.JSONDecoder(), b""
+            while True:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    raise RpcFailure(f"{where}: the connection closed before an answer ({raw[:80]!r})")
+                raw += chunk
+                try:
+                    answer, _ = decoder.raw_decode(raw.decode())
+                    break
+                except ValueError:
+                    continue
+    except OSError as e:
+        raise RpcFailure(f"{where}: no answer ({e})") from None
+    if not isinstance(answer, dict):
+        raise RpcFailure(f"{where}: the answer is not a JSON-RPC object")
+    if answer.get("error") is not None:
+        err = answer["error"]
+        raise RpcFailure(f"{where}: JSON-RPC error: {err.get('message', err) if isinstance(err, dict) else err}")
+    if "result" not in answer:
+        raise RpcFailure(f"{where}: the answer has no result")
+    return answer["result"]
+
+
+def main(argv):
+    if len(argv) not in (4, 5) or argv[1] != "ipc":
+        print("usage: nodefleet_rpc.py ipc <socket> <method> [<params as JSON>]", file=sys.stderr)
+        return 2
+    try:
+        params = json.loads(argv[4]) if len(argv) == 5 else []
+        print(json.dumps(ipc(argv[2], argv[3], params)), flush=True)
+    except ValueError as e:
+        print(f"params: not JSON ({e})", file=sys.stderr)
+        return 2
+    except RpcFailure as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
 NODEFLEET_EOF
 put /usr/local/lib/nodefleet/aztec-register.py 0755 root:root <<'NODEFLEET_EOF'
 #!/usr/bin/env python3
