@@ -417,6 +417,76 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(h.consensusProcessesWithThisKey, 1);
     });
 
+    it("switch, low-downtime: 0gchaind commits on geth through the live export and import; a rollback from the middle never stops it; run again, only the cutover stops it, and reth's chain is the one 0gchaind committed, hash for hash", { timeout: 30 * 60_000 }, async () => {
+        const low = (attempt: number) => (y: string) => withSwitch("reth", "migrate", attempt)(y).replace("          switch: migrate\n", "          switch: migrate\n          lowDowntime: true\n");
+        const since = Number(onV("date +%s").output.trim());
+        const clStarted = () => onV("systemctl show -p ActiveEnterTimestampMonotonic --value 0gchaind-validator-1").output.trim();
+        const before = { cl: clStarted(), height: stackHealthOnHost().consensusHeight };
+        // 1. Held at the import (the live export, init and trim done): the validator still signs on geth.
+        onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
+        const first = upInBackground(low(3));
+        await until("the low-downtime import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
+        assert.equal(unitState("geth-validator-1"), "active");
+        assert.equal(unitState("0gchaind-validator-1"), "active");
+        assert.match(onV("ls /data/validator-1/migration").output, /chain-export-from-1\.rlp/);
+        first.kill();
+        await first.ended;
+        assert.match(first.run.output, /export verified \(walked while exported\): blocks 1\.\./);
+        sh("bash", [DEV, "pulumi", "cancel", "--yes", "--stack", "dev"]);
+        onV(`rm -f ${FAILPOINTS}/import-hold`);
+        const rb = upWith(withSwitch("geth", "rollback", 3));
+        assert.equal(rb.status, 0, rb.output.slice(-4000));
+        const rolled = stackOutput("validatorSwitch")["validator-1"];
+        assert.deepEqual([rolled.rolledBack, rolled.beforeCutover, rolled.validatorKeptRunning], [true, true, true]);
+        assert.equal(clStarted(), before.cl, "0gchaind never stopped: the live export, the held import and the rollback");
+        assert.ok(stackHealthOnHost().consensusHeight > before.height, "0gchaind committed on geth meanwhile");
+        assert.equal(onV("test -d /data/validator-1/reth && echo reth-dir; ls /data/validator-1/migration | grep rlp; true").output.trim(), "");
+        // 2. Run again (a new attempt after the rollback), sampling 0gchaind's height through it.
+        const heights: [number, number][] = [];
+        const second = upInBackground(low(4));
+        while (!second.run.done) {
+            heights.push([Number(onV("date +%s").output.trim()), stackHealthOnHost().consensusHeight]);
+            await new Promise((r) => setTimeout(r, 3000));
+        }
+        assert.equal(second.run.status, 0, second.run.output.slice(-4000));
+        const report = stackOutput("validatorSwitch")["validator-1"];
+        assert.deepEqual([report.mode, report.complete], ["lowDowntime", true]);
+        const note = marker("l02-note-head"), cut = marker("l07-cutover");
+        const cutAt = Date.parse(cut.started) / 1000;
+        const live = heights.filter(([t, h]) => t < cutAt && h > 0);
+        assert.ok(live.length >= 2 && live[live.length - 1]![1] > live[0]![1], `0gchaind's height grew during the live export and import: ${JSON.stringify(live)}`);
+        assert.ok(cut.head > cut.liveHead, `blocks were made during the import (${cut.liveHead} -> ${cut.head})`);
+        assert.equal(cut.liveHead, note.head);
+        assert.equal(report.downtime.total, report.downtimeSeconds);
+        assert.deepEqual(Object.keys(report.steps), ["l01-install-reth", "l02-note-head", "l03-export-live", "l04-init-reth", "l05-trim", "l06-import", "l07-cutover", "l08-export-rest", "l09-import-rest", "l10-compare", "l11-units", "l12-dial-url", "l13-start", "l14-verify"]);
+        process.stderr.write(`low-downtime switch on the dev VM: live head ${cut.liveHead}, final head ${cut.head}; downtime ${JSON.stringify(report.downtime)} (0gchaind stopped -> its first commit on reth, from its journal); steps ${JSON.stringify(Object.fromEntries(Object.entries(report.steps).map(([k, v]: [string, any]) => [k, v.seconds])))}\n`);
+        // reth holds every block 0gchaind committed on geth, with the same hash, and nothing is missing across the live head.
+        const check = [
+            "import json, re, subprocess, urllib.request",
+            `log = subprocess.run(["journalctl", "-u", "0gchaind-validator-1", "-o", "cat", "--since", "@${since}"], capture_output=True, text=True).stdout`,
+            "committed = {}",
+            "for m in re.finditer(r'Committed state height=(\\d+) block_hash=(0x[0-9a-f]{64})', log):",
+            "    committed[int(m.group(1))] = m.group(2)",
+            "def reth(n):",
+            "    body = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'eth_getBlockByNumber', 'params': [hex(n), False]}).encode()",
+            "    with urllib.request.urlopen(urllib.request.Request('http://127.0.0.1:56545', body, {'Content-Type': 'application/json'}), timeout=5) as r:",
+            "        b = json.load(r)['result']",
+            "    return b and b['hash']",
+            `heights = sorted(n for n in committed if n <= ${cut.head})`,
+            `missing = [n for n in range(${cut.liveHead} - 20, ${cut.head} + 1) if not reth(n)]`,
+            "differ = [n for n in heights if reth(n) != committed[n]]",
+            "print(json.dumps({'checked': len(heights), 'first': heights[0] if heights else None, 'missing': missing, 'differ': differ}))",
+            "",
+        ].join("\n");
+        const out = JSON.parse(onV(`echo ${Buffer.from(check).toString("base64")} | base64 -d | python3 -S -`).output.trim().split("\n").pop()!);
+        assert.deepEqual([out.missing, out.differ], [[], []], JSON.stringify(out));
+        assert.ok(out.checked >= cut.head - cut.liveHead, `hashes compared for ${out.checked} heights`);
+        const h = stackHealth()["validator-1"];
+        assert.equal(h.client, "reth");
+        assert.equal(h.consensus.catchingUp, false);
+        assert.equal(onV("test -d /data/validator-1/geth/geth/chaindata && echo kept").output.trim(), "kept", "geth's datadir is the way back");
+    });
+
     it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
         const r = timed("pulumi destroy", () => sh("bash", [DEV, "pulumi", "destroy", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive"]));
         assert.match(r.output, /firewall: removed/);
