@@ -157,10 +157,13 @@ def keccak256(data: bytes) -> bytes:
     return keccak256_pure(data)
 
 
-try:  # Debian's python3-pycryptodome (in the dev VM image): ~1000x faster than the fallback
-    from Crypto.Hash import keccak as _fast_keccak
+try:  # Debian's python3-pycryptodome (in the dev VM image) names its package Cryptodome; pip's, Crypto
+    from Cryptodome.Hash import keccak as _fast_keccak
 except ImportError:
-    _fast_keccak = None
+    try:
+        from Crypto.Hash import keccak as _fast_keccak
+    except ImportError:
+        _fast_keccak = None
 
 
 def keccak256_pure(data: bytes) -> bytes:
