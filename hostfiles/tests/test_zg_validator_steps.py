@@ -60,5 +60,23 @@ class CommandLine(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, args)
                 self.assertIn("zg-validator.py <settings.json> setup", r.stderr)
 
+    def test_the_last_step_of_either_mode_prints_the_whole_switch_report(self):
+        for mode, steps in switch.MODES.items():
+            with tempfile.TemporaryDirectory() as root, self.subTest(mode=mode):
+                settings = os.path.join(root, "validator.json")
+                with open(settings, "w") as f:
+                    json.dump({"node": "validator-1", "operator": "nodefleet", "dataRoot": root, "ports": {"http": 56545}, "services": {}}, f)
+                markers = os.path.join(root, ".nodefleet-switch", "migration")
+                os.makedirs(markers)
+                for step in steps:  # a finished switch: the last step is skipped and reports
+                    with open(os.path.join(markers, step + ".json"), "w") as f:
+                        json.dump({"inputs": "h", "started": "a", "ended": "b", "seconds": 1.0, "head": 9, "liveHead": 9,
+                                   "importedHeight": 9, "attempts": 1, "downtimeSeconds": 5.0}, f)
+                r = self.run_tool(settings, "migrate", list(steps)[-1], "h")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                report = json.loads(r.stdout.strip().splitlines()[-1])
+                self.assertEqual((report["mode"], report["complete"], list(report["steps"])), (mode, True, list(steps)))
+
+
 if __name__ == "__main__":
     unittest.main()

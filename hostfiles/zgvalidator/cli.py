@@ -9,7 +9,7 @@ from .host import Failed
 from .node import Validator
 from .rollback import cleanup, rollback
 from .setup import setup
-from .switch import STEPS, migrate, migration_report
+from .switch import MODES, migrate, migration_report
 from nodefleet_rpc import RpcFailure
 
 COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "handover": handover}
@@ -24,7 +24,8 @@ def main(argv):
     try:
         if cmd == "migrate" and len(argv) == 5:
             record = migrate(v, argv[3], argv[4])
-            report = migration_report(v) if argv[3] == list(STEPS)[-1] else record
+            last = {list(steps)[-1] for steps in MODES.values()}  # the final step of either mode reports the whole switch
+            report = migration_report(v) if argv[3] in last else record
         elif cmd in COMMANDS and len(argv) == 3:
             report = COMMANDS[cmd](v)
         else:
