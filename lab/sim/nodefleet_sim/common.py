@@ -366,18 +366,27 @@ def serve_jsonrpc(host, port, methods, jwt_secret=None, get_routes=None, log=Non
             except ValueError:
                 self._send(400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
                 return
-            rid = req.get("id")
-            fn = methods.get(req.get("method"))
-            if fn is None:
-                self._send(200, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"the method {req.get('method')} does not exist/is not available"}})
-                return
-            try:
-                result = fn(*(req.get("params") or []))
-                self._send(200, {"jsonrpc": "2.0", "id": rid, "result": result})
-            except RpcError as e:
-                self._send(200, {"jsonrpc": "2.0", "id": rid, "error": {"code": e.code, "message": e.message}})
-            except (TypeError, ValueError) as e:
-                self._send(200, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"Invalid params: {e}"}})
+            if isinstance(req, list):  # a batch, answered in order (as geth and reth do)
+                if not req:
+                    self._send(200, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "empty batch"}})
+                    return
+                self._send(200, [answer(r) for r in req])
+            else:
+                self._send(200, answer(req))
+
+    def answer(req):
+        if not isinstance(req, dict):
+            return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request"}}
+        rid = req.get("id")
+        fn = methods.get(req.get("method"))
+        if fn is None:
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"the method {req.get('method')} does not exist/is not available"}}
+        try:
+            return {"jsonrpc": "2.0", "id": rid, "result": fn(*(req.get("params") or []))}
+        except RpcError as e:
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": e.code, "message": e.message}}
+        except (TypeError, ValueError) as e:
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"Invalid params: {e}"}}
 
     server = ThreadingHTTPServer((host, int(port)), Handler)
     server.daemon_threads = True
@@ -402,6 +411,34 @@ def rpc_call(url, method, params=None, jwt_secret=None, timeout=5):
     if "error" in answer:
         raise RpcError(answer["error"].get("code"), answer["error"].get("message"))
     return answer["result"]
+
+
+def rpc_batch(url, calls, jwt_secret=None, timeout=10):
+    """A JSON-RPC batch: [(method, params), ...] -> their results in order; raises RpcError on the
+    first error answer, OSError on HTTP/network failures or an answer that is not the batch's."""
+    import urllib.error
+    import urllib.request
+    body = json.dumps([{"jsonrpc": "2.0", "id": i, "method": m, "params": p or []} for i, (m, p) in enumerate(calls)]).encode()
+    headers = {"Content-Type": "application/json"}
+    if jwt_secret is not None:
+        headers["Authorization"] = "Bearer " + jwt_token(jwt_secret)
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=timeout) as resp:
+            answers = json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        raise OSError(f"HTTP {e.code} {e.reason}") from None
+    if not isinstance(answers, list) or len(answers) != len(calls):
+        raise OSError(f"batch of {len(calls)}: the answer is not a batch of {len(calls)}")
+    by_id = {a.get("id"): a for a in answers if isinstance(a, dict)}
+    out = []
+    for i in range(len(calls)):
+        a = by_id.get(i)
+        if a is None:
+            raise OSError(f"batch: no answer for call {i}")
+        if "error" in a:
+            raise RpcError(a["error"].get("code"), a["error"].get("message"))
+        out.append(a["result"])
+    return out
 
 
 def wait_forever(stop=None):

@@ -72,6 +72,27 @@ class ZeroGChain(unittest.TestCase):
             out = stop(node)
         self.assertRegex(out, r"Committed state height=\d+")
 
+    def test_behind_the_el_catches_up_in_batches_with_the_el_hashes(self):
+        node = start("zerog", "start", "--home", self.home)
+        try:
+            until(lambda: int(self.status()["latest_block_height"]) >= 4, timeout=15)
+        finally:
+            stop(node)
+        fresh = consensus_home(os.path.join(self.d, "fresh"), self.auth, self.jwt, self.cmt)  # height 0: behind reth
+        node = start("zerog", "start", "--home", fresh)
+        try:
+            until(lambda: int(self.status()["latest_block_height"]) >= 4 and self.status()["catching_up"] is False, timeout=15)
+        finally:
+            out = stop(node)
+        url = f"http://127.0.0.1:{self.http}"
+        for h in range(1, 5):
+            want = common.rpc_call(url, "eth_getBlockByNumber", [hex(h), False])["hash"]
+            self.assertIn(f"Committed state height={h} block_hash={want}", out)
+        # The batch itself, as reth answers one: in order, an error where a call fails.
+        self.assertEqual(common.rpc_batch(url, [("eth_blockNumber", []), ("net_peerCount", [])])[1], "0x0")
+        with self.assertRaises(common.RpcError):
+            common.rpc_batch(url, [("eth_blockNumber", []), ("no_such_method", [])])
+
     def test_ahead_of_the_el_gets_38002_until_rolled_back(self):
         with open(os.path.join(self.home, "data", "nodefleet-sim-state.json"), "w") as f:
             json.dump({"height": 10_000, "hashes": {"10000": "0x" + "77" * 32}}, f)
