@@ -185,6 +185,17 @@ class SimCase(unittest.TestCase):
         until(f"0gchaind to commit height {at_least}", height)
 
 
+    def reth_loses_blocks_after(self, keep):
+        """Both stopped, reth's database cut back to block `keep` (the simulator's block store)."""
+        self.host.stop(CL)
+        self.host.stop(RETH)
+        chain = os.path.join(self.s["rethDir"], "db", "nodefleet-sim-chain.jsonl")
+        with open(chain) as f:
+            kept = f.readlines()[:keep + 1]  # genesis and blocks 1..keep
+        with open(chain, "w") as f:
+            f.writelines(kept)
+
+
 class ErrorTableOnTheSimulators(SimCase):
     def test_a_healthy_validator_on_reth_has_no_diagnosis_but_reth_without_peers(self):
         self.host.start(RETH)
@@ -202,13 +213,7 @@ class ErrorTableOnTheSimulators(SimCase):
         self.host.start(RETH)
         self.host.start(CL)
         self.committed(8)
-        self.host.stop(CL)
-        self.host.stop(RETH)
-        chain = os.path.join(self.s["rethDir"], "db", "nodefleet-sim-chain.jsonl")
-        with open(chain) as f:
-            kept = f.readlines()[:5]  # genesis and blocks 1..4
-        with open(chain, "w") as f:
-            f.writelines(kept)
+        self.reth_loses_blocks_after(4)
         self.host.start(RETH)
         until("reth at block 4", lambda: block_number(self.v.el_url) == 4)
         self.host.start(CL)
@@ -227,13 +232,7 @@ class ErrorTableOnTheSimulators(SimCase):
         self.host.start(RETH)
         self.host.start(CL)
         self.committed(6)
-        self.host.stop(CL)
-        self.host.stop(RETH)
-        chain = os.path.join(self.s["rethDir"], "db", "nodefleet-sim-chain.jsonl")
-        with open(chain) as f:
-            kept = f.readlines()[:3]  # genesis and blocks 1..2: 0gchaind is 4 or more ahead
-        with open(chain, "w") as f:
-            f.writelines(kept)
+        self.reth_loses_blocks_after(2)  # 0gchaind is 4 or more ahead
         since = int(time.time() * 1e6)
         self.host.start(RETH)
         self.host.start(CL)

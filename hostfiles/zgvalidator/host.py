@@ -19,8 +19,10 @@ def say(msg):
     print(msg, flush=True)
 
 
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def now(ts=None):
+    """UTC time as the markers write it: now, or the epoch seconds ts."""
+    when = datetime.datetime.now(datetime.timezone.utc) if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run(cmd, check=True, user=None, **kw):

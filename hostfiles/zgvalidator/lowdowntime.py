@@ -25,8 +25,7 @@ cutover the validator is not even stopped) until cleanup removes it with `remove
 import json
 import os
 
-from .chain import trim
-from .host import Failed, active, mono_to_realtime_usec, now, say, tree_bytes, unit_props
+from .host import Failed, active, mono_to_realtime_usec, now, say, unit_props
 from .importing import import_chain
 from .node import LIB
 from nodefleet_rpc import RpcFailure, block_hash, block_number
@@ -45,12 +44,8 @@ def step_note_head(v):
             raise Failed(f"{unit} is not running: the low-downtime switch exports while the validator runs (start it, or use the ordered switch)")
     if not os.path.exists(ipc_path(v)):
         raise Failed(f"{ipc_path(v)} does not exist: the live export needs geth's IPC socket (geth must run without --ipcdisable)")
-    size = tree_bytes(v.s["gethDir"])
-    st = os.statvfs(v.s["dataRoot"])
-    free = st.f_bavail * st.f_frsize
-    if free < 2 * size:
-        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, the low-downtime switch needs 2x the geth datadir ({2 * size} bytes: "
-                     "the export and reth's database, while geth's datadir stays whole as the way back)")
+    from .switch import check_free_disk
+    size, free = check_free_disk(v, "the low-downtime switch", "the export and reth's database, while geth's datadir stays whole as the way back")
     try:
         head = block_number(v.el_url)
         whole = block_hash(v.el_url, head)
@@ -68,9 +63,8 @@ def step_export_live(v):
 
 
 def step_trim(v):
-    exp = v.marker("l03-export-live")
-    path = trim(v, 1, verified=exp)
-    return {"file": path, "bytes": os.path.getsize(path)}
+    from .switch import trim_verified
+    return trim_verified(v, "l03-export-live")
 
 
 def step_import(v):
@@ -81,17 +75,18 @@ def step_cutover(v):
     geth, cl = v.units["geth"], v.units["consensus"]
     live = v.marker("l02-note-head")["head"]
     try:
-        if active(geth) and block_number(v.el_url) < live:  # before anything is stopped
-            raise Failed(f"geth's head {block_number(v.el_url)} is below the {live} exported live: its chain went back; roll back (switch: rollback)")
+        now_head = block_number(v.el_url) if active(geth) else None
     except RpcFailure as e:
         raise Failed(f"geth's head: {e}; re-run, or roll back (geth's datadir is whole)") from None
+    if now_head is not None and now_head < live:  # before anything is stopped
+        raise Failed(f"geth's head {now_head} is below the {live} exported live: its chain went back; roll back (switch: rollback)")
     if active(cl):
         stopped_at = now()
         v.stop(cl)
         say(f"stopped {cl}: the downtime starts")
     else:  # stopped by an earlier run of this step: the downtime started then
         since = int(unit_props(cl, "InactiveEnterTimestampMonotonic").get("InactiveEnterTimestampMonotonic") or 0)
-        stopped_at = (now_from_usec(mono_to_realtime_usec(since)) if since else now())
+        stopped_at = now(mono_to_realtime_usec(since) / 1e6) if since else now()
     if v.consensus_processes():
         raise Failed(f"a 0gchaind with this key still runs after {cl} stopped: {v.consensus_processes()}")
     if active(geth):
@@ -111,11 +106,6 @@ def step_cutover(v):
         v.stop(geth)
     say(f"stopped {geth}; its final head {head}, hash {whole} ({source}): {head - live} block(s) made since the live export")
     return {"head": head, "headHash": whole, "headHashFrom": source, "liveHead": live, "consensusStoppedAt": stopped_at}
-
-
-def now_from_usec(usec):
-    import datetime
-    return datetime.datetime.fromtimestamp(usec / 1e6, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def step_export_rest(v):

@@ -95,17 +95,24 @@ def rollback_before_cutover(v):
     if os.path.exists(s["rethDir"]):
         shutil.rmtree(s["rethDir"])
         removed.append(s["rethDir"])
-    if os.path.isdir(v.mig):
-        for name in sorted(os.listdir(v.mig)):
-            if name.endswith(".rlp") or name.endswith(".rlp.partial"):
-                os.unlink(os.path.join(v.mig, name))
-                removed.append(os.path.join(v.mig, name))
+    removed += remove_exports(v)
     v.set_client("geth")
     history = v.archive_markers("rolled-back")
     say(f"rolled back a low-downtime switch before its cutover: the validator {'never stopped' if kept_running else 'runs on geth again'}; "
         f"removed {', '.join(removed) or 'nothing'}; the markers are kept in {history}")
     return {"node": v.node, "rolledBack": True, "beforeCutover": True, "validatorKeptRunning": kept_running, "removed": removed,
             "started": started, "ended": now()}
+
+
+def remove_exports(v):
+    """The RLP export files (whole, trimmed, partial) in the migration directory: their paths."""
+    removed = []
+    if os.path.isdir(v.mig):
+        for name in sorted(os.listdir(v.mig)):
+            if name.endswith(".rlp") or name.endswith(".rlp.partial"):
+                os.unlink(os.path.join(v.mig, name))
+                removed.append(os.path.join(v.mig, name))
+    return removed
 
 
 def cleanup(v, clock=time.monotonic):
@@ -120,12 +127,7 @@ def cleanup(v, clock=time.monotonic):
     need = s["cleanupAfterHours"]
     if hours < need:
         raise Failed(f"{reth} has been active for {hours:.1f} h (from systemd); cleanup waits until {need} h (24 to 48 hours of stable running before the way back is removed)")
-    removed = []
-    if os.path.isdir(v.mig):
-        for name in sorted(os.listdir(v.mig)):
-            if name.endswith(".rlp") or name.endswith(".rlp.partial"):
-                os.unlink(os.path.join(v.mig, name))
-                removed.append(os.path.join(v.mig, name))
+    removed = remove_exports(v)
     if s["cleanup"].get("removeGethBinary"):
         path = os.path.join(s["releaseDir"], "bin", "geth")
         if os.path.exists(path):

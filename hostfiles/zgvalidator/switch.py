@@ -65,14 +65,20 @@ def step_note_head(v):
     geth = v.units["geth"]
     if not active(geth):
         raise Failed(f"{geth} is not running: the chain head is read from a running geth's log")
+    size, free = check_free_disk(v, "the switch", "a backup and an export")
+    head, logged = v.geth_head()
+    say(f"noted chain head {head} (hash {logged}) from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
+    return {"head": head, "headHash": logged, "gethBytes": size, "freeBytes": free}
+
+
+def check_free_disk(v, who, what):
+    """Free disk on the data root >= 2x the geth datadir (measured from metadata): (size, free)."""
     size = tree_bytes(v.s["gethDir"])
     st = os.statvfs(v.s["dataRoot"])
     free = st.f_bavail * st.f_frsize
     if free < 2 * size:
-        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, the switch needs 2x the geth datadir ({2 * size} bytes: a backup and an export)")
-    head, logged = v.geth_head()
-    say(f"noted chain head {head} (hash {logged}) from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
-    return {"head": head, "headHash": logged, "gethBytes": size, "freeBytes": free}
+        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, {who} needs 2x the geth datadir ({2 * size} bytes: {what})")
+    return size, free
 
 
 def step_stop(v):
@@ -211,7 +217,13 @@ def step_init_reth(v):
 
 
 def step_trim(v):
-    exp = v.marker("s05-export")
+    return trim_verified(v, "s05-export")
+
+
+def trim_verified(v, export_step):
+    """Seed 4.5 step 8 on the export that export_step verified (linked, not walked again, when its
+    marker has the file's size and mtime; an older tool's marker has not)."""
+    exp = v.marker(export_step)
     path = trim(v, 1, verified=exp if "mtimeNs" in exp else None)
     return {"file": path, "bytes": os.path.getsize(path)}
 
