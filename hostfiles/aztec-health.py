@@ -7,7 +7,7 @@ active: systemd state of the unit; provenBlock: node_getL2Tips result.proven.num
 a numeric string, seed 2.3); siblingPath: node_getArchiveSiblingPath with that number twice
 (seed 4.1), whether it answered and the length of what it returned; peerId: from the node's
 `Started P2P service` log line in the journal, ANSI colour codes stripped; diagnoses: what is
-wrong, with what to do. --wait waits up to SECONDS for all of them.
+wrong, with what to do; tipsError / siblingPathError: why those calls failed. --wait waits up to SECONDS for all of them.
 """
 import json
 import os
@@ -58,12 +58,13 @@ def check(node, spec):
     url = f"http://127.0.0.1:{spec['rpcPort']}"
     out = {"node": node, "service": spec["service"], "active": None, "provenBlock": None, "siblingPath": None, "peerId": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
-    out["active"] = state == "active"
+    out["active"], out["state"] = state == "active", state or "unknown"
     if not out["active"]:
         out["diagnoses"].append(f"{spec['service']} is {state or 'unknown'}: journalctl -u {spec['service']}")
     try:
         out["provenBlock"] = proven_number(rpc(url, "node_getL2Tips"))
     except (RpcFailure, ValueError) as e:
+        out["tipsError"] = str(e)
         out["diagnoses"].append(f"{e}: the node's RPC is not answering as expected")
     if out["provenBlock"] is not None:
         n = str(out["provenBlock"])
@@ -74,6 +75,7 @@ def check(node, spec):
                 out["diagnoses"].append(f"node_getArchiveSiblingPath({n}, {n}) returned null: the archiver has not synced that block")
         except RpcFailure as e:
             out["siblingPath"] = {"ok": False, "length": None}
+            out["siblingPathError"] = str(e)
             out["diagnoses"].append(str(e))
     out["peerId"] = peer_id(journal(spec["service"]))
     if out["peerId"] is None:

@@ -6,12 +6,14 @@
 chainHead: eth_blockNumber of the endpoint in config.toml (hex -> decimal); logSyncHeight and
 connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
-increasing: whether logSyncHeight grew since the previous check; diagnoses: seed 7's failure
-modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
+increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
+the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
+did not answer; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
 """
 import datetime
 import json
 import os
+import subprocess
 import sys
 import time
 import tomllib
@@ -35,10 +37,13 @@ def check(node):
         cfg = tomllib.load(f)
     endpoint = cfg["blockchain_rpc_endpoint"]
     out = {"node": node, "endpoint": endpoint, "chainHead": None, "logSyncHeight": None, "behind": None,
-           "synced": False, "connectedPeers": None, "increasing": None, "diagnoses": []}
+           "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
+    state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
+    out["service"], out["active"] = spec["service"], state == "active"
     try:
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
+        out["endpointError"] = str(e)
         out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
                                 "check it, switch to another endpoint and restart (the failover timer does this every minute)")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
@@ -46,6 +51,7 @@ def check(node):
         status = rpc(f"http://{listen}", "zgs_getStatus")
         out["logSyncHeight"], out["connectedPeers"] = status["logSyncHeight"], status["connectedPeers"]
     except (OSError, ValueError, KeyError) as e:
+        out["statusError"] = str(e)
         out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): is {spec['service']} running? journalctl -u {spec['service']}")
     if out["chainHead"] is not None and out["logSyncHeight"] is not None:
         out["behind"] = out["chainHead"] - out["logSyncHeight"]
@@ -57,7 +63,10 @@ def check(node):
     state = f"/run/nodefleet/{node}-health.json"
     try:
         with open(state) as f:
-            before = json.load(f)["logSyncHeight"]
+            previous = json.load(f)
+        before = previous["logSyncHeight"]
+        if isinstance(previous.get("at"), (int, float)):
+            out["sampleSeconds"] = round(time.time() - previous["at"], 1)
         if out["logSyncHeight"] is not None and before is not None:
             out["increasing"] = out["logSyncHeight"] > before
             if not out["increasing"] and not out["synced"]:
@@ -66,7 +75,7 @@ def check(node):
         pass
     os.makedirs("/run/nodefleet", exist_ok=True)
     with open(state, "w") as f:
-        json.dump({"logSyncHeight": out["logSyncHeight"]}, f)
+        json.dump({"logSyncHeight": out["logSyncHeight"], "at": time.time()}, f)
     log_dir = cfg.get("log_directory", "log")
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     out["logFile"] = os.path.join(log_dir, f"zgs.log.{today}")

@@ -277,5 +277,106 @@ class ErrorTableOnTheSimulators(SimCase):
         self.assertIn(f"reads the JWT secret from {self.jwt} but {CL} from {other}: not the same file", diag["detail"])
 
 
+# NODEFLEET_RECORD_STATUS=<file>: the status answers below are also written there, by case name;
+# test/fixtures/status/validator.json holds them for the diagnosis table's unit tests (status/).
+RECORD = os.environ.get("NODEFLEET_RECORD_STATUS")
+
+
+def record(case, answer):
+    if not RECORD:
+        return
+    try:
+        with open(RECORD) as f:
+            recorded = json.load(f)
+    except (OSError, ValueError):
+        recorded = {}
+    recorded[case] = answer
+    with open(RECORD, "w") as f:
+        json.dump(recorded, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+class StatusOnTheSimulators(SimCase):
+    """`status` (nodefleet status's check): what health sees, and nothing on the host changed."""
+
+    def status(self, case):
+        answer = json.loads(json.dumps(health_mod.status(self.v)))  # as it crosses the wire
+        record(case, answer)
+        return answer
+
+    def test_a_healthy_validator_on_reth(self):
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(3)
+        a = self.status("healthy-reth")
+        self.assertEqual(a["client"], "reth")
+        self.assertEqual(a["units"], {"geth": GETH, "reth": RETH, "consensus": CL})
+        self.assertEqual(a["services"], {GETH: "inactive", RETH: "active", CL: "active"})
+        self.assertFalse(a["consensus"]["catchingUp"])
+        self.assertTrue(a["privValidatorState"]["exists"])
+        self.assertEqual([d["fault"] for d in a["diagnoses"]], ["reth-no-peers"])
+        self.assertNotIn("running", a)
+        self.assertNotIn("networkHeight", a)  # no referenceRpcUrl
+
+    def test_a_38002_is_reported_and_left_alone(self):
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(6)
+        self.reth_loses_blocks_after(4)
+        self.host.start(RETH)
+        until("reth at block 4", lambda: block_number(self.v.el_url) == 4)
+        self.host.start(CL)
+        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        pid = self.host.procs[CL].pid
+        a = self.status("forkchoice-38002")
+        [diag] = [d for d in a["diagnoses"] if d["fault"] == "forkchoice-38002"]
+        self.assertEqual(diag["remedied"], 0)
+        self.assertIn("-38002", diag["detail"])
+        self.assertEqual(self.host.procs[CL].pid, pid, "status restarted 0gchaind")
+        self.assertTrue(self.host.alive(CL))
+        self.assertTrue(self.v.forkchoice_errors(), "status remedied the -38002")
+
+    def test_jwt_files_that_differ(self):
+        other = os.path.join(self.root, "other-jwt.hex")
+        with open(other, "w") as f:
+            f.write(os.urandom(32).hex())
+        self.units(cl_jwt=other)
+        self.host.start(RETH)
+        until("reth", lambda: block_number(self.v.el_url) + 1)
+        self.host.start(CL)
+        until("0gchaind to give up", lambda: not self.host.alive(CL), timeout=60)
+        a = self.status("jwt-mismatch")
+        self.assertEqual(a["services"][CL], "inactive")
+        self.assertEqual([d["fault"] for d in a["diagnoses"] if d["fault"] == "jwt-mismatch"], ["jwt-mismatch"])
+
+    def test_a_missing_priv_validator_state_json(self):
+        path = os.path.join(self.s["consensusHome"], "data", "priv_validator_state.json")
+        os.remove(path)
+        self.host.start(RETH)
+        self.host.start(CL)
+        until("0gchaind to stop without its state file", lambda: not self.host.alive(CL), timeout=30)
+        a = self.status("missing-priv-validator-state")
+        self.assertEqual(a["privValidatorState"], {"path": path, "exists": False})
+        self.assertEqual(a["services"][CL], "inactive")
+        self.assertFalse(os.path.exists(path), "status created the state file")
+
+    def test_a_switch_importing_shows_its_steps_and_progress(self):
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(2)
+        for i, step in enumerate(list(switch.MODES["ordered"])[:8]):
+            self.v.write_marker(step, {"started": f"2026-11-24T06:0{i}:00Z", "ended": f"2026-11-24T06:0{i}:30Z", "seconds": 30.0, "head": 3000})
+        unit = "nodefleet-import-simtest"
+        with open(os.path.join(self.s["etcDir"], unit), "w") as f:
+            f.write("[Service]\nExecStart=sleep 60\n")
+        self.host.start(unit)
+        with open(os.path.join(self.v.state_dir, "progress.json"), "w") as f:
+            json.dump({"verb": "imported", "done": 1200, "total": 3000, "percent": 40.0, "rate": 240.0, "etaSeconds": 8, "job": unit, "at": "2026-11-24T06:09:00Z"}, f)
+        a = self.status("switch-importing")
+        self.assertEqual(sorted(a["migration"]["steps"]), list(list(switch.MODES["ordered"])[:8]))
+        self.assertEqual(a["running"], {"import": {"unit": unit, "verb": "imported", "done": 1200, "total": 3000, "percent": 40.0, "rate": 240.0,
+                                                   "etaSeconds": 8, "job": unit, "at": "2026-11-24T06:09:00Z"}})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -327,6 +327,24 @@ class DowntimePath(SwitchCase):
             trim_export.trim(1, self.root, log=lambda m: None, verified=info)
         self.assertTrue(walked.called)
 
+    def test_a_long_job_shows_blocks_percent_rate_and_eta_and_keeps_them_for_status(self):
+        path = self.export([block(n) for n in range(1, 41)])
+        v = self.validator()
+        os.makedirs(v.state_dir, exist_ok=True)
+        meter = jobs.Meter(80)
+        states = iter([{"ActiveState": "active", "SubState": "running"}, {"ActiveState": "active", "SubState": "exited", "ExecMainStatus": "0"}])
+        said = []
+        with mock.patch.object(jobs, "unit_props", lambda *a: next(states)), mock.patch.object(jobs, "say", said.append), \
+                mock.patch.object(jobs.time, "sleep", lambda s: None):
+            status = jobs.attach(v, "nodefleet-export-x", meter.progress("exported", lambda: jobs.count_blocks(path, meter)), every=0)
+        self.assertEqual(status, 0)
+        self.assertRegex(said[0], r"^exported 40 of 80 blocks \(50\.0%\), \d+ blocks/s, ETA (\d+ s|unknown)$")
+        with open(os.path.join(v.state_dir, "progress.json")) as f:
+            kept = json.load(f)
+        self.assertEqual({k: kept[k] for k in ("job", "verb", "done", "total", "percent")}, {"job": "nodefleet-export-x", "verb": "exported", "done": 40, "total": 80, "percent": 50.0})
+        self.assertIn("etaSeconds", kept)
+        self.assertRegex(kept["at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
     def test_the_report_splits_the_downtime_into_the_work_and_the_overhead(self):
         steps = {"s04-backup": {"seconds": 30.0}, "s05-export": {"seconds": 100.5}, "s09-import": {"seconds": 200.0}}
         self.assertEqual(switch.downtime_parts(352.0, steps), {"backup": 30.0, "export": 100.5, "import": 200.0, "total": 352.0, "overhead": 21.5})

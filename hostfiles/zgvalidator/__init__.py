@@ -6,10 +6,14 @@ switch, run by the role's remote steps as root:
     zg-validator.py <settings.json> rollback
     zg-validator.py <settings.json> cleanup
     zg-validator.py <settings.json> health
+    zg-validator.py <settings.json> status
     zg-validator.py <settings.json> handover
 
 handover (handover.py) runs on the host a validator leaves: its daemons stopped and disabled,
 its key set aside, its signing state reported for the new host (setup carries it on).
+
+status is health without any remedy (it changes nothing on the host), with the facts of
+`nodefleet status`: the state file, the network's head, a running export or import's progress.
 
 Every command prints progress lines and ends with one JSON report line.
 

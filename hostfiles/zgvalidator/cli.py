@@ -4,7 +4,7 @@ import sys
 
 from . import __doc__ as USAGE
 from .handover import handover
-from .health import health
+from .health import health, status
 from .host import Failed
 from .node import Validator
 from .rollback import cleanup, rollback
@@ -12,7 +12,7 @@ from .setup import setup
 from .switch import MODES, migrate, migration_report
 from nodefleet_rpc import RpcFailure
 
-COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "handover": handover}
+COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "status": status, "handover": handover}
 
 
 def main(argv):

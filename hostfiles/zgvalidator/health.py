@@ -1,18 +1,59 @@
-"""`health`: what the stack output `health` shows for a validator, read on the host now, with a
-diagnosis (and the advice of the switch's error table) for each known fault it finds:
-- 0gchaind logging -38002 Invalid forkchoice state since it started: remedied (stop it, wait for
-  the execution client, roll the height back, start it), at most remedyRetries times;
+"""`health` (the stack output `health`, at the end of each `up`) and `status` (`nodefleet status`,
+any time): a validator read on the host now, with a diagnosis (and the advice of the switch's
+error table) for each known fault it finds:
+- 0gchaind logging -38002 Invalid forkchoice state since it started: `health` remedies it (stop
+  it, wait for the execution client, roll the height back, start it), at most remedyRetries
+  times; `status` changes nothing and reports it;
 - the execution client and 0gchaind reading different JWT files: reported (never started over);
-- reth with no peers: expected at first (it cannot peer with geth nodes), or its p2p port closed."""
+- reth with no peers: expected at first (it cannot peer with geth nodes), or its p2p port closed.
+`status` adds the facts a live table shows: priv_validator_state.json present, the network's
+head (referenceRpcUrl) and the switch's progress (its steps and a running export or import)."""
+import json
 import os
 import time
 
-from .host import Failed, active, say
+from .host import Failed, active, say, unit_props
+from .jobs import progress_path
 from .switch import migration_report
-from nodefleet_rpc import RpcFailure, peer_count
+from nodefleet_rpc import RpcFailure, block_number, peer_count
 
 
 def health(v):
+    return observe(v, remedy_forkchoice=True)
+
+
+def status(v):
+    """Read-only: what `health` reports, nothing restarted, plus the live table's facts."""
+    report = observe(v, remedy_forkchoice=False)
+    report["units"] = dict(v.units)
+    state = os.path.join(v.s["consensusHome"], "data", "priv_validator_state.json")
+    report["privValidatorState"] = {"path": state, "exists": os.path.exists(state)}
+    ref = v.s.get("referenceRpcUrl")
+    if ref:
+        try:
+            report["networkHeight"] = block_number(ref)
+        except RpcFailure as e:
+            report["networkError"] = str(e)
+    jobs = {}
+    for kind in ("export", "import"):
+        unit = f"nodefleet-{kind}-{v.node}"
+        p = unit_props(unit, "ActiveState", "SubState")
+        if p.get("ActiveState") in ("active", "activating") and p.get("SubState") != "exited":
+            jobs[kind] = {"unit": unit}
+    if jobs:
+        try:
+            with open(progress_path(v)) as f:
+                progress = json.load(f)
+            for job in jobs.values():
+                if progress.get("job") == job["unit"]:
+                    job.update(progress)
+        except (OSError, ValueError, AttributeError):
+            pass
+        report["running"] = jobs
+    return report
+
+
+def observe(v, remedy_forkchoice):
     client = v.host_client()
     report = {"node": v.node, "client": client, "services": {}}
     for key in ("geth", "reth", "consensus"):
@@ -45,10 +86,13 @@ def health(v):
                               "advice": f"expected at first (reth cannot peer with geth nodes): wait; make sure {p2p}/tcp and {p2p}/udp are open"})
     if client in ("geth", "reth") and active(v.units[client]):
         errors = v.forkchoice_errors()
-        if errors:
+        if errors and remedy_forkchoice:
             remedied = remedy(v)
             diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": remedied,
                               "advice": "0gchaind started ahead of the execution client: stopped it, waited for the execution client, rolled the height back, started it"})
+        elif errors:
+            diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": 0,
+                              "advice": "stop 0gchaind, wait for the execution client to reach the chain head, roll the height back, start it (`pulumi up` does it)"})
     report["diagnoses"] = diagnoses
     report["consensusProcessesWithThisKey"] = len(v.consensus_processes())
     if os.path.isdir(v.markers) and os.listdir(v.markers):

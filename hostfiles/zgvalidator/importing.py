@@ -52,7 +52,7 @@ def import_chain(v, head, step, source="chain-export.rlp", first=1, verified=Non
                 trim(v, st["start"], verified=verified, source=source)
             long_unit(v, name, [s["rethBinary"], "import", "--chain", s["genesis"], "--datadir", s["rethDir"], file], log, "import-hold")
         meter = Meter(head)
-        status = attach(v, name, lambda: meter.line("imported", last_imported(log, st["logOffset"])))
+        status = attach(v, name, meter.progress("imported", lambda: last_imported(log, st["logOffset"])))
         text = read_from(log, st["logOffset"])
         if status is None:
             continue  # gone while attached: reported at the top of the loop

@@ -1,14 +1,16 @@
 """Long jobs (geth export, reth import) as transient systemd units: started afresh or attached to,
-with progress lines (blocks, rate, ETA), so a dropped SSH session loses nothing.
+with progress lines (blocks, percent, rate, ETA), so a dropped SSH session loses nothing. The
+latest progress is also kept in <dataRoot>/.nodefleet-switch/progress.json for `status`.
 
 Failpoints for the fault tests: while /run/nodefleet/failpoints/<export|import>-hold exists,
 the job's unit waits before it starts (it is already running, so a test can kill `pulumi up` or
 reboot the host at that point). /run is emptied on reboot."""
+import json
 import os
 import re
 import time
 
-from .host import dispose, read_from, run, say, unit_props
+from .host import dispose, now, put, read_from, run, say, unit_props
 
 FAILPOINTS = "/run/nodefleet/failpoints"
 
@@ -39,9 +41,15 @@ def long_unit(v, name, argv, log, failpoint):
     say(f"started {name}: {' '.join(argv)} (log {log})")
 
 
+def progress_path(v):
+    return os.path.join(v.state_dir, "progress.json")
+
+
 def attach(v, name, progress, every=5.0):
-    """Waits for transient unit `name` to end, printing progress(); returns its exit status."""
+    """Waits for transient unit `name` to end, printing progress() and keeping its figures in
+    progress.json (the Meter's snapshot); returns its exit status."""
     last = 0.0
+    meter = getattr(progress, "meter", None)
     while True:
         p = unit_props(name, "LoadState", "ActiveState", "SubState", "Result", "ExecMainStatus", "ExecMainCode")
         state, sub = p.get("ActiveState"), p.get("SubState")
@@ -55,16 +63,19 @@ def attach(v, name, progress, every=5.0):
             msg = progress()
             if msg:
                 say(msg)
+                if meter is not None and meter.snapshot:
+                    put(progress_path(v), json.dumps(dict(meter.snapshot, job=name, at=now())) + "\n", 0o644)
             last = time.monotonic()
         time.sleep(0.5)
 
 
 class Meter:
-    """blocks done, rate and ETA for progress lines."""
+    """blocks done, percent, rate and ETA for progress lines; `snapshot` holds the last line's figures."""
 
     def __init__(self, total):
         self.total, self.t0, self.first = total, time.monotonic(), None
         self.offset, self.count, self.last = 0, 0, None  # count_blocks: bytes walked, blocks, last block's offset
+        self.snapshot = None
 
     def line(self, verb, done):
         if done is None:
@@ -73,8 +84,18 @@ class Meter:
             self.first = done
         dt = time.monotonic() - self.t0
         rate = (done - self.first) / dt if dt > 0 else 0
-        eta = f"{(self.total - done) / rate:.0f} s" if rate > 0 else "unknown"
-        return f"{verb} {done} of {self.total} blocks, {rate:.0f} blocks/s, ETA {eta}"
+        eta = round((self.total - done) / rate) if rate > 0 else None
+        percent = round(100 * done / self.total, 1) if self.total > 0 else None
+        self.snapshot = {"verb": verb, "done": done, "total": self.total, "percent": percent, "rate": round(rate, 1), "etaSeconds": eta}
+        return (f"{verb} {done} of {self.total} blocks ({percent if percent is not None else '?'}%), {rate:.0f} blocks/s, "
+                f"ETA {f'{eta} s' if eta is not None else 'unknown'}")
+
+    def progress(self, verb, done):
+        """A progress() for attach: the line for `done()` now, with this meter's snapshot kept."""
+        def progress():
+            return self.line(verb, done())
+        progress.meter = self
+        return progress
 
 
 def count_blocks(path, meter):

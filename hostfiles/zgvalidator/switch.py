@@ -170,7 +170,7 @@ def export_job(v, argv, path, first, last):
                 say(f"removed a partial {os.path.basename(path)} before exporting again")
             long_unit(v, name, argv, log, "export-hold")
         meter = Meter(last - first + 1)  # its walk, for progress, is also the export's verification below
-        status = attach(v, name, lambda: meter.line("exported", count_blocks(path, meter)))
+        status = attach(v, name, meter.progress("exported", lambda: count_blocks(path, meter)))
         if status is None:
             say(f"{name} is gone (host restarted?): exporting again")
             continue
