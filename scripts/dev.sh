@@ -5,6 +5,7 @@
 #                              `pulumi up --yes` on stack dev
 #   scripts/dev.sh preview     the same, but `pulumi preview` (VMs are not needed)
 #   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the VMs down
+#   scripts/dev.sh status ...  `nodefleet status` on the dev stack: every node's health now
 #   scripts/dev.sh pulumi ...  any pulumi command with the dev stack's environment
 #
 # State lives in .state/ of this checkout (file backend, Pulumi home); nothing is written to
@@ -56,13 +57,18 @@ destroy)
     bash "$ROOT/lab/artifacts.sh" stop
     bash "$ROOT/lab/devchain.sh" stop
     ;;
+status)
+    shift
+    dev_env
+    exec "$ROOT/scripts/nodefleet" status --stack dev "$@"
+    ;;
 pulumi)
     shift
     dev_env
     exec pulumi "$@"
     ;;
 *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

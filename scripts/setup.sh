@@ -36,6 +36,7 @@ command -v nft >/dev/null || missing+=(nftables)
 command -v shellcheck >/dev/null || missing+=(shellcheck)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v python3 >/dev/null || missing+=(python3)
+command -v ssh >/dev/null || missing+=(openssh-client) # nodefleet status reaches the hosts with it
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
         say "missing ${missing[*]}: run as root or apt-get install ${missing[*]}"

@@ -1,0 +1,161 @@
+// `nodefleet status`: the whole fleet's health now. Reads the stack's config and outputs through the
+// Pulumi Automation API (no `up`, nothing changed), runs each node's read-only health check over
+// SSH on every host at once, prints one table (or JSON) on stdout; progress and errors go to stderr.
+//
+//   nodefleet status [--stack S] [--json] [--watch SECONDS [--count N]] [--timeout SECONDS] [--parallel N]
+//
+// Exit status: 0 every node healthy, 1 a node unhealthy or a host unreachable, 2 bad usage or a
+// stack that cannot be read.
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
+import { probeAll } from "./probe";
+import { report, table, type StatusReport } from "./report";
+import { planFromConfig, StatusInputError, targets, type ConfigValue, type HostTarget } from "./targets";
+
+export interface StatusArgs {
+    readonly stack: string | undefined;
+    readonly json: boolean;
+    readonly watch: number | undefined;
+    readonly count: number | undefined;
+    readonly timeout: number;
+    readonly parallel: number;
+}
+
+export const USAGE = `usage: nodefleet status [--stack S] [--json] [--watch SECONDS [--count N]] [--timeout SECONDS] [--parallel N]
+
+  --stack S          the stack (default: the selected one)
+  --json             the same data as JSON (one document per round) for monitoring
+  --watch SECONDS    check again every SECONDS until interrupted (or --count rounds)
+  --timeout SECONDS  per host, SSH included (default 30); a host that does not answer is unreachable
+  --parallel N       hosts checked at once (default 16)
+exit status: 0 all healthy, 1 a node unhealthy or unreachable, 2 usage or stack error`;
+
+export class UsageError extends Error {}
+
+function positive(flag: string, value: string | undefined, integer: boolean): number {
+    const n = Number(value);
+    if (value === undefined || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new UsageError(`${flag}: needs a positive ${integer ? "whole " : ""}number, got ${value === undefined ? "nothing" : JSON.stringify(value)}`);
+    return n;
+}
+
+export function parseArgs(argv: readonly string[]): StatusArgs {
+    let stack: string | undefined;
+    let json = false;
+    let watch: number | undefined;
+    let count: number | undefined;
+    let timeout = 30;
+    let parallel = 16;
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i]!;
+        const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
+        const value = () => (inline !== undefined ? inline : argv[++i]);
+        switch (flag) {
+            case "--stack": {
+                const s = value();
+                if (s === undefined || !/^[A-Za-z0-9_.\-/]+$/.test(s)) throw new UsageError(`--stack: needs a stack name (letters, digits, - _ . /), got ${s === undefined ? "nothing" : JSON.stringify(s)}`);
+                stack = s;
+                break;
+            }
+            case "--json":
+                json = true;
+                break;
+            case "--watch":
+                watch = positive("--watch", value(), false);
+                break;
+            case "--count":
+                count = positive("--count", value(), true);
+                break;
+            case "--timeout":
+                timeout = positive("--timeout", value(), false);
+                break;
+            case "--parallel":
+                parallel = positive("--parallel", value(), true);
+                break;
+            default:
+                throw new UsageError(`unknown argument ${JSON.stringify(a)}`);
+        }
+    }
+    if (count !== undefined && watch === undefined) throw new UsageError("--count: only with --watch");
+    return { stack, json, watch, count, timeout, parallel };
+}
+
+/** Strips control characters (a host's answer must not drive the operator's terminal). */
+export function printable(text: string): string {
+    // eslint-disable-next-line no-control-regex
+    return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "?");
+}
+
+interface Stack {
+    readonly name: string;
+    readonly targets: readonly HostTarget[];
+    readonly secrets: Record<string, ConfigValue>;
+}
+
+async function readStack(workDir: string, wanted: string | undefined): Promise<Stack> {
+    const ws = await LocalWorkspace.create({ workDir });
+    const name = wanted ?? (await ws.stack())?.name;
+    if (name === undefined) throw new StatusInputError("no stack selected: give --stack");
+    const [config, outputs] = await Promise.all([ws.getAllConfig(name), ws.stackOutputs(name)]);
+    const plan = planFromConfig(config);
+    return { name, targets: targets(plan, outputs.hosts?.value), secrets: config };
+}
+
+async function round(stack: Stack, args: StatusArgs, cwd: string): Promise<StatusReport> {
+    const results = await probeAll(stack.targets, {
+        timeoutSeconds: args.timeout,
+        parallel: args.parallel,
+        cwd,
+        secretKey: (key) => stack.secrets[`nodefleet:${key}`]?.value,
+    });
+    return report(stack.name, stack.targets, results);
+}
+
+export async function main(argv: readonly string[], cwd = process.cwd()): Promise<number> {
+    if (argv[0] !== "status" || argv.includes("--help") || argv.includes("-h")) {
+        process.stderr.write(`${USAGE}\n`);
+        return argv[0] === "status" ? 0 : 2;
+    }
+    let args: StatusArgs;
+    try {
+        args = parseArgs(argv.slice(1));
+    } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        process.stderr.write(`nodefleet status: ${e.message}\n${USAGE}\n`);
+        return 2;
+    }
+    let stack: Stack;
+    const t0 = Date.now();
+    try {
+        stack = await readStack(cwd, args.stack);
+    } catch (e) {
+        process.stderr.write(`nodefleet status: cannot read the stack: ${printable(firstLines(e))}\n`);
+        return 2;
+    }
+    process.stderr.write(`nodefleet status: stack ${stack.name}, ${stack.targets.length} host(s), read in ${((Date.now() - t0) / 1000).toFixed(1)} s; checking over SSH\n`);
+    let status = 0;
+    for (let n = 1; ; n++) {
+        const r = await round(stack, args, cwd);
+        status = r.healthy ? 0 : 1;
+        const text = args.json ? `${JSON.stringify(r)}\n` : printable(table(r));
+        if (args.watch !== undefined && !args.json && process.stdout.isTTY) process.stdout.write("\x1b[2J\x1b[H");
+        process.stdout.write(text);
+        if (args.watch === undefined || (args.count !== undefined && n >= args.count)) break;
+        await new Promise((resolve) => setTimeout(resolve, args.watch! * 1000));
+    }
+    return status;
+}
+
+/** An error's message without a stack trace: the Automation API's errors carry the CLI's stderr. */
+function firstLines(e: unknown): string {
+    const text = e instanceof Error ? e.message : String(e);
+    return text.split("\n").filter((l) => l.trim() !== "").slice(0, 12).join("\n");
+}
+
+if (require.main === module) {
+    main(process.argv.slice(2)).then(
+        (code) => process.exit(code),
+        (e: unknown) => {
+            process.stderr.write(`nodefleet status: ${printable(e instanceof Error ? e.stack ?? e.message : String(e))}\n`);
+            process.exit(2);
+        },
+    );
+}

@@ -1,0 +1,141 @@
+// Runs the health commands of every host over SSH: one `ssh` per host (the system's OpenSSH client,
+// as an operator would), all hosts at once up to a bound, each with a time limit after which it
+// is killed and reported unreachable. Keys from secret config are written to a private temporary
+// directory (never on a command line) and removed when the round ends.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { TEMPLATES_DIR } from "../components/render";
+import type { HostTarget } from "./targets";
+
+export interface ProbeOptions {
+    /** Seconds per host, SSH connection included; the host is reported unreachable after it. */
+    readonly timeoutSeconds: number;
+    /** Hosts checked at once. */
+    readonly parallel: number;
+    /** The private key held by a secret config key, by that key's name. */
+    readonly secretKey: (configKey: string) => string | undefined;
+    /** Where a key file named by relative path is found (the project directory). */
+    readonly cwd: string;
+    /** The ssh binary (tests point it elsewhere). */
+    readonly ssh?: string;
+}
+
+/** Per node on a host: its tool's result as the runner reports it. */
+export type NodeResult = { readonly exit: number; readonly stdout: string; readonly stderr: string; readonly seconds: number } | { readonly timeout: number } | { readonly error: string };
+
+export type HostResult = { readonly ok: true; readonly results: Record<string, NodeResult>; readonly seconds: number } | { readonly ok: false; readonly reason: string; readonly seconds: number };
+
+// status/runner.py in the project (beside templates/: compiled or run from source alike).
+const RUNNER = fs.readFileSync(path.join(path.dirname(TEMPLATES_DIR), "status", "runner.py"), "utf8").replace(/^#.*\n/gm, "");
+
+/** The runner script for these checks; each check gets most of the host's time limit. */
+export function runnerScript(target: HostTarget, timeoutSeconds: number): string {
+    const perCheck = Math.max(1, Math.floor(timeoutSeconds * 0.8));
+    const checks = target.checks.map((c) => ({ node: c.node, argv: c.argv, timeout: perCheck }));
+    return RUNNER.replace("__CHECKS__", Buffer.from(JSON.stringify(checks)).toString("base64"));
+}
+
+/** The ssh argv for a target (the key file and known_hosts file are given). */
+export function sshArgs(t: HostTarget, keyFile: string, knownHosts: string | null): string[] {
+    const alias = `nodefleet-${t.host}`;
+    return [
+        "-F", "/dev/null",
+        "-i", keyFile,
+        "-p", String(t.port),
+        "-o", "BatchMode=yes",
+        "-o", "IdentitiesOnly=yes",
+        "-o", "ConnectTimeout=5",
+        "-o", "ServerAliveInterval=5",
+        "-o", "ServerAliveCountMax=2",
+        "-o", "LogLevel=ERROR",
+        "-o", "GlobalKnownHostsFile=/dev/null",
+        ...(knownHosts !== null
+            ? ["-o", `UserKnownHostsFile=${knownHosts}`, "-o", `HostKeyAlias=${alias}`, "-o", "StrictHostKeyChecking=yes"]
+            : ["-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no"]),
+        "-l", t.user,
+        "--", t.address ?? "",
+        t.user === "root" ? "python3 -S -" : "sudo -n python3 -S -",
+    ];
+}
+
+/** Checks every target; never rejects: a host that fails is a result. */
+export async function probeAll(targets: readonly HostTarget[], opts: ProbeOptions): Promise<Map<string, HostResult>> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-status-"));
+    fs.chmodSync(dir, 0o700);
+    const results = new Map<string, HostResult>();
+    try {
+        let next = 0;
+        const worker = async () => {
+            while (next < targets.length) {
+                const t = targets[next++]!;
+                results.set(t.host, await probe(t, dir, opts));
+            }
+        };
+        await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.parallel, targets.length)) }, worker));
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+    return results;
+}
+
+async function probe(t: HostTarget, dir: string, opts: ProbeOptions): Promise<HostResult> {
+    const t0 = Date.now();
+    const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
+    if (t.address === null) return { ok: false, reason: "the stack has no address for it (never deployed?)", seconds: 0 };
+    let keyFile: string;
+    if ("secret" in t.key) {
+        const key = opts.secretKey(t.key.secret);
+        if (key === undefined) return { ok: false, reason: `the config key nodefleet:${t.key.secret} (its SSH key) is not set`, seconds: 0 };
+        keyFile = path.join(dir, `${t.host}.key`);
+        fs.writeFileSync(keyFile, key.endsWith("\n") ? key : `${key}\n`, { mode: 0o600 });
+    } else {
+        keyFile = path.resolve(opts.cwd, t.key.file);
+    }
+    let knownHosts: string | null = null;
+    if (t.hostKey !== null) {
+        knownHosts = path.join(dir, `${t.host}.known_hosts`);
+        fs.writeFileSync(knownHosts, `nodefleet-${t.host} ${t.hostKey}\n`, { mode: 0o600 });
+    }
+    const script = runnerScript(t, opts.timeoutSeconds);
+    return new Promise((resolve) => {
+        // Its own process group: a timeout kills ssh and anything it started (a ProxyCommand, say).
+        const child = spawn(opts.ssh ?? "ssh", sshArgs(t, keyFile, knownHosts), { stdio: ["pipe", "pipe", "pipe"], detached: true });
+        let out = "";
+        let err = "";
+        let settled = false;
+        const done = (r: HostResult) => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve(r);
+        };
+        const timer = setTimeout(() => {
+            try {
+                if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+            } catch {
+                child.kill("SIGKILL");
+            }
+            child.stdout.destroy();
+            child.stderr.destroy();
+            done({ ok: false, reason: `no answer within ${opts.timeoutSeconds} s`, seconds: seconds() });
+        }, opts.timeoutSeconds * 1000);
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+        child.stdin.on("error", () => undefined); // ssh gone before reading: reported below
+        child.stdin.end(script);
+        child.on("error", (e) => done({ ok: false, reason: `cannot run ssh: ${e.message}`, seconds: seconds() }));
+        child.on("close", (code) => {
+            const last = out.trim().split("\n").pop() ?? "";
+            try {
+                const parsed = JSON.parse(last) as { results?: Record<string, NodeResult> };
+                if (code === 0 && parsed.results !== undefined && typeof parsed.results === "object") return done({ ok: true, results: parsed.results, seconds: seconds() });
+            } catch {
+                // not the runner's answer: reported below
+            }
+            const why = err.trim().split("\n").filter((l) => l !== "").pop() ?? `exit ${code}`;
+            done({ ok: false, reason: code === 255 ? (why.startsWith("ssh:") ? why : `ssh: ${why}`) : `the check runner failed (exit ${code}): ${why}`, seconds: seconds() });
+        });
+    });
+}

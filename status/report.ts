@@ -1,0 +1,108 @@
+// One round of `nodefleet status`: the probe results turned into rows, and the rows into the
+// table people read or the JSON monitoring reads.
+import { checkFailedRow, diagnose, unreachableRow, type NodeRow } from "./diagnose";
+import type { HostResult } from "./probe";
+import type { HostTarget } from "./targets";
+
+export interface StatusReport {
+    readonly stack: string;
+    /** When the round ended (UTC, ISO 8601). */
+    readonly at: string;
+    readonly healthy: boolean;
+    readonly nodes: readonly NodeRow[];
+    /** Per host: whether it answered and in how many seconds. */
+    readonly hosts: Record<string, { readonly reachable: boolean; readonly seconds: number; readonly reason?: string }>;
+}
+
+/** The rows of one round, in config order. */
+export function rows(targets: readonly HostTarget[], results: ReadonlyMap<string, HostResult>): NodeRow[] {
+    const out: NodeRow[] = [];
+    for (const t of targets) {
+        const r = results.get(t.host) ?? { ok: false as const, reason: "not checked", seconds: 0 };
+        for (const c of t.checks) {
+            if (!r.ok) {
+                out.push(unreachableRow(c.node, c.role, t.host, r.reason));
+                continue;
+            }
+            const res = r.results[c.node];
+            if (res === undefined) out.push(checkFailedRow(c.node, c.role, t.host, "the host gave no result for it"));
+            else if ("timeout" in res) out.push(checkFailedRow(c.node, c.role, t.host, `its health check did not end within ${res.timeout} s`));
+            else if ("error" in res) out.push(checkFailedRow(c.node, c.role, t.host, `its health check could not run: ${res.error}`));
+            else {
+                const answer = lastJson(res.stdout);
+                if (res.exit !== 0 || answer === null) {
+                    const why = res.stderr.trim().split("\n").pop() || `exit ${res.exit}`;
+                    out.push(checkFailedRow(c.node, c.role, t.host, `${c.argv.slice(0, 3).join(" ")}… exited ${res.exit}${answer === null ? " without a JSON answer" : ""}: ${why.slice(0, 300)}`));
+                } else out.push(diagnose(c.node, c.role, t.host, answer));
+            }
+        }
+    }
+    return out;
+}
+
+/** The last line of a tool's stdout as a JSON object (the tools print progress lines first). */
+function lastJson(stdout: string): Record<string, unknown> | null {
+    const line = stdout.trim().split("\n").pop() ?? "";
+    try {
+        const v = JSON.parse(line) as unknown;
+        return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    } catch {
+        return null;
+    }
+}
+
+export function report(stack: string, targets: readonly HostTarget[], results: ReadonlyMap<string, HostResult>, at = new Date()): StatusReport {
+    const nodes = rows(targets, results);
+    const hosts: StatusReport["hosts"] = {};
+    for (const t of targets) {
+        const r = results.get(t.host);
+        hosts[t.host] = r === undefined ? { reachable: false, seconds: 0, reason: "not checked" } : r.ok ? { reachable: true, seconds: r.seconds } : { reachable: false, seconds: r.seconds, reason: r.reason };
+    }
+    return { stack, at: at.toISOString().replace(/\.\d{3}Z$/, "Z"), healthy: nodes.every((n) => n.healthy), nodes, hosts };
+}
+
+const dash = (v: unknown) => (v === null || v === undefined ? "-" : String(v));
+
+/** What the DETAILS column says for a node. */
+export function details(n: NodeRow): string {
+    if (n.storage) return n.storage.synced ? "synced" : n.height === null ? "-" : "not synced";
+    if (n.sequencer) {
+        const s = n.sequencer;
+        const peer = s.peerId === null ? "no peerId" : `peerId ${s.peerId.length > 16 ? `${s.peerId.slice(0, 6)}…${s.peerId.slice(-6)}` : s.peerId}`;
+        return `proven ${dash(s.provenBlock)}, sibling path ${s.siblingPath === null ? "-" : s.siblingPath ? "ok" : "missing"}, ${peer}`;
+    }
+    if (n.validator) {
+        const v = n.validator;
+        const parts = [`${dash(v.client)}`, `consensus ${dash(v.consensusHeight)}`, `catching_up ${dash(v.catchingUp)}`];
+        if (v.switch) {
+            const sw = v.switch;
+            let text = sw.complete ? `switch done (${sw.mode})` : `switch ${sw.stepsDone}/${sw.steps} (${sw.mode}, last ${dash(sw.lastStep)})`;
+            for (const j of sw.running) {
+                const kind = /export/.test(j.job) ? "export" : /import/.test(j.job) ? "import" : j.job;
+                text += `, ${kind} ${j.done === null ? "starting" : `${j.done}/${dash(j.total)} blocks ${dash(j.percent)}%, ${dash(j.rate)} blocks/s, ETA ${j.etaSeconds === null ? "?" : `${j.etaSeconds} s`}`}`;
+            }
+            parts.push(text);
+        }
+        return parts.join(", ");
+    }
+    return "-";
+}
+
+/** The table, then each diagnosis with its remedy. */
+export function table(r: StatusReport): string {
+    const head = ["NODE", "ROLE", "HOST", "SERVICE", "HEIGHT", "LAG", "PEERS", "STATUS", "DETAILS"];
+    const body = r.nodes.map((n) => {
+        const errors = n.diagnoses.filter((d) => d.severity === "error").length;
+        const warnings = n.diagnoses.length - errors;
+        const status = errors > 0 ? `UNHEALTHY (${n.diagnoses.filter((d) => d.severity === "error").map((d) => d.fault).join(", ")})` : warnings > 0 ? `ok, ${warnings} warning${warnings > 1 ? "s" : ""}` : "ok";
+        return [n.node, n.role, n.host, n.service, dash(n.height), dash(n.lag), dash(n.peers), status, details(n)];
+    });
+    const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+    const lines = [line(head), ...body.map(line)];
+    const diag = r.nodes.flatMap((n) => n.diagnoses.map((d) => `${n.node}: ${d.severity} ${d.fault}: ${d.detail}\n    remedy: ${d.remedy}`));
+    if (diag.length > 0) lines.push("", ...diag);
+    const unhealthy = r.nodes.filter((n) => !n.healthy).length;
+    lines.push("", `${r.nodes.length} node${r.nodes.length === 1 ? "" : "s"} on ${Object.keys(r.hosts).length} host${Object.keys(r.hosts).length === 1 ? "" : "s"}, stack ${r.stack}, ${r.at}: ${unhealthy === 0 ? "all healthy" : `${unhealthy} unhealthy`}`);
+    return lines.join("\n") + "\n";
+}

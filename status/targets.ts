@@ -1,0 +1,101 @@
+// What `nodefleet status` checks: per host, how to reach it (from the stack's config and, for cloud
+// hosts, its `hosts` output) and the health command of each node on it. Pure: the config and the
+// outputs come in as the Automation API reads them.
+import * as path from "node:path";
+import { FleetConfigError, parseFleet, type FleetPlan } from "../components/config/fleet";
+import type { HostSpec, NodeSpec } from "../components/config/schema";
+import { HOST_LIB } from "../components/hosts/scripts";
+import { validatorPaths } from "../components/roles/validator";
+import type { Role } from "./diagnose";
+
+/** A config value as `pulumi config --json --show-secrets` gives it. */
+export interface ConfigValue {
+    readonly value: string;
+    readonly secret?: boolean;
+}
+
+export interface NodeCheck {
+    readonly node: string;
+    readonly role: Role;
+    /** The host tool's read-only health command, as an argv (no shell on the host). */
+    readonly argv: readonly string[];
+}
+
+export interface HostTarget {
+    readonly host: string;
+    /** null when the stack has no address for it yet (a cloud host never deployed). */
+    readonly address: string | null;
+    readonly port: number;
+    readonly user: string;
+    /** The pinned host key (`ssh-ed25519 AAAA…`), when the config pins one. */
+    readonly hostKey: string | null;
+    /** The SSH private key: a file on this machine, or the config key holding it. */
+    readonly key: { readonly file: string } | { readonly secret: string };
+    readonly checks: readonly NodeCheck[];
+}
+
+const NAMESPACE = "nodefleet";
+
+/** The fleet plan from the stack's config, checked exactly as `pulumi up` checks it. */
+export function planFromConfig(config: Record<string, ConfigValue>): FleetPlan {
+    const get = (key: string) => config[`${NAMESPACE}:${key}`];
+    const fleet = get("fleet");
+    if (fleet === undefined) throw new StatusInputError(`${NAMESPACE}:fleet: missing in the stack's config`);
+    let raw: unknown;
+    try {
+        raw = JSON.parse(fleet.value);
+    } catch {
+        throw new StatusInputError(`${NAMESPACE}:fleet: not a structured value`);
+    }
+    try {
+        return parseFleet(raw, { get: (k) => get(k)?.value, isSecret: (k) => get(k)?.secret === true });
+    } catch (e) {
+        if (e instanceof FleetConfigError) throw new StatusInputError(e.message);
+        throw e;
+    }
+}
+
+/** Bad input to the status command (config, outputs): the message names the key and the reason. */
+export class StatusInputError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = "StatusInputError";
+    }
+}
+
+/** The read-only health command of a node's host tool. */
+export function checkArgv(node: NodeSpec): readonly string[] {
+    switch (node.role) {
+        case "storage":
+            return ["python3", `${HOST_LIB}/zgs-health.py`, node.name];
+        case "sequencer":
+            return ["python3", `${HOST_LIB}/aztec-health.py`, node.name];
+        case "validator":
+            return ["python3", "-S", `${HOST_LIB}/zg-validator.py`, path.posix.join(validatorPaths(node, "/").etcDir, "validator.json"), "status"];
+    }
+}
+
+/**
+ * Per host, where to reach it and what to run there. `hostsOutput` is the stack output `hosts`
+ * (per host: kind, publicAddress, nodes); cloud hosts take their address from it, existing hosts
+ * from the config.
+ */
+export function targets(plan: FleetPlan, hostsOutput: unknown): HostTarget[] {
+    const outputs = hostsOutput !== null && typeof hostsOutput === "object" && !Array.isArray(hostsOutput) ? (hostsOutput as Record<string, unknown>) : {};
+    return plan.hosts.map((h) => {
+        const spec: HostSpec = h.spec;
+        const out = outputs[h.name];
+        const published = out !== null && typeof out === "object" ? (out as Record<string, unknown>).publicAddress : undefined;
+        const address = spec.kind === "existing" ? spec.address : typeof published === "string" && published !== "" ? published : null;
+        const key = spec.sshPrivateKeySecret !== undefined ? { secret: spec.sshPrivateKeySecret } : { file: spec.kind === "existing" ? spec.sshPrivateKeyFile ?? "" : "" };
+        return {
+            host: h.name,
+            address,
+            port: spec.kind === "existing" ? spec.port : 22,
+            user: spec.kind === "existing" ? spec.user : spec.sshUser,
+            hostKey: spec.kind === "existing" ? spec.hostKey ?? null : null,
+            key,
+            checks: h.nodes.map((n) => ({ node: n.name, role: n.role, argv: checkArgv(n) })),
+        };
+    });
+}

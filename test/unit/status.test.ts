@@ -1,0 +1,308 @@
+// `nodefleet status` without hosts: the diagnosis table (each seed error row from a recorded
+// health answer: test/fixtures/status; the validator's were recorded from the real host tool
+// against the node simulators, hostfiles/tests/test_zg_validator_sims.py StatusOnTheSimulators),
+// the rows of unreachable hosts and failed checks, the table, the targets read from a stack's
+// config and outputs, the runner that runs the checks on a host (run here, with python3), and
+// the SSH round's time limit with a stand-in `ssh`. What this cannot prove: real SSH, real hosts
+// and their tools answering (the E2E tier runs `scripts/dev.sh status` on the dev VMs).
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { spawnSync } from "node:child_process";
+import { diagnose, type NodeRow, type Role } from "../../status/diagnose";
+import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
+import { report, rows, table } from "../../status/report";
+import { checkArgv, planFromConfig, StatusInputError, targets, type HostTarget } from "../../status/targets";
+import { parseArgs, printable, UsageError } from "../../status/main";
+import { golden } from "../support/golden";
+import { awsHost, baseFleet, FAKE_SSH_KEY, HOST_KEY, SECRETS } from "../support/fixtures";
+
+const ROOT = path.resolve(__dirname, "../../..");
+const answers = (role: string): Record<string, Record<string, unknown>> => JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8"));
+const STORAGE = answers("storage");
+const SEQUENCER = answers("sequencer");
+const VALIDATOR = answers("validator");
+const faults = (r: NodeRow, severity?: "error" | "warning") => r.diagnoses.filter((d) => severity === undefined || d.severity === severity).map((d) => d.fault);
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+describe("status: the diagnosis table (seed 7) from recorded health answers", () => {
+    const storage = (c: string) => diagnose("storage-1", "storage", "dev-1", STORAGE[c]!);
+    const sequencer = (c: string) => diagnose("sequencer-1", "sequencer", "dev-1", SEQUENCER[c]!);
+    const validator = (a: Record<string, unknown>) => diagnose("validator-1", "validator", "dev-2", a);
+
+    it("storage synced (< 5 behind) is healthy, with its height, lag and peers", () => {
+        const r = storage("healthy");
+        assert.deepEqual([r.healthy, r.service, r.height, r.lag, r.peers, r.storage?.synced], [true, "active", 1202, 2, 3, true]);
+        assert.deepEqual(r.diagnoses, []);
+    });
+
+    it("storage peers are 0: a warning with the seed's remedy, still healthy", () => {
+        const r = storage("peers-0");
+        assert.equal(r.healthy, true);
+        assert.deepEqual(faults(r), ["storage-peers-0"]);
+        assert.match(r.diagnoses[0]!.remedy, /network_boot_nodes.*restart; often ignorable/);
+    });
+
+    it("the storage RPC endpoint down: unhealthy, remedy: check with eth_blockNumber, switch, restart", () => {
+        const r = storage("endpoint-down");
+        assert.equal(r.healthy, false);
+        assert.deepEqual(faults(r, "error"), ["rpc-endpoint-down"]); // not also "not increasing": the endpoint is the cause
+        assert.match(r.diagnoses[0]!.detail, /blockchain_rpc_endpoint http:\/\/10\.0\.2\.2:8547 does not answer eth_blockNumber: .*Connection refused/);
+        assert.match(r.diagnoses[0]!.remedy, /eth_blockNumber, switch blockchain_rpc_endpoint, restart/);
+        assert.equal(r.lag, null);
+    });
+
+    it("the storage height not increasing while behind: unhealthy (seed: the RPC endpoint is down)", () => {
+        const r = storage("not-increasing");
+        assert.deepEqual(faults(r, "error"), ["not-synced", "height-not-increasing"]);
+        assert.match(r.diagnoses[1]!.detail, /logSyncHeight 1190 did not grow in 60\.2 s/);
+        assert.equal(r.lag, 310);
+    });
+
+    it("a height compared with a sample seconds old says nothing about increasing", () => {
+        assert.deepEqual(faults(storage("not-increasing-too-soon")), ["not-synced"]);
+    });
+
+    it("a stopped storage service: service-down, not a second fault for its RPC", () => {
+        const r = storage("stopped");
+        assert.deepEqual(faults(r), ["service-down"]);
+        assert.equal(r.service, "inactive");
+        assert.match(r.diagnoses[0]!.remedy, /systemctl start zgs-storage-1\.service/);
+    });
+
+    it("a sequencer: proven block, sibling path and peerId; stopped, no sibling path, no peerId", () => {
+        const ok = sequencer("healthy");
+        assert.deepEqual([ok.healthy, ok.service, ok.height, ok.sequencer], [true, "active", 57, { provenBlock: 57, siblingPath: true, peerId: "16Uiu2HAmQk7DnUo4h8aLaf8p3uFxNs7SoqFAVmCwDZh2gzcPRs9K" }]);
+        const stopped = sequencer("stopped");
+        assert.deepEqual([stopped.healthy, stopped.service, faults(stopped)], [false, "inactive", ["service-down", "sequencer-rpc-down"]]);
+        assert.match(stopped.diagnoses[1]!.remedy, /systemctl start aztec-sequencer-1\.service/);
+        assert.deepEqual(faults(sequencer("sibling-path-null")), ["sibling-path-missing"]);
+        assert.deepEqual(faults(sequencer("no-peer-id")), ["no-peer-id"]);
+    });
+
+    it("a validator on reth: healthy; reth without peers is the seed's 'expected at first' warning with its p2p port", () => {
+        const a = VALIDATOR["healthy-reth"]!;
+        const r = validator(a);
+        assert.equal(r.healthy, true);
+        assert.equal(r.service, "active");
+        assert.deepEqual(r.validator, { client: "reth", consensusHeight: (a.consensus as { height: number }).height, catchingUp: false, switch: null });
+        assert.deepEqual(faults(r), ["reth-no-peers"]);
+        const p2p = /make sure (\d+)\/tcp/.exec(JSON.stringify(a.diagnoses))![1];
+        assert.match(r.diagnoses[0]!.remedy, new RegExp(`wait; make sure ${p2p} is open on TCP and UDP`));
+    });
+
+    it("-38002 Invalid forkchoice state, found by status and not remedied: unhealthy with the seed's remedy", () => {
+        const r = validator(VALIDATOR["forkchoice-38002"]!);
+        assert.equal(r.healthy, false);
+        assert.ok(faults(r, "error").includes("forkchoice-38002"), JSON.stringify(r.diagnoses));
+        const d = r.diagnoses.find((x) => x.fault === "forkchoice-38002")!;
+        assert.match(d.remedy, /stop 0gchaind, wait for the execution client to reach the chain head, run the height rollback script, start 0gchaind/);
+    });
+
+    it("a -38002 the health step already remedied is not reported again", () => {
+        const a = clone(VALIDATOR["forkchoice-38002"]!);
+        (a.diagnoses as { fault: string; remedied: number }[]).forEach((d) => d.fault === "forkchoice-38002" && (d.remedied = 1));
+        assert.ok(!faults(validator(a)).includes("forkchoice-38002"));
+    });
+
+    it("JWT files that differ: the seed's Engine API row, and 0gchaind down", () => {
+        const r = validator(VALIDATOR["jwt-mismatch"]!);
+        assert.deepEqual(faults(r, "error"), ["service-down", "jwt-mismatch"]);
+        assert.match(r.diagnoses[1]!.remedy, /same JWT file for both/);
+        assert.match(r.service, /^0gchaind-simtest inactive$/);
+    });
+
+    it("a missing priv_validator_state.json: the seed's remedy, create it with {}", () => {
+        const r = validator(VALIDATOR["missing-priv-validator-state"]!);
+        assert.ok(faults(r, "error").includes("missing-priv-validator-state"));
+        assert.match(r.diagnoses.find((d) => d.fault === "missing-priv-validator-state")!.remedy, /create data\/priv_validator_state\.json in the consensus home with the content \{\}/);
+    });
+
+    it("a switch importing: its steps and the import's progress, no fault", () => {
+        const r = validator(VALIDATOR["switch-importing"]!);
+        assert.deepEqual(r.validator?.switch, {
+            mode: "ordered", stepsDone: 8, steps: 14, lastStep: "s08-trim", complete: false,
+            running: [{ job: "nodefleet-import-simtest", done: 1200, total: 3000, percent: 40, rate: 240, etaSeconds: 8 }],
+        });
+        assert.ok(!faults(r).includes("switch-incomplete"));
+    });
+
+    // Built from a recorded answer with one fact changed: states the simulators are not driven into.
+    it("a switch stopped half-way with nothing running: a warning to resume or roll back", () => {
+        const a = clone(VALIDATOR["switch-importing"]!);
+        delete a.running;
+        const r = validator(a);
+        assert.deepEqual(faults(r, "warning"), ["reth-no-peers", "switch-incomplete"]);
+        assert.match(r.diagnoses[1]!.detail, /stopped after s08-trim \(8 of 14 steps\)/);
+    });
+
+    it("catching_up true, two 0gchaind with this key, and a lag to the reference endpoint", () => {
+        const a = clone(VALIDATOR["healthy-reth"]!);
+        (a.consensus as { catchingUp: boolean }).catchingUp = true;
+        a.consensusProcessesWithThisKey = 2;
+        a.networkHeight = (a.executionHeight as number) + 40;
+        const r = validator(a);
+        assert.deepEqual(faults(r, "error"), ["catching-up", "key-running-twice"]);
+        assert.ok(faults(r, "warning").includes("execution-behind"));
+        assert.equal(r.lag, 40);
+    });
+
+    it("answers of the wrong shape are facts unknown, never a crash or a false 'healthy' for a stopped service", () => {
+        const r = diagnose("storage-1", "storage", "dev-1", { active: "yes", chainHead: "0x10", logSyncHeight: [], connectedPeers: null });
+        assert.deepEqual([r.service, r.height, r.lag, r.storage?.synced], ["unknown", null, null, false]);
+        const v = validator({ client: 7, services: "x", consensus: [] });
+        assert.equal(v.service, "unknown");
+    });
+});
+
+const target = (over: Partial<HostTarget> = {}): HostTarget => ({
+    host: "h1", address: "127.0.0.1", port: 22, user: "root", hostKey: null, key: { secret: "sshKey" },
+    checks: [{ node: "storage-1", role: "storage", argv: ["python3", "/usr/local/lib/nodefleet/zgs-health.py", "storage-1"] }], ...over,
+});
+
+describe("status: rows, the table and the JSON", () => {
+    it("an unreachable host makes each of its nodes unhealthy, named with the reason; a failed check names the tool's last words", () => {
+        const t = [target({ host: "h1" }), target({ host: "h2", checks: [{ node: "validator-1", role: "validator", argv: ["python3", "-S", "/usr/local/lib/nodefleet/zg-validator.py", "/etc/nodefleet/validator-1/validator.json", "status"] }, { node: "sequencer-1", role: "sequencer", argv: ["python3", "x"] }] })];
+        const results = new Map([
+            ["h1", { ok: false as const, reason: "no answer within 30 s", seconds: 30 }],
+            ["h2", { ok: true as const, seconds: 1.2, results: { "validator-1": { exit: 2, stdout: "", stderr: "usage: zg-validator.py <settings.json> <command>\n", seconds: 0.1 }, "sequencer-1": { timeout: 24 } } }],
+        ]);
+        const r = rows(t, results);
+        assert.deepEqual(r.map((x) => [x.node, x.service, faults(x)]), [["storage-1", "unreachable", ["host-unreachable"]], ["validator-1", "unknown", ["check-failed"]], ["sequencer-1", "unknown", ["check-failed"]]]);
+        assert.match(r[0]!.diagnoses[0]!.detail, /host h1: no answer within 30 s/);
+        assert.match(r[1]!.diagnoses[0]!.detail, /exited 2 without a JSON answer: usage: zg-validator\.py/);
+        assert.match(r[1]!.diagnoses[0]!.remedy, /pulumi up/);
+        assert.match(r[2]!.diagnoses[0]!.detail, /did not end within 24 s/);
+    });
+
+    it("the table: one line per node, then each diagnosis with its remedy (golden)", () => {
+        const t = [target({ host: "dev-1", checks: [{ node: "storage-1", role: "storage", argv: [] }, { node: "sequencer-1", role: "sequencer", argv: [] }] }), target({ host: "dev-2", checks: [{ node: "validator-1", role: "validator", argv: [] }] })];
+        const ok = (a: unknown) => ({ exit: 0, stdout: `progress line\n${JSON.stringify(a)}\n`, stderr: "", seconds: 0.5 });
+        const results = new Map<string, HostResult>([
+            ["dev-1", { ok: true as const, seconds: 1, results: { "storage-1": ok(STORAGE["endpoint-down"]), "sequencer-1": ok(SEQUENCER.healthy) } }],
+            ["dev-2", { ok: true as const, seconds: 1, results: { "validator-1": ok(VALIDATOR["switch-importing"]) } }],
+        ]);
+        const r = report("dev", t, results, new Date("2026-11-24T06:30:00Z"));
+        assert.equal(r.healthy, false);
+        golden("status/table.txt", table(r).replace(/\/tmp\/nodefleet-sims-\w+/g, "/tmp/nodefleet-sims-X").replace(/\b\d{4,5}\/tcp/g, "P2P/tcp").replace(/make sure \d+ is open/g, "make sure P2P is open"));
+        const json = JSON.parse(JSON.stringify(r)) as typeof r;
+        assert.deepEqual(json.hosts, { "dev-1": { reachable: true, seconds: 1 }, "dev-2": { reachable: true, seconds: 1 } });
+        assert.deepEqual(json.nodes.map((n) => [n.node, n.healthy]), [["storage-1", false], ["sequencer-1", true], ["validator-1", true]]);
+    });
+
+    it("a host's answer cannot drive the terminal: control characters are replaced", () => {
+        assert.equal(printable("ok\x1b]0;pwned\x07\x1b[2J\u009bdone\n"), "ok?]0;pwned??[2J?done\n");
+    });
+});
+
+describe("status: what to check, from the stack's config and outputs", () => {
+    const config = (fleet: unknown) => ({
+        "nodefleet:fleet": { value: JSON.stringify(fleet), secret: false },
+        ...Object.fromEntries(Object.entries(SECRETS).map(([k, v]) => [`nodefleet:${k}`, { value: v, secret: true }])),
+    });
+
+    it("existing hosts from the config (address, port, user, pinned key); cloud hosts from the hosts output", () => {
+        const f = baseFleet();
+        f.hosts["h-validator"] = awsHost();
+        f.hosts["h-storage"].port = 2201;
+        const plan = planFromConfig(config(f));
+        const got = targets(plan, { "h-validator": { kind: "aws", publicAddress: "203.0.113.50", nodes: ["validator-1"] } });
+        assert.deepEqual(got.map((t) => [t.host, t.address, t.port, t.user, t.hostKey, t.key]), [
+            ["h-storage", "192.0.2.10", 2201, "root", HOST_KEY, { secret: "sshKey" }],
+            ["h-sequencer", "192.0.2.11", 22, "root", HOST_KEY, { secret: "sshKey" }],
+            ["h-validator", "203.0.113.50", 22, "admin", null, { secret: "sshKey" }],
+        ]);
+        assert.deepEqual(got.find((t) => t.host === "h-validator")!.checks, [{ node: "validator-1", role: "validator", argv: ["python3", "-S", "/usr/local/lib/nodefleet/zg-validator.py", "/etc/nodefleet/validator-1/validator.json", "status"] }]);
+        assert.equal(targets(plan, undefined).find((t) => t.host === "h-validator")!.address, null, "never deployed: no address");
+    });
+
+    it("the health commands are the read-only ones of each role", () => {
+        const plan = planFromConfig(config(baseFleet()));
+        assert.deepEqual(plan.spec.nodes.map((n) => checkArgv(n).join(" ")), [
+            "python3 /usr/local/lib/nodefleet/zgs-health.py storage-1",
+            "python3 /usr/local/lib/nodefleet/aztec-health.py sequencer-1",
+            "python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json status",
+        ]);
+    });
+
+    it("a config that `pulumi up` would refuse is refused here too, naming the path", () => {
+        const f = baseFleet();
+        f.nodes[0].host = "nowhere";
+        assert.throws(() => planFromConfig(config(f)), (e: Error) => e instanceof StatusInputError && /nodes\[0\]\.host/.test(e.message));
+        assert.throws(() => planFromConfig({}), /nodefleet:fleet: missing/);
+        assert.throws(() => planFromConfig({ "nodefleet:fleet": { value: "{", secret: false } }), /not a structured value/);
+    });
+
+    it("the arguments: each bad one named", () => {
+        assert.deepEqual(parseArgs(["--stack", "prod", "--json", "--watch", "5", "--count=3"]), { stack: "prod", json: true, watch: 5, count: 3, timeout: 30, parallel: 16 });
+        for (const [argv, why] of [[["--watch", "0"], /--watch: needs a positive number, got "0"/], [["--count", "2"], /--count: only with --watch/], [["--stack", "a b"], /--stack: needs a stack name/], [["--parallel", "1.5"], /--parallel: needs a positive whole number/], [["--nope"], /unknown argument "--nope"/]] as const) {
+            assert.throws(() => parseArgs(argv), (e: Error) => e instanceof UsageError && why.test(e.message));
+        }
+    });
+});
+
+describe("status: the runner on a host and the SSH round", () => {
+    const hostile = "x'; $(touch /tmp/nodefleet-pwned) `id` \"\n\\";
+
+    it("the runner runs each argv as given (no shell), all at once, each with its time limit", () => {
+        const t = target({
+            checks: [
+                { node: "a", role: "storage", argv: ["python3", "-c", "import json,sys; print('progress'); print(json.dumps(sys.argv[1:]))", hostile] },
+                { node: "b", role: "storage", argv: ["python3", "-c", "import time; time.sleep(30)"] },
+                { node: "c", role: "storage", argv: ["/nonexistent/tool"] },
+            ],
+        });
+        const t0 = Date.now();
+        const run = spawnSync("python3", ["-S", "-"], { input: runnerScript(t, 2), encoding: "utf8" });
+        assert.equal(run.status, 0, run.stderr);
+        assert.ok(Date.now() - t0 < 10_000, "the sleeping check was not cut at its limit");
+        const out = JSON.parse(run.stdout) as { results: Record<string, any> };
+        assert.deepEqual(JSON.parse(out.results.a.stdout.trim().split("\n").pop()), [hostile]);
+        assert.deepEqual(out.results.b, { timeout: 1 });
+        assert.match(out.results.c.error, /^\/nonexistent\/tool: No such file or directory/);
+        assert.ok(!fs.existsSync("/tmp/nodefleet-pwned"));
+    });
+
+    it("ssh: batch mode, the pinned key checked strictly under an alias, the key by file; root runs the runner directly, others through sudo -n", () => {
+        const pinned = sshArgs(target({ hostKey: HOST_KEY, user: "admin", port: 2201 }), "/k", "/kh");
+        assert.deepEqual(pinned.slice(-4), ["admin", "--", "127.0.0.1", "sudo -n python3 -S -"]);
+        for (const o of ["BatchMode=yes", "UserKnownHostsFile=/kh", "HostKeyAlias=nodefleet-h1", "StrictHostKeyChecking=yes"]) assert.ok(pinned.includes(o), o);
+        assert.deepEqual(pinned.slice(0, 6), ["-F", "/dev/null", "-i", "/k", "-p", "2201"]);
+        assert.equal(sshArgs(target(), "/k", null).pop(), "python3 -S -");
+    });
+
+    it("a round with a stand-in ssh: answers parsed, a hung host cut at its time limit, a refused one named, the secret key file gone after", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-status-test-"));
+        const fake = path.join(dir, "ssh");
+        // Stands in for ssh: records its key file, then behaves by the host's address.
+        fs.writeFileSync(fake, `#!/bin/sh\nwhile [ $# -gt 1 ]; do [ "$1" = -i ] && echo "$2" >> ${dir}/keys; [ "$1" = -- ] && host="$2"; shift; done\ncase "$host" in\n  hang) sleep 60;;\n  refuse) echo "ssh: connect to host refuse port 22: Connection refused" >&2; exit 255;;\n  *) exec python3 -S -;;\nesac\n`, { mode: 0o755 });
+        const checks = [{ node: "n", role: "storage" as Role, argv: ["python3", "-c", "print('{\"active\": true}')"] }];
+        const ts = [target({ host: "good", address: "good", checks }), target({ host: "hung", address: "hang", checks }), target({ host: "refused", address: "refuse", checks })];
+        const t0 = Date.now();
+        const got = await probeAll(ts, { timeoutSeconds: 3, parallel: 3, cwd: dir, secretKey: (k) => (k === "sshKey" ? FAKE_SSH_KEY : undefined), ssh: fake });
+        assert.ok(Date.now() - t0 < 8_000, `the round took ${Date.now() - t0} ms`);
+        assert.deepEqual(got.get("good"), { ok: true, results: { n: { exit: 0, stdout: '{"active": true}\n', stderr: "", seconds: (got.get("good") as any).results.n.seconds } }, seconds: got.get("good")!.seconds });
+        assert.deepEqual([got.get("hung")!.ok, (got.get("hung") as any).reason], [false, "no answer within 3 s"]);
+        assert.deepEqual([got.get("refused")!.ok, (got.get("refused") as any).reason], [false, "ssh: connect to host refuse port 22: Connection refused"]);
+        const keys = fs.readFileSync(path.join(dir, "keys"), "utf8").trim().split("\n");
+        assert.equal(keys.length, 3);
+        for (const k of keys) assert.ok(!fs.existsSync(k), `${k} was left behind`);
+        const missing = await probeAll([target({ key: { secret: "nope" } })], { timeoutSeconds: 3, parallel: 1, cwd: dir, secretKey: () => undefined, ssh: fake });
+        assert.match((missing.get("h1") as any).reason, /nodefleet:nope \(its SSH key\) is not set/);
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+});
+
+describe("status: the docs", () => {
+    it("every fault the diagnosis table can report is in docs/operations.md's table, and no other", () => {
+        const source = fs.readFileSync(path.join(ROOT, "status", "diagnose.ts"), "utf8");
+        const faultsInCode = new Set([...source.matchAll(/fault: "([a-z0-9-]+)"/g)].map((m) => m[1]!));
+        const docs = fs.readFileSync(path.join(ROOT, "docs", "operations.md"), "utf8");
+        const section = docs.slice(docs.indexOf("## Live status"), docs.indexOf("## Moving a validator"));
+        const documented = new Set([...section.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));
+        assert.ok(faultsInCode.size >= 20, `found ${faultsInCode.size} faults in status/diagnose.ts`);
+        assert.deepEqual([...faultsInCode].sort(), [...documented].sort());
+    });
+});
