@@ -10,6 +10,18 @@ import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
 import { CHAIN_BLOCKS, DEV, DEVCHAIN, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, withSwitch } from "../support/lab";
 
+/** `scripts/dev.sh status` (the README's status command): its table, exit status and output. */
+const status = () => sh("bash", [DEV, "status"], { allowFail: true, timeoutMs: 120_000 });
+/** `scripts/dev.sh status --json`: the report and the exit status. */
+function statusJson(): { code: number | null; report: any } {
+    const r = sh("bash", [DEV, "status", "--json"], { allowFail: true, timeoutMs: 120_000 });
+    try {
+        return { code: r.status, report: JSON.parse(r.stdout) };
+    } catch {
+        throw new Error(`status --json gave no JSON (exit ${r.status}):\n${r.output.slice(-3000)}`);
+    }
+}
+
 describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     after(() => {
         sh("bash", [VM, "down"], { allowFail: true });
@@ -205,6 +217,57 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(stackHealth()["sequencer-1"].active, true);
     });
 
+
+    it("nodefleet status: the live table of the dev fleet in seconds, healthy; a dead storage endpoint and a stopped sequencer are diagnosed with a non-zero exit", { timeout: 10 * 60_000 }, async () => {
+        const t0 = Date.now();
+        const table = status();
+        const seconds = (Date.now() - t0) / 1000;
+        process.stderr.write(`scripts/dev.sh status: ${seconds.toFixed(1)} s (Automation API read + SSH to both VMs)\n${table.stdout}`);
+        assert.equal(table.status, 0, table.output);
+        assert.ok(seconds < 30, `status took ${seconds} s`);
+        for (const node of ["storage-1", "sequencer-1", "validator-1"]) assert.match(table.stdout, new RegExp(`^${node}\\s+\\w+\\s+dev-\\d\\s+active\\s`, "m"));
+        assert.match(table.stdout, /all healthy/);
+        const healthy = statusJson();
+        assert.equal(healthy.code, 0);
+        const row = (r: any, node: string) => r.nodes.find((n: any) => n.node === node);
+        assert.deepEqual([row(healthy.report, "storage-1").storage.synced, row(healthy.report, "validator-1").validator.client], [true, "geth"]);
+        assert.match(row(healthy.report, "sequencer-1").sequencer.peerId, /^16Uiu2/);
+        assert.ok(row(healthy.report, "sequencer-1").height >= 0);
+        // The storage node's endpoint goes dead (the failover timer held, so it stays dead).
+        onVm("dev-1", "systemctl stop zgs-storage-1-failover.timer && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1");
+        try {
+            const dead = statusJson();
+            assert.equal(dead.code, 1);
+            const storage = row(dead.report, "storage-1");
+            assert.equal(storage.healthy, false);
+            assert.deepEqual(storage.diagnoses.filter((d: any) => d.severity === "error").map((d: any) => d.fault), ["rpc-endpoint-down"]);
+            assert.match(storage.diagnoses[0].detail, /http:\/\/10\.0\.2\.2:8547 does not answer eth_blockNumber/);
+            assert.equal(row(dead.report, "sequencer-1").healthy, true);
+            const text = status();
+            assert.equal(text.status, 1);
+            assert.match(text.stdout, /^storage-1 .*UNHEALTHY \(rpc-endpoint-down\)/m);
+            assert.match(text.stdout, /remedy: check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart/);
+        } finally {
+            onVm("dev-1", "sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8546\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && systemctl start zgs-storage-1-failover.timer");
+        }
+        // A stopped sequencer.
+        onVm("dev-1", "systemctl stop aztec-sequencer-1");
+        try {
+            const stopped = statusJson();
+            assert.equal(stopped.code, 1);
+            const seq = row(stopped.report, "sequencer-1");
+            assert.deepEqual([seq.service, seq.diagnoses.map((d: any) => d.fault)], ["inactive", ["service-down", "sequencer-rpc-down"]]);
+            assert.match(seq.diagnoses[0].remedy, /systemctl start aztec-sequencer-1\.service/);
+        } finally {
+            onVm("dev-1", "systemctl start aztec-sequencer-1");
+        }
+        // --watch: rounds until the fleet is whole again (the storage node catches up, the sequencer restarts).
+        await until("status to be healthy again", () => statusJson().code === 0, 3 * 60_000);
+        const watch = sh("bash", [DEV, "status", "--watch", "1", "--count", "2", "--json"], { allowFail: true, timeoutMs: 120_000 });
+        const rounds = watch.stdout.trim().split("\n").map((l) => JSON.parse(l));
+        assert.equal(rounds.length, 2, watch.output);
+        assert.ok(Date.parse(rounds[1].at) > Date.parse(rounds[0].at));
+    });
 
     it("validator-1 runs geth and 0gchaind with one JWT file, its key readable by the operator only", () => {
         const h = stackHealth()["validator-1"];
@@ -485,6 +548,26 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(h.client, "reth");
         assert.equal(h.consensus.catchingUp, false);
         assert.equal(onV("test -d /data/validator-1/geth/geth/chaindata && echo kept").output.trim(), "kept", "geth's datadir is the way back");
+    });
+
+    it("nodefleet status diagnoses 0gchaind's -38002 on reth without touching it; the health remedy cures it", { timeout: 10 * 60_000 }, async () => {
+        // reth loses its last blocks while both are stopped: 0gchaind, started again, is ahead of it (seed 7).
+        const cl = "0gchaind-validator-1";
+        onV(`systemctl stop ${cl} reth-validator-1 && f=/data/validator-1/reth/db/nodefleet-sim-chain.jsonl && head -n -3 $f > $f.cut && chown --reference=$f $f.cut && mv $f.cut $f && systemctl start reth-validator-1`);
+        await until("reth to answer", () => onV("curl -s -m 2 -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_blockNumber\",\"params\":[]}' http://127.0.0.1:56545", true).output.includes("result"), 60_000);
+        onV(`systemctl start ${cl}`);
+        await until("0gchaind's -38002", () => onV(`journalctl -u ${cl} -o cat --since -2min | grep -c -- -38002 || true`).output.trim() !== "0", 120_000);
+        const pid = onV(`systemctl show -p MainPID --value ${cl}`).output.trim();
+        const found = statusJson();
+        assert.equal(found.code, 1);
+        const v = found.report.nodes.find((n: any) => n.node === "validator-1");
+        assert.ok(v.diagnoses.some((d: any) => d.fault === "forkchoice-38002" && d.severity === "error"), JSON.stringify(v.diagnoses));
+        assert.match(v.diagnoses.find((d: any) => d.fault === "forkchoice-38002").remedy, /run the height rollback script/);
+        assert.equal(v.validator.client, "reth");
+        assert.equal(onV(`systemctl show -p MainPID --value ${cl}`).output.trim(), pid, "status restarted 0gchaind");
+        // The remedy (what pulumi up's health step runs), then status again.
+        onV("python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json health");
+        await until("validator-1 healthy in status", () => statusJson().report.nodes.find((n: any) => n.node === "validator-1").healthy, 120_000);
     });
 
     it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
