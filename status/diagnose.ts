@@ -22,6 +22,9 @@ export interface JobProgress {
     readonly percent: number | null;
     readonly rate: number | null;
     readonly etaSeconds: number | null;
+    /** When the job's unit started and when these figures were measured (UTC); null when unknown. */
+    readonly started: string | null;
+    readonly at: string | null;
 }
 
 export interface SwitchProgress {
@@ -240,7 +243,7 @@ function switchProgress(a: Answer): SwitchProgress | null {
     const steps = Object.keys(obj(m.steps) ?? {}).sort();
     const running = Object.values(obj(a.running) ?? {}).map((j) => {
         const job = obj(j) ?? {};
-        return { job: str(job.unit) ?? str(job.job) ?? "?", done: num(job.done), total: num(job.total), percent: num(job.percent), rate: num(job.rate), etaSeconds: num(job.etaSeconds) };
+        return { job: str(job.unit) ?? str(job.job) ?? "?", done: num(job.done), total: num(job.total), percent: num(job.percent), rate: num(job.rate), etaSeconds: num(job.etaSeconds), started: str(job.started), at: str(job.at) };
     });
     const mode = str(m.mode) ?? "ordered";
     return { mode, stepsDone: steps.length, steps: (mode === "lowDowntime" ? LOW_DOWNTIME_STEPS : SWITCH_STEPS).length, lastStep: steps[steps.length - 1] ?? null, complete: m.complete === true, running };

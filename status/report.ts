@@ -79,7 +79,7 @@ export function details(n: NodeRow): string {
             let text = sw.complete ? `switch done (${sw.mode})` : `switch ${sw.stepsDone}/${sw.steps} (${sw.mode}, last ${dash(sw.lastStep)})`;
             for (const j of sw.running) {
                 const kind = /export/.test(j.job) ? "export" : /import/.test(j.job) ? "import" : j.job;
-                text += `, ${kind} ${j.done === null ? "starting" : `${j.done}/${dash(j.total)} blocks ${dash(j.percent)}%, ${dash(j.rate)} blocks/s, ETA ${j.etaSeconds === null ? "?" : `${j.etaSeconds} s`}`}`;
+                text += `, ${kind} ${j.done === null ? `running since ${dash(j.started)} (no figures: pulumi up is not attached)` : `${j.done}/${dash(j.total)} blocks ${dash(j.percent)}%, ${dash(j.rate)} blocks/s, ETA ${j.etaSeconds === null ? "?" : `${j.etaSeconds} s`} (at ${dash(j.at)})`}`;
             }
             parts.push(text);
         }

@@ -370,12 +370,19 @@ class StatusOnTheSimulators(SimCase):
         with open(os.path.join(self.s["etcDir"], unit), "w") as f:
             f.write("[Service]\nExecStart=sleep 60\n")
         self.host.start(unit)
-        with open(os.path.join(self.v.state_dir, "progress.json"), "w") as f:
-            json.dump({"verb": "imported", "done": 1200, "total": 3000, "percent": 40.0, "rate": 240.0, "etaSeconds": 8, "job": unit, "at": "2026-11-24T06:09:00Z"}, f)
+        with open(os.path.join(self.v.state_dir, "progress.json"), "w") as f:  # an earlier run's
+            json.dump({"verb": "imported", "done": 900, "total": 3000, "percent": 30.0, "rate": 200.0, "etaSeconds": 10, "job": unit, "at": "2026-11-24T06:09:00Z"}, f)
         a = self.status("switch-importing")
         self.assertEqual(sorted(a["migration"]["steps"]), list(list(switch.MODES["ordered"])[:8]))
-        self.assertEqual(a["running"], {"import": {"unit": unit, "verb": "imported", "done": 1200, "total": 3000, "percent": 40.0, "rate": 240.0,
-                                                   "etaSeconds": 8, "job": unit, "at": "2026-11-24T06:09:00Z"}})
+        started = a["running"]["import"]["started"]
+        self.assertRegex(started, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(a["running"], {"import": {"unit": unit, "started": started}}, "figures older than the job's start are not its own")
+        at = host.now(time.time() + 1)
+        with open(os.path.join(self.v.state_dir, "progress.json"), "w") as f:
+            json.dump({"verb": "imported", "done": 1200, "total": 3000, "percent": 40.0, "rate": 240.0, "etaSeconds": 8, "job": unit, "at": at}, f)
+        a = self.status("switch-importing")
+        self.assertEqual(a["running"], {"import": {"unit": unit, "started": started, "verb": "imported", "done": 1200, "total": 3000, "percent": 40.0,
+                                                   "rate": 240.0, "etaSeconds": 8, "job": unit, "at": at}})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from .host import Failed, active, say, unit_props
+from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, unit_props
 from .jobs import progress_path
 from .switch import migration_report
 from nodefleet_rpc import RpcFailure, block_number, peer_count
@@ -37,20 +37,30 @@ def status(v):
     jobs = {}
     for kind in ("export", "import"):
         unit = f"nodefleet-{kind}-{v.node}"
-        p = unit_props(unit, "ActiveState", "SubState")
+        p = unit_props(unit, "ActiveState", "SubState", "ActiveEnterTimestampMonotonic")
         if p.get("ActiveState") in ("active", "activating") and p.get("SubState") != "exited":
-            jobs[kind] = {"unit": unit}
+            started = int(p.get("ActiveEnterTimestampMonotonic") or 0)
+            jobs[kind] = {"unit": unit, "started": now(mono_to_realtime_usec(started) / 1e6) if started else None}
     if jobs:
         try:
             with open(progress_path(v)) as f:
                 progress = json.load(f)
-            for job in jobs.values():
-                if progress.get("job") == job["unit"]:
-                    job.update(progress)
-        except (OSError, ValueError, AttributeError):
-            pass
+        except (OSError, ValueError):
+            progress = {}
+        for job in jobs.values():
+            # The figures of this run of the job only (`pulumi up` writes them while it is attached;
+            # "at" says how fresh they are), never those of an earlier run of the same unit.
+            if isinstance(progress, dict) and progress.get("job") == job["unit"] and fresh(progress.get("at"), job["started"]):
+                job.update(progress)
         report["running"] = jobs
     return report
+
+
+def fresh(at, started):
+    try:
+        return started is None or parse_time(at) >= parse_time(started)
+    except (TypeError, ValueError):
+        return False
 
 
 def observe(v, remedy_forkchoice):

@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { diagnose, type NodeRow, type Role } from "../../status/diagnose";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
-import { report, rows, table } from "../../status/report";
+import { details, report, rows, table } from "../../status/report";
 import { checkArgv, planFromConfig, StatusInputError, targets, type HostTarget } from "../../status/targets";
 import { parseArgs, printable, UsageError } from "../../status/main";
 import { golden } from "../support/golden";
@@ -122,11 +122,21 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
 
     it("a switch importing: its steps and the import's progress, no fault", () => {
         const r = validator(VALIDATOR["switch-importing"]!);
+        const { started, at } = (VALIDATOR["switch-importing"]!.running as any).import;
         assert.deepEqual(r.validator?.switch, {
             mode: "ordered", stepsDone: 8, steps: 14, lastStep: "s08-trim", complete: false,
-            running: [{ job: "nodefleet-import-simtest", done: 1200, total: 3000, percent: 40, rate: 240, etaSeconds: 8 }],
+            running: [{ job: "nodefleet-import-simtest", done: 1200, total: 3000, percent: 40, rate: 240, etaSeconds: 8, started, at }],
         });
         assert.ok(!faults(r).includes("switch-incomplete"));
+    });
+
+    it("a running import whose figures are not its own (pulumi up not attached) shows that it runs, with no numbers", () => {
+        const a = clone(VALIDATOR["switch-importing"]!);
+        const { unit, started } = (a.running as any).import;
+        a.running = { import: { unit, started } };
+        const r = validator(a);
+        assert.match(details(r), new RegExp(`import running since ${started} \\(no figures: pulumi up is not attached\\)`));
+        assert.ok(r.healthy);
     });
 
     // Built from a recorded answer with one fact changed: states the simulators are not driven into.
@@ -186,7 +196,7 @@ describe("status: rows, the table and the JSON", () => {
         ]);
         const r = report("dev", t, results, new Date("2026-11-24T06:30:00Z"));
         assert.equal(r.healthy, false);
-        golden("status/table.txt", table(r).replace(/\/tmp\/nodefleet-sims-\w+/g, "/tmp/nodefleet-sims-X").replace(/\b\d{4,5}\/tcp/g, "P2P/tcp").replace(/make sure \d+ is open/g, "make sure P2P is open"));
+        golden("status/table.txt", table(r).replace(/\/tmp\/nodefleet-sims-\w+/g, "/tmp/nodefleet-sims-X").replace(/\b\d{4,5}\/tcp/g, "P2P/tcp").replace(/make sure \d+ is open/g, "make sure P2P is open").replace(/\(at [0-9TZ:-]+\)/g, "(at T)"));
         const json = JSON.parse(JSON.stringify(r)) as typeof r;
         assert.deepEqual(json.hosts, { "dev-1": { reachable: true, seconds: 1 }, "dev-2": { reachable: true, seconds: 1 } });
         assert.deepEqual(json.nodes.map((n) => [n.node, n.healthy]), [["storage-1", false], ["sequencer-1", true], ["validator-1", true]]);
