@@ -184,6 +184,7 @@ function validatorRow(node: string, host: string, a: Answer): NodeRow {
     const consensusUnit = str(units.consensus);
     const elUnit = client === "geth" || client === "reth" ? str(units[client]) : null;
     const watched = [elUnit, consensusUnit].filter((u): u is string => u !== null);
+    if (client === null) d.push({ fault: "no-execution-client", severity: "error", detail: "the host has no geth or reth datadir and no switch state: no execution client is set up", remedy: "run `pulumi up` (it sets the node up)" });
     const down = watched.filter((u) => services[u] !== "active");
     for (const unit of down) d.push({ fault: "service-down", severity: "error", detail: `${unit} is ${String(services[unit])}`, remedy: REMEDY.serviceDown(unit) });
     if (a.executionError !== undefined && elUnit !== null && !down.includes(elUnit)) {

@@ -164,6 +164,7 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.deepEqual([r.service, r.height, r.lag, r.storage?.synced], ["unknown", null, null, false]);
         const v = validator({ client: 7, services: "x", consensus: [] });
         assert.equal(v.service, "unknown");
+        assert.deepEqual(faults(v), ["no-execution-client"]);
     });
 });
 
