@@ -1,0 +1,111 @@
+"""zgs-health.py run for real against local JSON-RPC servers standing in for the chain endpoint
+and the storage node's zgs_getStatus: the facts `nodefleet status` reads (endpoint errors, the
+sample age behind `increasing`). It writes /etc/nodefleet/<node> and /run/nodefleet like on a
+host, under a test node name. What it cannot prove: the real zgs_node (the E2E tier runs the
+simulator on a VM) and systemd (`active` is whatever this machine's systemctl says).
+
+    cd hostfiles && python3 -m unittest tests.test_storage_health
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(os.path.dirname(HERE), "zgs-health.py")
+NODE = "nodefleet-test-health"
+
+
+def server(results):
+    """A JSON-RPC server answering each method from `results` (a dict it reads on every call)."""
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": results[req["method"]]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def dead_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StorageHealth(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="nodefleet-zgs-health-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.etc = f"/etc/nodefleet/{NODE}"
+        os.makedirs(self.etc, exist_ok=True)
+        self.addCleanup(shutil.rmtree, self.etc, True)
+        self.addCleanup(lambda: os.path.exists(f"/run/nodefleet/{NODE}-health.json") and os.remove(f"/run/nodefleet/{NODE}-health.json"))
+        self.node = {"zgs_getStatus": {"logSyncHeight": 100, "connectedPeers": 0}}
+        self.chain = {"eth_blockNumber": "0x66"}  # 102
+        self.zgs, self.rpc = server(self.node), server(self.chain)
+        for srv in (self.zgs, self.rpc):
+            self.addCleanup(srv.server_close)
+            self.addCleanup(srv.shutdown)
+
+    def write(self, endpoint):
+        config = os.path.join(self.dir, "config.toml")
+        with open(config, "w") as f:
+            f.write(f'blockchain_rpc_endpoint = "{endpoint}"\nlog_directory = "{self.dir}/log"\n'
+                    f'[rpc]\nlisten_address = "127.0.0.1:{self.zgs.server_address[1]}"\n')
+        with open(os.path.join(self.etc, "storage.json"), "w") as f:
+            json.dump({"config": config, "service": f"zgs-{NODE}.service"}, f)
+
+    def health(self):
+        r = subprocess.run([sys.executable, SCRIPT, NODE], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    def test_synced_with_the_service_state_and_the_sample_age_on_the_second_check(self):
+        self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}")
+        first = self.health()
+        self.assertEqual((first["chainHead"], first["logSyncHeight"], first["behind"], first["synced"]), (102, 100, 2, True))
+        self.assertEqual(first["service"], f"zgs-{NODE}.service")
+        self.assertIs(first["active"], False)  # no such unit on this machine
+        self.assertNotIn("endpointError", first)
+        self.node["zgs_getStatus"] = {"logSyncHeight": 101, "connectedPeers": 0}
+        second = self.health()
+        self.assertIs(second["increasing"], True)
+        self.assertIsInstance(second["sampleSeconds"], float)
+        self.assertLess(second["sampleSeconds"], 30)
+
+    def test_a_dead_endpoint_is_named_with_its_error(self):
+        url = f"http://127.0.0.1:{dead_port()}"
+        self.write(url)
+        a = self.health()
+        self.assertIsNone(a["chainHead"])
+        self.assertRegex(a["endpointError"], r"Connection refused|urlopen error")
+        self.assertEqual(a["endpoint"], url)
+        self.assertEqual(a["logSyncHeight"], 100)
+        self.assertIn(f"blockchain_rpc_endpoint {url} does not answer eth_blockNumber", a["diagnoses"][0])
+
+    def test_a_node_that_does_not_answer_zgs_getstatus(self):
+        self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}")
+        self.zgs.shutdown()
+        self.zgs.server_close()
+        a = self.health()
+        self.assertIn("statusError", a)
+        self.assertIsNone(a["logSyncHeight"])
+
+
+if __name__ == "__main__":
+    unittest.main()
