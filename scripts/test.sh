@@ -13,6 +13,33 @@ source scripts/setup.sh
 TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
 
+# What is slow to build once and then cached (the toolchain, geth, the VM image: several minutes on a
+# cold machine) starts now in the background at low priority, while the unit tier runs; a tier
+# waits for what it needs. On a warm cache each returns at once.
+mkdir -p .state/prebuild
+prebuild() { # NAME COMMAND...: runs in the background, output to .state/prebuild/NAME.log
+    local name="$1"; shift
+    setsid nice -n 10 "$@" >".state/prebuild/$name.log" 2>&1 & # its own process group: see the trap
+    PREBUILT[$name]=$!
+}
+await() { # NAME: waits for it, shows its output; stops here if it failed
+    local name="$1"
+    [ -n "${PREBUILT[$name]:-}" ] || return 0
+    if ! wait "${PREBUILT[$name]}"; then
+        echo "== the background build '$name' failed:" >&2
+        tail -40 ".state/prebuild/$name.log" >&2
+        exit 1
+    fi
+    sed "s/^/[$name] /" ".state/prebuild/$name.log" >&2
+    unset "PREBUILT[$name]"
+}
+declare -A PREBUILT=()
+# A tier that fails stops the run: its background builds stop with it (caches are written whole or not at all).
+stop_prebuilds() { local pid; for pid in "${PREBUILT[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; }
+trap stop_prebuilds EXIT
+if has_tier cli || has_tier e2e; then prebuild toolchain bash lab/toolchain.sh; fi
+if has_tier e2e; then prebuild lab bash -c 'bash lab/artifacts.sh geth >/dev/null && bash lab/vm.sh image'; fi
+
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
 
@@ -27,11 +54,14 @@ if has_tier unit; then
 fi
 if has_tier cli; then
     echo "== cli tier: pulumi preview with the real engine"
+    await toolchain
     bash lab/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
 if has_tier e2e; then
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
+    await toolchain
+    await lab
     NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
     echo "== e2e tier: the dev stack on local VMs"
     bash lab/toolchain.sh

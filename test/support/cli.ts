@@ -1,6 +1,6 @@
 // Runs the real Pulumi CLI (lab/toolchain.sh) on a throwaway copy of the project: its own
 // file backend and Pulumi home in a temp dir, so tests never touch the checkout's stacks.
-import { spawnSync, SpawnSyncReturns } from "node:child_process";
+import { spawn, spawnSync, SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -73,6 +73,23 @@ export class ScratchProject {
         return this.pulumi(["preview", "--stack", this.stack, "--non-interactive", "--color", "never", ...extra]);
     }
 
+    /** `preview`, without blocking: for several scratch projects previewed at once. */
+    previewAsync(...extra: string[]): Promise<Run> {
+        return new Promise((resolve, reject) => {
+            const child = spawn("pulumi", ["preview", "--stack", this.stack, "--non-interactive", "--color", "never", ...extra], { cwd: this.dir, env: this.env });
+            let stdout = "";
+            let stderr = "";
+            const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+            child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+            child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+            child.on("error", reject);
+            child.on("close", (status) => {
+                clearTimeout(timer);
+                resolve({ status, output: stdout + stderr, stdout });
+            });
+        });
+    }
+
     dispose(): void {
         fs.rmSync(this.dir, { recursive: true, force: true });
     }
@@ -83,4 +100,18 @@ export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allo
     const r = result(spawnSync(cmd, args, { cwd: ROOT, env: process.env, encoding: "utf8", input: opts.input, timeout: opts.timeoutMs ?? 900_000 }));
     if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.output.slice(-6000)}`);
     return r;
+}
+
+/** Runs the jobs at most `n` at a time; the results in the jobs' order. */
+export async function pool<T>(n: number, jobs: readonly (() => Promise<T>)[]): Promise<T[]> {
+    const out: T[] = new Array(jobs.length);
+    let next = 0;
+    const worker = async () => {
+        while (next < jobs.length) {
+            const i = next++;
+            out[i] = await jobs[i]!();
+        }
+    };
+    await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, worker));
+    return out;
 }
