@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 HOSTFILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +77,35 @@ class CommandLine(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 report = json.loads(r.stdout.strip().splitlines()[-1])
                 self.assertEqual((report["mode"], report["complete"], list(report["steps"])), (mode, True, list(steps)))
+
+
+class UnitsSnapshot(unittest.TestCase):
+    """status asks about five units several times: one `systemctl show` answers them all."""
+
+    SHOW = ("Id=geth-v.service\nActiveState=active\nSubState=running\nActiveEnterTimestampMonotonic=5\n\n"
+            "Id=nodefleet-import-v.service\nActiveState=inactive\nSubState=dead\nActiveEnterTimestampMonotonic=0\n")
+
+    def test_one_systemctl_show_answers_active_and_unit_props_inside_and_nothing_is_kept_after(self):
+        from unittest import mock
+        from zgvalidator import host
+        calls = []
+
+        def run(cmd, check=True, **kw):
+            calls.append(cmd)
+            if cmd[:2] == ["systemctl", "show"] and len(cmd) > 5:
+                return types.SimpleNamespace(returncode=0, stdout=self.SHOW, stderr="")
+            return types.SimpleNamespace(returncode=3, stdout="ActiveState=failed\n", stderr="")
+        with mock.patch.object(host, "run", run):
+            with host.units_snapshot(["geth-v.service", "nodefleet-import-v"]):
+                self.assertTrue(host.active("geth-v.service"))
+                self.assertFalse(host.active("nodefleet-import-v"))  # named without .service, as the jobs are
+                self.assertEqual(host.unit_props("geth-v.service", "ActiveState", "ActiveEnterTimestampMonotonic"),
+                                 {"ActiveState": "active", "ActiveEnterTimestampMonotonic": "5"})
+                self.assertEqual(len(calls), 1)
+                self.assertEqual(host.unit_props("geth-v.service", "Result"), {"ActiveState": "failed"})  # not in the snapshot: asked
+                self.assertEqual(len(calls), 2)
+            self.assertFalse(host.active("geth-v.service"))  # after: asked again (exit 3 here)
+            self.assertEqual(len(calls), 3)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, unit_props
+from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, unit_props, units_snapshot
 from .jobs import progress_path
 from .switch import migration_report
 from nodefleet_rpc import RpcFailure, block_number, peer_count
@@ -24,6 +24,12 @@ def health(v):
 
 def status(v):
     """Read-only: what `health` reports, nothing restarted, plus the live table's facts."""
+    jobs_units = [f"nodefleet-{kind}-{v.node}" for kind in ("export", "import")]
+    with units_snapshot([*v.units.values(), *jobs_units]):
+        return status_now(v)
+
+
+def status_now(v):
     report = observe(v, remedy_forkchoice=False)
     report["units"] = dict(v.units)
     state = os.path.join(v.s["consensusHome"], "data", "priv_validator_state.json")

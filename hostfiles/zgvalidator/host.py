@@ -38,9 +38,43 @@ def systemctl(*args, check=True):
     return run(["systemctl", *args], check=check)
 
 
+# Unit properties read once for a read-only command (see units_snapshot): unit -> {property: value}.
+_SNAPSHOT = {}
+SNAPSHOT_PROPS = ("Id", "ActiveState", "SubState", "ActiveEnterTimestampMonotonic")
+
+
 def unit_props(unit, *props):
+    known = _SNAPSHOT.get(unit)
+    if known is not None and all(p in known for p in props):
+        return {p: known[p] for p in props}
     out = systemctl("show", unit, "-p", ",".join(props), check=False).stdout
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+class units_snapshot:
+    """Within `with units_snapshot(units):`, active() and unit_props() of those units answer from one
+    `systemctl show` of them all (each systemctl costs a process; `status` asks about five units
+    several times). Only for commands that change no unit: the view is the one at entry."""
+
+    def __init__(self, units):
+        self.units = list(units)
+
+    def __enter__(self):
+        out = systemctl("show", *self.units, "-p", ",".join(SNAPSHOT_PROPS), check=False).stdout
+        by_id = {}
+        for block in out.split("\n\n"):
+            props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+            if set(SNAPSHOT_PROPS) <= set(props):
+                by_id[props["Id"]] = props
+        for unit in self.units:  # systemd names a unit given without a suffix <name>.service
+            props = by_id.get(unit) or by_id.get(unit + ".service")
+            if props is not None:
+                _SNAPSHOT[unit] = props
+        return self
+
+    def __exit__(self, *exc):
+        _SNAPSHOT.clear()
+        return False
 
 
 def dispose(unit):
@@ -50,6 +84,9 @@ def dispose(unit):
 
 
 def active(unit):
+    known = _SNAPSHOT.get(unit)
+    if known is not None:
+        return known["ActiveState"] == "active"  # what `systemctl is-active` calls active
     return systemctl("is-active", "--quiet", unit, check=False).returncode == 0
 
 
