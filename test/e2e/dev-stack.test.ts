@@ -218,7 +218,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     });
 
 
-    it("nodefleet status: the live table of the dev fleet in seconds, healthy; a dead storage endpoint and a stopped sequencer are diagnosed with a non-zero exit", { timeout: 10 * 60_000 }, async () => {
+    it("nodefleet status: the live table of the dev fleet in seconds, healthy; a dead storage endpoint and a stopped sequencer are diagnosed with a non-zero exit", { timeout: 10 * 60_000 }, () => {
         const t0 = Date.now();
         const table = status();
         const seconds = (Date.now() - t0) / 1000;
@@ -233,39 +233,29 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.deepEqual([row(healthy.report, "storage-1").storage.synced, row(healthy.report, "validator-1").validator.client], [true, "geth"]);
         assert.match(row(healthy.report, "sequencer-1").sequencer.peerId, /^16Uiu2/);
         assert.ok(row(healthy.report, "sequencer-1").height >= 0);
-        // The storage node's endpoint goes dead (the failover timer held, so it stays dead).
-        onVm("dev-1", "systemctl stop zgs-storage-1-failover.timer && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1");
+        // Two faults at once (one round sees both): the storage node's endpoint goes dead (the
+        // failover timer held, so it stays dead) and the sequencer is stopped.
+        onVm("dev-1", "systemctl stop zgs-storage-1-failover.timer aztec-sequencer-1 && cp -p /data/storage-1/run/config.toml /run/e2e-config.toml && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1");
         try {
-            const dead = statusJson();
-            assert.equal(dead.code, 1);
-            const storage = row(dead.report, "storage-1");
+            const faulty = statusJson();
+            assert.equal(faulty.code, 1);
+            const storage = row(faulty.report, "storage-1");
             assert.equal(storage.healthy, false);
             assert.deepEqual(storage.diagnoses.filter((d: any) => d.severity === "error").map((d: any) => d.fault), ["rpc-endpoint-down"]);
             assert.match(storage.diagnoses[0].detail, /http:\/\/10\.0\.2\.2:8547 does not answer eth_blockNumber/);
-            assert.equal(row(dead.report, "sequencer-1").healthy, true);
-            const text = status();
-            assert.equal(text.status, 1);
-            assert.match(text.stdout, /^storage-1 .*UNHEALTHY \(rpc-endpoint-down\)/m);
-            assert.match(text.stdout, /remedy: check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart/);
-        } finally {
-            onVm("dev-1", "sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8546\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && systemctl start zgs-storage-1-failover.timer");
-        }
-        // A stopped sequencer.
-        onVm("dev-1", "systemctl stop aztec-sequencer-1");
-        try {
-            const stopped = statusJson();
-            assert.equal(stopped.code, 1);
-            const seq = row(stopped.report, "sequencer-1");
-            assert.deepEqual([seq.service, seq.diagnoses.map((d: any) => d.fault)], ["inactive", ["service-down", "sequencer-rpc-down"]]);
+            assert.match(storage.diagnoses[0].remedy, /check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart/);
+            const seq = row(faulty.report, "sequencer-1");
+            assert.deepEqual([seq.healthy, seq.service, seq.diagnoses.map((d: any) => d.fault)], [false, "inactive", ["service-down", "sequencer-rpc-down"]]);
             assert.match(seq.diagnoses[0].remedy, /systemctl start aztec-sequencer-1\.service/);
+            assert.equal(row(faulty.report, "validator-1").healthy, true);
         } finally {
-            onVm("dev-1", "systemctl start aztec-sequencer-1");
+            onVm("dev-1", "cp -p /run/e2e-config.toml /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && systemctl start zgs-storage-1-failover.timer aztec-sequencer-1");
         }
-        // --watch: rounds until the fleet is whole again (the storage node catches up, the sequencer restarts).
-        await until("status to be healthy again", () => statusJson().code === 0, 3 * 60_000);
+        // --watch: a round, the pause, another round, each a JSON document on its own line.
         const watch = sh("bash", [DEV, "status", "--watch", "1", "--count", "2", "--json"], { allowFail: true, timeoutMs: 120_000 });
         const rounds = watch.stdout.trim().split("\n").map((l) => JSON.parse(l));
         assert.equal(rounds.length, 2, watch.output);
+        assert.equal(row(rounds[1], "sequencer-1").service, "active", "the sequencer runs again");
         assert.ok(Date.parse(rounds[1].at) > Date.parse(rounds[0].at));
     });
 
