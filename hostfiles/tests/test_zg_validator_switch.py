@@ -344,6 +344,13 @@ class DowntimePath(SwitchCase):
         self.assertEqual({k: kept[k] for k in ("job", "verb", "done", "total", "percent")}, {"job": "nodefleet-export-x", "verb": "exported", "done": 40, "total": 80, "percent": 50.0})
         self.assertIn("etaSeconds", kept)
         self.assertRegex(kept["at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        # A progress file that cannot be written does not stop the job.
+        meter = jobs.Meter(80)
+        states = iter([{"ActiveState": "active", "SubState": "running"}, {"ActiveState": "active", "SubState": "exited", "ExecMainStatus": "0"}])
+        with mock.patch.object(jobs, "unit_props", lambda *a: next(states)), mock.patch.object(jobs, "say", said.append), \
+                mock.patch.object(jobs.time, "sleep", lambda s: None), mock.patch.object(jobs, "put", side_effect=OSError(28, "No space left on device")):
+            self.assertEqual(jobs.attach(v, "nodefleet-export-x", meter.progress("exported", lambda: jobs.count_blocks(path, meter)), every=0), 0)
+        self.assertIn("progress not kept for status ([Errno 28] No space left on device); the job goes on", said)
 
     def test_the_report_splits_the_downtime_into_the_work_and_the_overhead(self):
         steps = {"s04-backup": {"seconds": 30.0}, "s05-export": {"seconds": 100.5}, "s09-import": {"seconds": 200.0}}

@@ -45,6 +45,14 @@ def progress_path(v):
     return os.path.join(v.state_dir, "progress.json")
 
 
+def keep_progress(v, figures):
+    """For `status`; a progress file that cannot be written (a full disk, say) never stops the job."""
+    try:
+        put(progress_path(v), json.dumps(figures) + "\n", 0o644)
+    except OSError as e:
+        say(f"progress not kept for status ({e}); the job goes on")
+
+
 def attach(v, name, progress, every=5.0):
     """Waits for transient unit `name` to end, printing progress() and keeping its figures in
     progress.json (the Meter's snapshot); returns its exit status."""
@@ -64,7 +72,7 @@ def attach(v, name, progress, every=5.0):
             if msg:
                 say(msg)
                 if meter is not None and meter.snapshot:
-                    put(progress_path(v), json.dumps(dict(meter.snapshot, job=name, at=now())) + "\n", 0o644)
+                    keep_progress(v, dict(meter.snapshot, job=name, at=now()))
             last = time.monotonic()
         time.sleep(0.5)
 
