@@ -87,6 +87,7 @@ export function printable(text: string): string {
 interface Stack {
     readonly name: string;
     readonly targets: readonly HostTarget[];
+    /** The SSH private keys held in secret config, by full config key. */
     readonly secrets: Record<string, ConfigValue>;
 }
 
@@ -96,7 +97,11 @@ async function readStack(workDir: string, wanted: string | undefined): Promise<S
     if (name === undefined) throw new StatusInputError("no stack selected: give --stack");
     const [config, outputs] = await Promise.all([ws.getAllConfig(name), ws.stackOutputs(name)]);
     const plan = planFromConfig(config);
-    return { name, targets: targets(plan, outputs.hosts?.value), secrets: config };
+    const found = targets(plan, outputs.hosts?.value);
+    // Of the decrypted config (the Automation API reads it whole), keep only the hosts' SSH keys.
+    const keys = new Set(found.flatMap((t) => ("secret" in t.key ? [`nodefleet:${t.key.secret}`] : [])));
+    const secrets = Object.fromEntries(Object.entries(config).filter(([k]) => keys.has(k)));
+    return { name, targets: found, secrets };
 }
 
 async function round(stack: Stack, args: StatusArgs, cwd: string): Promise<StatusReport> {

@@ -14,7 +14,7 @@ export interface StatusReport {
     readonly hosts: Record<string, { readonly reachable: boolean; readonly seconds: number; readonly reason?: string }>;
 }
 
-/** The rows of one round, in config order. */
+/** The rows of one round: host by host (the plan's order, by host name), each host's nodes in config order. */
 export function rows(targets: readonly HostTarget[], results: ReadonlyMap<string, HostResult>): NodeRow[] {
     const out: NodeRow[] = [];
     for (const t of targets) {

@@ -73,6 +73,11 @@ export class ScratchProject {
         return this.pulumi(["preview", "--stack", this.stack, "--non-interactive", "--color", "never", ...extra]);
     }
 
+    /** Any command in the project directory with the project's Pulumi environment. */
+    exec(cmd: string, args: string[]): Run {
+        return result(spawnSync(cmd, args, { cwd: this.dir, env: this.env, encoding: "utf8", timeout: 300_000 }));
+    }
+
     /** `preview`, without blocking: for several scratch projects previewed at once. */
     previewAsync(...extra: string[]): Promise<Run> {
         return new Promise((resolve, reject) => {

@@ -1,0 +1,65 @@
+// `nodefleet status` through the real Automation API and the real pulumi CLI on a throwaway stack
+// (no deployment: existing hosts, their addresses from the config): the stack's config read and
+// checked, the SSH keys decrypted from secret config (not used here: each connection is refused first), every host tried with the real ssh client
+// (here each refuses: port 1 of loopback addresses), the JSON report and the exit status. A config
+// `up` would refuse stops status too, naming the path. What it cannot prove: a host answering
+// (the E2E tier runs status on the dev VMs).
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as path from "node:path";
+import { ROOT, ScratchProject } from "../support/cli";
+import { baseFleet, SECRETS } from "../support/fixtures";
+
+const MAIN = path.join(ROOT, "dist", "status", "main.js");
+
+function config(fleet: unknown): string {
+    return `config:\n  nodefleet:fleet: ${JSON.stringify(fleet)}\n`;
+}
+
+describe("nodefleet status with the real Automation API", () => {
+    let project: ScratchProject;
+    const fleet = baseFleet();
+    (Object.values(fleet.hosts) as { address: string; port: number }[]).forEach((host, i) => {
+        host.address = `127.0.0.${i + 1}`;
+        host.port = 1; // nothing listens: ssh is refused at once
+    });
+
+    before(() => {
+        project = new ScratchProject("statustest", config(fleet));
+        for (const [key, value] of Object.entries(SECRETS)) {
+            const r = project.exec("bash", ["-c", `printf %s "$1" | pulumi config set --secret --stack statustest nodefleet:${key}`, "set", value]);
+            assert.equal(r.status, 0, r.output);
+        }
+    });
+    after(() => project?.dispose());
+
+    it("reads the stack and its secret SSH keys, tries every host with the real ssh client, reports each node unreachable: exit 1, no secret printed", () => {
+        const r = project.exec("node", [MAIN, "status", "--stack", "statustest", "--json", "--timeout", "20"]);
+        assert.equal(r.status, 1, r.output);
+        const report = JSON.parse(r.stdout);
+        assert.equal(report.stack, "statustest");
+        assert.equal(report.healthy, false);
+        assert.deepEqual(report.nodes.map((n: any) => [n.node, n.host, n.service, n.diagnoses.map((d: any) => d.fault)]), [
+            ["sequencer-1", "h-sequencer", "unreachable", ["host-unreachable"]],
+            ["storage-1", "h-storage", "unreachable", ["host-unreachable"]],
+            ["validator-1", "h-validator", "unreachable", ["host-unreachable"]],
+        ]);
+        for (const n of report.nodes) assert.match(n.diagnoses[0].detail, /ssh: connect to host 127\.0\.0\.[123] port 1: Connection refused/);
+        assert.match(r.output, /nodefleet status: stack statustest, 3 host\(s\), read in [0-9.]+ s/);
+        for (const secret of Object.values(SECRETS)) assert.ok(!r.output.includes(secret), "a secret was printed");
+    });
+
+    it("a config that `pulumi up` would refuse stops status with the path and exit 2", () => {
+        const bad = JSON.parse(JSON.stringify(fleet));
+        bad.nodes[0].host = "nowhere";
+        project.writeConfig(config(bad));
+        try {
+            const r = project.exec("node", [MAIN, "status", "--stack", "statustest"]);
+            assert.equal(r.status, 2, r.output);
+            assert.match(r.output, /cannot read the stack: invalid nodefleet:fleet config:[\s\S]*nodes\[0\]\.host/);
+            assert.equal(r.stdout, "");
+        } finally {
+            project.writeConfig(config(fleet));
+        }
+    });
+});
