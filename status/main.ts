@@ -7,7 +7,7 @@
 // Exit status: 0 every node healthy, 1 a node unhealthy or a host unreachable, 2 bad usage or a
 // stack that cannot be read.
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { probeAll } from "./probe";
+import { probeAll, removeKeyDirs } from "./probe";
 import { report, table, type StatusReport } from "./report";
 import { planFromConfig, StatusInputError, targets, type ConfigValue, type HostTarget } from "./targets";
 
@@ -156,6 +156,13 @@ function firstLines(e: unknown): string {
 }
 
 if (require.main === module) {
+    // Ctrl-C ends `--watch`: a round's decrypted keys are removed first.
+    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+        process.on(signal, () => {
+            removeKeyDirs();
+            process.exit(code);
+        });
+    }
     main(process.argv.slice(2)).then(
         (code) => process.exit(code),
         (e: unknown) => {

@@ -60,9 +60,25 @@ export function sshArgs(t: HostTarget, keyFile: string, knownHosts: string | nul
     ];
 }
 
+/** Private directories holding decrypted keys while a round runs (see removeKeyDirs). */
+const keyDirs = new Set<string>();
+
+/**
+ * Removes the private directories of the rounds still running: for a signal handler, so that an
+ * interrupted `status --watch` (Ctrl-C is how it ends) leaves no decrypted key behind.
+ */
+export function removeKeyDirs(): void {
+    for (const dir of keyDirs) fs.rmSync(dir, { recursive: true, force: true });
+    keyDirs.clear();
+}
+
+/** Most a host may answer (a host is not trusted to be small). */
+const MAX_ANSWER = 16 * 1024 * 1024;
+
 /** Checks every target; never rejects: a host that fails is a result. */
 export async function probeAll(targets: readonly HostTarget[], opts: ProbeOptions): Promise<Map<string, HostResult>> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-status-"));
+    keyDirs.add(dir);
     fs.chmodSync(dir, 0o700);
     const results = new Map<string, HostResult>();
     try {
@@ -76,6 +92,7 @@ export async function probeAll(targets: readonly HostTarget[], opts: ProbeOption
         await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.parallel, targets.length)) }, worker));
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
+        keyDirs.delete(dir);
     }
     return results;
 }
@@ -111,7 +128,7 @@ async function probe(t: HostTarget, dir: string, opts: ProbeOptions): Promise<Ho
             clearTimeout(timer);
             resolve(r);
         };
-        const timer = setTimeout(() => {
+        const kill = (reason: string) => {
             try {
                 if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
             } catch {
@@ -119,10 +136,16 @@ async function probe(t: HostTarget, dir: string, opts: ProbeOptions): Promise<Ho
             }
             child.stdout.destroy();
             child.stderr.destroy();
-            done({ ok: false, reason: `no answer within ${opts.timeoutSeconds} s`, seconds: seconds() });
-        }, opts.timeoutSeconds * 1000);
-        child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-        child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+            done({ ok: false, reason, seconds: seconds() });
+        };
+        const timer = setTimeout(() => kill(`no answer within ${opts.timeoutSeconds} s`), opts.timeoutSeconds * 1000);
+        const take = (d: string, into: "out" | "err") => {
+            if (into === "out") out += d;
+            else err += d;
+            if (out.length + err.length > MAX_ANSWER) kill(`its answer exceeded ${MAX_ANSWER / 1024 / 1024} MiB: not read further`);
+        };
+        child.stdout.setEncoding("utf8").on("data", (d: string) => take(d, "out"));
+        child.stderr.setEncoding("utf8").on("data", (d: string) => take(d, "err"));
         child.stdin.on("error", () => undefined); // ssh gone before reading: reported below
         child.stdin.end(script);
         child.on("error", (e) => done({ ok: false, reason: `cannot run ssh: ${e.message}`, seconds: seconds() }));

@@ -6,6 +6,9 @@
 // (the E2E tier runs status on the dev VMs).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
 import { ROOT, ScratchProject } from "../support/cli";
 import { baseFleet, SECRETS } from "../support/fixtures";
@@ -47,6 +50,36 @@ describe("nodefleet status with the real Automation API", () => {
         for (const n of report.nodes) assert.match(n.diagnoses[0].detail, /ssh: connect to host 127\.0\.0\.[123] port 1: Connection refused/);
         assert.match(r.output, /nodefleet status: stack statustest, 3 host\(s\), read in [0-9.]+ s/);
         for (const secret of Object.values(SECRETS)) assert.ok(!r.output.includes(secret), "a secret was printed");
+    });
+
+    it("Ctrl-C during --watch removes the round's decrypted keys before it exits", async () => {
+        // A host that accepts the connection and never says a word: the round waits on it.
+        const silent = net.createServer(() => undefined);
+        await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+        const hanging = JSON.parse(JSON.stringify(fleet));
+        hanging.hosts["h-storage"].address = "127.0.0.1";
+        hanging.hosts["h-storage"].port = (silent.address() as net.AddressInfo).port;
+        const yaml = fs.readFileSync(path.join(project.dir, "Pulumi.statustest.yaml"), "utf8");
+        project.writeConfig(yaml.replace(/^  nodefleet:fleet: .*$/m, `  nodefleet:fleet: ${JSON.stringify(hanging)}`));
+        const before = new Set(fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith("nodefleet-status-")));
+        const child = project.start("node", [MAIN, "status", "--stack", "statustest", "--watch", "5", "--timeout", "60"]);
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+        try {
+            let dir: string | undefined;
+            const deadline = Date.now() + 60_000;
+            while (dir === undefined && Date.now() < deadline) {
+                await new Promise((r) => setTimeout(r, 100));
+                dir = fs.readdirSync(os.tmpdir()).find((d) => d.startsWith("nodefleet-status-") && !before.has(d) && fs.existsSync(path.join(os.tmpdir(), d, "h-storage.key")));
+            }
+            assert.ok(dir !== undefined, "no round with a key file seen");
+            child.kill("SIGINT");
+            assert.equal(await exited, 130);
+            assert.ok(!fs.existsSync(path.join(os.tmpdir(), dir)), `${dir} is left with a decrypted key`);
+        } finally {
+            child.kill("SIGKILL");
+            silent.close();
+            project.writeConfig(yaml);
+        }
     });
 
     it("a config that `pulumi up` would refuse stops status with the path and exit 2", () => {

@@ -1,6 +1,6 @@
 // Runs the real Pulumi CLI (lab/toolchain.sh) on a throwaway copy of the project: its own
 // file backend and Pulumi home in a temp dir, so tests never touch the checkout's stacks.
-import { spawn, spawnSync, SpawnSyncReturns } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess, SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -76,6 +76,11 @@ export class ScratchProject {
     /** Any command in the project directory with the project's Pulumi environment. */
     exec(cmd: string, args: string[]): Run {
         return result(spawnSync(cmd, args, { cwd: this.dir, env: this.env, encoding: "utf8", timeout: 300_000 }));
+    }
+
+    /** A command started in the project directory with the project's Pulumi environment, not waited for. */
+    start(cmd: string, args: string[]): ChildProcess {
+        return spawn(cmd, args, { cwd: this.dir, env: this.env, stdio: ["ignore", "pipe", "pipe"] });
     }
 
     /** `preview`, without blocking: for several scratch projects previewed at once. */

@@ -284,25 +284,26 @@ describe("status: the runner on a host and the SSH round", () => {
         assert.equal(sshArgs(target(), "/k", null).pop(), "python3 -S -");
     });
 
-    it("a round with a stand-in ssh: answers parsed, a hung host cut at its time limit, a refused one named, the secret key file gone after", async () => {
+    it("a round with a stand-in ssh: answers parsed, a hung host cut at its time limit, a refused one named, a flooding one cut off, the secret key file gone after", async (t) => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-status-test-"));
+        t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
         const fake = path.join(dir, "ssh");
         // Stands in for ssh: records its key file, then behaves by the host's address.
-        fs.writeFileSync(fake, `#!/bin/sh\nwhile [ $# -gt 1 ]; do [ "$1" = -i ] && echo "$2" >> ${dir}/keys; [ "$1" = -- ] && host="$2"; shift; done\ncase "$host" in\n  hang) sleep 60;;\n  refuse) echo "ssh: connect to host refuse port 22: Connection refused" >&2; exit 255;;\n  *) exec python3 -S -;;\nesac\n`, { mode: 0o755 });
+        fs.writeFileSync(fake, `#!/bin/sh\nwhile [ $# -gt 1 ]; do [ "$1" = -i ] && echo "$2" >> ${dir}/keys; [ "$1" = -- ] && host="$2"; shift; done\ncase "$host" in\n  hang) sleep 60;;\n  refuse) echo "ssh: connect to host refuse port 22: Connection refused" >&2; exit 255;;\n  flood) head -c 17000000 /dev/zero | tr "\\\\0" x; sleep 60;;\n  *) exec python3 -S -;;\nesac\n`, { mode: 0o755 });
         const checks = [{ node: "n", role: "storage" as Role, argv: ["python3", "-c", "print('{\"active\": true}')"] }];
-        const ts = [target({ host: "good", address: "good", checks }), target({ host: "hung", address: "hang", checks }), target({ host: "refused", address: "refuse", checks })];
+        const ts = [target({ host: "good", address: "good", checks }), target({ host: "hung", address: "hang", checks }), target({ host: "refused", address: "refuse", checks }), target({ host: "flooding", address: "flood", checks })];
         const t0 = Date.now();
-        const got = await probeAll(ts, { timeoutSeconds: 3, parallel: 3, cwd: dir, secretKey: (k) => (k === "sshKey" ? FAKE_SSH_KEY : undefined), ssh: fake });
+        const got = await probeAll(ts, { timeoutSeconds: 3, parallel: 4, cwd: dir, secretKey: (k) => (k === "sshKey" ? FAKE_SSH_KEY : undefined), ssh: fake });
         assert.ok(Date.now() - t0 < 8_000, `the round took ${Date.now() - t0} ms`);
         assert.deepEqual(got.get("good"), { ok: true, results: { n: { exit: 0, stdout: '{"active": true}\n', stderr: "", seconds: (got.get("good") as any).results.n.seconds } }, seconds: got.get("good")!.seconds });
         assert.deepEqual([got.get("hung")!.ok, (got.get("hung") as any).reason], [false, "no answer within 3 s"]);
         assert.deepEqual([got.get("refused")!.ok, (got.get("refused") as any).reason], [false, "ssh: connect to host refuse port 22: Connection refused"]);
+        assert.deepEqual([got.get("flooding")!.ok, (got.get("flooding") as any).reason], [false, "its answer exceeded 16 MiB: not read further"]);
         const keys = fs.readFileSync(path.join(dir, "keys"), "utf8").trim().split("\n");
-        assert.equal(keys.length, 3);
+        assert.equal(keys.length, 4);
         for (const k of keys) assert.ok(!fs.existsSync(k), `${k} was left behind`);
         const missing = await probeAll([target({ key: { secret: "nope" } })], { timeoutSeconds: 3, parallel: 1, cwd: dir, secretKey: () => undefined, ssh: fake });
         assert.match((missing.get("h1") as any).reason, /nodefleet:nope \(its SSH key\) is not set/);
-        fs.rmSync(dir, { recursive: true, force: true });
     });
 });
 
