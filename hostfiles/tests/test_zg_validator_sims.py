@@ -195,6 +195,30 @@ class SimCase(unittest.TestCase):
         with open(chain, "w") as f:
             f.writelines(kept)
 
+    def consensus_ahead_of_reth(self, committed, keep):
+        """Seed 7's -38002: 0gchaind commits `committed`, reth loses the blocks after `keep` while
+        both are stopped, both start again; returns once 0gchaind logs -38002."""
+        self.host.start(RETH)
+        self.host.start(CL)
+        self.committed(committed)
+        self.reth_loses_blocks_after(keep)
+        self.host.start(RETH)
+        until(f"reth at block {keep}", lambda: block_number(self.v.el_url) == keep)
+        self.host.start(CL)
+        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+
+    def jwt_files_differ(self):
+        """0gchaind given another JWT file than reth's: it gives up; returns that file's path."""
+        other = os.path.join(self.root, "other-jwt.hex")
+        with open(other, "w") as f:
+            f.write(os.urandom(32).hex())
+        self.units(cl_jwt=other)
+        self.host.start(RETH)
+        until("reth", lambda: block_number(self.v.el_url) + 1)
+        self.host.start(CL)
+        until("0gchaind to give up", lambda: not self.host.alive(CL), timeout=60)
+        return other
+
 
 class ErrorTableOnTheSimulators(SimCase):
     def test_a_healthy_validator_on_reth_has_no_diagnosis_but_reth_without_peers(self):
@@ -210,14 +234,7 @@ class ErrorTableOnTheSimulators(SimCase):
     def test_0gchaind_ahead_of_reth_logs_38002_and_health_remedies_it(self):
         # Seed 7: the execution client lost blocks 0gchaind committed (here: reth's database cut
         # back to block 4 while both were stopped); 0gchaind asserts its head, reth answers -38002.
-        self.host.start(RETH)
-        self.host.start(CL)
-        self.committed(8)
-        self.reth_loses_blocks_after(4)
-        self.host.start(RETH)
-        until("reth at block 4", lambda: block_number(self.v.el_url) == 4)
-        self.host.start(CL)
-        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        self.consensus_ahead_of_reth(committed=8, keep=4)
         self.assertIn("-38002: Invalid forkchoice state", self.v.forkchoice_errors()[-1])
         report = health_mod.health(self.v)
         [diag] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
@@ -262,14 +279,7 @@ class ErrorTableOnTheSimulators(SimCase):
             health_mod.health(self.v)
 
     def test_jwt_files_that_differ_stop_the_simulated_0gchaind_and_health_names_both(self):
-        other = os.path.join(self.root, "other-jwt.hex")
-        with open(other, "w") as f:
-            f.write(os.urandom(32).hex())
-        self.units(cl_jwt=other)
-        self.host.start(RETH)
-        until("reth", lambda: block_number(self.v.el_url) + 1)
-        self.host.start(CL)
-        until("0gchaind to give up", lambda: not self.host.alive(CL), timeout=60)
+        other = self.jwt_files_differ()
         self.assertIn("the JWT secret differs from the execution client's", self.host.journal(CL))
         report = health_mod.health(self.v)
         self.assertEqual(report["services"][CL], "inactive")
@@ -319,14 +329,7 @@ class StatusOnTheSimulators(SimCase):
         self.assertNotIn("networkHeight", a)  # no referenceRpcUrl
 
     def test_a_38002_is_reported_and_left_alone(self):
-        self.host.start(RETH)
-        self.host.start(CL)
-        self.committed(6)
-        self.reth_loses_blocks_after(4)
-        self.host.start(RETH)
-        until("reth at block 4", lambda: block_number(self.v.el_url) == 4)
-        self.host.start(CL)
-        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        self.consensus_ahead_of_reth(committed=6, keep=4)
         pid = self.host.procs[CL].pid
         a = self.status("forkchoice-38002")
         [diag] = [d for d in a["diagnoses"] if d["fault"] == "forkchoice-38002"]
@@ -337,14 +340,7 @@ class StatusOnTheSimulators(SimCase):
         self.assertTrue(self.v.forkchoice_errors(), "status remedied the -38002")
 
     def test_jwt_files_that_differ(self):
-        other = os.path.join(self.root, "other-jwt.hex")
-        with open(other, "w") as f:
-            f.write(os.urandom(32).hex())
-        self.units(cl_jwt=other)
-        self.host.start(RETH)
-        until("reth", lambda: block_number(self.v.el_url) + 1)
-        self.host.start(CL)
-        until("0gchaind to give up", lambda: not self.host.alive(CL), timeout=60)
+        self.jwt_files_differ()
         a = self.status("jwt-mismatch")
         self.assertEqual(a["services"][CL], "inactive")
         self.assertEqual([d["fault"] for d in a["diagnoses"] if d["fault"] == "jwt-mismatch"], ["jwt-mismatch"])
