@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { TEMPLATES_DIR } from "../components/render";
+import { pool } from "./pool";
 import type { HostTarget } from "./targets";
 
 export interface ProbeOptions {
@@ -80,21 +81,13 @@ export async function probeAll(targets: readonly HostTarget[], opts: ProbeOption
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-status-"));
     keyDirs.add(dir);
     fs.chmodSync(dir, 0o700);
-    const results = new Map<string, HostResult>();
     try {
-        let next = 0;
-        const worker = async () => {
-            while (next < targets.length) {
-                const t = targets[next++]!;
-                results.set(t.host, await probe(t, dir, opts));
-            }
-        };
-        await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.parallel, targets.length)) }, worker));
+        const results = await pool(opts.parallel, targets.map((t) => () => probe(t, dir, opts)));
+        return new Map(targets.map((t, i) => [t.host, results[i]!]));
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
         keyDirs.delete(dir);
     }
-    return results;
 }
 
 async function probe(t: HostTarget, dir: string, opts: ProbeOptions): Promise<HostResult> {

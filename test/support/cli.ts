@@ -112,16 +112,4 @@ export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allo
     return r;
 }
 
-/** Runs the jobs at most `n` at a time; the results in the jobs' order. */
-export async function pool<T>(n: number, jobs: readonly (() => Promise<T>)[]): Promise<T[]> {
-    const out: T[] = new Array(jobs.length);
-    let next = 0;
-    const worker = async () => {
-        while (next < jobs.length) {
-            const i = next++;
-            out[i] = await jobs[i]!();
-        }
-    };
-    await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, worker));
-    return out;
-}
+export { pool } from "../../status/pool";
