@@ -88,7 +88,8 @@ export class Fleet extends pulumi.ComponentResource {
                     break;
                 }
                 case "sequencer": {
-                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret) }, { parent: this });
+                    const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
+                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey }, { parent: this });
                     this.health[node.name] = role.health;
                     this.registration[node.name] = role.registration;
                     break;

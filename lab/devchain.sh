@@ -43,7 +43,7 @@ cmd_start() {
     [ -f "$STATE/jwt.hex" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$STATE/jwt.hex")
     if ! running geth; then
         "$geth" --datadir "$STATE/geth" --networkid 16661 --syncmode full --nodiscover --maxpeers 0 --port 0 \
-            --http --http.addr 127.0.0.1 --http.port 8545 --http.api eth,net,web3 \
+            --http --http.addr 127.0.0.1 --http.port 8545 --http.api eth,net,web3 --rpc.allow-unprotected-txs --miner.gasprice 1 \
             --authrpc.addr 127.0.0.1 --authrpc.port 8651 --authrpc.jwtsecret "$STATE/jwt.hex" \
             >"$STATE/geth.log" 2>&1 &
         echo $! > "$STATE/geth.pid"

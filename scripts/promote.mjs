@@ -102,6 +102,10 @@ if (flags.has("--sequencer-version")) {
         if (from_.sequencer.version === "latest") fail(`${from}: ${node.name}: sequencer.version is 'latest', not a version: pin it before promoting`);
         if (node.sequencer.version !== from_.sequencer.version) {
             if (node.sequencer.version === undefined) fail(`${to}: ${node.name}: no sequencer.version line to change (add one by hand first)`);
+            // Another major version reads other flags and registers another way (its own settings): not a one-line change.
+            const major = (v) => String(v).split(".")[0];
+            if (major(node.sequencer.version) !== major(from_.sequencer.version))
+                fail(`${to}: ${node.name}: sequencer.version ${node.sequencer.version} -> ${from_.sequencer.version} changes the sequencer's settings (see docs/configuration.md): edit ${to} by hand`);
             setScalar(target, [...FLEET, "nodes", i, "sequencer", "version"], from_.sequencer.version);
             changes.push(`nodes[${i}] ${node.name}: sequencer.version ${node.sequencer.version ?? "(default)"} -> ${from_.sequencer.version}`);
         }

@@ -96,12 +96,13 @@ function zodIssue(i: z.core.$ZodIssue): string {
     }
 }
 
-type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey";
+type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey" | "blsSecretKey";
 const SECRET_FORMAT: Record<SecretKind, (s: string) => v.Reason> = {
     sshPrivateKey: v.sshPrivateKeyReason,
     privateKey: v.privateKeyReason,
     minerKey: v.minerKeyReason,
     validatorKey: v.validatorKeyJsonReason,
+    blsSecretKey: v.blsSecretKeyReason,
 };
 
 interface SecretUse {
@@ -122,6 +123,8 @@ function secretUses(spec: FleetSpec): SecretUse[] {
                 break;
             case "sequencer":
                 uses.push({ path: `nodes[${i}].sequencer.validatorPrivateKeySecret`, key: node.sequencer.validatorPrivateKeySecret, kind: "privateKey" });
+                if (node.sequencer.version === "4.1.2")
+                    uses.push({ path: `nodes[${i}].sequencer.blsSecretKeySecret`, key: node.sequencer.blsSecretKeySecret, kind: "blsSecretKey" });
                 break;
             case "validator":
                 uses.push({ path: `nodes[${i}].validator.validatorKeySecret`, key: node.validator.validatorKeySecret, kind: "validatorKey" });

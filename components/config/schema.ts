@@ -173,34 +173,76 @@ export const storageSettings = z
     })
     .describe("A 0G storage node (zgs_node).");
 
-export const sequencerSettings = z
+/**
+ * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
+ * (components/roles/aztec-versions.ts). 2.0.2 is the seed's 2.x (alpha-testnet, a staking asset
+ * handler, getInfo on a validator registry); 4.1.2 is what the package registry serves (direct
+ * deposit into the rollup with a BLS key, getStatus and the entry queue). An unknown version is
+ * refused: its flags and variables are not known, and a renamed one would be ignored silently.
+ */
+export const SEQUENCER_VERSIONS = ["2.0.2", "4.1.2"] as const;
+
+const sequencerCommon = {
+    l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (`--l1-rpc-urls`)."),
+    l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed").describe("L1 beacon (consensus) URLs (`--l1-consensus-host-urls`)."),
+    coinbase: evmAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
+    validatorAddress: evmAddress.describe("The validator's (attester's) address, registered on L1 by `pulumi up` when it is not yet."),
+    validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line."),
+    runtime: z
+        .enum(["docker", "release"])
+        .default("docker")
+        .describe("How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line) or `release` (the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack's simulator)."),
+    publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
+    rpcAllowedCidrs: z
+        .array(cidr)
+        .default([])
+        .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front"))
+        .describe(`Who may reach the JSON-RPC port ${AZTEC_PORTS.rpc} (empty: local only); never the whole internet. The admin port ${AZTEC_PORTS.admin} is never opened.`),
+};
+
+const sequencerV2 = z
     .strictObject({
-        network: z.literal("alpha-testnet", { error: "the sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
-        l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("Sepolia execution RPC URLs (`--l1-rpc-urls`)."),
-        l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed").describe("Sepolia beacon (consensus) URLs (`--l1-consensus-host-urls`)."),
-        l1ChainId: z.literal(11155111, { error: "the L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
-        coinbase: evmAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
-        validatorAddress: evmAddress.describe("The validator's address, registered on L1 by `pulumi up` when it is not yet."),
-        stakingAssetHandler: evmAddress.describe("The staking asset handler contract the registration goes through."),
-        registryAddress: evmAddress.describe("The L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
-        validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits); never on a command line."),
-        runtime: z
-            .enum(["docker", "release"])
-            .default("docker")
-            .describe("How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line) or `release` (the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack's simulator)."),
-        publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
-        rpcAllowedCidrs: z
-            .array(cidr)
-            .default([])
-            .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front"))
-            .describe(`Who may reach the JSON-RPC port ${AZTEC_PORTS.rpc} (empty: local only); never the whole internet.`),
-        version: z
-            .string()
-            .regex(/^(latest|[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?)$/, "not a version (latest or x.y.z)")
-            .default("latest")
-            .describe("Aztec version; a change runs the version manager (aztec-up) and restarts only this sequencer."),
+        version: z.literal("2.0.2").describe("Aztec 2.0.2: the seed's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)."),
+        ...sequencerCommon,
+        network: z.literal("alpha-testnet", { error: "the 2.0.2 sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
+        l1ChainId: z.literal(11155111, { error: "the 2.0.2 L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
+        stakingAssetHandler: evmAddress.describe("2.0.2: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
+        registryAddress: evmAddress.describe("2.0.2: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
     })
-    .describe("An Aztec sequencer node.");
+    .describe("An Aztec 2.0.2 sequencer.");
+
+const sequencerV4 = z
+    .strictObject({
+        version: z.literal("4.1.2").describe("Aztec 4.1.2: `--sequencer.validatorPrivateKeys` as VALIDATOR_PRIVATE_KEYS, add-l1-validator as a direct deposit into the rollup with a BLS key."),
+        ...sequencerCommon,
+        network: z
+            .enum(["testnet", "mainnet", "local"])
+            .describe("The Aztec network (`--network`): `testnet` (L1 Sepolia) or `mainnet` take the network's bootnodes and registry from Aztec's published network config; `local` is an L1 of your own (a dev chain), named by `registryAddress` and `l1ChainId`."),
+        l1ChainId: z.number().int().min(1).max(2 ** 53 - 1).describe("The L1 chain id (`--l1-chain-id`; 11155111 for testnet, 1 for mainnet); the registration refuses an L1 that answers another."),
+        registryAddress: evmAddress.optional().describe("4.1.2 with network `local`: the L1 registry of your deployment (`--registry-address`)."),
+        rollupAddress: evmAddress.describe("4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered."),
+        withdrawerAddress: evmAddress.describe("4.1.2: who may withdraw the stake (`--withdrawer`)."),
+        blsSecretKeySecret: secretRef.describe("4.1.2: config key holding the attester's BLS secret key (a BN254 scalar, 0x and up to 64 hex digits) the registration proves possession of; never on a command line."),
+    })
+    .superRefine((s, ctx) => {
+        const expected = { testnet: 11155111, mainnet: 1 }[s.network as "testnet" | "mainnet"];
+        if (expected !== undefined && s.l1ChainId !== expected)
+            ctx.addIssue({ code: "custom", path: ["l1ChainId"], message: `network ${s.network} runs on L1 chain ${expected}, not ${s.l1ChainId}` });
+        if (s.network === "local" && s.registryAddress === undefined)
+            ctx.addIssue({ code: "custom", path: ["registryAddress"], message: "network local needs the registry of your L1 deployment (registryAddress)" });
+        if (s.network !== "local" && s.registryAddress !== undefined)
+            ctx.addIssue({ code: "custom", path: ["registryAddress"], message: `network ${s.network} takes its registry from the network config; registryAddress is only for network local` });
+    })
+    .describe("An Aztec 4.1.2 sequencer.");
+
+export const sequencerSettings = z
+    .discriminatedUnion("version", [sequencerV2, sequencerV4], {
+        error: (issue) =>
+            issue.code === "invalid_union"
+                ? `version must be one nodefleet knows: ${SEQUENCER_VERSIONS.join(", ")} (each version names its flags and variables differently; pin the one aztec-up installs)`
+                : undefined,
+    })
+    .describe("An Aztec sequencer node; its `version` decides the flags, variables and registration nodefleet renders.");
 
 /** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (seed 8). */
 export const portPrefix = z

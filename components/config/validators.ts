@@ -40,6 +40,17 @@ export function privateKeyReason(value: string): Reason {
     return undefined;
 }
 
+/** BN254 scalar field order: an Aztec attester's BLS secret key is a nonzero element below it. */
+const BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+
+/** Aztec 4.x BLS secret key (`add-l1-validator --bls-secret-key`): 0x and 1-64 hex digits, a nonzero BN254 scalar. */
+export function blsSecretKeyReason(value: string): Reason {
+    if (!/^0x[0-9a-fA-F]{1,64}$/.test(value)) return "not a 0x-prefixed hex BLS secret key (a BN254 scalar, up to 64 hex digits)";
+    const k = BigInt(value);
+    if (k === 0n || k >= BN254_R) return "BLS secret key is outside the BN254 scalar field (nonzero, below its order)";
+    return undefined;
+}
+
 /** 0G storage miner key: 64 hex digits without 0x (DOMAIN.md, zgs_node config). */
 export function minerKeyReason(value: string): Reason {
     return /^[0-9a-fA-F]{64}$/.test(value) ? undefined : "not a miner key (64 hex digits, no 0x prefix)";

@@ -3,14 +3,13 @@
 // manager on a version change, the validator registration, and a health report. Rendering is
 // pure; SequencerNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
-import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, hostFile } from "../render";
-
-type SequencerSpec = Extract<NodeSpec, { role: "sequencer" }>;
+import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, type SequencerSpec } from "./aztec-versions";
+import { blsSecretKeyReason } from "../config/validators";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
@@ -48,22 +47,18 @@ export function renderSequencerUnit(node: SequencerSpec, mount: string, release:
     const s = node.sequencer;
     return render("aztec.service", {
         node: node.name,
+        version: s.version,
+        keyEnv: dialectOf(node).validatorKeyEnv,
         docker: s.runtime === "docker",
         operator: OPERATOR_USER,
         container: p.container,
         image: imageOf(node),
         binary: binaryOf(release),
         dataDir: p.dataDir,
-        dataDirectory: p.dataDirectory,
         envFile: p.envFile,
-        p2pPort: AZTEC_PORTS.p2p,
-        rpcPort: AZTEC_PORTS.rpc,
-        adminPort: AZTEC_PORTS.admin,
         network: s.network,
-        l1RpcUrls: s.l1RpcUrls.join(","),
-        l1ConsensusHostUrls: s.l1ConsensusHostUrls.join(","),
-        coinbase: s.coinbase,
-        publicIp,
+        env: sequencerEnvironment(p.dataDirectory),
+        startArgs: sequencerStartArgs(node, publicIp),
     });
 }
 
@@ -77,7 +72,12 @@ export function sequencerJson(node: SequencerSpec, mount: string): string {
 export function renderSequencerRegistration(node: SequencerSpec, mount: string, release: string): string {
     const p = sequencerPaths(node, mount);
     const s = node.sequencer;
+    const dialect = dialectOf(node);
+    const contracts = s.version === "2.0.2"
+        ? { registryAddress: s.registryAddress, stakingAssetHandler: s.stakingAssetHandler }
+        : { rollupAddress: s.rollupAddress };
     const settings = JSON.stringify({
+        dialect: dialect.registration,
         runtime: s.runtime,
         binary: binaryOf(release),
         // The docker runtime runs <image>:<the version aztec-up installed last> (not part of this
@@ -87,10 +87,12 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
         dataDir: p.dataDir,
         l1RpcUrls: s.l1RpcUrls,
         l1ChainId: s.l1ChainId,
-        registryAddress: s.registryAddress,
         validatorAddress: s.validatorAddress,
-        stakingAssetHandler: s.stakingAssetHandler,
+        ...contracts,
         registerEnvFile: p.registerEnvFile,
+        // 4.x: the BLS key reaches the CLI's in-process argv through this preload, never its command line.
+        argvPreload: dialect.registration === "rollup-deposit" ? `${LIB}/aztec-argv.mjs` : null,
+        args: registrationArgs(node),
     }, null, 2);
     return render("sequencer-register.sh", { node: node.name, script: `${LIB}/aztec-register.py`, settings: heredocSafe(settings, "NODEFLEET_EOF") });
 }
@@ -116,15 +118,27 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         lib: LIB,
         rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
         registerScript: heredocSafe(hostFile("aztec-register.py"), D),
+        argvPreload: heredocSafe(hostFile("aztec-argv.mjs"), D),
         healthScript: heredocSafe(hostFile("aztec-health.py"), D),
         unit: heredocSafe(renderSequencerUnit(node, mount, release, publicIp), D),
     });
 }
 
-export function renderSequencerKey(node: SequencerSpec, mount: string, key: string): string {
+/** The key step's script (a secret): the node's and the registration's root-only env files, named as this version reads them. */
+export function renderSequencerKey(node: SequencerSpec, mount: string, key: string, blsSecretKey?: string): string {
     const p = sequencerPaths(node, mount);
+    const dialect = dialectOf(node);
     if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${node.name}: the validator private key must be 0x followed by 64 hex characters`);
-    return render("sequencer-key.sh", { node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile, key });
+    const registerEnv: [string, string][] = [[dialect.senderKeyEnv, key]];
+    if (dialect.registration === "rollup-deposit") {
+        const reason = blsSecretKey === undefined ? "it is missing" : blsSecretKeyReason(blsSecretKey);
+        if (reason) throw new Error(`${node.name}: the BLS secret key: ${reason}`);
+        registerEnv.push(["NODEFLEET_BLS_SECRET_KEY", blsSecretKey!]);
+    }
+    return render("sequencer-key.sh", {
+        node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile,
+        nodeEnv: [[dialect.validatorKeyEnv, key]], registerEnv,
+    });
 }
 
 export function renderSequencerVersion(node: SequencerSpec, release: string): string {
@@ -147,6 +161,8 @@ export interface SequencerNodeArgs {
     readonly host: Host;
     readonly user: string;
     readonly validatorKey: pulumi.Output<string>;
+    /** 4.x: the attester's BLS secret key (registration). */
+    readonly blsSecretKey?: pulumi.Output<string>;
 }
 
 /** teardown (destroy only) -> key -> version (aztec-up) -> configure (unit, start/restart) -> registration -> health. */
@@ -163,7 +179,8 @@ export class SequencerNode extends pulumi.ComponentResource {
         const { release, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "sequencer", label: "sequencer",
             removeScript: renderSequencerRemove(host.hostName, node, mount),
-            keyStep: "validator-key", keyScript: args.validatorKey.apply((k) => renderSequencerKey(node, mount, k)),
+            keyStep: "validator-key",
+            keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined)]).apply(([k, bls]) => renderSequencerKey(node, mount, k, bls)),
         });
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release) }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;

@@ -82,10 +82,14 @@ class Register(unittest.TestCase):
         os.makedirs(self.data)
 
     def settings(self, urls=None):
-        return {"runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec", "versionFile": "/nonexistent",
-                "dataDir": self.data, "l1RpcUrls": urls or [self.l1.url], "l1ChainId": 11155111, "registryAddress": REGISTRY,
-                "validatorAddress": VALIDATOR, "stakingAssetHandler": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
-                "registerEnvFile": self.env_file}
+        handler = "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB"
+        urls = urls or [self.l1.url]
+        return {"dialect": "staking-asset-handler", "runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec",
+                "versionFile": "/nonexistent", "dataDir": self.data, "l1RpcUrls": urls, "l1ChainId": 11155111, "registryAddress": REGISTRY,
+                "validatorAddress": VALIDATOR, "stakingAssetHandler": handler, "registerEnvFile": self.env_file, "argvPreload": None,
+                # What nodefleet renders for 2.0.2 (components/roles/aztec-versions.ts).
+                "args": ["add-l1-validator", "--l1-rpc-urls", ",".join(urls), "--attester", VALIDATOR, "--proposer-eoa", VALIDATOR,
+                         "--staking-asset-handler", handler, "--l1-chain-id", "11155111"]}
 
     def run_register(self, settings=None, env=None):
         r = subprocess.run([sys.executable, os.path.join(HOSTFILES, "aztec-register.py"), "sequencer-1"], input=json.dumps(settings or self.settings()),
@@ -175,6 +179,137 @@ class Register(unittest.TestCase):
         r = subprocess.run([sys.executable, os.path.join(HOSTFILES, "aztec-register.py"), "sequencer-1"], input="{", capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)
         self.assertIn("the registration settings on stdin are not JSON", r.stderr)
+
+
+ROLLUP = "0x3e55e04ab1bf5f8ad63cf85927157947d6bf15a1"
+BLS = "0x2a1f5c0e6b7d8e9f00112233445566778899aabbccddeeff0011223344556677"
+
+
+class RegisterRollupDeposit(unittest.TestCase):
+    """4.1.2's dialect against a scripted L1 (eth_chainId, getStatus, the entry queue) and a CLI stand-in
+    that records its argv, which variables it got and what the argv preload made of its argv. The real
+    CLI and real contracts: the e2e tier (test/e2e/dev-stack.test.ts, 'registration on real Aztec L1 contracts')."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.l1 = L1()
+        self.addCleanup(self.l1.server_close)
+        self.addCleanup(self.l1.shutdown)
+        self.status = 0
+        self.queue = []
+        self.chain_id = 11155111
+        self.l1.answer = self.answer
+        self.record = os.path.join(self.dir, "cli.json")
+        # A node program, as the real CLI is, so NODE_OPTIONS --import runs the real preload in it.
+        self.binary = os.path.join(self.dir, "aztec")
+        script = os.path.join(self.dir, "cli.mjs")
+        with open(script, "w") as f:
+            f.write("import fs from 'node:fs';\n"
+                    f"fs.appendFileSync({json.dumps(self.record)}, JSON.stringify({{argv: process.argv.slice(2), "
+                    "env: Object.keys(process.env).filter((k) => /KEY|MNEMONIC/.test(k)), blsInEnv: process.env.NODEFLEET_BLS_SECRET_KEY ?? null, "
+                    "privateKey: process.env.PRIVATE_KEY ?? null}) + '\\n');\n"
+                    "console.log('Transaction hash: 0x' + 'ab'.repeat(32));\n")
+        with open(self.binary, "w") as f:
+            f.write(f'#!/bin/sh\nexec node {script} "$@"\n')
+        os.chmod(self.binary, 0o755)
+        self.env_file = os.path.join(self.dir, "register.env")
+        self.write_env(f"PRIVATE_KEY={KEY}\nNODEFLEET_BLS_SECRET_KEY={BLS}\n")
+        self.data = os.path.join(self.dir, "data")
+        os.makedirs(self.data)
+
+    def write_env(self, text):
+        with open(self.env_file, "w") as f:
+            f.write(text)
+
+    def answer(self, params):
+        if not params:
+            return {"result": hex(self.chain_id)}
+        data = params[0]["data"]
+        if data.startswith("0x30ccebb5"):
+            return {"result": "0x" + f"{self.status:064x}"}
+        if data == "0x1b56a0e7":
+            return {"result": "0x" + f"{len(self.queue):064x}"}
+        if data.startswith("0x9ca03702"):
+            attester = self.queue[int(data[10:], 16)]
+            return {"result": "0x" + attester.lower()[2:].rjust(64, "0") + "00" * 32 * 10}
+        return {"error": {"code": -32000, "message": "execution reverted"}}
+
+    def settings(self):
+        return {"dialect": "rollup-deposit", "runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec",
+                "versionFile": "/nonexistent", "dataDir": self.data, "l1RpcUrls": [self.l1.url], "l1ChainId": 11155111,
+                "validatorAddress": VALIDATOR, "rollupAddress": ROLLUP, "registerEnvFile": self.env_file,
+                "argvPreload": os.path.join(HOSTFILES, "aztec-argv.mjs"),
+                "args": ["add-l1-validator", "--l1-rpc-urls", self.l1.url, "--l1-chain-id", "11155111", "--attester", VALIDATOR,
+                         "--withdrawer", VALIDATOR, "--rollup", ROLLUP]}
+
+    def run_register(self):
+        r = subprocess.run([sys.executable, os.path.join(HOSTFILES, "aztec-register.py"), "sequencer-1"], input=json.dumps(self.settings()),
+                           capture_output=True, text=True, timeout=60)
+        summary = json.loads(r.stdout.strip().split("\n")[-1]) if r.returncode == 0 else None
+        return r, summary
+
+    def cli_runs(self):
+        try:
+            with open(self.record) as f:
+                return [json.loads(line) for line in f]
+        except FileNotFoundError:
+            return []
+
+    def test_selectors_are_keccak_of_the_signatures(self):
+        sys.path.insert(0, SIM)
+        from nodefleet_sim import common
+        register = load("aztec-register.py")
+        for name, signature in (("GET_STATUS", b"getStatus(address)"), ("QUEUE_LENGTH", b"getEntryQueueLength()"), ("QUEUE_AT", b"getEntryQueueAt(uint256)")):
+            self.assertEqual(getattr(register, name), common.keccak256(signature)[:4].hex(), name)
+
+    def test_unregistered_is_deposited_with_the_keys_off_every_command_line_then_seen_queued(self):
+        r, summary = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["action"], "submitted")
+        [run] = self.cli_runs()
+        # The preload appended the BLS key inside the process and removed its variable.
+        self.assertEqual(run["argv"], self.settings()["args"][0:] + ["--bls-secret-key", BLS])
+        self.assertIsNone(run["blsInEnv"])
+        self.assertEqual(run["privateKey"], KEY)
+        for secret in (KEY[2:], BLS[2:]):
+            self.assertNotIn(secret, r.stdout + r.stderr)
+        # The deposit waits in the entry queue: found there, nothing sent again.
+        self.queue = ["0x" + "11" * 20, VALIDATOR, "0x" + "22" * 20]
+        r, summary = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((summary["status"], summary["action"], summary["queuePosition"]), ("QUEUED", "none: queued", 1))
+        self.assertEqual(len(self.cli_runs()), 1)
+
+    def test_validating_is_registered(self):
+        self.status = 1
+        r, summary = self.run_register()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((summary["status"], summary["action"]), ("VALIDATING", "none: already registered"))
+        self.assertEqual(self.cli_runs(), [])
+
+    def test_refuses_without_its_keys_or_on_another_chain_sending_nothing(self):
+        cases = [
+            ("", "holds no sender key (PRIVATE_KEY, 0x and 64 hex digits): nothing sent; add-l1-validator would send from its public test mnemonic"),
+            (f"PRIVATE_KEY=\nNODEFLEET_BLS_SECRET_KEY={BLS}\n", "holds no sender key"),
+            (f"PRIVATE_KEY={KEY}\n", "holds no BLS secret key (NODEFLEET_BLS_SECRET_KEY): nothing sent"),
+        ]
+        for text, message in cases:
+            self.write_env(text)
+            r, _ = self.run_register()
+            self.assertEqual(r.returncode, 1, text)
+            self.assertIn(message, r.stderr)
+        self.write_env(f"PRIVATE_KEY={KEY}\nNODEFLEET_BLS_SECRET_KEY={BLS}\n")
+        self.chain_id = 16661
+        r, _ = self.run_register()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"{self.l1.url} is L1 chain 16661, not l1ChainId 11155111: nothing sent", r.stderr)
+        self.assertEqual(self.cli_runs(), [])
+
+    def test_a_rollup_that_is_not_one_is_a_clear_error(self):
+        self.l1.answer = lambda params: {"result": hex(11155111)} if not params else {"result": "0x"}
+        r, _ = self.run_register()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"getStatus at {self.l1.url}: rollup {ROLLUP} returned 0 bytes, expected one word: is rollupAddress the rollup on chain 11155111?", r.stderr)
 
 
 class Health(unittest.TestCase):

@@ -33,6 +33,7 @@ export const SECRETS: Record<string, string> = {
     sequencerKey: "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
     validatorKey: validatorKeyJson("aa"),
     validatorKey2: validatorKeyJson("bb"),
+    blsKey: "0x2a1f5c0e6b7d8e9f00112233445566778899aabbccddeeff0011223344556677",
 };
 
 /** A SecretSource over a map; keys listed in `plain` are reported as not encrypted. */
@@ -70,6 +71,7 @@ export const sequencerNode = () => ({
     host: "h-sequencer",
     release: "aztec",
     sequencer: {
+        version: "2.0.2",
         l1RpcUrls: ["https://sepolia.example.org/rpc"],
         l1ConsensusHostUrls: ["https://beacon.example.org"],
         coinbase: ADDR.b,
@@ -79,6 +81,12 @@ export const sequencerNode = () => ({
         validatorPrivateKeySecret: "sequencerKey",
     },
 });
+
+/** The sequencer settings of Aztec 4.1.2 (what the registry serves): direct deposit into a rollup, a BLS key. */
+export const sequencerV4Settings = () => {
+    const { stakingAssetHandler: _h, registryAddress: _r, ...common } = sequencerNode().sequencer;
+    return { ...common, version: "4.1.2", network: "testnet", l1ChainId: 11155111, rollupAddress: ADDR.a, withdrawerAddress: ADDR.d, blsSecretKeySecret: "blsKey" };
+};
 
 export const validatorNode = () => ({
     name: "validator-1",

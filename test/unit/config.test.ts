@@ -5,7 +5,7 @@ import { parseFleet, FleetConfigError, formatPath } from "../../components/confi
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ADDR, PEER_ID, ENODE, NODE_ID, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson } from "../support/fixtures";
+import { ADDR, PEER_ID, ENODE, NODE_ID, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson, sequencerV4Settings } from "../support/fixtures";
 
 // SSH key files for the sshPrivateKeyFile cases: one usable, one readable by others, one not a key.
 const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-keys-"));
@@ -89,8 +89,23 @@ const cases: Case[] = [
     { name: "prefix fraction", mutate: (f) => (f.nodes[V].validator.portPrefix = 5.5), error: "port prefix 5.5 must be a number 1-64" },
     // sequencer chain id and network
     { name: "chain id 11155111", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 11155111), error: null },
-    { name: "chain id mainnet", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 1), error: "nodes[1].sequencer.l1ChainId: the L1 chain id must be 11155111" },
-    { name: "network other than alpha-testnet", mutate: (f) => (f.nodes[Q].sequencer.network = "mainnet"), error: "nodes[1].sequencer.network: the sequencer network must be alpha-testnet" },
+    { name: "chain id mainnet", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 1), error: "nodes[1].sequencer.l1ChainId: the 2.0.2 L1 chain id must be 11155111" },
+    { name: "network other than alpha-testnet", mutate: (f) => (f.nodes[Q].sequencer.network = "mainnet"), error: "nodes[1].sequencer.network: the 2.0.2 sequencer network must be alpha-testnet" },
+    // sequencer versions (issue 19): each known version with its own settings; others refused with the list
+    { name: "sequencer version unknown", mutate: (f) => (f.nodes[Q].sequencer.version = "3.0.0"), error: "nodes[1].sequencer.version: version must be one nodefleet knows: 2.0.2, 4.1.2" },
+    { name: "sequencer version latest", mutate: (f) => (f.nodes[Q].sequencer.version = "latest"), error: "nodes[1].sequencer.version: version must be one nodefleet knows: 2.0.2, 4.1.2" },
+    { name: "sequencer version missing", mutate: (f) => delete f.nodes[Q].sequencer.version, error: "nodes[1].sequencer.version: version must be one nodefleet knows" },
+    { name: "sequencer 4.1.2", mutate: (f) => (f.nodes[Q].sequencer = sequencerV4Settings()), error: null },
+    { name: "sequencer 4.1.2 with 2.0.2's settings", mutate: (f) => (f.nodes[Q].sequencer.version = "4.1.2"), error: "nodes[1].sequencer.rollupAddress: required" },
+    { name: "sequencer 4.1.2 without a BLS key", mutate: (f) => { const s: any = sequencerV4Settings(); delete s.blsSecretKeySecret; f.nodes[Q].sequencer = s; }, error: "nodes[1].sequencer.blsSecretKeySecret: " },
+    { name: "sequencer 4.1.2 BLS key not a scalar", mutate: (f) => (f.nodes[Q].sequencer = sequencerV4Settings()), secrets: { ...SECRETS, blsKey: "0x" + "f".repeat(64) }, error: "nodes[1].sequencer.blsSecretKeySecret: the secret it names: BLS secret key is outside the BN254 scalar field" },
+    { name: "sequencer 4.1.2 BLS key not hex", mutate: (f) => (f.nodes[Q].sequencer = sequencerV4Settings()), secrets: { ...SECRETS, blsKey: "12345" }, error: "nodes[1].sequencer.blsSecretKeySecret: the secret it names: not a 0x-prefixed hex BLS secret key" },
+    { name: "sequencer 4.1.2 BLS key in plain text", mutate: (f) => (f.nodes[Q].sequencer = sequencerV4Settings()), plainKeys: ["blsKey"], error: "nodes[1].sequencer.blsSecretKeySecret: the config key it names is stored in plain text" },
+    { name: "sequencer 4.1.2 testnet on mainnet's chain id", mutate: (f) => (f.nodes[Q].sequencer = { ...sequencerV4Settings(), l1ChainId: 1 }), error: "nodes[1].sequencer.l1ChainId: network testnet runs on L1 chain 11155111, not 1" },
+    { name: "sequencer 4.1.2 local without a registry", mutate: (f) => (f.nodes[Q].sequencer = { ...sequencerV4Settings(), network: "local", l1ChainId: 16661 }), error: "nodes[1].sequencer.registryAddress: network local needs the registry" },
+    { name: "sequencer 4.1.2 local with a registry", mutate: (f) => (f.nodes[Q].sequencer = { ...sequencerV4Settings(), network: "local", l1ChainId: 16661, registryAddress: ADDR.b }), error: null },
+    { name: "sequencer 4.1.2 testnet with a registry", mutate: (f) => (f.nodes[Q].sequencer = { ...sequencerV4Settings(), registryAddress: ADDR.b }), error: "nodes[1].sequencer.registryAddress: network testnet takes its registry from the network config" },
+    { name: "sequencer 4.1.2 network alpha-testnet", mutate: (f) => (f.nodes[Q].sequencer = { ...sequencerV4Settings(), network: "alpha-testnet" }), error: "nodes[1].sequencer.network: " },
     { name: "sequencer RPC open to the world", mutate: (f) => (f.nodes[Q].sequencer.rpcAllowedCidrs = ["0.0.0.0/0"]), error: "nodes[1].sequencer.rpcAllowedCidrs[0]: the sequencer RPC must not be open to the world" },
     { name: "sequencer without a release", mutate: (f) => delete f.nodes[Q].release, error: "nodes[1].release: required: the host installs the aztec CLI and its version manager (aztec-up)" },
     { name: "sequencer without a registry", mutate: (f) => delete f.nodes[Q].sequencer.registryAddress, error: "nodes[1].sequencer.registryAddress: " },

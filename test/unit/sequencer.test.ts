@@ -12,14 +12,15 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR, unitWord } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
-import { baseFleet, secretSource, SECRETS, ADDR } from "../support/fixtures";
+import { baseFleet, secretSource, SECRETS, ADDR, sequencerV4Settings } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registered, inputsOf } from "../support/mocks";
 
 const Q = 1;
 
-function sequencerSpec(mutate: (s: any) => void = () => {}) {
+function sequencerSpec(mutate: (s: any) => void = () => {}, v4 = false) {
     const f = baseFleet();
+    if (v4) f.nodes[Q].sequencer = sequencerV4Settings();
     mutate(f.nodes[Q].sequencer);
     const fleet = parseFleet(f, secretSource());
     return fleet.spec.nodes[Q] as Extract<(typeof fleet.spec.nodes)[number], { role: "sequencer" }>;
@@ -72,6 +73,53 @@ describe("sequencer role: rendered files", () => {
         assert.match(unit, /^Requires=docker.service$/m);
     });
 
+    it("4.1.2: the unit names VALIDATOR_PRIVATE_KEYS (not its fallback) and adds --l1-chain-id; golden, systemd-analyze verify", () => {
+        const spec = sequencerSpec((s) => (s.runtime = "release"), true);
+        const unit = fs.readFileSync(golden("sequencer/aztec-4.1.2.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
+        verifyUnit("aztec-sequencer-1.service", unit);
+        const flags = startFlags(unit);
+        assert.deepEqual(flags.filter((w) => w.startsWith("--")), ["--node", "--archiver", "--sequencer", "--network", "--l1-rpc-urls", "--l1-consensus-host-urls", "--l1-chain-id", "--sequencer.coinbase", "--p2p.p2pIp"]);
+        assert.deepEqual(flags.slice(flags.indexOf("--network"), flags.indexOf("--network") + 2), ["--network", "testnet"]);
+        assert.equal(flags[flags.indexOf("--l1-chain-id") + 1], "11155111");
+        assert.match(unit, /VALIDATOR_PRIVATE_KEYS/);
+        assert.doesNotMatch(unit, /VALIDATOR_PRIVATE_KEY\b|PRIVATE_KEY=|4c0883a6/);
+        const local = renderSequencerUnit(sequencerSpec(() => {}, true), "/data", "aztec", "198.51.100.20");
+        assert.match(local, / aztecprotocol\/aztec:4\.1\.2 start --node /);
+        const dev = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b }), true);
+        assert.deepEqual(startFlags(renderSequencerUnit(dev, "/data", "aztec", "10.0.0.1")).slice(-8, -4), ["--l1-chain-id", "16661", "--registry-address", ADDR.b]);
+    });
+
+    it("4.1.2: the key step writes VALIDATOR_PRIVATE_KEYS and, for the registration, PRIVATE_KEY and the BLS key; refuses without a BLS key", () => {
+        requireTool("shellcheck", "shellcheck");
+        const spec = sequencerSpec(() => {}, true);
+        const file = golden("sequencer/validator-key-4.1.2.sh", renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, SECRETS.blsKey));
+        const text = fs.readFileSync(file, "utf8");
+        assert.match(text, new RegExp(`^VALIDATOR_PRIVATE_KEYS=${SECRETS.sequencerKey}$`, "m"));
+        assert.match(text, new RegExp(`^PRIVATE_KEY=${SECRETS.sequencerKey}$`, "m"));
+        assert.match(text, new RegExp(`^NODEFLEET_BLS_SECRET_KEY=${SECRETS.blsKey}$`, "m"));
+        assert.doesNotMatch(text, /^VALIDATOR_PRIVATE_KEY=/m);
+        assert.equal(runTool("shellcheck", ["--shell=sh", "--severity=style", file]).status, 0);
+        assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!), /sequencer-1: the BLS secret key: it is missing/);
+        assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, "0x0"), /sequencer-1: the BLS secret key: BLS secret key is outside the BN254 scalar field/);
+        // 2.0.2 never gets a BLS key line, even when one is passed.
+        assert.doesNotMatch(renderSequencerKey(sequencerSpec(), "/data", SECRETS.sequencerKey!, SECRETS.blsKey), /NODEFLEET_BLS_SECRET_KEY|2a1f5c0e/);
+    });
+
+    it("4.1.2: the registration deposits into the rollup with the attester, withdrawer and chain id; no key in its arguments", () => {
+        const spec = sequencerSpec(() => {}, true);
+        const registration = fs.readFileSync(golden("sequencer/registration-4.1.2.sh", renderSequencerRegistration(spec, "/data", "aztec")), "utf8");
+        const settings = JSON.parse(registration.split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        assert.equal(settings.dialect, "rollup-deposit");
+        assert.equal(settings.rollupAddress, ADDR.a);
+        assert.equal(settings.argvPreload, "/usr/local/lib/nodefleet/aztec-argv.mjs");
+        assert.deepEqual(settings.args, ["add-l1-validator", "--l1-rpc-urls", "https://sepolia.example.org/rpc", "--l1-chain-id", "11155111", "--attester", ADDR.c, "--withdrawer", ADDR.d, "--rollup", ADDR.a]);
+        assert.doesNotMatch(registration, /--private-key|--bls-secret-key|--mnemonic|PRIVATE_KEY=|4c0883a6|2a1f5c0e/);
+        const v2 = JSON.parse(renderSequencerRegistration(sequencerSpec(), "/data", "aztec").split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        assert.equal(v2.dialect, "staking-asset-handler");
+        assert.equal(v2.argvPreload, null);
+        assert.deepEqual(v2.args.filter((a: string) => a.startsWith("--")), ["--l1-rpc-urls", "--attester", "--proposer-eoa", "--staking-asset-handler", "--l1-chain-id"]);
+    });
+
     it("unit arguments keep hostile values as one word (systemd quoting, % and $ doubled)", () => {
         assert.equal(unitWord("http://a.example/x"), "http://a.example/x");
         assert.equal(unitWord('a b"c'), '"a b\\"c"');
@@ -111,6 +159,8 @@ describe("sequencer role: rendered files", () => {
             const r = runTool("python3", ["-m", "py_compile", path.join(HOSTFILES_DIR, f)]);
             assert.equal(r.status, 0, r.output);
         }
+        const r = runTool("node", ["--check", path.join(HOSTFILES_DIR, "aztec-argv.mjs")]);
+        assert.equal(r.status, 0, r.output);
     });
 
     it("refuses to render a key that is not a 0x 32-byte hex key", () => {
@@ -159,10 +209,14 @@ describe("sequencer role: steps", () => {
             return Object.fromEntries(["validator-key", "version", "configure", "registration", "health"].map((s) => [s, JSON.stringify(inputsOf(`fleet-sequencer-1-${s}`).triggers)]));
         };
         const before = await triggers(() => {});
-        const version = await triggers((s) => (s.version = "2.0.3"));
+        // 2.0.2 -> 4.1.2: other variable names (key step), flags (configure) and registration.
+        const version = await triggers((s) => {
+            for (const k of Object.keys(s)) delete s[k];
+            Object.assign(s, sequencerV4Settings());
+        });
         const registry = await triggers((s) => (s.registryAddress = ADDR.c));
         const changed = (a: Record<string, string>) => Object.keys(a).filter((k) => a[k] !== before[k]);
-        assert.deepEqual(changed(version), ["version", "configure", "health"]);
+        assert.deepEqual(changed(version), ["validator-key", "version", "configure", "registration", "health"]);
         assert.deepEqual(changed(registry), ["registration"]);
     });
 });

@@ -95,8 +95,9 @@ class GethChain(unittest.TestCase):
         spec = importlib.util.spec_from_file_location("aztec_register", os.path.join(ROOT, "hostfiles", "aztec-register.py"))
         register = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(register)
-        status, url = register.registry_status({"validatorAddress": "0x" + who[24:], "registryAddress": registry, "l1RpcUrls": [self.url], "l1ChainId": 11155111})
-        self.assertEqual((status, url), (0, self.url))
+        status, queued, url = register.registry_status({"dialect": "staking-asset-handler", "validatorAddress": "0x" + who[24:], "registryAddress": registry,
+                                                        "l1RpcUrls": [self.url], "l1ChainId": 11155111})
+        self.assertEqual((status, queued, url), (0, None, self.url))
 
     def test_1c_live_export_over_ipc_while_0gchaind_commits(self):
         # The low-downtime switch's l03: the running geth exports 1..head over its IPC socket

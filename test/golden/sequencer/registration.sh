@@ -4,6 +4,7 @@
 set -eu
 python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
 {
+  "dialect": "staking-asset-handler",
   "runtime": "release",
   "binary": "/opt/nodefleet/aztec/bin/aztec",
   "image": "aztecprotocol/aztec",
@@ -13,9 +14,23 @@ python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
     "https://sepolia.example.org/rpc"
   ],
   "l1ChainId": 11155111,
-  "registryAddress": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
   "validatorAddress": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+  "registryAddress": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
   "stakingAssetHandler": "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
-  "registerEnvFile": "/etc/nodefleet/sequencer-1/register.env"
+  "registerEnvFile": "/etc/nodefleet/sequencer-1/register.env",
+  "argvPreload": null,
+  "args": [
+    "add-l1-validator",
+    "--l1-rpc-urls",
+    "https://sepolia.example.org/rpc",
+    "--attester",
+    "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+    "--proposer-eoa",
+    "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+    "--staking-asset-handler",
+    "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+    "--l1-chain-id",
+    "11155111"
+  ]
 }
 NODEFLEET_EOF

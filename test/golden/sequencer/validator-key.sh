@@ -1,9 +1,9 @@
 #!/bin/sh
-# nodefleet: the validator private key of Aztec sequencer sequencer-1, into two root-only (0600)
-# environment files: VALIDATOR_PRIVATE_KEY for the node (aztec-sequencer-1.service) and PRIVATE_KEY, the
-# variable add-l1-validator reads when --private-key is not given, for the registration. This
-# script arrives as a secret on stdin and never prints the key. Restarts the node only when the
-# key changed and the node runs.
+# nodefleet: the keys of Aztec sequencer sequencer-1, into two root-only (0600) environment files,
+# under the names its version reads: the validator key for the node (aztec-sequencer-1.service), and for the
+# registration the sender key as PRIVATE_KEY (what add-l1-validator reads when --private-key is not
+# given) and, for 4.x, the BLS secret key for the argv preload. This script arrives as a secret on
+# stdin and never prints a key. Restarts the node only when its file changed and the node runs.
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/sequencer-1
@@ -26,14 +26,15 @@ put() {
 put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root <<'NODEFLEET_EOF'
 VALIDATOR_PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 NODEFLEET_EOF
+node_changed="$changed"
 put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
 PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 NODEFLEET_EOF
 if [ -z "$changed" ]; then
 	echo "sequencer sequencer-1: validator key unchanged"
 else
-	echo "sequencer sequencer-1: validator key written to /etc/nodefleet/sequencer-1/aztec.env and /etc/nodefleet/sequencer-1/register.env (mode 0600)"
-	if systemctl is-active --quiet aztec-sequencer-1.service; then
+	echo "sequencer sequencer-1: keys written to /etc/nodefleet/sequencer-1/aztec.env and /etc/nodefleet/sequencer-1/register.env (mode 0600)"
+	if [ -n "$node_changed" ] && systemctl is-active --quiet aztec-sequencer-1.service; then
 		systemctl restart aztec-sequencer-1.service
 		echo "sequencer sequencer-1: restarted aztec-sequencer-1.service for the new key"
 	fi

@@ -1,0 +1,35 @@
+#!/bin/sh
+# nodefleet: validator registration of Aztec sequencer sequencer-1 (seed 2.5): skipped when the
+# registry's getInfo already shows it; the key is read on the host from a root-only file.
+set -eu
+python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
+{
+  "dialect": "rollup-deposit",
+  "runtime": "docker",
+  "binary": "/opt/nodefleet/aztec/bin/aztec",
+  "image": "aztecprotocol/aztec",
+  "versionFile": "/etc/nodefleet/sequencer-1/version",
+  "dataDir": "/data/sequencer-1",
+  "l1RpcUrls": [
+    "https://sepolia.example.org/rpc"
+  ],
+  "l1ChainId": 11155111,
+  "validatorAddress": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+  "rollupAddress": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+  "registerEnvFile": "/etc/nodefleet/sequencer-1/register.env",
+  "argvPreload": "/usr/local/lib/nodefleet/aztec-argv.mjs",
+  "args": [
+    "add-l1-validator",
+    "--l1-rpc-urls",
+    "https://sepolia.example.org/rpc",
+    "--l1-chain-id",
+    "11155111",
+    "--attester",
+    "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+    "--withdrawer",
+    "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+    "--rollup",
+    "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+  ]
+}
+NODEFLEET_EOF

@@ -1,0 +1,42 @@
+#!/bin/sh
+# nodefleet: the keys of Aztec sequencer sequencer-1, into two root-only (0600) environment files,
+# under the names its version reads: the validator key for the node (aztec-sequencer-1.service), and for the
+# registration the sender key as PRIVATE_KEY (what add-l1-validator reads when --private-key is not
+# given) and, for 4.x, the BLS secret key for the argv preload. This script arrives as a secret on
+# stdin and never prints a key. Restarts the node only when its file changed and the node runs.
+set -eu
+umask 077
+install -d -m 0700 /etc/nodefleet/sequencer-1
+changed=""
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs.
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+	else
+		mv "$tmp" "$1"
+		changed="$changed $1"
+	fi
+}
+
+put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root <<'NODEFLEET_EOF'
+VALIDATOR_PRIVATE_KEYS=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+NODEFLEET_EOF
+node_changed="$changed"
+put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
+PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+NODEFLEET_BLS_SECRET_KEY=0x2a1f5c0e6b7d8e9f00112233445566778899aabbccddeeff0011223344556677
+NODEFLEET_EOF
+if [ -z "$changed" ]; then
+	echo "sequencer sequencer-1: validator key unchanged"
+else
+	echo "sequencer sequencer-1: keys written to /etc/nodefleet/sequencer-1/aztec.env and /etc/nodefleet/sequencer-1/register.env (mode 0600)"
+	if [ -n "$node_changed" ] && systemctl is-active --quiet aztec-sequencer-1.service; then
+		systemctl restart aztec-sequencer-1.service
+		echo "sequencer sequencer-1: restarted aztec-sequencer-1.service for the new key"
+	fi
+fi
