@@ -37,6 +37,7 @@ command -v shellcheck >/dev/null || missing+=(shellcheck)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v python3 >/dev/null || missing+=(python3)
 command -v ssh >/dev/null || missing+=(openssh-client) # nodefleet status reaches the hosts with it
+command -v patchelf >/dev/null || missing+=(patchelf) # lab/aztec.sh: the real Aztec CLI's node runtime
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
         say "missing ${missing[*]}: run as root or apt-get install ${missing[*]}"
