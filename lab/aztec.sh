@@ -9,6 +9,8 @@
 #   lab/aztec.sh deploy RPC_URL CHAIN_ID
 #                                 deploy-l1-contracts onto that L1 with the key in $DEPLOYER_KEY;
 #                                 prints the contract addresses (JSON)
+#   lab/aztec.sh l1 fund|flush|status|address RPC_URL ROLLUP [ATTESTER]
+#                                 the dev L1's side of a registration (lab/aztec/l1.mjs)
 #
 # Two things this machine lacks, and what stands in for them (each a real program, not a simulator):
 # - Aztec's native modules (world state, bb) need glibc 2.38 and libstdc++ 3.4.32; Debian 12 has
@@ -96,5 +98,6 @@ case "${1:-path}" in
     install | path) install_cli; echo "$DIR" ;;
     cli) shift; cli "$@" ;;
     deploy) shift; deploy "$@" ;;
-    *) die "usage: lab/aztec.sh install | path | cli ARGS... | deploy RPC_URL CHAIN_ID" ;;
+    l1) shift; install_cli; exec node "$ROOT/lab/aztec/l1.mjs" "$DIR" "$@" ;;
+    *) die "usage: lab/aztec.sh install | path | cli ARGS... | deploy RPC_URL CHAIN_ID | l1 COMMAND ..." ;;
 esac

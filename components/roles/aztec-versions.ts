@@ -30,15 +30,20 @@ export const AZTEC_DIALECTS: Record<SequencerVersion, AztecDialect> = {
 
 export const dialectOf = (node: SequencerSpec): AztecDialect => AZTEC_DIALECTS[node.sequencer.version];
 
-/** The variables of the unit (not secret): the same names in every version nodefleet knows. */
-export function sequencerEnvironment(dataDirectory: string): [string, string][] {
-    return [
+/** The variables of the unit (not secret). */
+export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string): [string, string][] {
+    const env: [string, string][] = [
         ["DATA_DIRECTORY", dataDirectory],
         ["P2P_PORT", String(AZTEC_PORTS.p2p)],
         ["AZTEC_PORT", String(AZTEC_PORTS.rpc)],
         ["AZTEC_ADMIN_PORT", String(AZTEC_PORTS.admin)],
         ["LOG_JSON", "1"],
     ];
+    // 4.1.2 parses --registry-address but never puts it into the node's config (it reads
+    // l1Contracts.registryAddress, which only REGISTRY_CONTRACT_ADDRESS fills): found by the
+    // contract tests, and by the real node refusing to start without a registry.
+    if (node.sequencer.version === "4.1.2" && node.sequencer.registryAddress !== undefined) env.push(["REGISTRY_CONTRACT_ADDRESS", node.sequencer.registryAddress]);
+    return env;
 }
 
 /** `aztec start`'s arguments (after the program), the key excepted: it comes from the env file. */
@@ -53,7 +58,6 @@ export function sequencerStartArgs(node: SequencerSpec, publicIp: string): strin
             return [
                 "start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1,
                 "--l1-chain-id", String(s.l1ChainId),
-                ...(s.registryAddress !== undefined ? ["--registry-address", s.registryAddress] : []),
                 ...tail,
             ];
     }

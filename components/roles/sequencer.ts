@@ -57,7 +57,7 @@ export function renderSequencerUnit(node: SequencerSpec, mount: string, release:
         dataDir: p.dataDir,
         envFile: p.envFile,
         network: s.network,
-        env: sequencerEnvironment(p.dataDirectory),
+        env: sequencerEnvironment(node, p.dataDirectory),
         startArgs: sequencerStartArgs(node, publicIp),
     });
 }

@@ -86,7 +86,11 @@ describe("sequencer role: rendered files", () => {
         const local = renderSequencerUnit(sequencerSpec(() => {}, true), "/data", "aztec", "198.51.100.20");
         assert.match(local, / aztecprotocol\/aztec:4\.1\.2 start --node /);
         const dev = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b }), true);
-        assert.deepEqual(startFlags(renderSequencerUnit(dev, "/data", "aztec", "10.0.0.1")).slice(-8, -4), ["--l1-chain-id", "16661", "--registry-address", ADDR.b]);
+        const devUnit = renderSequencerUnit(dev, "/data", "aztec", "10.0.0.1");
+        assert.deepEqual(startFlags(devUnit).slice(-6, -4), ["--l1-chain-id", "16661"]);
+        // Not --registry-address: 4.1.2 accepts that flag and drops it (see aztec-versions.ts).
+        assert.match(devUnit, new RegExp(`^Environment=REGISTRY_CONTRACT_ADDRESS=${ADDR.b}$`, "m"));
+        assert.doesNotMatch(devUnit, /--registry-address/);
     });
 
     it("4.1.2: the key step writes VALIDATOR_PRIVATE_KEYS and, for the registration, PRIVATE_KEY and the BLS key; refuses without a BLS key", () => {

@@ -286,6 +286,7 @@ def rollup_status(spec, url):
 def registry_status(spec):
     """(status number, queue position or None, URL that answered)."""
     ask = rollup_status if spec["dialect"] == "rollup-deposit" else staking_handler_status
+    what = "getStatus" if spec["dialect"] == "rollup-deposit" else "getInfo"
     names = STATUS[spec["dialect"]]
     errors = []
     for url in spec["l1RpcUrls"]:
@@ -295,9 +296,9 @@ def registry_status(spec):
             errors.append(str(e))
             continue
         if status >= len(names):
-            raise Failure(f"status {status} at {url} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(names))}")
+            raise Failure(f"{what} at {url}: status {status} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(names))}")
         return status, queued, url
-    raise Failure("no L1 RPC URL answered: " + "; ".join(errors))
+    raise Failure(f"no L1 RPC URL answered {what}: " + "; ".join(errors))
 
 
 def read_env_file(spec):
