@@ -2,7 +2,8 @@
 # The test command: installs what is missing, then runs every tier, fastest first.
 #   unit  node simulators; pure logic, golden files checked by their real tools, strict Pulumi
 #         mocks (under a minute)
-#   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached)
+#   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
+#         contract tests of the sequencer's rendered files against the real Aztec CLI (installed once)
 #   e2e   real geth driven by the simulators (export/trim/import); the main job on local VMs:
 #         pulumi up over SSH, releases, firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
@@ -37,7 +38,10 @@ declare -A PREBUILT=()
 # A tier that fails stops the run: its background builds stop with it (caches are written whole or not at all).
 stop_prebuilds() { local pid; for pid in "${PREBUILT[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; }
 trap stop_prebuilds EXIT
-if has_tier cli || has_tier e2e; then prebuild toolchain bash lab/toolchain.sh; fi
+if has_tier cli || has_tier e2e; then
+    prebuild toolchain bash lab/toolchain.sh
+    prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
+fi
 if has_tier e2e; then prebuild lab bash -c 'bash lab/artifacts.sh geth >/dev/null && bash lab/vm.sh image'; fi
 
 rm -rf dist
@@ -55,6 +59,7 @@ fi
 if has_tier cli; then
     echo "== cli tier: pulumi preview with the real engine"
     await toolchain
+    await aztec
     bash lab/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi

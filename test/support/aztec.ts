@@ -1,0 +1,90 @@
+// The real Aztec CLI for the contract and registration tests (lab/aztec.sh installs it once into
+// the cache), and what a rendered sequencer unit hands it: argv and environment, read back the
+// way systemd and docker read them.
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { ROOT } from "./cli";
+
+/** The install directory of the real CLI (installs it when missing: minutes, once). */
+export function aztecInstall(): string {
+    const r = spawnSync("bash", [path.join(ROOT, "lab/aztec.sh"), "path"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 900_000 });
+    if (r.status !== 0) throw new Error(`lab/aztec.sh path failed (${r.status})`);
+    return r.stdout.trim();
+}
+
+export interface ProbeResult {
+    readonly flags: string[];
+    readonly error: string | null;
+    readonly env: Record<string, "option" | "fallback" | "direct" | "unread">;
+    readonly parsed: Record<string, any> | null;
+}
+
+/** The real CLI's parser and config readers on argv and env (lab/aztec/probe.mjs); `preload` as NODE_OPTIONS --import would load it. */
+export function probe(install: string, argv: string[], env: Record<string, string>, preload?: string): ProbeResult {
+    const node = path.join(install, "bin/node");
+    const args = [...(preload ? ["--import", preload] : []), path.join(ROOT, "lab/aztec/probe.mjs"), install, "--", ...argv];
+    const r = spawnSync(node, args, { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", ...env }, timeout: 120_000 });
+    if (r.status !== 0) throw new Error(`probe failed (${r.status}): ${r.stderr}`);
+    return JSON.parse(r.stdout) as ProbeResult;
+}
+
+/** One systemd word of an ExecStart= line or setting: quotes removed, %% and $$ undoubled. */
+export function systemdWords(line: string): string[] {
+    const words: string[] = [];
+    let i = 0;
+    while (i < line.length) {
+        while (line[i] === " ") i++;
+        if (i >= line.length) break;
+        let word = "";
+        while (i < line.length && line[i] !== " ") {
+            if (line[i] === '"') {
+                i++;
+                while (i < line.length && line[i] !== '"') {
+                    if (line[i] === "\\") i++;
+                    word += line[i++];
+                }
+                i++;
+            } else word += line[i++];
+        }
+        words.push(word.replace(/%%/g, "%").replace(/\$\$/g, "$"));
+    }
+    return words;
+}
+
+export interface UnitLaunch {
+    readonly argv: string[];
+    /** The variables the process gets: Environment= lines (docker: those named by -e) and the env file. */
+    readonly env: Record<string, string>;
+}
+
+/**
+ * What the unit starts the CLI with: the words after the program (release) or after the image
+ * (docker), and its environment, with the env file's content given (the key step writes it).
+ */
+export function unitLaunch(unit: string, envFile: string): UnitLaunch {
+    const lines = unit.split("\n");
+    const settings: Record<string, string> = {};
+    for (const l of lines.filter((x) => x.startsWith("Environment="))) {
+        const [assignment] = systemdWords(l.slice("Environment=".length));
+        const eq = assignment!.indexOf("=");
+        settings[assignment!.slice(0, eq)] = assignment!.slice(eq + 1);
+    }
+    const fileEnv: Record<string, string> = {};
+    for (const l of envFile.split("\n").filter((x) => x.includes("="))) fileEnv[l.slice(0, l.indexOf("="))] = l.slice(l.indexOf("=") + 1);
+    const words = systemdWords(lines.find((l) => l.startsWith("ExecStart="))!.slice("ExecStart=".length));
+    if (words[0] === "/usr/bin/docker") {
+        const named = words.flatMap((w, i) => (words[i - 1] === "-e" ? [w] : []));
+        const image = words.findIndex((w) => w.startsWith("aztecprotocol/aztec:"));
+        const env = Object.fromEntries(named.map((n) => [n, settings[n]!]));
+        return { argv: words.slice(image + 1), env: { ...env, ...fileEnv } };
+    }
+    return { argv: words.slice(1), env: { ...settings, ...fileEnv } };
+}
+
+/** The env file a key script writes: the heredoc after `put <file>`. */
+export function heredocOf(script: string, file: string): string {
+    const start = script.indexOf(`put ${file} 0600 root:root <<'NODEFLEET_EOF'\n`);
+    if (start < 0) throw new Error(`no put ${file} in the script`);
+    const body = script.slice(script.indexOf("\n", start) + 1);
+    return body.slice(0, body.indexOf("NODEFLEET_EOF"));
+}
