@@ -80,6 +80,19 @@ function describeInput(input: unknown, secret: boolean): string {
     }
 }
 
+/**
+ * A failed union of versioned variants (the sequencer's): the issues of the one branch whose
+ * `version` matched, else the union's own message at `.version`. Other unions pass through.
+ */
+function unionBranch(i: z.core.$ZodIssue): z.core.$ZodIssue[] {
+    if (i.code !== "invalid_union" || i.errors.length === 0) return [i];
+    if (i.input === undefined) return [{ code: "invalid_type", expected: "object", input: undefined, path: i.path, message: "required" } as z.core.$ZodIssue];
+    const matched = i.errors.filter((branch) => !branch.some((e) => e.path.length === 1 && e.path[0] === "version"));
+    if (matched.length === 1) return matched[0]!.map((e) => ({ ...e, path: [...i.path, ...e.path] }) as z.core.$ZodIssue).flatMap(unionBranch);
+    if (matched.length === 0 && i.errors.every((b) => b.some((e) => e.path[0] === "version"))) return [{ ...i, path: [...i.path, "version"], errors: [] } as z.core.$ZodIssue];
+    return [i];
+}
+
 function zodIssue(i: z.core.$ZodIssue): string {
     const at = formatPath(i.path);
     switch (i.code) {
@@ -366,7 +379,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource): FleetPlan {
         const covered = (p: readonly PropertyKey[]) => stringProblems.some((s) => samePath(s.path, p.slice(0, s.path.length)));
         throw new FleetConfigError([
             ...stringProblems.map((s) => `${formatPath(s.path)}: ${s.reason}`),
-            ...schemaIssues.filter((z) => !covered(z.path)).map(zodIssue),
+            ...schemaIssues.flatMap(unionBranch).filter((z) => !covered(z.path)).map(zodIssue),
         ]);
     }
     const spec = parsed.data;

@@ -112,7 +112,8 @@ function walk(schema: Json, path: string, sections: Section[]): void {
 
 /** The object a field holds, directly or as the items of a list or the values of a map. */
 function objectBelow(field: Json): { schema: Json; suffix: string } | undefined {
-    const asObject = (s: Json | boolean | undefined) => (typeof s === "object" && (s.properties !== undefined || s.oneOf !== undefined) ? s : undefined);
+    const asObject = (s: Json | boolean | undefined) =>
+        typeof s === "object" && (s.properties !== undefined || (s.oneOf ?? s.anyOf)?.some((v) => v.properties !== undefined)) ? s : undefined;
     const held: [Json | undefined, string][] = [
         [asObject(field), ""],
         [asObject(field.items), "[]"],
@@ -124,8 +125,11 @@ function objectBelow(field: Json): { schema: Json; suffix: string } | undefined 
 
 /** `kind: aws`: the field whose value tells the variants of a union apart. */
 function discriminator(variant: Json): string {
-    const [key, field] = Object.entries(variant.properties ?? {}).find(([, f]) => f.const !== undefined) ?? [];
-    return key === undefined ? "variant" : `${key}: ${String(field!.const)}`;
+    // The discriminating field: kind, role or version, by its literal or (the sequencer's 2.0.x pattern) its title.
+    const props = variant.properties ?? {};
+    const named = (f: Json) => f.const ?? (f as Json & { title?: string }).title;
+    const key = ["kind", "role", "version"].find((k) => props[k] !== undefined && named(props[k]!) !== undefined) ?? Object.keys(props).find((k) => props[k]!.const !== undefined);
+    return key === undefined ? "variant" : `${key}: ${String(named(props[key]!))}`;
 }
 
 function typeOf(s: Json): string {

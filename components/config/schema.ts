@@ -175,12 +175,14 @@ export const storageSettings = z
 
 /**
  * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
- * (components/roles/aztec-versions.ts). 2.0.2 is the seed's 2.x (alpha-testnet, a staking asset
- * handler, getInfo on a validator registry); 4.1.2 is what the package registry serves (direct
- * deposit into the rollup with a BLS key, getStatus and the entry queue). An unknown version is
- * refused: its flags and variables are not known, and a renamed one would be ignored silently.
+ * (components/roles/aztec-versions.ts). 2.0.x is the seed's 2.x (alpha-testnet, a staking asset
+ * handler, getInfo on a validator registry; no registry serves it: the simulator speaks it); 4.1.2
+ * is what the npm registry serves (direct deposit into the rollup with a BLS key, getStatus and the
+ * entry queue), checked against the real CLI. An unknown version is refused: its flags and
+ * variables are not known, and a renamed one would be ignored silently.
  */
-export const SEQUENCER_VERSIONS = ["2.0.2", "4.1.2"] as const;
+export const SEQUENCER_VERSIONS = ["2.0.x", "4.1.2"] as const;
+const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the seed's 2.x), 4.1.2 (each version names its flags and variables differently; pin the one aztec-up installs)`;
 
 const sequencerCommon = {
     l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (`--l1-rpc-urls`)."),
@@ -202,18 +204,23 @@ const sequencerCommon = {
 
 const sequencerV2 = z
     .strictObject({
-        version: z.literal("2.0.2").describe("Aztec 2.0.2: the seed's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)."),
+        // Typed as a template literal so that `version === "4.1.2"` tells the two apart.
+        // abort: a version that is not 2.0.x ends this branch, so the union reports the other's issues.
+        version: z
+            .string()
+            .regex(/^2\.0\.(0|[1-9][0-9]{0,3})$/, { message: UNKNOWN_VERSION, abort: true })
+            .meta({ title: "2.0.x", description: "Aztec 2.0.x: the seed's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)." }) as unknown as z.ZodType<`2.0.${number}`, string>,
         ...sequencerCommon,
-        network: z.literal("alpha-testnet", { error: "the 2.0.2 sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
-        l1ChainId: z.literal(11155111, { error: "the 2.0.2 L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
-        stakingAssetHandler: evmAddress.describe("2.0.2: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
-        registryAddress: evmAddress.describe("2.0.2: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
+        network: z.literal("alpha-testnet", { error: "the 2.0.x sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
+        l1ChainId: z.literal(11155111, { error: "the 2.0.x L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
+        stakingAssetHandler: evmAddress.describe("2.0.x: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
+        registryAddress: evmAddress.describe("2.0.x: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
     })
-    .describe("An Aztec 2.0.2 sequencer.");
+    .describe("An Aztec 2.0.x sequencer.");
 
 const sequencerV4 = z
     .strictObject({
-        version: z.literal("4.1.2").describe("Aztec 4.1.2: `--sequencer.validatorPrivateKeys` as VALIDATOR_PRIVATE_KEYS, add-l1-validator as a direct deposit into the rollup with a BLS key."),
+        version: z.literal("4.1.2", { error: UNKNOWN_VERSION }).describe("Aztec 4.1.2: `--sequencer.validatorPrivateKeys` as VALIDATOR_PRIVATE_KEYS, add-l1-validator as a direct deposit into the rollup with a BLS key."),
         ...sequencerCommon,
         network: z
             .enum(["testnet", "mainnet", "local"])
@@ -235,13 +242,10 @@ const sequencerV4 = z
     })
     .describe("An Aztec 4.1.2 sequencer.");
 
+// A union, not a discriminated one (2.0.x is a pattern): parseFleet reports the issues of the
+// branch whose version matched, or the unknown version.
 export const sequencerSettings = z
-    .discriminatedUnion("version", [sequencerV2, sequencerV4], {
-        error: (issue) =>
-            issue.code === "invalid_union"
-                ? `version must be one nodefleet knows: ${SEQUENCER_VERSIONS.join(", ")} (each version names its flags and variables differently; pin the one aztec-up installs)`
-                : undefined,
-    })
+    .union([sequencerV2, sequencerV4], { error: (issue) => (issue.code === "invalid_union" ? UNKNOWN_VERSION : undefined) })
     .describe("An Aztec sequencer node; its `version` decides the flags, variables and registration nodefleet renders.");
 
 /** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (seed 8). */

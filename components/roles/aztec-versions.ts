@@ -3,13 +3,12 @@
 // its primary names, never a name it reads only as a fallback of another: a fallback renamed or
 // dropped in the next release would be ignored without a word. The 4.1.2 table is checked
 // against the real CLI's option parser and config mappings by the cli tier's contract tests
-// (test/cli/aztec-contract.test.ts); 2.0.2 is the seed's text, served by no registry, and only
+// (test/cli/aztec-contract.test.ts); 2.0.x is the seed's text, served by no registry, and only
 // the simulator (lab/sim/nodefleet_sim/aztec.py) speaks it.
 import type { NodeSpec } from "../config/schema";
 import { AZTEC_PORTS } from "../ports";
 
 export type SequencerSpec = Extract<NodeSpec, { role: "sequencer" }>;
-export type SequencerVersion = SequencerSpec["sequencer"]["version"];
 
 export interface AztecDialect {
     /** The variable of the node's root-only env file that holds the validator key. */
@@ -20,15 +19,15 @@ export interface AztecDialect {
     readonly registration: "staking-asset-handler" | "rollup-deposit";
 }
 
-export const AZTEC_DIALECTS: Record<SequencerVersion, AztecDialect> = {
+export const AZTEC_DIALECTS: Record<"2.0.x" | "4.1.2", AztecDialect> = {
     // Seed 2.4 names the flag --sequencer.validatorPrivateKey; its variable is VALIDATOR_PRIVATE_KEY.
-    "2.0.2": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEY", senderKeyEnv: "PRIVATE_KEY", registration: "staking-asset-handler" },
+    "2.0.x": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEY", senderKeyEnv: "PRIVATE_KEY", registration: "staking-asset-handler" },
     // 4.x: --sequencer.validatorPrivateKeys / VALIDATOR_PRIVATE_KEYS (a list; VALIDATOR_PRIVATE_KEY
     // is only its fallback in @aztec/validator-client's config).
     "4.1.2": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEYS", senderKeyEnv: "PRIVATE_KEY", registration: "rollup-deposit" },
 };
 
-export const dialectOf = (node: SequencerSpec): AztecDialect => AZTEC_DIALECTS[node.sequencer.version];
+export const dialectOf = (node: SequencerSpec): AztecDialect => AZTEC_DIALECTS[node.sequencer.version === "4.1.2" ? "4.1.2" : "2.0.x"];
 
 /** The variables of the unit (not secret). */
 export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string): [string, string][] {
@@ -51,31 +50,20 @@ export function sequencerStartArgs(node: SequencerSpec, publicIp: string): strin
     const s = node.sequencer;
     const l1 = ["--l1-rpc-urls", s.l1RpcUrls.join(","), "--l1-consensus-host-urls", s.l1ConsensusHostUrls.join(",")];
     const tail = ["--sequencer.coinbase", s.coinbase, "--p2p.p2pIp", publicIp];
-    switch (s.version) {
-        case "2.0.2":
-            return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1, ...tail];
-        case "4.1.2":
-            return [
-                "start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1,
-                "--l1-chain-id", String(s.l1ChainId),
-                ...tail,
-            ];
-    }
+    if (s.version !== "4.1.2") return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1, ...tail];
+    return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1, "--l1-chain-id", String(s.l1ChainId), ...tail];
 }
 
 /** `aztec add-l1-validator`'s arguments: no key among them (the sender key is PRIVATE_KEY, the BLS key arrives through the argv preload). */
 export function registrationArgs(node: SequencerSpec): string[] {
     const s = node.sequencer;
-    switch (s.version) {
-        case "2.0.2":
-            return [
-                "add-l1-validator", "--l1-rpc-urls", s.l1RpcUrls.join(","), "--attester", s.validatorAddress,
-                "--proposer-eoa", s.validatorAddress, "--staking-asset-handler", s.stakingAssetHandler, "--l1-chain-id", String(s.l1ChainId),
-            ];
-        case "4.1.2":
-            return [
-                "add-l1-validator", "--l1-rpc-urls", s.l1RpcUrls.join(","), "--l1-chain-id", String(s.l1ChainId),
-                "--attester", s.validatorAddress, "--withdrawer", s.withdrawerAddress, "--rollup", s.rollupAddress,
-            ];
-    }
+    if (s.version !== "4.1.2")
+        return [
+            "add-l1-validator", "--l1-rpc-urls", s.l1RpcUrls.join(","), "--attester", s.validatorAddress,
+            "--proposer-eoa", s.validatorAddress, "--staking-asset-handler", s.stakingAssetHandler, "--l1-chain-id", String(s.l1ChainId),
+        ];
+    return [
+        "add-l1-validator", "--l1-rpc-urls", s.l1RpcUrls.join(","), "--l1-chain-id", String(s.l1ChainId),
+        "--attester", s.validatorAddress, "--withdrawer", s.withdrawerAddress, "--rollup", s.rollupAddress,
+    ];
 }

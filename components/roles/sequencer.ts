@@ -73,7 +73,7 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
     const p = sequencerPaths(node, mount);
     const s = node.sequencer;
     const dialect = dialectOf(node);
-    const contracts = s.version === "2.0.2"
+    const contracts = s.version !== "4.1.2"
         ? { registryAddress: s.registryAddress, stakingAssetHandler: s.stakingAssetHandler }
         : { rollupAddress: s.rollupAddress };
     const settings = JSON.stringify({

@@ -49,7 +49,7 @@ describe("generated configuration docs", () => {
 
     it("the reference has a table for each host kind, role and nested object", () => {
         const md = configReference();
-        for (const heading of ["nodefleet:fleet", "hosts.<name> (kind: aws)", "hosts.<name> (kind: hetzner)", "hosts.<name> (kind: existing)", "hosts.<name>.rootVolume", "nodes[] (role: storage)", "nodes[].storage", "nodes[].sequencer (version: 2.0.2)", "nodes[].sequencer (version: 4.1.2)", "nodes[].validator", "nodes[].validator.cleanup", "releases.<name>"]) {
+        for (const heading of ["nodefleet:fleet", "hosts.<name> (kind: aws)", "hosts.<name> (kind: hetzner)", "hosts.<name> (kind: existing)", "hosts.<name>.rootVolume", "nodes[] (role: storage)", "nodes[].storage", "nodes[].sequencer (version: 2.0.x)", "nodes[].sequencer (version: 4.1.2)", "nodes[].validator", "nodes[].validator.cleanup", "releases.<name>"]) {
             assert.match(md, new RegExp(`^## \`(nodefleet:fleet\\.)?${heading.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\``, "m"), heading);
         }
         assert.match(md, /^\| `portPrefix` \(required\) \| number or string \|/m);

@@ -532,7 +532,7 @@ NODEFLEET_EOF
 restart=""
 put /etc/systemd/system/"$service" 0644 root:root <<'NODEFLEET_EOF'
 # Aztec 2.0.2 sequencer sequencer-1 (node, archiver, sequencer on alpha-testnet), rendered by nodefleet.
-# The start flags are the ones Aztec 2.0.2 reads (seed 2.4 for 2.0.2); the validator private key
+# The start flags are the ones Aztec 2.0.2 reads (seed 2.4 for 2.0.x); the validator private key
 # is the one value given by its environment variable (VALIDATOR_PRIVATE_KEY) from a root-only 0600
 # file, never a command line.
 [Unit]

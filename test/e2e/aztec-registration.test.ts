@@ -1,0 +1,165 @@
+// E2E tier (issue 19): nodefleet's sequencer registration against real Aztec L1 contracts. The real
+// CLI (4.1.2, lab/aztec.sh) deploys Aztec's L1 contracts onto the dev chain (real geth); the sender is
+// funded and approves the rollup as an operator would; then the key step and the registration step
+// nodefleet renders for a 4.1.2 sequencer run as a host runs them (sh, root-only env files,
+// aztec-register.py, the release's bin/aztec being the real CLI). It registers once, the second run
+// finds the deposit in the rollup's entry queue through the real contract's view functions and sends
+// nothing, and after the queue is flushed the third finds the validator VALIDATING. Meanwhile no
+// command line on the machine holds the sender key or the BLS key.
+//
+// Where this runs: on this machine, not on a dev VM. The VMs are Debian 12, whose node (18) is older
+// than the CLI needs (20.10) and whose glibc (2.36) its native modules refuse, and the CLI is 1 GB;
+// the contract tests (cli tier) prove the unit's side with the same CLI. The real node itself stops
+// at its blob client without a beacon API (docs/roles.md).
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { randomBytes } from "node:crypto";
+import { parseFleet } from "../../components/config/fleet";
+import { renderSequencerKey, renderSequencerRegistration, sequencerPaths } from "../../components/roles/sequencer";
+import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
+import { HOSTFILES_DIR } from "../../components/render";
+import { baseFleet, secretSource, sequencerV4Settings } from "../support/fixtures";
+import { ROOT, sh } from "../support/cli";
+import { aztecInstall } from "../support/aztec";
+
+const L1 = "http://127.0.0.1:8545";
+const CHAIN_ID = 16661;
+const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
+const AZTEC = path.join(ROOT, "lab/aztec.sh");
+const NODE = "aztec-reg-e2e";
+const RELEASE = "aztec-reg-e2e";
+/** The dev chain's funded account (lab/sim/nodefleet_sim/txgen.py: a public test key). */
+const devKey = () => run("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], {}, path.join(ROOT, "lab/sim")).trim();
+
+/** A command with extra variables (keys go there, never into an argv); its stdout. */
+function run(cmd: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): string {
+    const r = spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", timeout: 600_000 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${(r.stdout + r.stderr).slice(-4000)}`);
+    return r.stdout;
+}
+
+/** Runs a script with sh as the remote step would, watching every process's command line every 50 ms for the secrets. */
+function runWatched(script: string, secrets: string[]): Promise<{ code: number | null; stdout: string; stderr: string; exposed: string[] }> {
+    return new Promise((resolve) => {
+        const child = spawn("sh", ["-s"], { stdio: ["pipe", "pipe", "pipe"] });
+        let stdout = "", stderr = "";
+        const exposed = new Set<string>();
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        const watch = setInterval(() => {
+            for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+                let cmdline = "";
+                try {
+                    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1");
+                } catch {
+                    continue;
+                }
+                for (const s of secrets) if (cmdline.toLowerCase().includes(s.toLowerCase())) exposed.add(`${pid}: ${cmdline.replace(/\0/g, " ").slice(0, 120)}`);
+            }
+        }, 50);
+        child.on("close", (code) => {
+            clearInterval(watch);
+            resolve({ code, stdout, stderr, exposed: [...exposed] });
+        });
+        child.stdin.end(script);
+    });
+}
+
+const lastJson = (out: string) => JSON.parse(out.trim().split("\n").pop()!);
+
+describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { timeout: 30 * 60_000 }, () => {
+    const created: string[] = [];
+    let chainWasRunning = false;
+    let install: string;
+    let contracts: Record<string, string>;
+    const senderKey = `0x${randomBytes(32).toString("hex")}`;
+    const blsKey = `0x0${randomBytes(31).toString("hex")}`; // below the BN254 order
+    let sender: string;
+
+    before(() => {
+        for (const p of [path.join("/etc/nodefleet", NODE), releaseLink(RELEASE)]) assert.ok(!fs.existsSync(p), `${p} exists on this machine: not touching it`);
+        for (const p of ["/etc/nodefleet", path.dirname(releaseLink(RELEASE))]) if (!fs.existsSync(p)) created.push(p);
+        install = aztecInstall();
+        chainWasRunning = sh("bash", [DEVCHAIN, "status"], { allowFail: true }).status === 0;
+        sh("bash", [DEVCHAIN, "start"]);
+        // The release's bin/aztec is the real CLI, as aztec-up installs it (node dest/bin/index.js).
+        const bin = path.join(releaseLink(RELEASE), "bin");
+        fs.mkdirSync(bin, { recursive: true });
+        created.push(releaseLink(RELEASE));
+        fs.writeFileSync(path.join(bin, "aztec"), `#!/bin/sh\nexec ${install}/bin/node --no-warnings ${install}/node_modules/@aztec/aztec/dest/bin/index.js "$@"\n`, { mode: 0o755 });
+        // The host files the configure step installs, where the registration step expects them.
+        if (!fs.existsSync(HOST_LIB)) created.push(HOST_LIB);
+        fs.mkdirSync(HOST_LIB, { recursive: true });
+        for (const f of ["aztec-register.py", "nodefleet_rpc.py", "aztec-argv.mjs"]) {
+            const to = path.join(HOST_LIB, f);
+            if (!fs.existsSync(to)) created.push(to);
+            fs.copyFileSync(path.join(HOSTFILES_DIR, f), to);
+        }
+        created.push(path.join("/etc/nodefleet", NODE));
+    });
+
+    after(() => {
+        for (const p of created.reverse()) fs.rmSync(p, { recursive: true, force: true });
+        if (!chainWasRunning) sh("bash", [DEVCHAIN, "stop"], { allowFail: true });
+    });
+
+    it("deploy-l1-contracts (the real CLI, forge) puts Aztec's L1 contracts on the dev chain", { timeout: 10 * 60_000 }, () => {
+        const t0 = Date.now();
+        contracts = JSON.parse(run("bash", [AZTEC, "deploy", L1, String(CHAIN_ID)], { DEPLOYER_KEY: devKey() }));
+        process.stderr.write(`[aztec] deploy-l1-contracts: ${((Date.now() - t0) / 1000).toFixed(1)} s, rollup ${contracts.rollupAddress}\n`);
+        for (const k of ["rollupAddress", "registryAddress", "stakingAssetAddress", "gseAddress"]) assert.match(contracts[k]!, /^0x[0-9a-f]{40}$/, k);
+        // The sender: ETH for gas, the activation threshold of the staking asset, the rollup approved.
+        sender = run("bash", [AZTEC, "l1", "address", L1, contracts.rollupAddress!], { SENDER_KEY: senderKey }).trim();
+        run("bash", [AZTEC, "l1", "fund", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey(), SENDER_KEY: senderKey });
+    });
+
+    it("nodefleet registers once, finds the deposit queued on the second run and VALIDATING after the flush, keys in no command line", { timeout: 10 * 60_000 }, async () => {
+        assert.ok(contracts, "the contracts were deployed");
+        const f = baseFleet();
+        f.nodes[1].name = NODE;
+        f.nodes[1].release = RELEASE;
+        f.releases[RELEASE] = f.releases.aztec;
+        f.nodes[1].sequencer = {
+            ...sequencerV4Settings(), network: "local", l1ChainId: CHAIN_ID, l1RpcUrls: [L1], registryAddress: contracts.registryAddress,
+            rollupAddress: contracts.rollupAddress, validatorAddress: sender, withdrawerAddress: sender, runtime: "release",
+        };
+        const node = parseFleet(f, secretSource()).spec.nodes[1] as any;
+        const mount = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-aztec-reg-"));
+        created.push(mount);
+        fs.mkdirSync(sequencerPaths(node, mount).dataDir, { recursive: true });
+
+        // The watch sees a key on a command line when there is one.
+        const shown = await runWatched(`python3 -c 'import time; time.sleep(0.5)' ${blsKey}\n`, [blsKey.slice(2)]);
+        assert.ok(shown.exposed.length >= 1, "the command-line watch works");
+        const key = await runWatched(renderSequencerKey(node, mount, senderKey, blsKey), [senderKey.slice(2), blsKey.slice(2)]);
+        assert.equal(key.code, 0, key.stderr);
+        const registration = renderSequencerRegistration(node, mount, RELEASE);
+        const secrets = [senderKey.slice(2), blsKey.slice(2)];
+
+        const first = await runWatched(registration, secrets);
+        assert.equal(first.code, 0, first.stdout + first.stderr);
+        const submitted = lastJson(first.stdout);
+        assert.equal(submitted.action, "submitted", first.stdout);
+        assert.match(submitted.transaction, /^0x[0-9a-f]{64}$/);
+        assert.deepEqual(first.exposed, [], "a key showed in a command line");
+        for (const s of secrets) assert.ok(!(first.stdout + first.stderr).includes(s), "a key in the output");
+
+        const second = await runWatched(registration, secrets);
+        assert.equal(second.code, 0, second.stderr);
+        const queued = lastJson(second.stdout);
+        assert.deepEqual([queued.status, queued.action], ["QUEUED", "none: queued"], second.stdout);
+        assert.ok(!/Transaction hash/.test(second.stdout), "the second run sent nothing");
+
+        run("bash", [AZTEC, "l1", "flush", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey() });
+        const third = await runWatched(registration, secrets);
+        assert.equal(third.code, 0, third.stderr);
+        const registered = lastJson(third.stdout);
+        assert.deepEqual([registered.status, registered.action], ["VALIDATING", "none: already registered"], third.stdout);
+        // The contract says so too, read independently through viem.
+        assert.deepEqual(JSON.parse(run("bash", [AZTEC, "l1", "status", L1, contracts.rollupAddress!, sender])), { status: 1, queued: null });
+    });
+});
