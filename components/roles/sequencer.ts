@@ -47,7 +47,8 @@ export function renderSequencerUnit(node: SequencerSpec, mount: string, release:
     const s = node.sequencer;
     return render("aztec.service", {
         node: node.name,
-        version: s.version,
+        // The version family, not the version: a patch release changes no line of the release runtime's unit.
+        family: s.version === "4.1.2" ? "4.1.2" : "2.0.x",
         keyEnv: dialectOf(node).validatorKeyEnv,
         docker: s.runtime === "docker",
         operator: OPERATOR_USER,

@@ -73,6 +73,12 @@ describe("sequencer role: rendered files", () => {
         assert.match(unit, /^Requires=docker.service$/m);
     });
 
+    it("a 2.0.x patch release changes no line of the release runtime's unit (the restart comes from the version step alone)", () => {
+        const a = renderSequencerUnit(sequencerSpec((s) => Object.assign(s, { runtime: "release", version: "2.0.1" })), "/data", "aztec", "198.51.100.20");
+        const b = renderSequencerUnit(sequencerSpec((s) => Object.assign(s, { runtime: "release", version: "2.0.2" })), "/data", "aztec", "198.51.100.20");
+        assert.equal(a, b);
+    });
+
     it("4.1.2: the unit names VALIDATOR_PRIVATE_KEYS (not its fallback) and adds --l1-chain-id; golden, systemd-analyze verify", () => {
         const spec = sequencerSpec((s) => (s.runtime = "release"), true);
         const unit = fs.readFileSync(golden("sequencer/aztec-4.1.2.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");

@@ -531,8 +531,8 @@ if __name__ == "__main__":
 NODEFLEET_EOF
 restart=""
 put /etc/systemd/system/"$service" 0644 root:root <<'NODEFLEET_EOF'
-# Aztec 2.0.2 sequencer sequencer-1 (node, archiver, sequencer on alpha-testnet), rendered by nodefleet.
-# The start flags are the ones Aztec 2.0.2 reads (seed 2.4 for 2.0.x); the validator private key
+# Aztec 2.0.x sequencer sequencer-1 (node, archiver, sequencer on alpha-testnet), rendered by nodefleet.
+# The start flags are the ones Aztec 2.0.x reads (seed 2.4 for 2.0.x); the validator private key
 # is the one value given by its environment variable (VALIDATOR_PRIVATE_KEY) from a root-only 0600
 # file, never a command line.
 [Unit]
