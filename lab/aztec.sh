@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real Aztec CLI (@aztec/aztec from the npm registry, with the forge and solc its
 # deploy-l1-contracts runs), installed once into the cache outside the clone, keyed by
-# lab/aztec/package-lock.json. Progress goes to stderr, data to stdout.
+# lab/aztec/package-lock.json (and solc.cjs, copied in). Progress goes to stderr, data to stdout.
 #
 #   lab/aztec.sh install          install (once); prints the install directory
 #   lab/aztec.sh path             the install directory (installs first if needed)
@@ -25,7 +25,7 @@ NODEFLEET_CACHE="${NODEFLEET_CACHE:-$HOME/.cache/nodefleet}"
 say() { printf '[aztec] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-key="$(cat "$ROOT/lab/aztec/package.json" "$ROOT/lab/aztec/package-lock.json" "$ROOT/lab/aztec.sh" | sha256sum | cut -c1-16)"
+key="$(cat "$ROOT/lab/aztec/package.json" "$ROOT/lab/aztec/package-lock.json" "$ROOT/lab/aztec/solc.cjs" "$ROOT/lab/aztec.sh" | sha256sum | cut -c1-16)"
 DIR="$NODEFLEET_CACHE/aztec/$key"
 
 install_cli() {
