@@ -27,7 +27,10 @@ export const AZTEC_DIALECTS: Record<"2.0.x" | "4.1.2", AztecDialect> = {
     "4.1.2": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEYS", senderKeyEnv: "PRIVATE_KEY", registration: "rollup-deposit" },
 };
 
-export const dialectOf = (node: SequencerSpec): AztecDialect => AZTEC_DIALECTS[node.sequencer.version === "4.1.2" ? "4.1.2" : "2.0.x"];
+/** The version family a version belongs to: what decides the names (a 2.0.x patch release changes none). */
+export const versionFamily = (node: SequencerSpec): "2.0.x" | "4.1.2" => (node.sequencer.version === "4.1.2" ? "4.1.2" : "2.0.x");
+
+export const dialectOf = (node: SequencerSpec): AztecDialect => AZTEC_DIALECTS[versionFamily(node)];
 
 /** The variables of the unit (not secret). */
 export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string): [string, string][] {

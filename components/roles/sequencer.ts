@@ -8,7 +8,7 @@ import { rolePrelude } from "./prelude";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, hostFile } from "../render";
-import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, type SequencerSpec } from "./aztec-versions";
+import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
@@ -48,7 +48,7 @@ export function renderSequencerUnit(node: SequencerSpec, mount: string, release:
     return render("aztec.service", {
         node: node.name,
         // The version family, not the version: a patch release changes no line of the release runtime's unit.
-        family: s.version === "4.1.2" ? "4.1.2" : "2.0.x",
+        family: versionFamily(node),
         keyEnv: dialectOf(node).validatorKeyEnv,
         docker: s.runtime === "docker",
         operator: OPERATOR_USER,

@@ -14,7 +14,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit, sequencerPaths } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR } from "../../components/render";
 import { ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings } from "../support/fixtures";
-import { aztecInstall, heredocOf, probe, type ProbeResult, unitLaunch } from "../support/aztec";
+import { aztecInstall, heredocOf, probe, registrationSettings, type ProbeResult, unitLaunch } from "../support/aztec";
 
 const Q = 1;
 const sha = (v: string) => createHash("sha256").update(v).digest("hex");
@@ -112,7 +112,7 @@ describe("Aztec 4.1.2 contract: the real CLI reads what nodefleet renders", () =
 
     it("add-l1-validator: sender key from PRIVATE_KEY, BLS key through the argv preload (not the command line), attester, withdrawer, rollup, chain id", () => {
         const node = spec(true);
-        const settings = JSON.parse(renderSequencerRegistration(node, "/data", "aztec").split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        const settings = registrationSettings(renderSequencerRegistration(node, "/data", "aztec"));
         const key = renderSequencerKey(node, "/data", SECRETS.sequencerKey!, SECRETS.blsKey);
         const registerEnv = Object.fromEntries(heredocOf(key, settings.registerEnvFile).trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
         const preload = path.join(HOSTFILES_DIR, "aztec-argv.mjs");

@@ -13,7 +13,7 @@
 // at its blob client without a beacon API (docs/roles.md).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -33,14 +33,10 @@ const AZTEC = path.join(ROOT, "lab/aztec.sh");
 const NODE = "aztec-reg-e2e";
 const RELEASE = "aztec-reg-e2e";
 /** The dev chain's funded account (lab/sim/nodefleet_sim/txgen.py: a public test key). */
-const devKey = () => run("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], {}, path.join(ROOT, "lab/sim")).trim();
+const devKey = () => sh("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], { cwd: path.join(ROOT, "lab/sim") }).stdout.trim();
 
-/** A command with extra variables (keys go there, never into an argv); its stdout. */
-function run(cmd: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): string {
-    const r = spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", timeout: 600_000 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${(r.stdout + r.stderr).slice(-4000)}`);
-    return r.stdout;
-}
+/** lab/aztec.sh with extra variables (keys go there, never into an argv); its stdout. */
+const aztec = (args: string[], env: Record<string, string> = {}) => sh("bash", [AZTEC, ...args], { env, timeoutMs: 600_000 }).stdout;
 
 /** Runs a script with sh as the remote step would, watching every process's command line every 50 ms for the secrets. */
 function runWatched(script: string, secrets: string[]): Promise<{ code: number | null; stdout: string; stderr: string; exposed: string[] }> {
@@ -109,12 +105,12 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
 
     it("deploy-l1-contracts (the real CLI, forge) puts Aztec's L1 contracts on the dev chain", { timeout: 10 * 60_000 }, () => {
         const t0 = Date.now();
-        contracts = JSON.parse(run("bash", [AZTEC, "deploy", L1, String(CHAIN_ID)], { DEPLOYER_KEY: devKey() }));
+        contracts = JSON.parse(aztec(["deploy", L1, String(CHAIN_ID)], { DEPLOYER_KEY: devKey() }));
         process.stderr.write(`[aztec] deploy-l1-contracts: ${((Date.now() - t0) / 1000).toFixed(1)} s, rollup ${contracts.rollupAddress}\n`);
         for (const k of ["rollupAddress", "registryAddress", "stakingAssetAddress", "gseAddress"]) assert.match(contracts[k]!, /^0x[0-9a-f]{40}$/, k);
         // The sender: ETH for gas, the activation threshold of the staking asset, the rollup approved.
-        sender = run("bash", [AZTEC, "l1", "address", L1, contracts.rollupAddress!], { SENDER_KEY: senderKey }).trim();
-        run("bash", [AZTEC, "l1", "fund", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey(), SENDER_KEY: senderKey });
+        sender = aztec(["l1", "address", L1, contracts.rollupAddress!], { SENDER_KEY: senderKey }).trim();
+        aztec(["l1", "fund", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey(), SENDER_KEY: senderKey });
     });
 
     it("nodefleet registers once, finds the deposit queued on the second run and VALIDATING after the flush, keys in no command line", { timeout: 10 * 60_000 }, async () => {
@@ -154,12 +150,12 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
         assert.deepEqual([queued.status, queued.action], ["QUEUED", "none: queued"], second.stdout);
         assert.ok(!/Transaction hash/.test(second.stdout), "the second run sent nothing");
 
-        run("bash", [AZTEC, "l1", "flush", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey() });
+        aztec(["l1", "flush", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey() });
         const third = await runWatched(registration, secrets);
         assert.equal(third.code, 0, third.stderr);
         const registered = lastJson(third.stdout);
         assert.deepEqual([registered.status, registered.action], ["VALIDATING", "none: already registered"], third.stdout);
         // The contract says so too, read independently through viem.
-        assert.deepEqual(JSON.parse(run("bash", [AZTEC, "l1", "status", L1, contracts.rollupAddress!, sender])), { status: 1, queued: null });
+        assert.deepEqual(JSON.parse(aztec(["l1", "status", L1, contracts.rollupAddress!, sender])), { status: 1, queued: null });
     });
 });

@@ -88,3 +88,8 @@ export function heredocOf(script: string, file: string): string {
     const body = script.slice(script.indexOf("\n", start) + 1);
     return body.slice(0, body.indexOf("NODEFLEET_EOF"));
 }
+
+/** The JSON settings a rendered registration script hands aztec-register.py (its heredoc). */
+export function registrationSettings(script: string): Record<string, any> {
+    return JSON.parse(script.split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+}

@@ -105,9 +105,10 @@ export class ScratchProject {
     }
 }
 
-/** A command in the checkout (scripts/…), output captured; throws with the output on failure. */
-export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string } = {}): Run {
-    const r = result(spawnSync(cmd, args, { cwd: ROOT, env: process.env, encoding: "utf8", input: opts.input, timeout: opts.timeoutMs ?? 900_000 }));
+/** A command in the checkout (scripts/…), output captured; throws with the output on failure. `env` adds variables (keys go there, never into an argv). */
+export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string; env?: Record<string, string>; cwd?: string } = {}): Run {
+    const env = opts.env ? { ...process.env, ...opts.env } : process.env;
+    const r = result(spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, env, encoding: "utf8", input: opts.input, timeout: opts.timeoutMs ?? 900_000 }));
     if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.output.slice(-6000)}`);
     return r;
 }

@@ -14,6 +14,7 @@ import { HOSTFILES_DIR, unitWord } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, ADDR, sequencerV4Settings } from "../support/fixtures";
 import { buildStack } from "../support/stack";
+import { registrationSettings } from "../support/aztec";
 import { registered, inputsOf } from "../support/mocks";
 
 const Q = 1;
@@ -118,13 +119,13 @@ describe("sequencer role: rendered files", () => {
     it("4.1.2: the registration deposits into the rollup with the attester, withdrawer and chain id; no key in its arguments", () => {
         const spec = sequencerSpec(() => {}, true);
         const registration = fs.readFileSync(golden("sequencer/registration-4.1.2.sh", renderSequencerRegistration(spec, "/data", "aztec")), "utf8");
-        const settings = JSON.parse(registration.split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        const settings = registrationSettings(registration);
         assert.equal(settings.dialect, "rollup-deposit");
         assert.equal(settings.rollupAddress, ADDR.a);
         assert.equal(settings.argvPreload, "/usr/local/lib/nodefleet/aztec-argv.mjs");
         assert.deepEqual(settings.args, ["add-l1-validator", "--l1-rpc-urls", "https://sepolia.example.org/rpc", "--l1-chain-id", "11155111", "--attester", ADDR.c, "--withdrawer", ADDR.d, "--rollup", ADDR.a]);
         assert.doesNotMatch(registration, /--private-key|--bls-secret-key|--mnemonic|PRIVATE_KEY=|4c0883a6|2a1f5c0e/);
-        const v2 = JSON.parse(renderSequencerRegistration(sequencerSpec(), "/data", "aztec").split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        const v2 = registrationSettings(renderSequencerRegistration(sequencerSpec(), "/data", "aztec"));
         assert.equal(v2.dialect, "staking-asset-handler");
         assert.equal(v2.argvPreload, null);
         assert.deepEqual(v2.args.filter((a: string) => a.startsWith("--")), ["--l1-rpc-urls", "--attester", "--proposer-eoa", "--staking-asset-handler", "--l1-chain-id"]);
@@ -157,7 +158,7 @@ describe("sequencer role: rendered files", () => {
             assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
         }
         const registration = fs.readFileSync(golden("sequencer/registration.sh", renderSequencerRegistration(release, "/data", "aztec")), "utf8");
-        const settings = JSON.parse(registration.split("<<'NODEFLEET_EOF'\n")[1]!.split("NODEFLEET_EOF")[0]!);
+        const settings = registrationSettings(registration);
         assert.equal(settings.registerEnvFile, "/etc/nodefleet/sequencer-1/register.env");
         assert.deepEqual([settings.registryAddress, settings.validatorAddress, settings.l1ChainId], [ADDR.a, ADDR.c, 11155111]);
         assert.doesNotMatch(registration, /--private-key|PRIVATE_KEY=/);
