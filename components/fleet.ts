@@ -179,7 +179,14 @@ function plannedMoves(plan: FleetPlan, previous: Record<string, string>): Map<st
         for (const node of host.nodes) {
             if (node.role !== "validator") continue;
             const from = previous[node.name];
-            if (from === undefined || from === node.host) continue;
+            const abandon = node.validator.abandonHost;
+            if (abandon !== undefined && from !== undefined && from !== node.host && abandon !== from) {
+                throw new pulumi.RunError(`${node.name}: validator.abandonHost names host ${abandon}, but the validator last ran on ${from} (the stack output validatorHosts): the only host it can abandon is ${from}`);
+            }
+            if (from === undefined || from === node.host) {
+                if (abandon !== undefined) pulumi.log.warn(`${node.name}: validator.abandonHost: ${abandon} has nothing to do: the validator ${from === undefined ? "has no recorded host yet" : `already runs on ${from}`}; remove it`);
+                continue;
+            }
             if (node.validator.abandonHost === from) {
                 pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host} with validator.abandonHost: ${from}: nothing is stopped on ${from}; no 0gchaind may run there with this key`);
                 continue;

@@ -18,6 +18,8 @@ export interface SecretSource {
     get(key: string): string | undefined;
     /** Whether that key is stored encrypted. */
     isSecret(key: string): boolean;
+    /** The names of the encrypted keys of the namespace, for "known: …" in errors (names only). */
+    secretNames?(): readonly string[];
 }
 
 export class FleetConfigError extends Error {
@@ -113,8 +115,8 @@ type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey" |
 const SECRET_FORMAT: Record<SecretKind, (s: string) => v.Reason> = {
     sshPrivateKey: v.sshPrivateKeyReason,
     privateKey: v.privateKeyReason,
-    minerKey: v.minerKeyReason,
-    validatorKey: v.validatorKeyJsonReason,
+    minerKey: v.minerKeyScalarReason,
+    validatorKey: v.validatorKeyFileReason,
     blsSecretKey: v.blsSecretKeyReason,
 };
 
@@ -159,7 +161,9 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
     for (const use of secretUses(spec)) {
         const value = secrets.get(use.key);
         if (value === undefined) {
-            issues.push(`${use.path}: the config key it names is not set (pulumi config set --secret <that name> …)`);
+            const known = secrets.secretNames?.() ?? [];
+            // The name itself is not repeated: a value pasted here by mistake may be a key.
+            issues.push(`${use.path}: the config key it names is not set (pulumi config set --secret <that name> …); the stack's secret keys: ${known.length ? [...known].sort().join(", ") : "none"}`);
             continue;
         }
         if (!secrets.isSecret(use.key)) {
@@ -178,6 +182,25 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
         else if (use.kind === "validatorKey") issues.push(`${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing)`);
         else issues.push(`${use.path}: the same key as ${first}; each node needs its own key`);
     }
+}
+
+/**
+ * A key must be the key of the address that names it: the sequencer's validatorAddress is the
+ * attester (and in 2.0.x the proposer) whose key signs as the validator and sends the
+ * registration; a mismatch registers one address and signs with another. The error gives the
+ * key's address (public) and neither key.
+ */
+function checkKeyAddresses(spec: FleetSpec, secrets: SecretSource, issues: string[]): void {
+    spec.nodes.forEach((node, i) => {
+        if (node.role !== "sequencer") return;
+        const s = node.sequencer;
+        const key = secrets.get(s.validatorPrivateKeySecret);
+        if (key === undefined || !secrets.isSecret(s.validatorPrivateKeySecret) || v.privateKeyReason(key) !== undefined) return; // said by checkSecrets
+        const own = v.addressOfPrivateKey(key);
+        if (own.toLowerCase() !== s.validatorAddress.toLowerCase()) {
+            issues.push(`nodes[${i}].sequencer.validatorAddress: ${s.validatorAddress} is not the address of the key nodes[${i}].sequencer.validatorPrivateKeySecret names; that key's address is ${own} (what \`cast wallet address --private-key\` prints for it). Put that address here, or name the key of ${s.validatorAddress}`);
+        }
+    });
 }
 
 /** A local file named in config (key file, SHA256SUMS): `~/` is $HOME, a relative path is relative to `base`. */
@@ -237,6 +260,10 @@ function checkHostRefs(spec: FleetSpec, issues: string[], warnings: string[]): v
     spec.nodes.forEach((node, i) => {
         if (!Object.hasOwn(spec.hosts, node.host)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
         used.add(node.host);
+        // abandonHost names the host a validator leaves (checked against the last up's
+        // validatorHosts in components/fleet.ts); never the one it runs on.
+        if (node.role === "validator" && node.validator.abandonHost === node.host)
+            issues.push(`nodes[${i}].validator.abandonHost: "${node.host}" is the host this validator runs on (nodes[${i}].host); abandonHost names the host it leaves`);
     });
     // A host with no node is kept (bootstrap and firewall only) with a warning: a validator that
     // just moved off it needs it configured for one more `up`, so its handover can run there.
@@ -391,6 +418,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource): FleetPlan {
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);
     checkSecrets(spec, secrets, issues);
+    checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
     const releases = resolveReleases(spec, issues, warnings);
     const hosts = planHosts(spec, releases);

@@ -35,6 +35,7 @@ export function readStackConfig(): StackConfig {
     return {
         get: (key) => (Object.hasOwn(all, full(key)) ? all[full(key)] : undefined),
         isSecret: (key) => encrypted.has(full(key)),
+        secretNames: () => [...encrypted].filter((k) => k.startsWith(`${NAMESPACE}:`)).map((k) => k.slice(NAMESPACE.length + 1)),
         secret(key) {
             if (!Object.hasOwn(all, full(key))) throw new pulumi.RunError(`${full(key)}: missing`);
             return pulumi.secret(all[full(key)]!);

@@ -19,6 +19,11 @@ function checked(reason: (s: string) => v.Reason, title: string) {
 }
 
 export const evmAddress = checked(v.evmAddressReason, "EVM address (0x and 40 hex digits)");
+/**
+ * An address that receives stake, rewards or withdrawals, or a contract nodefleet calls: also
+ * refused when nobody can sign for it (the zero address, 0x…dEaD, a precompile).
+ */
+export const usableAddress = checked((s) => v.evmAddressReason(s) ?? v.unusableAddressReason(s), "EVM address (0x and 40 hex digits)");
 export const httpUrl = checked(v.httpUrlReason, "http(s) URL");
 export const ipv4 = checked(v.ipv4Reason, "IPv4 address");
 export const cidr = checked(v.cidrReason, "IPv4 or IPv6 CIDR");
@@ -159,8 +164,8 @@ export const storageSettings = z
             .array(httpUrl)
             .min(1, "at least one RPC endpoint is needed")
             .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference: `pulumi up` writes the first one that answers into config.toml (failover)."),
-        logContractAddress: evmAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
-        mineContractAddress: evmAddress.optional().describe("The mine contract: config.toml's mine_contract_address."),
+        logContractAddress: usableAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
+        mineContractAddress: usableAddress.optional().describe("The mine contract: config.toml's mine_contract_address."),
         networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
         networkEnrAddress: ipv4.optional().describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
         p2pPort: port.default(STORAGE_PORTS.p2p).describe("libp2p TCP and discovery UDP port; open to the world."),
@@ -187,8 +192,8 @@ const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the seed's 
 const sequencerCommon = {
     l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (`--l1-rpc-urls`)."),
     l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed").describe("L1 beacon (consensus) URLs (`--l1-consensus-host-urls`)."),
-    coinbase: evmAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
-    validatorAddress: evmAddress.describe("The validator's (attester's) address, registered on L1 by `pulumi up` when it is not yet."),
+    coinbase: usableAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
+    validatorAddress: usableAddress.describe("The validator's (attester's) address, registered on L1 by `pulumi up` when it is not yet."),
     validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line."),
     runtime: z
         .enum(["docker", "release"])
@@ -213,8 +218,8 @@ const sequencerV2 = z
         ...sequencerCommon,
         network: z.literal("alpha-testnet", { error: "the 2.0.x sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
         l1ChainId: z.literal(11155111, { error: "the 2.0.x L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
-        stakingAssetHandler: evmAddress.describe("2.0.x: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
-        registryAddress: evmAddress.describe("2.0.x: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
+        stakingAssetHandler: usableAddress.describe("2.0.x: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
+        registryAddress: usableAddress.describe("2.0.x: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
     })
     .describe("An Aztec 2.0.x sequencer.");
 
@@ -226,9 +231,9 @@ const sequencerV4 = z
             .enum(["testnet", "mainnet", "local"])
             .describe("The Aztec network (`--network`): `testnet` (L1 Sepolia) or `mainnet` take the network's bootnodes and registry from Aztec's published network config; `local` is an L1 of your own (a dev chain), named by `registryAddress` and `l1ChainId`."),
         l1ChainId: z.number().int().min(1).max(2 ** 53 - 1).describe("The L1 chain id (`--l1-chain-id`; 11155111 for testnet, 1 for mainnet); the registration refuses an L1 that answers another."),
-        registryAddress: evmAddress.optional().describe("4.1.2 with network `local`: the L1 registry of your deployment (REGISTRY_CONTRACT_ADDRESS; 4.1.2 drops its `--registry-address` flag)."),
-        rollupAddress: evmAddress.describe("4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered."),
-        withdrawerAddress: evmAddress.describe("4.1.2: who may withdraw the stake (`--withdrawer`)."),
+        registryAddress: usableAddress.optional().describe("4.1.2 with network `local`: the L1 registry of your deployment (REGISTRY_CONTRACT_ADDRESS; 4.1.2 drops its `--registry-address` flag)."),
+        rollupAddress: usableAddress.describe("4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered."),
+        withdrawerAddress: usableAddress.describe("4.1.2: who may withdraw the stake (`--withdrawer`)."),
         blsSecretKeySecret: secretRef.describe("4.1.2: config key holding the attester's BLS secret key (a BN254 scalar, 0x and up to 64 hex digits) the registration proves possession of; never on a command line."),
     })
     .superRefine((s, ctx) => {
@@ -292,6 +297,7 @@ export const validatorSettings = z
             .describe("What `switch: cleanup` removes besides the RLP export files."),
         abandonHost: z
             .string()
+            .regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes")
             .optional()
             .describe("The override for a validator moving off a host nodefleet cannot reach or no longer has in the config: that host's name. nodefleet then does not stop 0gchaind there first; set it only when that host is gone for good or its 0gchaind is stopped and its key removed (one key must never sign on two machines). See docs/operations.md."),
         bootnode: enode.describe("The execution client's boot node."),

@@ -2,6 +2,7 @@
 // Each returns undefined when the value is acceptable, otherwise the reason it is not;
 // the schema turns that reason into "<config path>: <reason>".
 import { keccak_256 } from "@noble/hashes/sha3";
+import * as crypto from "node:crypto";
 import * as net from "node:net";
 import { parseAddress, parseCidr } from "../cidr";
 
@@ -181,4 +182,76 @@ export function looksLikeSecretMaterial(value: string): boolean {
         /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(value) ||
         /"priv_key"/.test(value)
     );
+}
+
+// ---- keys against the addresses and files that name them (issue 27) ---------------------------
+
+/** The EIP-55 address of a secp256k1 private key (0x + 64 hex, already checked by privateKeyReason). */
+export function addressOfPrivateKey(key: string): string {
+    const ecdh = crypto.createECDH("secp256k1");
+    ecdh.setPrivateKey(Buffer.from(key.replace(/^0x/, ""), "hex"));
+    const pub = ecdh.getPublicKey(); // 0x04 || x || y
+    const hash = keccak_256(pub.subarray(1));
+    return `0x${eip55(Buffer.from(hash.subarray(12)).toString("hex"))}`;
+}
+
+/** 0G storage miner key: 64 hex digits without 0x, a secp256k1 scalar (what the node signs with). */
+export function minerKeyScalarReason(value: string): Reason {
+    const format = minerKeyReason(value);
+    if (format) return format;
+    const k = BigInt(`0x${value}`);
+    return k === 0n || k >= SECP256K1_N ? "miner key is outside the secp256k1 range (nonzero, below the group order)" : undefined;
+}
+
+/** The ed25519 public key of a 32-byte seed (Node's own ed25519, as a PKCS#8 private key). */
+export function ed25519PublicOfSeed(seed: Buffer): Buffer {
+    const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed]);
+    const spki = crypto.createPublicKey(crypto.createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" })).export({ format: "der", type: "spki" });
+    return Buffer.from(spki.subarray(spki.length - 32));
+}
+
+/** CometBFT's validator address: the first 20 bytes of sha256(ed25519 public key), upper-case hex. */
+export function cometAddressOf(pub: Buffer): string {
+    return crypto.createHash("sha256").update(pub).digest().subarray(0, 20).toString("hex").toUpperCase();
+}
+
+/**
+ * A priv_validator_key.json 0gchaind (CometBFT) accepts: an ed25519 key, priv_key.value the
+ * base64 of seed || public key (64 bytes), pub_key.value the base64 of that public key (32 bytes),
+ * and address the first 20 bytes of its sha256. Reasons name fields and derived public values
+ * (an address is public), never the private key.
+ */
+export function validatorKeyFileReason(value: string): Reason {
+    const format = validatorKeyJsonReason(value);
+    if (format) return format;
+    const p = JSON.parse(value) as { address: string; pub_key?: { type?: unknown; value?: unknown }; priv_key: { type?: unknown; value: string } };
+    if (p.priv_key.type !== "tendermint/PrivKeyEd25519") return "priv_key.type must be tendermint/PrivKeyEd25519 (0gchaind's validator keys are ed25519)";
+    if (p.pub_key?.type !== "tendermint/PubKeyEd25519" || typeof p.pub_key.value !== "string") return "pub_key must be {type: tendermint/PubKeyEd25519, value: <base64>}";
+    const b64 = /^[A-Za-z0-9+/]+={0,2}$/;
+    const priv = b64.test(p.priv_key.value) ? Buffer.from(p.priv_key.value, "base64") : Buffer.alloc(0);
+    if (priv.length !== 64) return "priv_key.value must be the base64 of 64 bytes (the ed25519 seed and its public key)";
+    const pubField = b64.test(p.pub_key.value) ? Buffer.from(p.pub_key.value, "base64") : Buffer.alloc(0);
+    if (pubField.length !== 32) return "pub_key.value must be the base64 of the 32-byte ed25519 public key";
+    const pub = ed25519PublicOfSeed(priv.subarray(0, 32));
+    if (!pub.equals(priv.subarray(32))) return "priv_key.value is not an ed25519 key: its second half is not the public key of its first (a truncated or hand-edited file?)";
+    if (!pub.equals(pubField)) return `pub_key.value is not the public key of priv_key (the key's public key is ${pub.toString("base64")}): the file mixes two keys`;
+    const address = cometAddressOf(pub);
+    if (p.address.toUpperCase() !== address) return `address ${p.address} is not the address of this key: its pub_key derives ${address} (the first 20 bytes of sha256(pub_key), as \`0gchaind tendermint show-address\` prints it)`;
+    return undefined;
+}
+
+// ---- addresses nobody can sign for (issue 27) ---------------------------------------------------
+
+/**
+ * Why an address can receive nothing and call nothing: the zero address, the conventional burn
+ * address 0x…dEaD, and the precompiles (0x…01 to 0x…ff, and the P-256 verifier at 0x…0100), for
+ * which no private key exists. Funds sent there are gone; a contract call there does nothing.
+ */
+export function unusableAddressReason(value: string): Reason {
+    if (!HEX40.test(value)) return undefined;
+    const n = BigInt(value);
+    if (n === 0n) return "the zero address: nobody can sign for it, so what is sent there is lost and no contract is there";
+    if (n === 0xdeadn) return "the burn address 0x…dEaD: nobody can sign for it";
+    if (n <= 0x100n) return `a precompile address (${value}): no key and no contract of yours is there`;
+    return undefined;
 }

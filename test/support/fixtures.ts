@@ -1,6 +1,8 @@
 // Plain-value fleet fixtures for tests. All keys here are public test vectors or
 // shaped placeholders: none controls funds or a validator anywhere.
+import * as crypto from "node:crypto";
 import type { SecretSource } from "../../components/config/fleet";
+import { cometAddressOf, ed25519PublicOfSeed } from "../../components/config/validators";
 
 /** EIP-55 test vectors from the EIP itself. */
 export const ADDR = {
@@ -19,13 +21,19 @@ export const HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAjoItmZ1hDAIPrQMjZ
 /** Shaped like an OpenSSH key; never a usable one. */
 export const FAKE_SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----";
 
+/** A real priv_validator_key.json (ed25519, as 0gchaind writes it) from a deterministic seed: a test key, nobody's validator. */
 export function validatorKeyJson(seed: string): string {
+    const secret = crypto.createHash("sha256").update(`nodefleet test validator ${seed}`).digest();
+    const pub = ed25519PublicOfSeed(secret);
     return JSON.stringify({
-        address: seed.padEnd(40, "0").toUpperCase(),
-        pub_key: { type: "tendermint/PubKeyEd25519", value: Buffer.from(`pub-${seed}`).toString("base64") },
-        priv_key: { type: "tendermint/PrivKeyEd25519", value: Buffer.from(`priv-${seed}`).toString("base64") },
+        address: cometAddressOf(pub),
+        pub_key: { type: "tendermint/PubKeyEd25519", value: pub.toString("base64") },
+        priv_key: { type: "tendermint/PrivKeyEd25519", value: Buffer.concat([secret, pub]).toString("base64") },
     });
 }
+
+/** The address of SECRETS.sequencerKey (the key of the web3.js documentation's example account). */
+export const SEQUENCER_KEY_ADDRESS = "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23";
 
 export const SECRETS: Record<string, string> = {
     sshKey: FAKE_SSH_KEY,
@@ -41,6 +49,7 @@ export function secretSource(values: Record<string, string> = SECRETS, plain: re
     return {
         get: (k) => values[k],
         isSecret: (k) => k in values && !plain.includes(k),
+        secretNames: () => Object.keys(values).filter((k) => !plain.includes(k)),
     };
 }
 
@@ -75,7 +84,7 @@ export const sequencerNode = () => ({
         l1RpcUrls: ["https://sepolia.example.org/rpc"],
         l1ConsensusHostUrls: ["https://beacon.example.org"],
         coinbase: ADDR.b,
-        validatorAddress: ADDR.c,
+        validatorAddress: SEQUENCER_KEY_ADDRESS,
         stakingAssetHandler: ADDR.d,
         registryAddress: ADDR.a,
         validatorPrivateKeySecret: "sequencerKey",

@@ -17,7 +17,7 @@ function plans() {
     const f = baseFleet();
     // A fourth host carrying two roles, with IPv6 admin access and a restricted sequencer RPC.
     f.hosts["h-shared"] = { ...f.hosts["h-validator"], address: "192.0.2.20", sshdPort: 2200, adminCidrs: ["198.51.100.0/24", "2001:db8::/48"] };
-    f.nodes.push({ ...f.nodes[1], name: "sequencer-2", host: "h-shared", sequencer: { ...f.nodes[1].sequencer, rpcAllowedCidrs: ["10.0.0.0/8"], validatorPrivateKeySecret: "sequencerKey2" } });
+    f.nodes.push({ ...f.nodes[1], name: "sequencer-2", host: "h-shared", sequencer: { ...f.nodes[1].sequencer, rpcAllowedCidrs: ["10.0.0.0/8"], validatorAddress: "0x1563915e194D8CfBA1943570603F7606A3115508", validatorPrivateKeySecret: "sequencerKey2" } });
     f.nodes.push({ ...f.nodes[2], name: "validator-2", host: "h-shared", validator: { ...f.nodes[2].validator, portPrefix: 47, validatorKeySecret: "validatorKey2" } });
     const secrets = secretSource({ ...SECRETS, sequencerKey2: "0x" + "22".repeat(32) });
     return parseFleet(f, secrets).hosts;

@@ -12,7 +12,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR, unitWord } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
-import { baseFleet, secretSource, SECRETS, ADDR, sequencerV4Settings } from "../support/fixtures";
+import { baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registrationSettings } from "../support/aztec";
 import { registered, inputsOf } from "../support/mocks";
@@ -123,7 +123,7 @@ describe("sequencer role: rendered files", () => {
         assert.equal(settings.dialect, "rollup-deposit");
         assert.equal(settings.rollupAddress, ADDR.a);
         assert.equal(settings.argvPreload, "/usr/local/lib/nodefleet/aztec-argv.mjs");
-        assert.deepEqual(settings.args, ["add-l1-validator", "--l1-rpc-urls", "https://sepolia.example.org/rpc", "--l1-chain-id", "11155111", "--attester", ADDR.c, "--withdrawer", ADDR.d, "--rollup", ADDR.a]);
+        assert.deepEqual(settings.args, ["add-l1-validator", "--l1-rpc-urls", "https://sepolia.example.org/rpc", "--l1-chain-id", "11155111", "--attester", SEQUENCER_KEY_ADDRESS, "--withdrawer", ADDR.d, "--rollup", ADDR.a]);
         assert.doesNotMatch(registration, /--private-key|--bls-secret-key|--mnemonic|PRIVATE_KEY=|4c0883a6|2a1f5c0e/);
         const v2 = registrationSettings(renderSequencerRegistration(sequencerSpec(), "/data", "aztec"));
         assert.equal(v2.dialect, "staking-asset-handler");
@@ -160,7 +160,7 @@ describe("sequencer role: rendered files", () => {
         const registration = fs.readFileSync(golden("sequencer/registration.sh", renderSequencerRegistration(release, "/data", "aztec")), "utf8");
         const settings = registrationSettings(registration);
         assert.equal(settings.registerEnvFile, "/etc/nodefleet/sequencer-1/register.env");
-        assert.deepEqual([settings.registryAddress, settings.validatorAddress, settings.l1ChainId], [ADDR.a, ADDR.c, 11155111]);
+        assert.deepEqual([settings.registryAddress, settings.validatorAddress, settings.l1ChainId], [ADDR.a, SEQUENCER_KEY_ADDRESS, 11155111]);
         assert.doesNotMatch(registration, /--private-key|PRIVATE_KEY=/);
         assert.deepEqual(JSON.parse(sequencerJson(release, "/data")), { node: "sequencer-1", service: "aztec-sequencer-1.service", rpcPort: 8080 });
     });

@@ -14,7 +14,7 @@ python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
     "https://sepolia.example.org/rpc"
   ],
   "l1ChainId": 11155111,
-  "validatorAddress": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+  "validatorAddress": "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23",
   "rollupAddress": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
   "registerEnvFile": "/etc/nodefleet/sequencer-1/register.env",
   "argvPreload": "/usr/local/lib/nodefleet/aztec-argv.mjs",
@@ -25,7 +25,7 @@ python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
     "--l1-chain-id",
     "11155111",
     "--attester",
-    "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+    "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23",
     "--withdrawer",
     "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
     "--rollup",

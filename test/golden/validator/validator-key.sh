@@ -22,7 +22,7 @@ put() {
 
 install -d -o nodefleet -g nodefleet -m 0750 /data/validator-1 /data/validator-1/0gchaind /data/validator-1/0gchaind/config
 put /data/validator-1/0gchaind/config/priv_validator_key.json 0600 nodefleet:nodefleet <<'NODEFLEET_EOF'
-{"address":"AA00000000000000000000000000000000000000","pub_key":{"type":"tendermint/PubKeyEd25519","value":"cHViLWFh"},"priv_key":{"type":"tendermint/PrivKeyEd25519","value":"cHJpdi1hYQ=="}}
+{"address":"1407BD3BDB16DA9AB1C2EBE96B2D85AF46D85B25","pub_key":{"type":"tendermint/PubKeyEd25519","value":"Op9okr4w5MPvUuqe6xra/HTvj9vQHC60MLa8xES5qPQ="},"priv_key":{"type":"tendermint/PrivKeyEd25519","value":"/KUZpZZ43loh/qi9UM7R9LmA2oNHBU8eHMfHgKqXEz86n2iSvjDkw+9S6p7rGtr8dO+P29AcLrQwtrzERLmo9A=="}}
 NODEFLEET_EOF
 if [ -z "$changed" ]; then
 	echo "validator validator-1: consensus key unchanged"
