@@ -230,6 +230,14 @@ describe("validator role: steps", () => {
             const { recorded } = await moved((f) => (f.nodes[0].validator.abandonHost = "h-gone"));
             assert.equal(recorded.filter((r) => r.name.endsWith("-handover")).length, 0);
         });
+
+        it("abandonHost naming a host the validator did not run on is refused with the one it can abandon", async () => {
+            previousStackOutputs.validatorHosts = { "validator-1": "h-gone" };
+            await assert.rejects(moved((f) => (f.nodes[0].validator.abandonHost = "h-elsewhere")), /validator-1: validator\.abandonHost names host h-elsewhere, but the validator last ran on h-gone .*the only host it can abandon is h-gone/s);
+            // The same mistake for a configured old host would skip its handover: refused as well.
+            previousStackOutputs.validatorHosts = { "validator-1": "h-sequencer" };
+            await assert.rejects(moved((f) => (f.nodes[0].validator.abandonHost = "h-elsewhere")), /the only host it can abandon is h-sequencer/);
+        });
     });
 
     it("switch: migrate chains the 14 steps of seed 4.5 in order between configure and health, all bound to one inputs hash", async () => {
