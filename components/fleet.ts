@@ -10,6 +10,7 @@ import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
 import { validatorHandover, ValidatorNode, type Handover } from "./roles/validator";
+import { resolveUrls } from "./roles/urls";
 import { withoutPromiseTraces } from "./sdk";
 
 export interface FleetArgs {
@@ -83,13 +84,13 @@ export class Fleet extends pulumi.ComponentResource {
             const roleName = `${name}-${node.name}`;
             switch (node.role) {
                 case "storage": {
-                    const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret) }, { parent: this });
+                    const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, args.secret) }, { parent: this });
                     this.health[node.name] = role.health;
                     break;
                 }
                 case "sequencer": {
                     const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
-                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey }, { parent: this });
+                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret }, { parent: this });
                     this.health[node.name] = role.health;
                     this.registration[node.name] = role.registration;
                     break;
@@ -97,7 +98,7 @@ export class Fleet extends pulumi.ComponentResource {
                 case "validator": {
                     const move = this.moves.get(node.name);
                     const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
-                    const role = new ValidatorNode(roleName, { node, host, user, validatorKey: args.secret(node.validator.validatorKeySecret), handover }, { parent: this });
+                    const role = new ValidatorNode(roleName, { node, host, user, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover }, { parent: this });
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
                     break;

@@ -107,9 +107,16 @@ export function unitValue(value: string): string {
     return singleLine(value, "systemd setting").replace(/%/g, "%%");
 }
 
+/**
+ * What a value in an environment file read by both systemd and `docker --env-file` (which has no
+ * quoting) may hold: characters both read literally, unquoted. No quotes, backslashes, `$`, `#`,
+ * `;` or white space; URLs' `?&~!*()[]` are fine.
+ */
+export const ENV_FILE_VALUE = /^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]*$/;
+
 /** A value in an environment file read by both systemd and `docker --env-file`, which has no quoting. */
 export function envFileValue(value: string): string {
-    if (!/^[A-Za-z0-9_@%+=:,./-]*$/.test(value)) throw new Error("an environment-file value may hold only letters, digits and _@%+=:,./-");
+    if (!ENV_FILE_VALUE.test(value)) throw new Error("an environment-file value may hold only letters, digits and _@%+=:,./?&~!*()[]-");
     return value;
 }
 

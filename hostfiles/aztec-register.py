@@ -3,7 +3,7 @@
 
     aztec-register.py <node> < registration.json
 
-Reads what to register from stdin (JSON: dialect, runtime, binary, image, versionFile, dataDir, l1RpcUrls,
+Reads what to register from stdin (JSON: dialect, runtime, binary, image, versionFile, dataDir,
 l1ChainId, validatorAddress, registerEnvFile, argvPreload, args, and per dialect registryAddress +
 stakingAssetHandler or rollupAddress). Two dialects, chosen by the sequencer's version:
 
@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+from nodefleet_rpc import RpcFailure, rpc, url_label  # noqa: E402
 
 # Function selectors (keccak256 of the signature, first 4 bytes); the test suite recomputes them.
 GET_INFO = "ffdd5cf1"          # getInfo(address): the 2.x validator registry
@@ -55,7 +55,7 @@ class Failure(Exception):
 
 def hex_result(url, what, result):
     if not isinstance(result, str) or not re.fullmatch(r"0x[0-9a-fA-F]*", result):
-        raise Failure(f"{what} at {url}: eth_call result is not hex data: {str(result)[:80]!r}")
+        raise Failure(f"{what} at {url_label(url)}: eth_call result is not hex data: {str(result)[:80]!r}")
     return result[2:]
 
 
@@ -74,7 +74,7 @@ def staking_handler_status(spec, url):
     body = hex_result(url, "getInfo", call(url, spec["registryAddress"], GET_INFO + word(spec["validatorAddress"])))
     words = len(body) // 64
     if words < 4:
-        raise Failure(f"getInfo at {url}: registry {spec['registryAddress']} returned {words} words, expected 4 "
+        raise Failure(f"getInfo at {url_label(url)}: registry {spec['registryAddress']} returned {words} words, expected 4 "
                       f"(stake, withdrawer, proposer, status): is registryAddress the validator registry on chain {spec['l1ChainId']}?")
     return int(body[64 * 3: 64 * 4], 16), None
 
@@ -83,26 +83,26 @@ def rollup_status(spec, url):
     """4.x: (status number, queue position or None) from the rollup's getStatus and entry queue."""
     chain = rpc(url, "eth_chainId", [])
     if not isinstance(chain, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", chain):
-        raise Failure(f"eth_chainId at {url}: not a hex quantity: {str(chain)[:80]!r}")
+        raise Failure(f"eth_chainId at {url_label(url)}: not a hex quantity: {str(chain)[:80]!r}")
     if int(chain, 16) != spec["l1ChainId"]:
-        raise Failure(f"{url} is L1 chain {int(chain, 16)}, not l1ChainId {spec['l1ChainId']}: nothing sent")
+        raise Failure(f"{url_label(url)} is L1 chain {int(chain, 16)}, not l1ChainId {spec['l1ChainId']}: nothing sent")
     rollup = spec["rollupAddress"]
     body = hex_result(url, "getStatus", call(url, rollup, GET_STATUS + word(spec["validatorAddress"])))
     if len(body) != 64:
-        raise Failure(f"getStatus at {url}: rollup {rollup} returned {len(body) // 2} bytes, expected one word: "
+        raise Failure(f"getStatus at {url_label(url)}: rollup {rollup} returned {len(body) // 2} bytes, expected one word: "
                       f"is rollupAddress the rollup on chain {spec['l1ChainId']}?")
     status = int(body, 16)
     if status != 0:
         return status, None
     length_body = hex_result(url, "getEntryQueueLength", call(url, rollup, QUEUE_LENGTH))
     if len(length_body) != 64:
-        raise Failure(f"getEntryQueueLength at {url}: expected one word, got {len(length_body) // 2} bytes")
+        raise Failure(f"getEntryQueueLength at {url_label(url)}: expected one word, got {len(length_body) // 2} bytes")
     length = int(length_body, 16)
     attester = word(spec["validatorAddress"])
     for index in range(length - 1, max(-1, length - 1 - QUEUE_SCAN), -1):
         entry = hex_result(url, "getEntryQueueAt", call(url, rollup, QUEUE_AT + word(index)))
         if len(entry) < 64:
-            raise Failure(f"getEntryQueueAt({index}) at {url}: expected a DepositArgs tuple, got {len(entry) // 2} bytes")
+            raise Failure(f"getEntryQueueAt({index}) at {url_label(url)}: expected a DepositArgs tuple, got {len(entry) // 2} bytes")
         if entry[:64] == attester:
             return 0, index
     return 0, None
@@ -114,14 +114,14 @@ def registry_status(spec):
     what = "getStatus" if spec["dialect"] == "rollup-deposit" else "getInfo"
     names = STATUS[spec["dialect"]]
     errors = []
-    for url in spec["l1RpcUrls"]:
+    for url in spec["l1RpcUrls"]:  # from the root-only env file (ETHEREUM_HOSTS): see register()
         try:
             status, queued = ask(spec, url)
         except RpcFailure as e:
             errors.append(str(e))
             continue
         if status >= len(names):
-            raise Failure(f"{what} at {url}: status {status} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(names))}")
+            raise Failure(f"{what} at {url_label(url)}: status {status} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(names))}")
         return status, queued, url
     raise Failure(f"no L1 RPC URL answered {what}: " + "; ".join(errors))
 
@@ -171,9 +171,15 @@ def quota_until(output):
 def register(node, spec):
     summary = {"node": node, "validatorAddress": spec["validatorAddress"], "dialect": spec["dialect"],
                "contract": spec["rollupAddress"] if spec["dialect"] == "rollup-deposit" else spec["registryAddress"]}
+    # The L1 RPC URLs (they may carry an API key) come from the root-only env file, as ETHEREUM_HOSTS,
+    # the variable the CLI reads for --l1-rpc-urls; never from the settings on stdin.
+    env = read_env_file(spec)
+    spec = {**spec, "l1RpcUrls": [u for u in env.get("ETHEREUM_HOSTS", "").split(",") if u]}
+    if not spec["l1RpcUrls"]:
+        raise Failure(f"{spec['registerEnvFile']} holds no L1 RPC URL (ETHEREUM_HOSTS): nothing sent")
     status, queued, url = registry_status(spec)
     name = STATUS[spec["dialect"]][status]
-    summary.update(status=name, l1RpcUrl=url)
+    summary.update(status=name, l1RpcUrl=url_label(url))
     if status != 0:
         print(f"sequencer {node}: {spec['validatorAddress']} is registered (status {name}); add-l1-validator not needed")
         return {**summary, "action": "none: already registered"}

@@ -11,11 +11,13 @@ there only), with no timeout unless given: an admin_exportChain answers when the
 
 prints the result as JSON (exit 0) or the failure (exit 1).
 """
+import base64
 import json
 import re
 import socket
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 
@@ -23,28 +25,54 @@ class RpcFailure(Exception):
     pass
 
 
+def rpc_request(url, body):
+    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
+    it for part of the host)."""
+    u = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if "@" in u.netloc:
+        user, _, password = u.netloc.rpartition("@")[0].partition(":")
+        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
+    return urllib.request.Request(url, data=body, headers=headers)
+
+
+def url_label(url):
+    """How a URL is named in messages: scheme, host and port only (a hosted endpoint's path, query or
+    user part may hold an API key)."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
+    except ValueError:
+        return "(an unparsable URL)"
+    if not u.scheme or not u.hostname:
+        return "(an unparsable URL)"
+    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
+
+
 def rpc(url, method, params=None, timeout=5):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = rpc_request(url, body)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             raw = resp.read()
     except urllib.error.HTTPError as e:
-        raise RpcFailure(f"{method} at {url}: HTTP {e.code}") from None
+        raise RpcFailure(f"{method} at {url_label(url)}: HTTP {e.code}") from None
     except OSError as e:
-        raise RpcFailure(f"{method} at {url}: no answer ({getattr(e, 'reason', e)})") from None
+        raise RpcFailure(f"{method} at {url_label(url)}: no answer ({getattr(e, 'reason', e)})") from None
     try:
         answer = json.loads(raw)
     except ValueError:
-        raise RpcFailure(f"{method} at {url}: the answer is not JSON: {raw[:80]!r}") from None
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer is not JSON: {raw[:80]!r}") from None
     if not isinstance(answer, dict):
-        raise RpcFailure(f"{method} at {url}: the answer is not a JSON-RPC object")
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer is not a JSON-RPC object")
     if answer.get("error") is not None:
         err = answer["error"]
         text = err.get("message", err) if isinstance(err, dict) else err
-        raise RpcFailure(f"{method} at {url}: JSON-RPC error: {text}")
+        raise RpcFailure(f"{method} at {url_label(url)}: JSON-RPC error: {text}")
     if "result" not in answer:
-        raise RpcFailure(f"{method} at {url}: the answer has no result")
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer has no result")
     return answer["result"]
 
 
@@ -52,7 +80,7 @@ def block_number(url):
     """eth_blockNumber at url as an int; RpcFailure when the answer is not a hex number."""
     value = rpc(url, "eth_blockNumber")
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-        raise RpcFailure(f"eth_blockNumber at {url}: {value!r} is not a hex block number")
+        raise RpcFailure(f"eth_blockNumber at {url_label(url)}: {value!r} is not a hex block number")
     return int(value, 16)
 
 
@@ -61,10 +89,10 @@ def block_hash(url, number):
     such block or answers something else."""
     block = rpc(url, "eth_getBlockByNumber", [hex(number), False])
     if block is None:
-        raise RpcFailure(f"eth_getBlockByNumber at {url}: no block {number}")
+        raise RpcFailure(f"eth_getBlockByNumber at {url_label(url)}: no block {number}")
     value = block.get("hash") if isinstance(block, dict) else None
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{64}", value):
-        raise RpcFailure(f"eth_getBlockByNumber at {url}: block {number} has no hash (got {str(value)[:80]!r})")
+        raise RpcFailure(f"eth_getBlockByNumber at {url_label(url)}: block {number} has no hash (got {str(value)[:80]!r})")
     return value.lower()
 
 
@@ -72,7 +100,7 @@ def peer_count(url):
     """net_peerCount at url as an int."""
     value = rpc(url, "net_peerCount")
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-        raise RpcFailure(f"net_peerCount at {url}: {value!r} is not a hex number")
+        raise RpcFailure(f"net_peerCount at {url_label(url)}: {value!r} is not a hex number")
     return int(value, 16)
 
 

@@ -3,15 +3,19 @@
 
     zgs-endpoint.py <node> [--restart]
 
-Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "endpoints", "service"}), asks
-each candidate endpoint, in order, for eth_blockNumber, and renders config.toml from the template
-with the first one that answers. Exit 0: config unchanged; 10: config rewritten (with --restart
+Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "service"}) and the
+candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
+step: an endpoint may carry an API key), asks each, in order, for eth_blockNumber, and renders
+config.toml from the template with the first one that answers, readable by the node's user only.
+Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
 the service is restarted if it was running); 2: no candidate answers (config left as it is).
 """
+import base64
 import json
 import os
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
 
 PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
@@ -19,13 +23,38 @@ PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
 
 def healthy(url):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = rpc_request(url, body)
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             result = json.loads(resp.read()).get("result")
         return isinstance(result, str) and result.startswith("0x") and int(result, 16) >= 0
     except (OSError, ValueError):
         return False
+
+
+def rpc_request(url, body):
+    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
+    it for part of the host)."""
+    u = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if "@" in u.netloc:
+        user, _, password = u.netloc.rpartition("@")[0].partition(":")
+        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
+    return urllib.request.Request(url, data=body, headers=headers)
+
+
+def url_label(url):
+    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
+    except ValueError:
+        return "(an unparsable URL)"
+    if not u.scheme or not u.hostname:
+        return "(an unparsable URL)"
+    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def main(argv):
@@ -35,12 +64,14 @@ def main(argv):
     node, restart = argv[1], "--restart" in argv[2:]
     with open(f"/etc/nodefleet/{node}/storage.json") as f:
         spec = json.load(f)
-    chosen = next((u for u in spec["endpoints"] if healthy(u)), None)
+    with open(spec["urls"]) as f:
+        endpoints = json.load(f)["rpcEndpoints"]
+    chosen = next((u for u in endpoints if healthy(u)), None)
     if chosen is None:
-        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(spec['endpoints'])}; config left as it is", file=sys.stderr)
+        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(map(url_label, endpoints))}; config left as it is", file=sys.stderr)
         if os.path.exists(spec["config"]):
             return 2
-        chosen = spec["endpoints"][0]  # first start: the node logs the outage itself
+        chosen = endpoints[0]  # first start: the node logs the outage itself
     with open(spec["template"]) as f:
         text = f.read().replace(PLACEHOLDER, json.dumps(chosen))  # a JSON string is a TOML basic string
     try:
@@ -49,12 +80,16 @@ def main(argv):
                 return 0
     except FileNotFoundError:
         pass
+    # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
-    with open(tmp, "w") as f:
+    owner = os.stat(os.path.dirname(spec["config"]))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)
+        os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
-    os.chmod(tmp, 0o644)
     os.replace(tmp, spec["config"])
-    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {chosen}")
+    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)
         print(f"zgs-endpoint {node}: restarted {spec['service']}")

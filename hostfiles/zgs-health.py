@@ -3,13 +3,15 @@
 
     zgs-health.py <node> [--wait SECONDS]
 
-chainHead: eth_blockNumber of the endpoint in config.toml (hex -> decimal); logSyncHeight and
+endpoint: the endpoint in config.toml as scheme://host[:port] (its path and query, where hosted
+endpoints keep API keys, are never shown); chainHead: its eth_blockNumber (hex -> decimal); logSyncHeight and
 connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
 increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
 the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
 did not answer; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
 """
+import base64
 import datetime
 import json
 import os
@@ -17,17 +19,43 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.parse
 import urllib.request
 
 
 def rpc(url, method, params=None):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = rpc_request(url, body)
     with urllib.request.urlopen(req, timeout=5) as resp:
         answer = json.loads(resp.read())
     if "error" in answer:
         raise OSError(answer["error"].get("message", "JSON-RPC error"))
     return answer["result"]
+
+
+def rpc_request(url, body):
+    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
+    it for part of the host)."""
+    u = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if "@" in u.netloc:
+        user, _, password = u.netloc.rpartition("@")[0].partition(":")
+        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
+    return urllib.request.Request(url, data=body, headers=headers)
+
+
+def url_label(url):
+    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
+    except ValueError:
+        return "(an unparsable URL)"
+    if not u.scheme or not u.hostname:
+        return "(an unparsable URL)"
+    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def check(node):
@@ -36,15 +64,15 @@ def check(node):
     with open(spec["config"], "rb") as f:
         cfg = tomllib.load(f)
     endpoint = cfg["blockchain_rpc_endpoint"]
-    out = {"node": node, "endpoint": endpoint, "chainHead": None, "logSyncHeight": None, "behind": None,
+    out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None,
            "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["service"], out["active"] = spec["service"], state == "active"
     try:
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
-        out["endpointError"] = str(e)
-        out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
+        out["endpointError"] = str(e).replace(endpoint, url_label(endpoint))
+        out["diagnoses"].append(f"blockchain_rpc_endpoint {url_label(endpoint)} does not answer eth_blockNumber ({e}): the local height cannot increase; "
                                 "check it, switch to another endpoint and restart (the failover timer does this every minute)")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
     try:

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { z } from "zod";
-import { fleetSpec, FleetSpec, HostSpec, NodeSpec } from "./schema";
+import { fleetSpec, FleetSpec, HostSpec, NodeSpec, type RpcUrl } from "./schema";
 import { formatPath, isSecretField, samePath } from "./paths";
 import { stringIssues } from "./strings";
 import { addressKey } from "../cidr";
@@ -20,6 +20,17 @@ export interface SecretSource {
     isSecret(key: string): boolean;
     /** The names of the encrypted keys of the namespace, for "known: …" in errors (names only). */
     secretNames?(): readonly string[];
+}
+
+/** What the config is read for: `up` (everything checked) or `status` (what a monitoring box can check). */
+export interface ParseOptions {
+    /**
+     * Secret values are not decrypted (get() answers for presence only): their format, their
+     * identity across nodes and their agreement with addresses are `up`'s to check.
+     */
+    readonly secretValues?: boolean;
+    /** A sha256File that cannot be read here is a warning, not an error (the release is then left out). */
+    readonly releaseFilesRequired?: boolean;
 }
 
 export class FleetConfigError extends Error {
@@ -111,13 +122,14 @@ function zodIssue(i: z.core.$ZodIssue): string {
     }
 }
 
-type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey" | "blsSecretKey";
+type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey" | "blsSecretKey" | "url";
 const SECRET_FORMAT: Record<SecretKind, (s: string) => v.Reason> = {
     sshPrivateKey: v.sshPrivateKeyReason,
     privateKey: v.privateKeyReason,
     minerKey: v.minerKeyScalarReason,
     validatorKey: v.validatorKeyFileReason,
     blsSecretKey: v.blsSecretKeyReason,
+    url: v.secretUrlReason,
 };
 
 interface SecretUse {
@@ -126,8 +138,25 @@ interface SecretUse {
     readonly kind: SecretKind;
 }
 
-function secretUses(spec: FleetSpec): SecretUse[] {
+/** The URL fields given as {secret: <name>}, each with its config path. */
+function urlSecretUses(spec: FleetSpec): SecretUse[] {
     const uses: SecretUse[] = [];
+    const add = (path: string, list: readonly RpcUrl[]) =>
+        list.forEach((u, j) => typeof u !== "string" && uses.push({ path: `${path}[${j}].secret`, key: u.secret, kind: "url" }));
+    spec.nodes.forEach((node, i) => {
+        if (node.role === "storage") add(`nodes[${i}].storage.rpcEndpoints`, node.storage.rpcEndpoints);
+        if (node.role === "sequencer") {
+            add(`nodes[${i}].sequencer.l1RpcUrls`, node.sequencer.l1RpcUrls);
+            add(`nodes[${i}].sequencer.l1ConsensusHostUrls`, node.sequencer.l1ConsensusHostUrls);
+        }
+        const ref = node.role === "validator" ? node.validator.referenceRpcUrl : undefined;
+        if (ref !== undefined && typeof ref !== "string") uses.push({ path: `nodes[${i}].validator.referenceRpcUrl.secret`, key: ref.secret, kind: "url" });
+    });
+    return uses;
+}
+
+function secretUses(spec: FleetSpec): SecretUse[] {
+    const uses: SecretUse[] = urlSecretUses(spec);
     for (const [name, host] of Object.entries(spec.hosts)) {
         if (host.sshPrivateKeySecret !== undefined) uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
     }
@@ -156,7 +185,7 @@ function keyIdentity(kind: SecretKind, value: string): string {
     return crypto.createHash("sha256").update(material).digest("hex");
 }
 
-function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]): void {
+function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[], values = true): void {
     const seen = new Map<string, string>(); // kind+identity -> first path
     for (const use of secretUses(spec)) {
         const value = secrets.get(use.key);
@@ -170,12 +199,13 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[]):
             issues.push(`${use.path}: the config key it names is stored in plain text; set it again with pulumi config set --secret <that name>`);
             continue;
         }
+        if (!values) continue;
         const reason = SECRET_FORMAT[use.kind](value);
         if (reason) {
             issues.push(`${use.path}: the secret it names: ${reason}`);
             continue;
         }
-        if (use.kind === "sshPrivateKey") continue; // one admin key may open many hosts
+        if (use.kind === "sshPrivateKey" || use.kind === "url") continue; // one admin key may open many hosts; nodes may share an endpoint
         const id = `${use.kind}:${keyIdentity(use.kind, value)}`;
         const first = seen.get(id);
         if (first === undefined) seen.set(id, use.path);
@@ -336,7 +366,7 @@ export function sha256FromSums(sums: string, fileName: string): string | undefin
     return undefined;
 }
 
-function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[]): Map<string, ResolvedRelease> {
+function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[], filesRequired = true): Map<string, ResolvedRelease> {
     const out = new Map<string, ResolvedRelease>();
     for (const [name, r] of Object.entries(spec.releases)) {
         const at = `releases.${name}`;
@@ -352,7 +382,8 @@ function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[]):
             try {
                 sums = fs.readFileSync(file, "utf8");
             } catch {
-                issues.push(`${at}.sha256File: ${file}: cannot be read`);
+                if (filesRequired) issues.push(`${at}.sha256File: ${file}: cannot be read`);
+                else warnings.push(`${at}.sha256File: ${file}: cannot be read on this machine (only pulumi up needs it)`);
                 continue;
             }
             sha = sha256FromSums(sums, fileName);
@@ -396,7 +427,8 @@ function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issues: stri
 }
 
 /** Validate everything that can be validated before a resource exists. Throws FleetConfigError. */
-export function parseFleet(raw: unknown, secrets: SecretSource): FleetPlan {
+export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOptions = {}): FleetPlan {
+    const values = options.secretValues ?? true;
     const parsed = fleetSpec.safeParse(raw, { reportInput: true });
     const schemaIssues = parsed.success ? [] : parsed.error.issues;
     // The string rule first, and what it refuses is not reported again by the schema; but a
@@ -417,10 +449,10 @@ export function parseFleet(raw: unknown, secrets: SecretSource): FleetPlan {
     checkMachines(spec, issues);
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);
-    checkSecrets(spec, secrets, issues);
-    checkKeyAddresses(spec, secrets, issues);
+    checkSecrets(spec, secrets, issues, values);
+    if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
-    const releases = resolveReleases(spec, issues, warnings);
+    const releases = resolveReleases(spec, issues, warnings, options.releaseFilesRequired ?? true);
     const hosts = planHosts(spec, releases);
     checkHardware(spec, hosts, issues, warnings);
     if (issues.length > 0) throw new FleetConfigError(issues);

@@ -9,7 +9,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
 /** Fields that name a secret config key: their value is never shown, whatever it holds. */
 export function isSecretField(path: readonly PropertyKey[]): boolean {
     const last = [...path].reverse().find((p) => typeof p === "string");
-    return typeof last === "string" && /Secret$/.test(last);
+    return typeof last === "string" && (/Secret$/.test(last) || last === "secret");
 }
 
 export function samePath(a: readonly PropertyKey[], b: readonly PropertyKey[]): boolean {

@@ -50,6 +50,29 @@ export const secretRef = z
     .meta({ title: "name of a secret config key" });
 
 /**
+ * An RPC URL: written in the config when it carries no credential, or `{secret: <name>}`, naming
+ * a secret config key that holds it (hosted endpoints put API keys in the path, the query or
+ * `user:password@`). A URL with a credential in plain config is refused without being echoed.
+ * Either way the URL reaches a host only through the node's secret key step, into a root-only
+ * file: it is never on a command line, in a step's plain inputs, or in a log line.
+ */
+export const rpcUrl = z
+    .union([z.string(), z.strictObject({ secret: z.string().describe("Name of the secret config key holding the URL (`pulumi config set --secret <name> <url>`).") })], {
+        error: (issue) => (issue.code === "invalid_union" ? "expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}" : undefined),
+    })
+    .superRefine((value, ctx) => {
+        if (typeof value === "string") {
+            const reason = v.urlCredentialReason(value) ?? v.httpUrlReason(value) ?? v.envSafeUrlReason(value);
+            if (reason) ctx.addIssue({ code: "custom", message: reason });
+            return;
+        }
+        const parsed = secretRef.safeParse(value.secret);
+        if (!parsed.success) ctx.addIssue({ code: "custom", path: ["secret"], message: parsed.error.issues[0]!.message });
+    })
+    .meta({ title: "http(s) URL, or {secret: <config key>}" });
+export type RpcUrl = z.infer<typeof rpcUrl>;
+
+/**
  * A list of CIDRs that must not add up to the whole internet: "open to the world" is decided by
  * address math on the union (`::/0`, `0::0/0`, `0.0.0.0/1` + `128.0.0.0/1` all count), reported
  * at the entry that covers a family alone, else at the list.
@@ -161,9 +184,9 @@ const hardwareTarget = z.strictObject({
 export const storageSettings = z
     .strictObject({
         rpcEndpoints: z
-            .array(httpUrl)
+            .array(rpcUrl)
             .min(1, "at least one RPC endpoint is needed")
-            .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference: `pulumi up` writes the first one that answers into config.toml (failover)."),
+            .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference, each a URL or {secret: <name>} (an endpoint with an API key): `pulumi up` writes the first one that answers into config.toml (failover)."),
         logContractAddress: usableAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
         mineContractAddress: usableAddress.optional().describe("The mine contract: config.toml's mine_contract_address."),
         networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
@@ -190,8 +213,8 @@ export const SEQUENCER_VERSIONS = ["2.0.x", "4.1.2"] as const;
 const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the seed's 2.x), 4.1.2 (each version names its flags and variables differently; pin the one aztec-up installs)`;
 
 const sequencerCommon = {
-    l1RpcUrls: z.array(httpUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (`--l1-rpc-urls`)."),
-    l1ConsensusHostUrls: z.array(httpUrl).min(1, "at least one L1 beacon URL is needed").describe("L1 beacon (consensus) URLs (`--l1-consensus-host-urls`)."),
+    l1RpcUrls: z.array(rpcUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (the node's ETHEREUM_HOSTS, in its root-only env file; each a URL or {secret: <name>})."),
+    l1ConsensusHostUrls: z.array(rpcUrl).min(1, "at least one L1 beacon URL is needed").describe("L1 beacon (consensus) URLs (the node's L1_CONSENSUS_HOST_URLS, in its root-only env file; each a URL or {secret: <name>})."),
     coinbase: usableAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
     validatorAddress: usableAddress.describe("The validator's (attester's) address, registered on L1 by `pulumi up` when it is not yet."),
     validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line."),
@@ -285,7 +308,7 @@ export const validatorSettings = z
             .boolean()
             .default(false)
             .describe("With `switch: migrate`: the low-downtime switch (steps l01..l14): the running geth exports the chain and reth imports it while 0gchaind keeps committing on geth; the validator stops only for the cutover (the blocks made meanwhile exported and imported, the head's hash compared). geth's datadir is kept whole as the way back (no backup copy); needs 2x the geth datadir free and geth's IPC socket. Choose it when the switch starts: the two modes never mix on a host. See docs/switch.md."),
-        referenceRpcUrl: httpUrl.optional().describe("A public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
+        referenceRpcUrl: rpcUrl.optional().describe("A URL or {secret: <name>}: a public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
         heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks the execution client may be behind the reference (else the noted head) when the -38002 remedy starts 0gchaind again."),
         importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after reth's `block number X does not match parent block number Y`."),
         cleanup: z

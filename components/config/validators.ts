@@ -255,3 +255,50 @@ export function unusableAddressReason(value: string): Reason {
     if (n <= 0x100n) return `a precompile address (${value}): no key and no contract of yours is there`;
     return undefined;
 }
+
+// ---- URLs that carry a credential (issue 27) ----------------------------------------------------
+
+/** Query parameters hosted RPC endpoints put keys in. */
+const CREDENTIAL_PARAM = /key|token|secret|auth|pass|sig|credential/i;
+
+/**
+ * Why a URL given as plain config carries a credential, naming where (never the value): a
+ * `user:password@`, a query parameter like `apikey`, or a path segment shaped like an API key
+ * (16 or more letters and digits, both present, or 32+ hex digits: `…/v2/<key>`, `…/v3/<project id>`).
+ */
+export function urlCredentialReason(value: string): Reason {
+    let url: URL;
+    try {
+        url = new URL(value);
+    } catch {
+        return undefined; // not a URL: said by httpUrlReason
+    }
+    const how = "store it as a secret (pulumi config set --secret <name> '<url>') and write {secret: <name>} here";
+    if (url.username !== "" || url.password !== "") return `this URL carries a credential in user:password@: ${how}`;
+    for (const name of url.searchParams.keys()) {
+        if (CREDENTIAL_PARAM.test(name)) return `this URL carries a credential in its query (parameter ${/^[A-Za-z0-9_.-]{1,32}$/.test(name) ? name : "…"}): ${how}`;
+    }
+    for (const segment of url.pathname.split("/")) {
+        if (/^[A-Za-z0-9_-]{16,}$/.test(segment) && /[0-9]/.test(segment) && /[A-Za-z]/.test(segment)) return `this URL carries what looks like an API key in its path: ${how}`;
+        if (/^[0-9a-fA-F]{32,}$/.test(segment)) return `this URL carries what looks like an API key in its path: ${how}`;
+    }
+    return undefined;
+}
+
+/** A URL held in a secret: the same rules as httpUrlReason, without echoing any of it. */
+export function secretUrlReason(value: string): Reason {
+    const reason = httpUrlReason(value);
+    if (reason === undefined) return envSafeUrlReason(value);
+    return reason.startsWith("URL is not in its canonical form") ? "the URL is not in its canonical form (as the WHATWG URL parser writes it: lower-case scheme and host, no default port, no dot segments)" : reason;
+}
+
+/**
+ * An RPC URL reaches hosts as a value of a root-only environment file (the sequencer's, read by
+ * systemd and `docker --env-file`, neither of which unquotes alike): only characters both read
+ * literally. The WHATWG parser leaves `$`, `'` and `;` unencoded in a path; they are refused here
+ * (write %24, %27, %3B). Names the character, never the URL.
+ */
+export function envSafeUrlReason(value: string): Reason {
+    const bad = [...value].find((c) => !/^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]$/.test(c));
+    return bad === undefined ? undefined : `the URL holds ${JSON.stringify(bad)}, which an environment file cannot carry unquoted: percent-encode it (%${bad.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")})`;
+}

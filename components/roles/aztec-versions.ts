@@ -48,25 +48,32 @@ export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string)
     return env;
 }
 
-/** `aztec start`'s arguments (after the program), the key excepted: it comes from the env file. */
+/**
+ * `aztec start`'s arguments (after the program). The key and the L1 endpoints (a URL may carry an
+ * API key) are not among them: they come from the root-only env file, as VALIDATOR_PRIVATE_KEY(S),
+ * ETHEREUM_HOSTS and L1_CONSENSUS_HOST_URLS.
+ */
 export function sequencerStartArgs(node: SequencerSpec, publicIp: string): string[] {
     const s = node.sequencer;
-    const l1 = ["--l1-rpc-urls", s.l1RpcUrls.join(","), "--l1-consensus-host-urls", s.l1ConsensusHostUrls.join(",")];
     const tail = ["--sequencer.coinbase", s.coinbase, "--p2p.p2pIp", publicIp];
-    if (s.version !== "4.1.2") return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1, ...tail];
-    return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, ...l1, "--l1-chain-id", String(s.l1ChainId), ...tail];
+    if (s.version !== "4.1.2") return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, ...tail];
+    return ["start", "--node", "--archiver", "--sequencer", "--network", s.network, "--l1-chain-id", String(s.l1ChainId), ...tail];
 }
 
-/** `aztec add-l1-validator`'s arguments: no key among them (the sender key is PRIVATE_KEY, the BLS key arrives through the argv preload). */
+/**
+ * `aztec add-l1-validator`'s arguments: no key and no URL among them (the sender key is PRIVATE_KEY,
+ * the L1 endpoints ETHEREUM_HOSTS, both from the registration's root-only env file; the BLS key
+ * arrives through the argv preload).
+ */
 export function registrationArgs(node: SequencerSpec): string[] {
     const s = node.sequencer;
     if (s.version !== "4.1.2")
         return [
-            "add-l1-validator", "--l1-rpc-urls", s.l1RpcUrls.join(","), "--attester", s.validatorAddress,
+            "add-l1-validator", "--attester", s.validatorAddress,
             "--proposer-eoa", s.validatorAddress, "--staking-asset-handler", s.stakingAssetHandler, "--l1-chain-id", String(s.l1ChainId),
         ];
     return [
-        "add-l1-validator", "--l1-rpc-urls", s.l1RpcUrls.join(","), "--l1-chain-id", String(s.l1ChainId),
+        "add-l1-validator", "--l1-chain-id", String(s.l1ChainId),
         "--attester", s.validatorAddress, "--withdrawer", s.withdrawerAddress, "--rollup", s.rollupAddress,
     ];
 }

@@ -10,6 +10,7 @@ import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, hostFile } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
+import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
@@ -86,7 +87,6 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
         image: AZTEC_IMAGE,
         versionFile: `${p.etcDir}/version`,
         dataDir: p.dataDir,
-        l1RpcUrls: s.l1RpcUrls,
         l1ChainId: s.l1ChainId,
         validatorAddress: s.validatorAddress,
         ...contracts,
@@ -125,12 +125,25 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
     });
 }
 
-/** The key step's script (a secret): the node's and the registration's root-only env files, named as this version reads them. */
-export function renderSequencerKey(node: SequencerSpec, mount: string, key: string, blsSecretKey?: string): string {
+/** The L1 endpoints' values (a URL may carry an API key: they travel with the keys). */
+export interface L1Urls {
+    readonly l1RpcUrls: readonly string[];
+    readonly l1ConsensusHostUrls: readonly string[];
+}
+
+/**
+ * The key step's script (a secret): the node's and the registration's root-only env files, named as
+ * this version reads them: the keys, and the L1 endpoints as ETHEREUM_HOSTS and
+ * L1_CONSENSUS_HOST_URLS (the primary variables of --l1-rpc-urls and --l1-consensus-host-urls, so
+ * no URL is on the node's or the CLI's command line).
+ */
+export function renderSequencerKey(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): string {
     const p = sequencerPaths(node, mount);
     const dialect = dialectOf(node);
     if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${node.name}: the validator private key must be 0x followed by 64 hex characters`);
-    const registerEnv: [string, string][] = [[dialect.senderKeyEnv, key]];
+    const l1: [string, string] = ["ETHEREUM_HOSTS", urls.l1RpcUrls.join(",")];
+    const nodeEnv: [string, string][] = [[dialect.validatorKeyEnv, key], l1, ["L1_CONSENSUS_HOST_URLS", urls.l1ConsensusHostUrls.join(",")]];
+    const registerEnv: [string, string][] = [[dialect.senderKeyEnv, key], l1];
     if (dialect.registration === "rollup-deposit") {
         const reason = blsSecretKey === undefined ? "it is missing" : blsSecretKeyReason(blsSecretKey);
         if (reason) throw new Error(`${node.name}: the BLS secret key: ${reason}`);
@@ -138,7 +151,7 @@ export function renderSequencerKey(node: SequencerSpec, mount: string, key: stri
     }
     return render("sequencer-key.sh", {
         node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile,
-        nodeEnv: [[dialect.validatorKeyEnv, key]], registerEnv,
+        nodeEnv, registerEnv,
     });
 }
 
@@ -164,6 +177,8 @@ export interface SequencerNodeArgs {
     readonly validatorKey: pulumi.Output<string>;
     /** 4.x: the attester's BLS secret key (registration). */
     readonly blsSecretKey?: pulumi.Output<string>;
+    /** Secret config values by key (an L1 URL may be one). */
+    readonly secret: SecretLookup;
 }
 
 /** teardown (destroy only) -> key -> version (aztec-up) -> configure (unit, start/restart) -> registration -> health. */
@@ -177,12 +192,16 @@ export class SequencerNode extends pulumi.ComponentResource {
         super("nodefleet:role:SequencerNode", name, {}, opts);
         const { node, host } = args;
         const mount = host.dataMountPoint;
+        const l1RpcUrls = resolveUrls(node.sequencer.l1RpcUrls, args.secret);
+        const l1ConsensusHostUrls = resolveUrls(node.sequencer.l1ConsensusHostUrls, args.secret);
         const { release, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "sequencer", label: "sequencer",
             removeScript: renderSequencerRemove(host.hostName, node, mount),
             keyStep: "validator-key",
-            keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined)]).apply(([k, bls]) => renderSequencerKey(node, mount, k, bls)),
+            keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls]).apply(([k, bls, rpc, beacon]) =>
+                renderSequencerKey(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
         });
+        const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release) }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
         const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, release, ip));
@@ -194,7 +213,8 @@ export class SequencerNode extends pulumi.ComponentResource {
         );
         const register = remoteStep(
             `${name}-registration`,
-            { ...base, script: renderSequencerRegistration(node, mount, release) },
+            // Asked again when an L1 endpoint changes (the key step rewrote the env file it reads).
+            { ...base, script: renderSequencerRegistration(node, mount, release), inputsHash: [urlsChanged] },
             { parent: this, dependsOn: [configure] },
         );
         const healthRun = remoteStep(

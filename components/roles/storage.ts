@@ -7,6 +7,7 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
+import { urlsHash } from "./urls";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
@@ -19,6 +20,8 @@ export interface StoragePaths {
     readonly dbDir: string;
     readonly etcDir: string;
     readonly envFile: string;
+    /** Root-only: the RPC endpoints (they may carry API keys), written by the key step. */
+    readonly urlsFile: string;
 }
 
 export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
@@ -30,6 +33,7 @@ export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
         dbDir: `${dataDir}/db`,
         etcDir: `/etc/nodefleet/${node.name}`,
         envFile: `/etc/nodefleet/${node.name}/zgs.env`,
+        urlsFile: `/etc/nodefleet/${node.name}/urls.json`,
     };
 }
 
@@ -72,7 +76,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
     const storageJson = JSON.stringify({
         template: `${p.runDir}/config.toml.nodefleet`,
         config: `${p.runDir}/config.toml`,
-        endpoints: node.storage.rpcEndpoints,
+        urls: p.urlsFile,
         service: p.service,
     }, null, 2);
     return render("storage-configure.sh", {
@@ -115,10 +119,12 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
     });
 }
 
-export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string): string {
+/** The key step's script (a secret): the miner key's env file and the RPC endpoints' file, both root-only. */
+export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): string {
     const p = storagePaths(node, mount);
     if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
-    return render("storage-key.sh", { node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, minerKey });
+    const urlsJson = JSON.stringify({ rpcEndpoints: endpoints }, null, 2);
+    return render("storage-key.sh", { node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, minerKey, urlsFile: p.urlsFile, urlsJson: heredocSafe(urlsJson, "NODEFLEET_EOF") });
 }
 
 export interface StorageNodeArgs {
@@ -126,6 +132,8 @@ export interface StorageNodeArgs {
     readonly host: Host;
     readonly user: string;
     readonly minerKey: pulumi.Output<string>;
+    /** The RPC endpoints' values, in order (a secret: one may carry an API key). */
+    readonly endpoints: pulumi.Output<string[]>;
 }
 
 /** teardown (destroy only) -> miner key -> configure (files, guard, endpoint, start/restart) -> health report. */
@@ -139,10 +147,11 @@ export class StorageNode extends pulumi.ComponentResource {
         const { release, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "storage node", label: "storage",
             removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
-            keyStep: "miner-key", keyScript: args.minerKey.apply((k) => renderStorageKey(node, host.dataMountPoint, k)),
+            keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => renderStorageKey(node, host.dataMountPoint, k, e)),
         });
         const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
+        // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it reads.
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [urlsHash(args.endpoints)] }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(
             `${name}-health`,
             { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript)] },

@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { contentHash, hostFile, HOSTFILES_DIR, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
+import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
@@ -126,7 +127,8 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         dialUrl: engineDialUrl(node),
         executionClient: v.executionClient,
         switch: v.switch ?? null,
-        referenceRpcUrl: v.referenceRpcUrl ?? null,
+        // The reference endpoint may carry an API key: the key step writes it to this root-only file.
+        urlsFile: `${p.etcDir}/urls.json`,
         heightTolerance: v.heightTolerance,
         importRetries: v.importRetries,
         remedyRetries: 3,
@@ -191,9 +193,12 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
     });
 }
 
-export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string): string {
+export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string, referenceRpcUrl: string | null = null): string {
     const p = validatorPaths(node, mount);
     return render("validator-key.sh", {
+        urlsFile: `${p.etcDir}/urls.json`,
+        etcDir: p.etcDir,
+        urlsJson: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF"),
         node: node.name,
         operator: OPERATOR_USER,
         dataRoot: p.dataRoot,
@@ -235,6 +240,8 @@ export interface ValidatorNodeArgs {
     readonly user: string;
     /** priv_validator_key.json, as a secret. */
     readonly validatorKey: pulumi.Output<string>;
+    /** Secret config values by key (the reference endpoint may be one). */
+    readonly secret: SecretLookup;
     /** When the validator moves here from another host: the handover there, run before the key is written here. */
     readonly handover?: Handover;
 }
@@ -269,16 +276,17 @@ export class ValidatorNode extends pulumi.ComponentResource {
         super("nodefleet:role:ValidatorNode", name, {}, opts);
         const { node, host } = args;
         const mount = host.dataMountPoint;
+        const reference = resolveUrls(node.validator.referenceRpcUrl === undefined ? [] : [node.validator.referenceRpcUrl], args.secret);
         const { release, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "validator", label: "validator",
             removeScript: renderValidatorRemove(host.hostName, node, mount),
-            keyStep: "validator-key", keyScript: args.validatorKey.apply((k) => renderValidatorKey(node, mount, k)),
+            keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => renderValidatorKey(node, mount, k, r[0] ?? null)),
             keyAfter: args.handover ? [args.handover.step] : [],
         });
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript }, { parent: this, dependsOn: [key] });
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [urlsHash(reference)] }, { parent: this, dependsOn: [key] });
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;

@@ -84,11 +84,14 @@ class Register(unittest.TestCase):
     def settings(self, urls=None):
         handler = "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB"
         urls = urls or [self.l1.url]
+        # The L1 URLs are in the root-only env file, as ETHEREUM_HOSTS (what the CLI reads for --l1-rpc-urls).
+        with open(self.env_file, "w") as f:
+            f.write(f"PRIVATE_KEY={KEY}\nETHEREUM_HOSTS={','.join(urls)}\n")
         return {"dialect": "staking-asset-handler", "runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec",
-                "versionFile": "/nonexistent", "dataDir": self.data, "l1RpcUrls": urls, "l1ChainId": 11155111, "registryAddress": REGISTRY,
+                "versionFile": "/nonexistent", "dataDir": self.data, "l1ChainId": 11155111, "registryAddress": REGISTRY,
                 "validatorAddress": VALIDATOR, "stakingAssetHandler": handler, "registerEnvFile": self.env_file, "argvPreload": None,
                 # What nodefleet renders for 2.0.2 (components/roles/aztec-versions.ts).
-                "args": ["add-l1-validator", "--l1-rpc-urls", ",".join(urls), "--attester", VALIDATOR, "--proposer-eoa", VALIDATOR,
+                "args": ["add-l1-validator", "--attester", VALIDATOR, "--proposer-eoa", VALIDATOR,
                          "--staking-asset-handler", handler, "--l1-chain-id", "11155111"]}
 
     def run_register(self, settings=None, env=None):
@@ -133,7 +136,10 @@ class Register(unittest.TestCase):
         self.assertRegex(summary["transaction"], r"^0x[0-9a-f]{64}$")
         runs = self.cli_runs()
         self.assertEqual(len(runs), 1)
-        self.assertTrue(runs[0].startswith("add-l1-validator --l1-rpc-urls "), runs[0])
+        self.assertTrue(runs[0].startswith("add-l1-validator --attester "), runs[0])
+        # The L1 URL (it may carry an API key) reaches the CLI as ETHEREUM_HOSTS, not its command line;
+        # the simulator took it from there (the registration was sent to the local L1).
+        self.assertNotIn(self.l1.url, runs[0])
         for flag in ("--attester", "--proposer-eoa", "--staking-asset-handler", "--l1-chain-id 11155111"):
             self.assertIn(flag, runs[0])
         self.assertNotIn("--private-key", runs[0])
@@ -219,7 +225,7 @@ class RegisterRollupDeposit(unittest.TestCase):
 
     def write_env(self, text):
         with open(self.env_file, "w") as f:
-            f.write(text)
+            f.write(text + f"ETHEREUM_HOSTS={self.l1.url}\n")
 
     def answer(self, params):
         if not params:
@@ -236,10 +242,10 @@ class RegisterRollupDeposit(unittest.TestCase):
 
     def settings(self):
         return {"dialect": "rollup-deposit", "runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec",
-                "versionFile": "/nonexistent", "dataDir": self.data, "l1RpcUrls": [self.l1.url], "l1ChainId": 11155111,
+                "versionFile": "/nonexistent", "dataDir": self.data, "l1ChainId": 11155111,
                 "validatorAddress": VALIDATOR, "rollupAddress": ROLLUP, "registerEnvFile": self.env_file,
                 "argvPreload": os.path.join(HOSTFILES, "aztec-argv.mjs"),
-                "args": ["add-l1-validator", "--l1-rpc-urls", self.l1.url, "--l1-chain-id", "11155111", "--attester", VALIDATOR,
+                "args": ["add-l1-validator", "--l1-chain-id", "11155111", "--attester", VALIDATOR,
                          "--withdrawer", VALIDATOR, "--rollup", ROLLUP]}
 
     def run_register(self):

@@ -34,6 +34,14 @@ class Validator:
     def __init__(self, settings_path):
         with open(settings_path) as f:
             self.s = json.load(f)
+        # The reference endpoint (it may carry an API key) is in a root-only file of its own,
+        # written by the key step; a host set up before it has none yet.
+        if self.s.get("urlsFile") and "referenceRpcUrl" not in self.s:
+            try:
+                with open(self.s["urlsFile"]) as f:
+                    self.s["referenceRpcUrl"] = json.load(f).get("referenceRpcUrl")
+            except FileNotFoundError:
+                self.s["referenceRpcUrl"] = None
         s = self.s
         self.node = s["node"]
         self.op = s["operator"]

@@ -18,7 +18,7 @@ from .host import Failed, active, chown_tree, dispose, exec_start, install_unit,
 from .importing import step_import
 from .node import hashes_agree
 from .jobs import Meter, attach, count_blocks, job_state, long_unit
-from nodefleet_rpc import RpcFailure, block_hash, block_number
+from nodefleet_rpc import RpcFailure, block_hash, block_number, url_label
 
 MIN_RELEASE = (1, 0, 6)
 
@@ -270,7 +270,7 @@ def step_compare(v):
         except RpcFailure as e:
             raise Failed(f"the reference endpoint: {e}; re-run when it answers (or unset referenceRpcUrl to check against geth's hash alone)") from None
         if theirs != got:
-            raise Failed(f"block {head}: reth has hash {got}, the reference {ref_url} has {theirs}: this chain is not the network's; not switching over: roll back")
+            raise Failed(f"block {head}: reth has hash {got}, the reference {url_label(ref_url)} has {theirs}: this chain is not the network's; not switching over: roll back")
         report.update(referenceHash=theirs, referenceHeight=network, catchUpBlocks=max(0, network - reth))
         say(f"block {head}: reth's hash {got} is geth's and the reference's; 0gchaind will catch up {report['catchUpBlocks']} blocks to the network's {network}")
     else:

@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit, sequencerPaths } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR } from "../../components/render";
-import { ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings } from "../support/fixtures";
+import { ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { aztecInstall, heredocOf, probe, registrationSettings, type ProbeResult, unitLaunch } from "../support/aztec";
 
 const Q = 1;
@@ -30,7 +30,7 @@ function spec(v4: boolean, mutate: (s: any) => void = () => {}) {
 /** The unit and its env file as the host gets them. */
 function launch(node: ReturnType<typeof spec>) {
     const unit = renderSequencerUnit(node, "/data", "aztec", PUBLIC_IP);
-    const key = renderSequencerKey(node, "/data", SECRETS.sequencerKey!, node.sequencer.version === "4.1.2" ? SECRETS.blsKey : undefined);
+    const key = renderSequencerKey(node, "/data", SECRETS.sequencerKey!, node.sequencer.version === "4.1.2" ? SECRETS.blsKey : undefined, l1Urls(node));
     return unitLaunch(unit, heredocOf(key, sequencerPaths(node, "/data").envFile));
 }
 
@@ -113,7 +113,7 @@ describe("Aztec 4.1.2 contract: the real CLI reads what nodefleet renders", () =
     it("add-l1-validator: sender key from PRIVATE_KEY, BLS key through the argv preload (not the command line), attester, withdrawer, rollup, chain id", () => {
         const node = spec(true);
         const settings = registrationSettings(renderSequencerRegistration(node, "/data", "aztec"));
-        const key = renderSequencerKey(node, "/data", SECRETS.sequencerKey!, SECRETS.blsKey);
+        const key = renderSequencerKey(node, "/data", SECRETS.sequencerKey!, SECRETS.blsKey, l1Urls(node));
         const registerEnv = Object.fromEntries(heredocOf(key, settings.registerEnvFile).trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
         const preload = path.join(HOSTFILES_DIR, "aztec-argv.mjs");
         const r = probe(install, settings.args, registerEnv, preload);

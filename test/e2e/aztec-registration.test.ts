@@ -22,7 +22,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, sequencerPaths } from "../../components/roles/sequencer";
 import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
 import { HOSTFILES_DIR } from "../../components/render";
-import { baseFleet, secretSource, sequencerV4Settings } from "../support/fixtures";
+import { baseFleet, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
 import { aztecInstall } from "../support/aztec";
 
@@ -132,7 +132,7 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
         // The watch sees a key on a command line when there is one.
         const shown = await runWatched(`python3 -c 'import time; time.sleep(0.5)' ${blsKey}\n`, [blsKey.slice(2)]);
         assert.ok(shown.exposed.length >= 1, "the command-line watch works");
-        const key = await runWatched(renderSequencerKey(node, mount, senderKey, blsKey), [senderKey.slice(2), blsKey.slice(2)]);
+        const key = await runWatched(renderSequencerKey(node, mount, senderKey, blsKey, l1Urls(node)), [senderKey.slice(2), blsKey.slice(2)]);
         assert.equal(key.code, 0, key.stderr);
         const registration = renderSequencerRegistration(node, mount, RELEASE);
         const secrets = [senderKey.slice(2), blsKey.slice(2)];

@@ -1,5 +1,6 @@
 // Plain-value fleet fixtures for tests. All keys here are public test vectors or
 // shaped placeholders: none controls funds or a validator anywhere.
+import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import type { SecretSource } from "../../components/config/fleet";
 import { cometAddressOf, ed25519PublicOfSeed } from "../../components/config/validators";
@@ -143,4 +144,10 @@ export function baseFleet(): any {
         nodes: [storageNode(), sequencerNode(), validatorNode()],
         releases: RELEASES(),
     };
+}
+
+/** A sequencer's L1 endpoints as the key step gets them (the fixtures' are plain URLs). */
+export function l1Urls(node: { sequencer: { l1RpcUrls: readonly unknown[]; l1ConsensusHostUrls: readonly unknown[] } }) {
+    const plain = (list: readonly unknown[]) => list.map((u) => (typeof u === "string" ? u : assert.fail("a secret URL: resolve it in the test")));
+    return { l1RpcUrls: plain(node.sequencer.l1RpcUrls), l1ConsensusHostUrls: plain(node.sequencer.l1ConsensusHostUrls) };
 }

@@ -225,3 +225,93 @@ describe("references point at something real", () => {
         assert.ok(issuesOf(f).some((i) => i.startsWith("nodes[2].validator.abandonHost: host names are 2-32 lowercase letters")));
     });
 });
+
+describe("RPC URLs are secrets when they carry one", () => {
+    const fields: [string, (f: any, u: unknown) => void][] = [
+        ["nodes[0].storage.rpcEndpoints[0]", (f, u) => (f.nodes[S].storage.rpcEndpoints = [u])],
+        ["nodes[1].sequencer.l1RpcUrls[0]", (f, u) => (f.nodes[Q].sequencer.l1RpcUrls = [u])],
+        ["nodes[1].sequencer.l1ConsensusHostUrls[0]", (f, u) => (f.nodes[Q].sequencer.l1ConsensusHostUrls = [u])],
+        ["nodes[2].validator.referenceRpcUrl", (f, u) => (f.nodes[V].validator.referenceRpcUrl = u)],
+    ];
+    const credentialed: [string, string, RegExp][] = [
+        ["user:password@", "https://ops:hunter2secret@rpc.example.org/", /a credential in user:password@/],
+        ["an apikey query parameter", "https://rpc.example.org/?apikey=Zz9Yy8Xx7Ww6", /a credential in its query \(parameter apikey\)/],
+        ["an Alchemy-style key in the path", "https://eth-sepolia.g.alchemy.com/v2/k3yAbCdEfGhIjKlMnOpQrStUv", /what looks like an API key in its path/],
+        ["an Infura-style project id", `https://sepolia.infura.io/v3/${"9aa3d95b3bc440fa88ea12eaa4456161"}`, /what looks like an API key in its path/],
+    ];
+    for (const [at, set] of fields) {
+        for (const [what, url, reason] of credentialed) {
+            it(`${at}: a plain URL with ${what} is refused, says how to store it, and is not echoed`, () => {
+                const f = baseFleet();
+                set(f, url);
+                const issues = issuesOf(f);
+                const mine = issues.filter((i) => i.startsWith(`${at}: `));
+                assert.equal(mine.length, 1, issues.join("\n"));
+                assert.match(mine[0]!, reason);
+                assert.match(mine[0]!, /pulumi config set --secret <name> '<url>'\) and write \{secret: <name>\} here/);
+                for (const part of ["hunter2secret", "Zz9Yy8Xx7Ww6", "k3yAbCdEfGhIjKlMnOpQrStUv", "9aa3d95b3bc440fa"]) assert.ok(!issues.join("\n").includes(part), `echoed ${part}`);
+            });
+        }
+
+        it(`${at}: {secret: <name>} naming a URL in a secret is accepted; its value is checked without being shown`, () => {
+            const f = baseFleet();
+            set(f, { secret: "rpcWithKey" });
+            assert.deepEqual(issuesOf(f, { ...SECRETS, rpcWithKey: "https://eth-sepolia.g.alchemy.com/v2/k3yAbCdEfGhIjKlMnOpQrStUv" }), []);
+            for (const [bad, reason] of [["ftp://x.example/k3yAbCdEfGhIjKlMnOpQrStUv", /URL scheme must be http or https/], ["HTTPS://X.example/k3yAbCdEfGhIjKlMnOpQrStUv", /the URL is not in its canonical form/], ["https://x.example/$k3yAbCdEfGhIjKlMnOpQrStUv", /the URL holds "\$"/]] as const) {
+                const issues = issuesOf(f, { ...SECRETS, rpcWithKey: bad });
+                assert.equal(issues.length, 1, issues.join("\n"));
+                assert.ok(issues[0]!.startsWith(`${at}.secret: the secret it names: `), issues[0]);
+                assert.match(issues[0]!, reason);
+                assert.ok(!issues[0]!.includes("k3yAbCdEf"), issues[0]);
+            }
+            assert.match(issuesOf(f)[0]!, new RegExp(`^${at.replace(/[[\].]/g, "\\$&")}\\.secret: the config key it names is not set`));
+        });
+    }
+
+    it("a URL secret stored in plain text is refused; {secret} with another key is refused", () => {
+        const f = baseFleet();
+        f.nodes[S].storage.rpcEndpoints = [{ secret: "rpcWithKey" }];
+        const plain = (() => {
+            try {
+                parseFleet(f, secretSource({ ...SECRETS, rpcWithKey: "https://rpc.example.org" }, ["rpcWithKey"]));
+                return "";
+            } catch (e) {
+                return String(e);
+            }
+        })();
+        assert.match(plain, /nodes\[0\]\.storage\.rpcEndpoints\[0\]\.secret: the config key it names is stored in plain text/);
+        f.nodes[S].storage.rpcEndpoints = [{ secret: "rpcWithKey", url: "https://x.example" }];
+        assert.ok(issuesOf(f).some((i) => i.startsWith("nodes[0].storage.rpcEndpoints[0]: ")), issuesOf(f).join("\n"));
+        f.nodes[S].storage.rpcEndpoints = [42];
+        assert.ok(issuesOf(f).includes("nodes[0].storage.rpcEndpoints[0]: expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}"), issuesOf(f).join("\n"));
+    });
+
+    it("plain URLs without credentials stay plain config (public endpoints, the dev chain)", () => {
+        for (const url of ["https://evmrpc-testnet.0g.ai", "http://10.0.2.2:8545", "https://ethereum-sepolia-rpc.publicnode.com", "https://rpc.ankr.com/eth_sepolia", "https://rpc.example.org/?chain=16661"]) {
+            const f = baseFleet();
+            f.nodes[S].storage.rpcEndpoints = [url];
+            assert.deepEqual(issuesOf(f), [], url);
+        }
+    });
+
+    it("property: a URL with a generated key in its path, query or user part is refused and none of the key appears", () => {
+        const key = fc.stringMatching(/^[A-Za-z0-9]{24,40}$/).filter((k) => /[0-9]/.test(k) && /[A-Za-z]/.test(k));
+        const place = fc.constantFrom(
+            (k: string) => `https://rpc.example.org/v2/${k}`,
+            (k: string) => `https://rpc.example.org/?api_key=${k}`,
+            (k: string) => `https://rpc.example.org/?token=${k}&chain=1`,
+            (k: string) => `https://ops:${k}@rpc.example.org/`,
+            (k: string) => `https://${"x"}:${k}@rpc.example.org:8443/eth`,
+        );
+        fc.assert(
+            fc.property(key, place, (k, at) => {
+                const f = baseFleet();
+                f.nodes[Q].sequencer.l1RpcUrls = [at(k)];
+                const text = issuesOf(f).join("\n");
+                assert.match(text, /nodes\[1\]\.sequencer\.l1RpcUrls\[0\]: this URL carries/);
+                for (let i = 0; i + 8 <= k.length; i += 4) assert.ok(!text.includes(k.slice(i, i + 8)), text);
+            }),
+            { numRuns: 200, seed: 27 },
+        );
+    });
+});

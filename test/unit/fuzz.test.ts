@@ -17,7 +17,7 @@ import * as fc from "fast-check";
 import { parseFleet, FleetConfigError } from "../../components/config/fleet";
 import { renderRelease } from "../../components/hosts/scripts";
 import { renderSequencerUnit } from "../../components/roles/sequencer";
-import { validatorSettingsJson } from "../../components/roles/validator";
+import { renderValidatorKey, validatorSettingsJson } from "../../components/roles/validator";
 import { awsHost, baseFleet, hetznerHost, SECRETS, secretSource } from "../support/fixtures";
 import { requireTool, runTool, verifyUnits } from "../support/golden";
 
@@ -194,15 +194,19 @@ describe("fuzzing the config and the rendered files", () => {
         );
     });
 
-    it("an accepted hostile reference URL reaches the validator's settings JSON unchanged", () => {
+    it("an accepted hostile reference URL reaches the key step's root-only URL file unchanged (and no other file)", () => {
         fc.assert(
             fc.property(urlPath, (p) => {
                 const fleet = baseFleet();
                 fleet.nodes[2].validator.referenceRpcUrl = `https://evmrpc.example.org/${p}`;
                 const r = parse(fleet);
                 if (!r.ok) return;
-                const settings = JSON.parse(validatorSettingsJson(r.spec.nodes[2], "/data", "0g-chain"));
-                assert.equal(settings.referenceRpcUrl, r.spec.nodes[2].validator.referenceRpcUrl);
+                const url = r.spec.nodes[2].validator.referenceRpcUrl as string;
+                const script = renderValidatorKey(r.spec.nodes[2] as any, "/data", SECRETS.validatorKey!, url);
+                const file = /^put \/etc\/nodefleet\/validator-1\/urls\.json 0600 root:root <<'NODEFLEET_EOF'\n([\s\S]*?)^NODEFLEET_EOF$/m.exec(script);
+                assert.ok(file, "the key step writes the URL file");
+                assert.equal(JSON.parse(file[1]!).referenceRpcUrl, url);
+                assert.ok(!validatorSettingsJson(r.spec.nodes[2], "/data", "0g-chain").includes("evmrpc.example.org"));
             }),
             { seed: SEED, numRuns: 100 },
         );

@@ -12,7 +12,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR, unitWord } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
-import { baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings } from "../support/fixtures";
+import { baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registrationSettings } from "../support/aztec";
 import { registered, inputsOf } from "../support/mocks";
@@ -45,9 +45,11 @@ describe("sequencer role: rendered files", () => {
         const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
         verifyUnit("aztec-sequencer-1.service", unit);
         const flags = startFlags(unit);
-        assert.deepEqual(flags.filter((w) => w.startsWith("--")), SEED_2_4_FLAGS.filter((f) => f !== "--sequencer.validatorPrivateKey"));
+        // Seed 2.4's flags but the L1 endpoints: a URL may carry an API key, so they come from the
+        // root-only env file as ETHEREUM_HOSTS / L1_CONSENSUS_HOST_URLS (the key step's test).
+        assert.deepEqual(flags.filter((w) => w.startsWith("--")), SEED_2_4_FLAGS.filter((f) => !["--l1-rpc-urls", "--l1-consensus-host-urls"].includes(f)));
         assert.deepEqual(flags.slice(flags.indexOf("--network"), flags.indexOf("--network") + 2), ["--network", "alpha-testnet"]);
-        assert.equal(flags[flags.indexOf("--l1-rpc-urls") + 1], "https://sepolia.example.org/rpc");
+        assert.doesNotMatch(unit, /sepolia\.example\.org|beacon\.example\.org/);
         assert.equal(flags[flags.indexOf("--sequencer.coinbase") + 1], ADDR.b);
         assert.equal(flags[flags.indexOf("--p2p.p2pIp") + 1], "198.51.100.20");
         assert.match(unit, /^ExecStart=\/opt\/nodefleet\/aztec\/bin\/aztec start /m);
@@ -85,7 +87,7 @@ describe("sequencer role: rendered files", () => {
         const unit = fs.readFileSync(golden("sequencer/aztec-4.1.2.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
         verifyUnit("aztec-sequencer-1.service", unit);
         const flags = startFlags(unit);
-        assert.deepEqual(flags.filter((w) => w.startsWith("--")), ["--node", "--archiver", "--sequencer", "--network", "--l1-rpc-urls", "--l1-consensus-host-urls", "--l1-chain-id", "--sequencer.coinbase", "--p2p.p2pIp"]);
+        assert.deepEqual(flags.filter((w) => w.startsWith("--")), ["--node", "--archiver", "--sequencer", "--network", "--l1-chain-id", "--sequencer.coinbase", "--p2p.p2pIp"]);
         assert.deepEqual(flags.slice(flags.indexOf("--network"), flags.indexOf("--network") + 2), ["--network", "testnet"]);
         assert.equal(flags[flags.indexOf("--l1-chain-id") + 1], "11155111");
         assert.match(unit, /VALIDATOR_PRIVATE_KEYS/);
@@ -103,17 +105,20 @@ describe("sequencer role: rendered files", () => {
     it("4.1.2: the key step writes VALIDATOR_PRIVATE_KEYS and, for the registration, PRIVATE_KEY and the BLS key; refuses without a BLS key", () => {
         requireTool("shellcheck", "shellcheck");
         const spec = sequencerSpec(() => {}, true);
-        const file = golden("sequencer/validator-key-4.1.2.sh", renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, SECRETS.blsKey));
+        const file = golden("sequencer/validator-key-4.1.2.sh", renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, SECRETS.blsKey, l1Urls(spec)));
         const text = fs.readFileSync(file, "utf8");
         assert.match(text, new RegExp(`^VALIDATOR_PRIVATE_KEYS=${SECRETS.sequencerKey}$`, "m"));
         assert.match(text, new RegExp(`^PRIVATE_KEY=${SECRETS.sequencerKey}$`, "m"));
         assert.match(text, new RegExp(`^NODEFLEET_BLS_SECRET_KEY=${SECRETS.blsKey}$`, "m"));
         assert.doesNotMatch(text, /^VALIDATOR_PRIVATE_KEY=/m);
+        // The L1 endpoints under the variables the CLI reads for them, in both env files.
+        assert.equal(text.match(/^ETHEREUM_HOSTS=https:\/\/sepolia\.example\.org\/rpc$/gm)?.length, 2);
+        assert.equal(text.match(/^L1_CONSENSUS_HOST_URLS=https:\/\/beacon\.example\.org$/gm)?.length, 1);
         assert.equal(runTool("shellcheck", ["--shell=sh", "--severity=style", file]).status, 0);
-        assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!), /sequencer-1: the BLS secret key: it is missing/);
-        assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, "0x0"), /sequencer-1: the BLS secret key: BLS secret key is outside the BN254 scalar field/);
+        assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, undefined, l1Urls(spec)), /sequencer-1: the BLS secret key: it is missing/);
+        assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, "0x0", l1Urls(spec)), /sequencer-1: the BLS secret key: BLS secret key is outside the BN254 scalar field/);
         // 2.0.2 never gets a BLS key line, even when one is passed.
-        assert.doesNotMatch(renderSequencerKey(sequencerSpec(), "/data", SECRETS.sequencerKey!, SECRETS.blsKey), /NODEFLEET_BLS_SECRET_KEY|2a1f5c0e/);
+        assert.doesNotMatch(renderSequencerKey(sequencerSpec(), "/data", SECRETS.sequencerKey!, SECRETS.blsKey, l1Urls(sequencerSpec())), /NODEFLEET_BLS_SECRET_KEY|2a1f5c0e/);
     });
 
     it("4.1.2: the registration deposits into the rollup with the attester, withdrawer and chain id; no key in its arguments", () => {
@@ -123,12 +128,12 @@ describe("sequencer role: rendered files", () => {
         assert.equal(settings.dialect, "rollup-deposit");
         assert.equal(settings.rollupAddress, ADDR.a);
         assert.equal(settings.argvPreload, "/usr/local/lib/nodefleet/aztec-argv.mjs");
-        assert.deepEqual(settings.args, ["add-l1-validator", "--l1-rpc-urls", "https://sepolia.example.org/rpc", "--l1-chain-id", "11155111", "--attester", SEQUENCER_KEY_ADDRESS, "--withdrawer", ADDR.d, "--rollup", ADDR.a]);
+        assert.deepEqual(settings.args, ["add-l1-validator", "--l1-chain-id", "11155111", "--attester", SEQUENCER_KEY_ADDRESS, "--withdrawer", ADDR.d, "--rollup", ADDR.a]);
         assert.doesNotMatch(registration, /--private-key|--bls-secret-key|--mnemonic|PRIVATE_KEY=|4c0883a6|2a1f5c0e/);
         const v2 = registrationSettings(renderSequencerRegistration(sequencerSpec(), "/data", "aztec"));
         assert.equal(v2.dialect, "staking-asset-handler");
         assert.equal(v2.argvPreload, null);
-        assert.deepEqual(v2.args.filter((a: string) => a.startsWith("--")), ["--l1-rpc-urls", "--attester", "--proposer-eoa", "--staking-asset-handler", "--l1-chain-id"]);
+        assert.deepEqual(v2.args.filter((a: string) => a.startsWith("--")), ["--attester", "--proposer-eoa", "--staking-asset-handler", "--l1-chain-id"]);
     });
 
     it("unit arguments keep hostile values as one word (systemd quoting, % and $ doubled)", () => {
@@ -136,10 +141,14 @@ describe("sequencer role: rendered files", () => {
         assert.equal(unitWord('a b"c'), '"a b\\"c"');
         assert.equal(unitWord("k=%h$HOME"), '"k=%%h$$HOME"');
         assert.equal(unitWord("x\ny`z`$(id)"), '"x\\ny`z`$$(id)"');
-        const spec = sequencerSpec((s) => (s.l1RpcUrls = ["https://sepolia.example.org/v2/%7Bkey%7D?a=$b"]));
+        // A hostile L1 URL no longer reaches the unit at all: it is a value of the root-only env file.
+        const spec = sequencerSpec((s) => (s.l1RpcUrls = ["https://sepolia.example.org/v2/%7Bkey%7D?a=b&c=(d)"]));
         const unit = renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20");
-        assert.match(unit, / --l1-rpc-urls "https:\/\/sepolia\.example\.org\/v2\/%%7Bkey%%7D\?a=\$\$b" /);
+        assert.doesNotMatch(unit, /sepolia/);
         verifyUnit("aztec-hostile.service", unit);
+        assert.match(renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, undefined, l1Urls(spec)), /^ETHEREUM_HOSTS=https:\/\/sepolia\.example\.org\/v2\/%7Bkey%7D\?a=b&c=\(d\)$/m);
+        // What an env file cannot carry never gets this far: refused in the config, naming the character.
+        assert.throws(() => sequencerSpec((s) => (s.l1RpcUrls = ["https://a.example/$x"])), /nodes\[1\]\.sequencer\.l1RpcUrls\[0\]: the URL holds "\$", which an environment file cannot carry unquoted: percent-encode it \(%24\)/);
     });
 
     it("the configure, key, version and remove scripts match golden copies and pass shellcheck", () => {
@@ -148,7 +157,7 @@ describe("sequencer role: rendered files", () => {
         const files = [
             golden("sequencer/configure.sh", renderSequencerConfigure("h-sequencer", release, "/data", "aztec", "198.51.100.20")),
             golden("sequencer/configure-docker.sh", renderSequencerConfigure("h-sequencer", sequencerSpec(), "/data", "aztec", "198.51.100.20")),
-            golden("sequencer/validator-key.sh", renderSequencerKey(release, "/data", SECRETS.sequencerKey!)),
+            golden("sequencer/validator-key.sh", renderSequencerKey(release, "/data", SECRETS.sequencerKey!, undefined, l1Urls(release))),
             golden("sequencer/version.sh", renderSequencerVersion(release, "aztec")),
             golden("sequencer/remove.sh", renderSequencerRemove("h-sequencer", release, "/data")),
             golden("sequencer/registration.sh", renderSequencerRegistration(release, "/data", "aztec")),
@@ -175,7 +184,7 @@ describe("sequencer role: rendered files", () => {
     });
 
     it("refuses to render a key that is not a 0x 32-byte hex key", () => {
-        assert.throws(() => renderSequencerKey(sequencerSpec(), "/data", "0xab\nNODEFLEET_EOF"), /must be 0x followed by 64 hex characters/);
+        assert.throws(() => renderSequencerKey(sequencerSpec(), "/data", "0xab\nNODEFLEET_EOF", undefined, l1Urls(sequencerSpec())), /must be 0x followed by 64 hex characters/);
     });
 });
 

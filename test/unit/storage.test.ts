@@ -78,7 +78,7 @@ describe("storage role: rendered files", () => {
         requireTool("shellcheck", "shellcheck");
         const files = [
             golden("storage/configure.sh", renderStorageConfigure("h-storage", storageSpec(), "/data", "zgs")),
-            golden("storage/miner-key.sh", renderStorageKey(storageSpec(), "/data", "ab".repeat(32))),
+            golden("storage/miner-key.sh", renderStorageKey(storageSpec(), "/data", "ab".repeat(32), ["https://evmrpc-testnet.0g.ai", "https://rpc.example.org/v2/KEYabc123def456ghi789"])),
             golden("storage/remove.sh", renderStorageRemove("h-storage", storageSpec(), "/data")),
         ];
         for (const f of files) {
@@ -95,7 +95,7 @@ describe("storage role: rendered files", () => {
     });
 
     it("refuses to render a key that is not 64 hex characters", () => {
-        assert.throws(() => renderStorageKey(storageSpec(), "/data", "ab\nEOF"), /must be 64 hex characters/);
+        assert.throws(() => renderStorageKey(storageSpec(), "/data", "ab\nEOF", []), /must be 64 hex characters/);
     });
 
     it("the endpoint script picks the first candidate that answers and renders config.toml from the template", () => {
@@ -113,7 +113,9 @@ class H(BaseHTTPRequestHandler):
 srv = HTTPServer(("127.0.0.1", 0), H)
 dead = socket.socket(); dead.bind(("127.0.0.1", 0)); dead_port = dead.getsockname()[1]; dead.close()
 good = f"http://127.0.0.1:{srv.server_address[1]}"
-spec = {"template": "${dir}/config.toml.nodefleet", "config": "${dir}/config.toml", "endpoints": [f"http://127.0.0.1:{dead_port}", good], "service": "x"}
+spec = {"template": "${dir}/config.toml.nodefleet", "config": "${dir}/config.toml", "urls": "${dir}/urls.json", "service": "x"}
+# The good endpoint with an API key in its path (the server answers any path): never printed.
+json.dump({"rpcEndpoints": [f"http://127.0.0.1:{dead_port}", good + "/v2/SECRETkey0123456789"]}, open(spec["urls"], "w"))
 os.makedirs("/etc/nodefleet/nodefleet-test-endpoint", exist_ok=True)
 json.dump(spec, open("/etc/nodefleet/nodefleet-test-endpoint/storage.json", "w"))
 open(spec["template"], "w").write('a = 1\\nblockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"\\n')
@@ -121,13 +123,17 @@ import threading; threading.Thread(target=srv.serve_forever, daemon=True).start(
 r = subprocess.run([sys.executable, "${path.join(HOSTFILES_DIR, "zgs-endpoint.py")}", "nodefleet-test-endpoint"], capture_output=True, text=True)
 again = subprocess.run([sys.executable, "${path.join(HOSTFILES_DIR, "zgs-endpoint.py")}", "nodefleet-test-endpoint"], capture_output=True, text=True)
 import shutil; shutil.rmtree("/etc/nodefleet/nodefleet-test-endpoint")
-print(r.returncode); print(again.returncode); print(json.dumps(open(spec["config"]).read())); print(json.dumps(good))
+print(r.returncode); print(again.returncode); print(json.dumps(open(spec["config"]).read())); print(json.dumps(good + "/v2/SECRETkey0123456789"))
+print(oct(os.stat(spec["config"]).st_mode & 0o777)); print(json.dumps(r.stdout + r.stderr + again.stdout + again.stderr))
 `]);
         assert.equal(server.status, 0, server.output);
-        const [rc, rc2, config, good] = server.output.trim().split("\n");
+        const [rc, rc2, config, good, mode, said] = server.output.trim().split("\n");
         assert.equal(rc, "10", "first run rewrites config.toml");
         assert.equal(rc2, "0", "second run changes nothing");
         assert.equal(JSON.parse(config!), `a = 1\nblockchain_rpc_endpoint = ${good}\n`);
+        assert.equal(mode, "0o600", "config.toml holds the endpoint: the node's user's alone");
+        assert.match(JSON.parse(said!), /blockchain_rpc_endpoint = http:\/\/127\.0\.0\.1:\d+\/…/);
+        assert.doesNotMatch(JSON.parse(said!), /SECRETkey/, "the endpoint's key was printed");
     });
 });
 
@@ -157,6 +163,30 @@ describe("storage role: steps", () => {
         }
         assert.match(inputsOf("fleet-storage-1-configure").stdin, /refusing to start/);
         assert.match(inputsOf("fleet-storage-1-health").stdin, /zgs-health.py storage-1 --wait 60/);
+    });
+
+    it("an endpoint given as a secret reaches the host only in the key step's secret script: in no other input, and its change re-runs configure through a secret trigger", async () => {
+        const url = "https://eth.example.org/v2/KEYabc123def456ghi789";
+        const secrets = { ...SECRETS, storageRpc: url };
+        const f = baseFleet();
+        f.nodes = [f.nodes[0]];
+        f.nodes[0].storage.rpcEndpoints = [{ secret: "storageRpc" }, "http://10.0.0.9:8545"];
+        delete f.hosts["h-sequencer"];
+        delete f.hosts["h-validator"];
+        await buildStack(f, secrets);
+        const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
+        assert.ok(keyStep.secretPaths.includes("stdin"));
+        assert.match(keyStep.inputs.stdin, /put \/etc\/nodefleet\/storage-1\/urls\.json 0600 root:root/);
+        assert.ok(keyStep.inputs.stdin.includes(JSON.stringify(url)), "the key step writes the endpoint");
+        for (const r of registered.filter((x) => x.custom && x.name !== "fleet-storage-1-miner-key")) {
+            assert.ok(!JSON.stringify(r.inputs).includes("KEYabc123"), `${r.name} carries the endpoint`);
+        }
+        const configure = registered.find((r) => r.name === "fleet-storage-1-configure")!;
+        assert.ok(configure.secretPaths.some((p) => p.startsWith("triggers")), "the endpoints' hash is a secret trigger");
+        const before = inputsOf("fleet-storage-1-configure").triggers;
+        await buildStack(f, { ...secrets, storageRpc: "https://eth.example.org/v2/KEYother000111222333" });
+        assert.equal(inputsOf("fleet-storage-1-configure").triggers[0], before[0], "the script is the same");
+        assert.notEqual(inputsOf("fleet-storage-1-configure").triggers[1], before[1], "the endpoints' hash changed");
     });
 
     it("a boot node list change re-renders config.toml and so re-runs configure (and health) only", async () => {

@@ -195,8 +195,10 @@ def cmd_start(flags):
 
 
 def cmd_add_l1_validator(flags):
-    if not flags.get("private-key") and os.environ.get("PRIVATE_KEY"):
-        flags = {**flags, "private-key": os.environ["PRIVATE_KEY"]}
+    # As the CLI's options do: --private-key from PRIVATE_KEY, --l1-rpc-urls from ETHEREUM_HOSTS.
+    for flag, env in (("private-key", "PRIVATE_KEY"), ("l1-rpc-urls", "ETHEREUM_HOSTS")):
+        if not flags.get(flag) and os.environ.get(env):
+            flags = {**flags, flag: os.environ[env]}
     need = ("l1-rpc-urls", "private-key", "attester", "proposer-eoa", "staking-asset-handler", "l1-chain-id")
     for n in need:
         if not flags.get(n):

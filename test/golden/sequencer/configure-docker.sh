@@ -57,11 +57,13 @@ there only), with no timeout unless given: an admin_exportChain answers when the
 
 prints the result as JSON (exit 0) or the failure (exit 1).
 """
+import base64
 import json
 import re
 import socket
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 
@@ -69,28 +71,54 @@ class RpcFailure(Exception):
     pass
 
 
+def rpc_request(url, body):
+    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
+    it for part of the host)."""
+    u = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if "@" in u.netloc:
+        user, _, password = u.netloc.rpartition("@")[0].partition(":")
+        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
+    return urllib.request.Request(url, data=body, headers=headers)
+
+
+def url_label(url):
+    """How a URL is named in messages: scheme, host and port only (a hosted endpoint's path, query or
+    user part may hold an API key)."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
+    except ValueError:
+        return "(an unparsable URL)"
+    if not u.scheme or not u.hostname:
+        return "(an unparsable URL)"
+    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
+
+
 def rpc(url, method, params=None, timeout=5):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = rpc_request(url, body)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             raw = resp.read()
     except urllib.error.HTTPError as e:
-        raise RpcFailure(f"{method} at {url}: HTTP {e.code}") from None
+        raise RpcFailure(f"{method} at {url_label(url)}: HTTP {e.code}") from None
     except OSError as e:
-        raise RpcFailure(f"{method} at {url}: no answer ({getattr(e, 'reason', e)})") from None
+        raise RpcFailure(f"{method} at {url_label(url)}: no answer ({getattr(e, 'reason', e)})") from None
     try:
         answer = json.loads(raw)
     except ValueError:
-        raise RpcFailure(f"{method} at {url}: the answer is not JSON: {raw[:80]!r}") from None
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer is not JSON: {raw[:80]!r}") from None
     if not isinstance(answer, dict):
-        raise RpcFailure(f"{method} at {url}: the answer is not a JSON-RPC object")
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer is not a JSON-RPC object")
     if answer.get("error") is not None:
         err = answer["error"]
         text = err.get("message", err) if isinstance(err, dict) else err
-        raise RpcFailure(f"{method} at {url}: JSON-RPC error: {text}")
+        raise RpcFailure(f"{method} at {url_label(url)}: JSON-RPC error: {text}")
     if "result" not in answer:
-        raise RpcFailure(f"{method} at {url}: the answer has no result")
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer has no result")
     return answer["result"]
 
 
@@ -98,7 +126,7 @@ def block_number(url):
     """eth_blockNumber at url as an int; RpcFailure when the answer is not a hex number."""
     value = rpc(url, "eth_blockNumber")
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-        raise RpcFailure(f"eth_blockNumber at {url}: {value!r} is not a hex block number")
+        raise RpcFailure(f"eth_blockNumber at {url_label(url)}: {value!r} is not a hex block number")
     return int(value, 16)
 
 
@@ -107,10 +135,10 @@ def block_hash(url, number):
     such block or answers something else."""
     block = rpc(url, "eth_getBlockByNumber", [hex(number), False])
     if block is None:
-        raise RpcFailure(f"eth_getBlockByNumber at {url}: no block {number}")
+        raise RpcFailure(f"eth_getBlockByNumber at {url_label(url)}: no block {number}")
     value = block.get("hash") if isinstance(block, dict) else None
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{64}", value):
-        raise RpcFailure(f"eth_getBlockByNumber at {url}: block {number} has no hash (got {str(value)[:80]!r})")
+        raise RpcFailure(f"eth_getBlockByNumber at {url_label(url)}: block {number} has no hash (got {str(value)[:80]!r})")
     return value.lower()
 
 
@@ -118,7 +146,7 @@ def peer_count(url):
     """net_peerCount at url as an int."""
     value = rpc(url, "net_peerCount")
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
-        raise RpcFailure(f"net_peerCount at {url}: {value!r} is not a hex number")
+        raise RpcFailure(f"net_peerCount at {url_label(url)}: {value!r} is not a hex number")
     return int(value, 16)
 
 
@@ -178,7 +206,7 @@ put /usr/local/lib/nodefleet/aztec-register.py 0755 root:root <<'NODEFLEET_EOF'
 
     aztec-register.py <node> < registration.json
 
-Reads what to register from stdin (JSON: dialect, runtime, binary, image, versionFile, dataDir, l1RpcUrls,
+Reads what to register from stdin (JSON: dialect, runtime, binary, image, versionFile, dataDir,
 l1ChainId, validatorAddress, registerEnvFile, argvPreload, args, and per dialect registryAddress +
 stakingAssetHandler or rollupAddress). Two dialects, chosen by the sequencer's version:
 
@@ -209,7 +237,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+from nodefleet_rpc import RpcFailure, rpc, url_label  # noqa: E402
 
 # Function selectors (keccak256 of the signature, first 4 bytes); the test suite recomputes them.
 GET_INFO = "ffdd5cf1"          # getInfo(address): the 2.x validator registry
@@ -230,7 +258,7 @@ class Failure(Exception):
 
 def hex_result(url, what, result):
     if not isinstance(result, str) or not re.fullmatch(r"0x[0-9a-fA-F]*", result):
-        raise Failure(f"{what} at {url}: eth_call result is not hex data: {str(result)[:80]!r}")
+        raise Failure(f"{what} at {url_label(url)}: eth_call result is not hex data: {str(result)[:80]!r}")
     return result[2:]
 
 
@@ -249,7 +277,7 @@ def staking_handler_status(spec, url):
     body = hex_result(url, "getInfo", call(url, spec["registryAddress"], GET_INFO + word(spec["validatorAddress"])))
     words = len(body) // 64
     if words < 4:
-        raise Failure(f"getInfo at {url}: registry {spec['registryAddress']} returned {words} words, expected 4 "
+        raise Failure(f"getInfo at {url_label(url)}: registry {spec['registryAddress']} returned {words} words, expected 4 "
                       f"(stake, withdrawer, proposer, status): is registryAddress the validator registry on chain {spec['l1ChainId']}?")
     return int(body[64 * 3: 64 * 4], 16), None
 
@@ -258,26 +286,26 @@ def rollup_status(spec, url):
     """4.x: (status number, queue position or None) from the rollup's getStatus and entry queue."""
     chain = rpc(url, "eth_chainId", [])
     if not isinstance(chain, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", chain):
-        raise Failure(f"eth_chainId at {url}: not a hex quantity: {str(chain)[:80]!r}")
+        raise Failure(f"eth_chainId at {url_label(url)}: not a hex quantity: {str(chain)[:80]!r}")
     if int(chain, 16) != spec["l1ChainId"]:
-        raise Failure(f"{url} is L1 chain {int(chain, 16)}, not l1ChainId {spec['l1ChainId']}: nothing sent")
+        raise Failure(f"{url_label(url)} is L1 chain {int(chain, 16)}, not l1ChainId {spec['l1ChainId']}: nothing sent")
     rollup = spec["rollupAddress"]
     body = hex_result(url, "getStatus", call(url, rollup, GET_STATUS + word(spec["validatorAddress"])))
     if len(body) != 64:
-        raise Failure(f"getStatus at {url}: rollup {rollup} returned {len(body) // 2} bytes, expected one word: "
+        raise Failure(f"getStatus at {url_label(url)}: rollup {rollup} returned {len(body) // 2} bytes, expected one word: "
                       f"is rollupAddress the rollup on chain {spec['l1ChainId']}?")
     status = int(body, 16)
     if status != 0:
         return status, None
     length_body = hex_result(url, "getEntryQueueLength", call(url, rollup, QUEUE_LENGTH))
     if len(length_body) != 64:
-        raise Failure(f"getEntryQueueLength at {url}: expected one word, got {len(length_body) // 2} bytes")
+        raise Failure(f"getEntryQueueLength at {url_label(url)}: expected one word, got {len(length_body) // 2} bytes")
     length = int(length_body, 16)
     attester = word(spec["validatorAddress"])
     for index in range(length - 1, max(-1, length - 1 - QUEUE_SCAN), -1):
         entry = hex_result(url, "getEntryQueueAt", call(url, rollup, QUEUE_AT + word(index)))
         if len(entry) < 64:
-            raise Failure(f"getEntryQueueAt({index}) at {url}: expected a DepositArgs tuple, got {len(entry) // 2} bytes")
+            raise Failure(f"getEntryQueueAt({index}) at {url_label(url)}: expected a DepositArgs tuple, got {len(entry) // 2} bytes")
         if entry[:64] == attester:
             return 0, index
     return 0, None
@@ -289,14 +317,14 @@ def registry_status(spec):
     what = "getStatus" if spec["dialect"] == "rollup-deposit" else "getInfo"
     names = STATUS[spec["dialect"]]
     errors = []
-    for url in spec["l1RpcUrls"]:
+    for url in spec["l1RpcUrls"]:  # from the root-only env file (ETHEREUM_HOSTS): see register()
         try:
             status, queued = ask(spec, url)
         except RpcFailure as e:
             errors.append(str(e))
             continue
         if status >= len(names):
-            raise Failure(f"{what} at {url}: status {status} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(names))}")
+            raise Failure(f"{what} at {url_label(url)}: status {status} is not one of {', '.join(f'{n}={i}' for i, n in enumerate(names))}")
         return status, queued, url
     raise Failure(f"no L1 RPC URL answered {what}: " + "; ".join(errors))
 
@@ -346,9 +374,15 @@ def quota_until(output):
 def register(node, spec):
     summary = {"node": node, "validatorAddress": spec["validatorAddress"], "dialect": spec["dialect"],
                "contract": spec["rollupAddress"] if spec["dialect"] == "rollup-deposit" else spec["registryAddress"]}
+    # The L1 RPC URLs (they may carry an API key) come from the root-only env file, as ETHEREUM_HOSTS,
+    # the variable the CLI reads for --l1-rpc-urls; never from the settings on stdin.
+    env = read_env_file(spec)
+    spec = {**spec, "l1RpcUrls": [u for u in env.get("ETHEREUM_HOSTS", "").split(",") if u]}
+    if not spec["l1RpcUrls"]:
+        raise Failure(f"{spec['registerEnvFile']} holds no L1 RPC URL (ETHEREUM_HOSTS): nothing sent")
     status, queued, url = registry_status(spec)
     name = STATUS[spec["dialect"]][status]
-    summary.update(status=name, l1RpcUrl=url)
+    summary.update(status=name, l1RpcUrl=url_label(url))
     if status != 0:
         print(f"sequencer {node}: {spec['validatorAddress']} is registered (status {name}); add-l1-validator not needed")
         return {**summary, "action": "none: already registered"}
@@ -553,7 +587,7 @@ Environment=AZTEC_PORT=8080
 Environment=AZTEC_ADMIN_PORT=8880
 Environment=LOG_JSON=1
 ExecStartPre=-/usr/bin/docker rm -f aztec-sequencer-1
-ExecStart=/usr/bin/docker run --rm --name aztec-sequencer-1 --network host --env-file /etc/nodefleet/sequencer-1/aztec.env -e DATA_DIRECTORY -e P2P_PORT -e AZTEC_PORT -e AZTEC_ADMIN_PORT -e LOG_JSON -v /data/sequencer-1:/data/sequencer-1 aztecprotocol/aztec:2.0.2 start --node --archiver --sequencer --network alpha-testnet --l1-rpc-urls https://sepolia.example.org/rpc --l1-consensus-host-urls https://beacon.example.org --sequencer.coinbase 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359 --p2p.p2pIp 198.51.100.20
+ExecStart=/usr/bin/docker run --rm --name aztec-sequencer-1 --network host --env-file /etc/nodefleet/sequencer-1/aztec.env -e DATA_DIRECTORY -e P2P_PORT -e AZTEC_PORT -e AZTEC_ADMIN_PORT -e LOG_JSON -v /data/sequencer-1:/data/sequencer-1 aztecprotocol/aztec:2.0.2 start --node --archiver --sequencer --network alpha-testnet --sequencer.coinbase 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359 --p2p.p2pIp 198.51.100.20
 ExecStop=/usr/bin/docker stop aztec-sequencer-1
 Restart=on-failure
 RestartSec=10

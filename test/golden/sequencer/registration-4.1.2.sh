@@ -10,9 +10,6 @@ python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
   "image": "aztecprotocol/aztec",
   "versionFile": "/etc/nodefleet/sequencer-1/version",
   "dataDir": "/data/sequencer-1",
-  "l1RpcUrls": [
-    "https://sepolia.example.org/rpc"
-  ],
   "l1ChainId": 11155111,
   "validatorAddress": "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23",
   "rollupAddress": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
@@ -20,8 +17,6 @@ python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
   "argvPreload": "/usr/local/lib/nodefleet/aztec-argv.mjs",
   "args": [
     "add-l1-validator",
-    "--l1-rpc-urls",
-    "https://sepolia.example.org/rpc",
     "--l1-chain-id",
     "11155111",
     "--attester",

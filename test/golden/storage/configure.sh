@@ -85,10 +85,7 @@ put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
 {
   "template": "/data/storage-1/run/config.toml.nodefleet",
   "config": "/data/storage-1/run/config.toml",
-  "endpoints": [
-    "https://evmrpc-testnet.0g.ai",
-    "http://10.0.0.9:8545"
-  ],
+  "urls": "/etc/nodefleet/storage-1/urls.json",
   "service": "zgs-storage-1.service"
 }
 NODEFLEET_EOF
@@ -98,15 +95,19 @@ put /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root <<'NODEFLEET_EOF'
 
     zgs-endpoint.py <node> [--restart]
 
-Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "endpoints", "service"}), asks
-each candidate endpoint, in order, for eth_blockNumber, and renders config.toml from the template
-with the first one that answers. Exit 0: config unchanged; 10: config rewritten (with --restart
+Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "service"}) and the
+candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
+step: an endpoint may carry an API key), asks each, in order, for eth_blockNumber, and renders
+config.toml from the template with the first one that answers, readable by the node's user only.
+Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
 the service is restarted if it was running); 2: no candidate answers (config left as it is).
 """
+import base64
 import json
 import os
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
 
 PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
@@ -114,13 +115,38 @@ PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
 
 def healthy(url):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = rpc_request(url, body)
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             result = json.loads(resp.read()).get("result")
         return isinstance(result, str) and result.startswith("0x") and int(result, 16) >= 0
     except (OSError, ValueError):
         return False
+
+
+def rpc_request(url, body):
+    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
+    it for part of the host)."""
+    u = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if "@" in u.netloc:
+        user, _, password = u.netloc.rpartition("@")[0].partition(":")
+        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
+    return urllib.request.Request(url, data=body, headers=headers)
+
+
+def url_label(url):
+    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
+    except ValueError:
+        return "(an unparsable URL)"
+    if not u.scheme or not u.hostname:
+        return "(an unparsable URL)"
+    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def main(argv):
@@ -130,12 +156,14 @@ def main(argv):
     node, restart = argv[1], "--restart" in argv[2:]
     with open(f"/etc/nodefleet/{node}/storage.json") as f:
         spec = json.load(f)
-    chosen = next((u for u in spec["endpoints"] if healthy(u)), None)
+    with open(spec["urls"]) as f:
+        endpoints = json.load(f)["rpcEndpoints"]
+    chosen = next((u for u in endpoints if healthy(u)), None)
     if chosen is None:
-        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(spec['endpoints'])}; config left as it is", file=sys.stderr)
+        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(map(url_label, endpoints))}; config left as it is", file=sys.stderr)
         if os.path.exists(spec["config"]):
             return 2
-        chosen = spec["endpoints"][0]  # first start: the node logs the outage itself
+        chosen = endpoints[0]  # first start: the node logs the outage itself
     with open(spec["template"]) as f:
         text = f.read().replace(PLACEHOLDER, json.dumps(chosen))  # a JSON string is a TOML basic string
     try:
@@ -144,12 +172,16 @@ def main(argv):
                 return 0
     except FileNotFoundError:
         pass
+    # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
-    with open(tmp, "w") as f:
+    owner = os.stat(os.path.dirname(spec["config"]))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)
+        os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
-    os.chmod(tmp, 0o644)
     os.replace(tmp, spec["config"])
-    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {chosen}")
+    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)
         print(f"zgs-endpoint {node}: restarted {spec['service']}")
@@ -165,13 +197,15 @@ put /usr/local/lib/nodefleet/zgs-health.py 0755 root:root <<'NODEFLEET_EOF'
 
     zgs-health.py <node> [--wait SECONDS]
 
-chainHead: eth_blockNumber of the endpoint in config.toml (hex -> decimal); logSyncHeight and
+endpoint: the endpoint in config.toml as scheme://host[:port] (its path and query, where hosted
+endpoints keep API keys, are never shown); chainHead: its eth_blockNumber (hex -> decimal); logSyncHeight and
 connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
 increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
 the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
 did not answer; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
 """
+import base64
 import datetime
 import json
 import os
@@ -179,17 +213,43 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.parse
 import urllib.request
 
 
 def rpc(url, method, params=None):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = rpc_request(url, body)
     with urllib.request.urlopen(req, timeout=5) as resp:
         answer = json.loads(resp.read())
     if "error" in answer:
         raise OSError(answer["error"].get("message", "JSON-RPC error"))
     return answer["result"]
+
+
+def rpc_request(url, body):
+    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
+    it for part of the host)."""
+    u = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json"}
+    if "@" in u.netloc:
+        user, _, password = u.netloc.rpartition("@")[0].partition(":")
+        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
+    return urllib.request.Request(url, data=body, headers=headers)
+
+
+def url_label(url):
+    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
+    except ValueError:
+        return "(an unparsable URL)"
+    if not u.scheme or not u.hostname:
+        return "(an unparsable URL)"
+    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def check(node):
@@ -198,15 +258,15 @@ def check(node):
     with open(spec["config"], "rb") as f:
         cfg = tomllib.load(f)
     endpoint = cfg["blockchain_rpc_endpoint"]
-    out = {"node": node, "endpoint": endpoint, "chainHead": None, "logSyncHeight": None, "behind": None,
+    out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None,
            "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["service"], out["active"] = spec["service"], state == "active"
     try:
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
-        out["endpointError"] = str(e)
-        out["diagnoses"].append(f"blockchain_rpc_endpoint {endpoint} does not answer eth_blockNumber ({e}): the local height cannot increase; "
+        out["endpointError"] = str(e).replace(endpoint, url_label(endpoint))
+        out["diagnoses"].append(f"blockchain_rpc_endpoint {url_label(endpoint)} does not answer eth_blockNumber ({e}): the local height cannot increase; "
                                 "check it, switch to another endpoint and restart (the failover timer does this every minute)")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
     try:
@@ -320,7 +380,9 @@ case "$rc" in
 2) echo "storage $node: warning: no RPC endpoint answers now; keeping the current one" >&2 ;;
 *) exit "$rc" ;;
 esac
+# It holds the chosen endpoint, which may carry an API key: the node's user's alone.
 chown "$operator:$operator" /data/storage-1/run/config.toml
+chmod 0600 /data/storage-1/run/config.toml
 
 systemctl enable "$service" zgs-storage-1-failover.timer >/dev/null 2>&1
 systemctl start zgs-storage-1-failover.timer

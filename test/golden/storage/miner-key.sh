@@ -1,7 +1,8 @@
 #!/bin/sh
 # nodefleet: the miner key of 0G storage node storage-1, into a root-only environment file that
-# systemd reads for zgs-storage-1.service. This script arrives as a secret on stdin; it never prints
-# the key. Restarts the node only when the key changed and the node runs.
+# systemd reads for zgs-storage-1.service, and its RPC endpoints (one may carry an API key) into a
+# root-only file that zgs-endpoint reads. This script arrives as a secret on stdin; it never prints
+# the key or an endpoint. Restarts the node only when the key changed and the node runs.
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/storage-1
@@ -24,7 +25,16 @@ put() {
 put /etc/nodefleet/storage-1/zgs.env 0600 root:root <<'NODEFLEET_EOF'
 ZGS_NODE__MINER_KEY=abababababababababababababababababababababababababababababababab
 NODEFLEET_EOF
-if [ -z "$changed" ]; then
+key_changed="$changed"
+put /etc/nodefleet/storage-1/urls.json 0600 root:root <<'NODEFLEET_EOF'
+{
+  "rpcEndpoints": [
+    "https://evmrpc-testnet.0g.ai",
+    "https://rpc.example.org/v2/KEYabc123def456ghi789"
+  ]
+}
+NODEFLEET_EOF
+if [ -z "$key_changed" ]; then
 	echo "storage storage-1: miner key unchanged"
 else
 	echo "storage storage-1: miner key written to /etc/nodefleet/storage-1/zgs.env (mode 0600)"
