@@ -29,10 +29,27 @@ mkdir -p "$BIN" "$CACHE"
 
 source "$ROOT/lab/lib/go.sh"
 
+# `lab/toolchain.sh home DIR`: make DIR a Pulumi home that finds the toolchain's plugins (after a
+# plain `lab/toolchain.sh` has provided them): its plugins directory becomes a link to the
+# toolchain's, or, where it is a directory of its own (a runner's ~/.pulumi with other
+# providers), the command provider is installed into it with `pulumi plugin install --file`.
+if [ "${1:-}" = home ]; then
+    [ -n "${2:-}" ] || die "usage: lab/toolchain.sh home DIR"
+    plugins="$ROOT/.tools/pulumi/plugins"
+    [ -d "$plugins" ] || die "run lab/toolchain.sh first: $plugins is missing"
+    mkdir -p "$2"
+    if [ ! -e "$2/plugins" ] || [ -L "$2/plugins" ]; then
+        ln -sfn "$plugins" "$2/plugins"
+    elif ! cmp -s "$plugins/resource-command-v$COMMAND_VERSION/pulumi-resource-command" "$2/plugins/resource-command-v$COMMAND_VERSION/pulumi-resource-command"; then
+        PULUMI_HOME="$2" PULUMI_SKIP_UPDATE_CHECK=1 "$ROOT/.tools/pulumi/bin/pulumi" plugin install resource command "$COMMAND_VERSION" \
+            --file "$plugins/resource-command-v$COMMAND_VERSION/pulumi-resource-command" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+    fi
+    exit 0
+fi
+
 # ---- the CLI ------------------------------------------------------------------------------------
 cli="$(pinned_tool "[toolchain]" "$ROOT/lab/toolchain" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi \
     "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION")"
-ln -sf "$cli" "$BIN/pulumi"
 
 # ---- the plugins --------------------------------------------------------------------------------
 # The version a plugin binary reports: the language host answers `--version`; the provider has no
@@ -40,12 +57,13 @@ ln -sf "$cli" "$BIN/pulumi"
 reported_version() {
     case "$(basename "$1")" in
     pulumi-language-nodejs) timeout 10 "$1" --version 2>/dev/null | head -1 | tr -d '[:space:]' || true ;;
-    *) PULUMI_HOME="$CACHE/pulumi-home" PULUMI_SKIP_UPDATE_CHECK=1 timeout 30 "$BIN/pulumi" package get-schema "$1" 2>/dev/null |
+    *) PULUMI_HOME="$CACHE/pulumi-home" PULUMI_SKIP_UPDATE_CHECK=1 timeout 30 "$cli" package get-schema "$1" 2>/dev/null |
         node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).version??"")}catch{console.log("")}})' || true ;;
     esac
 }
 
 declare -A REPORTED # plugin name -> the version its binary reported when it was taken
+declare -A PROVIDED # plugin name -> the binary taken
 
 # Whether a plugin binary reports the pinned version (with or without a leading v); says why not.
 reports_version() { # binary version
@@ -114,7 +132,7 @@ provide() { # binary version plugin-cache-dir builder archive
     on_machine "$name" "$version" "$3"
     found="$FOUND"
     if [ -n "$found" ]; then
-        ln -sf "$found" "$BIN/$name"
+        PROVIDED[$name]="$found"
         say "$name $version: the machine's ($found)"
         return
     fi
@@ -132,10 +150,35 @@ provide() { # binary version plugin-cache-dir builder archive
         mv "$out.tmp" "$out"
     fi
     reports_version "$out" "$version" || die "the build $out does not report the pinned version"
-    ln -sf "$out" "$BIN/$name"
+    PROVIDED[$name]="$out"
     say "$name $version: the upstream source's build, $when ($out)"
 }
 
 provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
 provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
+# ---- where Pulumi looks for them -----------------------------------------------------------------
+# A plugin found on PATH makes every pulumi run warn "using … from $PATH" (five warnings an up), so
+# none is on PATH. As a Pulumi release lays them out: .tools/pulumi/bin holds the CLI (a hard link
+# of the cached build: Pulumi looks for its bundled language host beside its own resolved path) and
+# the language host; the command provider is installed by `pulumi plugin install --file` into
+# .tools/pulumi/plugins, which every Pulumi home of nodefleet's links to as its plugins directory
+# (`lab/toolchain.sh home DIR`: scripts/dev.sh, the cli tier's scratch projects).
+INSTALL="$ROOT/.tools/pulumi"
+mkdir -p "$INSTALL/bin"
+if ! [ "$INSTALL/bin/pulumi" -ef "$cli" ]; then
+    rm -f "$INSTALL/bin/pulumi"
+    ln "$cli" "$INSTALL/bin/pulumi" 2>/dev/null || cp "$cli" "$INSTALL/bin/pulumi"
+    cmp -s "$cli" "$INSTALL/bin/pulumi" || die "could not place the CLI at $INSTALL/bin/pulumi"
+fi
+ln -sfn "${PROVIDED[pulumi-language-nodejs]}" "$INSTALL/bin/pulumi-language-nodejs"
+ln -sfn "$INSTALL/bin/pulumi" "$BIN/pulumi"
+rm -f "$BIN/pulumi-language-nodejs" "$BIN/pulumi-resource-command" # the old layout's PATH links
+plugin_dir="$INSTALL/plugins/resource-command-v$COMMAND_VERSION"
+if ! cmp -s "${PROVIDED[pulumi-resource-command]}" "$plugin_dir/pulumi-resource-command"; then
+    rm -rf "$plugin_dir" "$plugin_dir.lock" "$plugin_dir.partial"
+    PULUMI_HOME="$INSTALL" PULUMI_SKIP_UPDATE_CHECK=1 "$INSTALL/bin/pulumi" plugin install resource command "$COMMAND_VERSION" \
+        --file "${PROVIDED[pulumi-resource-command]}" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+    cmp -s "${PROVIDED[pulumi-resource-command]}" "$plugin_dir/pulumi-resource-command" || die "pulumi plugin install did not place the command provider in $plugin_dir"
+fi
+
 say "pulumi $("$BIN/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}"

@@ -18,6 +18,7 @@ action="${1:-}" stack="${2:-}"
 source scripts/setup.sh
 bash lab/toolchain.sh
 export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
+bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
 pulumi stack select "$stack" --create --non-interactive >/dev/null
 while IFS='=' read -r name _; do
     key="${name#NODEFLEET_SECRET_}"

@@ -51,6 +51,8 @@ describe("pulumi preview with the real engine", () => {
         for (const step of ["teardown", "validator-key", "version", "configure", "registration", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-sequencer-1-${step}\\s+create`));
         for (const step of ["teardown", "validator-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-validator-1-${step}\\s+create`));
         assert.match(r.output, /hosts\.dev-1\.hostKey: not pinned/);
+        // The plugins are where Pulumi looks for them (lab/toolchain.sh), not on PATH.
+        assert.doesNotMatch(r.output, /from \$PATH/, "a plugin warning");
     });
 
     it("stops on a sequencer RPC open to the world, naming the config path, before planning any resource", () => {

@@ -13,7 +13,13 @@ import { ROOT } from "../support/cli";
 
 const UPSTREAM = path.resolve(ROOT, "../shared/upstream");
 const LANGUAGE_ARCHIVE = "pulumi-3.248.0-language-nodejs.tar.gz";
-const real = (name: string) => fs.realpathSync(path.join(ROOT, ".tools/bin", name));
+/** The real binaries the test command's toolchain provided, in their install layout. */
+const INSTALLED: Record<string, string> = {
+    "pulumi-language-nodejs": ".tools/pulumi/bin/pulumi-language-nodejs",
+    "pulumi-resource-command": ".tools/pulumi/plugins/resource-command-v1.2.1/pulumi-resource-command",
+};
+const real = (name: string) => fs.realpathSync(path.join(ROOT, INSTALLED[name]!));
+const CACHE = process.env.NODEFLEET_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "nodefleet");
 
 describe("toolchain plugin routes", () => {
     let dir: string;
@@ -26,7 +32,7 @@ describe("toolchain plugin routes", () => {
         }
         // The CLI's cache entry (…/pulumi/<stamp>/pulumi) is shared; the plugins' is not.
         fs.mkdirSync(path.join(dir, "cache"));
-        fs.symlinkSync(path.dirname(path.dirname(real("pulumi"))), path.join(dir, "cache", "pulumi"));
+        fs.symlinkSync(path.join(CACHE, "pulumi"), path.join(dir, "cache", "pulumi"));
         fs.mkdirSync(path.join(dir, "empty"));
         fs.mkdirSync(path.join(dir, "path"));
     });
@@ -73,6 +79,19 @@ describe("toolchain plugin routes", () => {
         assert.match(r.stderr, /pulumi-language-nodejs v3\.248\.0: the machine's/);
         assert.match(r.stderr, /pulumi-resource-command 1\.2\.1: the machine's/);
         assert.match(r.stderr, /pulumi v3\.248\.0, language host v3\.248\.0, command provider 1\.2\.1/);
+        // Laid out where Pulumi looks for them, none on PATH: the language host beside the CLI
+        // (its bundled location), the provider in a plugin directory a Pulumi home links to.
+        const tools = path.join(dir, "root/.tools");
+        assert.deepEqual(fs.readdirSync(path.join(tools, "bin")), ["pulumi"]);
+        assert.equal(fs.realpathSync(path.join(tools, "bin/pulumi")), path.join(tools, "pulumi/bin/pulumi"));
+        assert.equal(fs.realpathSync(path.join(tools, "pulumi/bin/pulumi-language-nodejs")), real("pulumi-language-nodejs"));
+        const home = path.join(dir, "home/.pulumi-test");
+        const linked = spawnSync("bash", [path.join(dir, "root/lab/toolchain.sh"), "home", home], { encoding: "utf8" });
+        assert.equal(linked.status, 0, linked.stderr);
+        const plugin = path.join(home, "plugins/resource-command-v1.2.1/pulumi-resource-command");
+        assert.ok(fs.readFileSync(plugin).equals(fs.readFileSync(real("pulumi-resource-command"))));
+        const listed = spawnSync(path.join(tools, "bin/pulumi"), ["plugin", "ls", "--json"], { encoding: "utf8", env: { ...process.env, PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "1" } });
+        assert.match(listed.stdout, /"name": "command"[\s\S]*"version": "1\.2\.1"/, listed.stderr);
     });
 
     it("does not use a plugin on PATH that reports another version", () => {

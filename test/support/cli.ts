@@ -47,6 +47,9 @@ export class ScratchProject {
         }
         fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(this.dir, "node_modules"));
         fs.mkdirSync(path.join(this.dir, ".backend"));
+        // The toolchain's plugins, where Pulumi looks for them (lab/toolchain.sh home).
+        fs.mkdirSync(path.join(this.dir, ".pulumi-home"));
+        fs.symlinkSync(path.join(ROOT, ".tools/pulumi/plugins"), path.join(this.dir, ".pulumi-home", "plugins"));
         this.env = toolEnv({
             PULUMI_HOME: path.join(this.dir, ".pulumi-home"),
             PULUMI_BACKEND_URL: `file://${path.join(this.dir, ".backend")}`,
