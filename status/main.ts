@@ -6,6 +6,8 @@
 //
 // Exit status: 0 every node healthy, 1 a node unhealthy or a host unreachable, 2 bad usage or a
 // stack that cannot be read.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { probeAll, removeKeyDirs } from "./probe";
 import { report, table, type StatusReport } from "./report";
@@ -95,12 +97,18 @@ async function readStack(workDir: string, wanted: string | undefined): Promise<S
     const ws = await LocalWorkspace.create({ workDir });
     const name = wanted ?? (await ws.stack())?.name;
     if (name === undefined) throw new StatusInputError("no stack selected: give --stack");
-    const [config, outputs] = await Promise.all([ws.getAllConfig(name), ws.stackOutputs(name)]);
+    // The config as `pulumi config --json` lists it: nothing decrypted (getAllConfig would
+    // decrypt every secret of the stack: the nodes' keys have no business on a monitoring box).
+    const env = { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars };
+    const listConfig = promisify(execFile)(ws.pulumiCommand.command, ["config", "--json", "--stack", name], { cwd: ws.workDir, env, maxBuffer: 64 << 20 });
+    const [listed, outputs] = await Promise.all([listConfig, ws.stackOutputs(name)]);
+    const config = JSON.parse(listed.stdout) as Record<string, ConfigValue>;
     const plan = planFromConfig(config);
+    for (const w of plan.warnings) process.stderr.write(`warning: ${printable(w)}\n`);
     const found = targets(plan, outputs.hosts?.value);
-    // Of the decrypted config (the Automation API reads it whole), keep only the hosts' SSH keys.
-    const keys = new Set(found.flatMap((t) => ("secret" in t.key ? [`nodefleet:${t.key.secret}`] : [])));
-    const secrets = Object.fromEntries(Object.entries(config).filter(([k]) => keys.has(k)));
+    // Then only the hosts' SSH keys are decrypted, one `pulumi config get` each.
+    const keys = [...new Set(found.flatMap((t) => ("secret" in t.key ? [`nodefleet:${t.key.secret}`] : [])))];
+    const secrets = Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await ws.getConfig(name, k)] as const)));
     return { name, targets: found, secrets };
 }
 

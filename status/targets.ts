@@ -8,9 +8,9 @@ import { HOST_LIB } from "../components/hosts/scripts";
 import { validatorPaths } from "../components/roles/validator";
 import type { Role } from "./diagnose";
 
-/** A config value as `pulumi config --json --show-secrets` gives it. */
+/** A config value as `pulumi config --json` gives it (a secret's value only with --show-secrets). */
 export interface ConfigValue {
-    readonly value: string;
+    readonly value?: string;
     readonly secret?: boolean;
 }
 
@@ -43,12 +43,18 @@ export function planFromConfig(config: Record<string, ConfigValue>): FleetPlan {
     if (fleet === undefined) throw new StatusInputError(`${NAMESPACE}:fleet: missing in the stack's config`);
     let raw: unknown;
     try {
-        raw = JSON.parse(fleet.value);
+        raw = JSON.parse(fleet.value ?? "");
     } catch {
         throw new StatusInputError(`${NAMESPACE}:fleet: not a structured value`);
     }
     try {
-        return parseFleet(raw, { get: (k) => get(k)?.value, isSecret: (k) => get(k)?.secret === true });
+        // What a monitoring box can check: the secrets' presence, not their values (never
+        // decrypted here), and a release checksum file that only `up` reads is a warning.
+        return parseFleet(
+            raw,
+            { get: (k) => (get(k) === undefined ? undefined : get(k)?.value ?? ""), isSecret: (k) => get(k)?.secret === true, secretNames: () => Object.entries(config).flatMap(([k, v]) => (v.secret && k.startsWith(`${NAMESPACE}:`) ? [k.slice(NAMESPACE.length + 1)] : [])) },
+            { secretValues: false, releaseFilesRequired: false },
+        );
     } catch (e) {
         if (e instanceof FleetConfigError) throw new StatusInputError(e.message);
         throw e;

@@ -82,6 +82,31 @@ describe("nodefleet status with the real Automation API", () => {
         }
     });
 
+    it("from a monitoring box: decrypts only the SSH keys (a node key it cannot decrypt does not matter) and a missing release file is a warning", () => {
+        // The node keys' ciphertexts replaced by ones no passphrase opens: `pulumi config
+        // --show-secrets` (what getAllConfig runs) fails on them; status never asks for them.
+        const yaml = fs.readFileSync(path.join(project.dir, "Pulumi.statustest.yaml"), "utf8");
+        const withSums = JSON.parse(JSON.stringify(fleet));
+        withSums.releases.zgs = { url: withSums.releases.zgs.url, sha256File: "/nonexistent/SHA256SUMS" };
+        let broken = yaml.replace(/^  nodefleet:fleet: .*$/m, `  nodefleet:fleet: ${JSON.stringify(withSums)}`);
+        for (const key of ["minerKey", "sequencerKey", "validatorKey", "validatorKey2", "blsKey"]) {
+            broken = broken.replace(new RegExp(`(  nodefleet:${key}:\\n    secure: )v1:[^\\n]+`), "$1v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+        }
+        assert.notEqual(broken, yaml);
+        project.writeConfig(broken);
+        try {
+            const all = project.pulumi(["config", "--json", "--show-secrets", "--stack", "statustest"]);
+            assert.notEqual(all.status, 0, "the broken ciphertexts are refused by a full decryption");
+            const r = project.exec("node", [MAIN, "status", "--stack", "statustest", "--json", "--timeout", "20"]);
+            assert.equal(r.status, 1, r.output); // the hosts refuse: read, then unreachable
+            assert.equal(JSON.parse(r.stdout).nodes.length, 3);
+            assert.match(r.output, /warning: releases\.zgs\.sha256File: \/nonexistent\/SHA256SUMS: cannot be read on this machine \(only pulumi up needs it\)/);
+            assert.doesNotMatch(r.output, /cannot read the stack/);
+        } finally {
+            project.writeConfig(yaml);
+        }
+    });
+
     it("a config that `pulumi up` would refuse stops status with the path and exit 2", () => {
         const bad = JSON.parse(JSON.stringify(fleet));
         bad.nodes[0].host = "nowhere";
