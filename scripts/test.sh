@@ -4,6 +4,7 @@
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
 #         contract tests of the sequencer's rendered files against the real Aztec CLI (installed once)
+#         and of the reth unit against the real reth (built once from upstream source, cached)
 #   e2e   real geth driven by the simulators (export/trim/import); the main job on local VMs:
 #         pulumi up over SSH, releases, firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
@@ -14,8 +15,8 @@ source scripts/setup.sh
 TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
 
-# What is slow to build once and then cached (the toolchain, geth, the VM image: several minutes on a
-# cold machine) starts now in the background at low priority, while the unit tier runs; a tier
+# What is slow to build once and then cached (the toolchain, geth, the VM image, the Aztec CLI, reth:
+# several minutes each on a cold machine, reth about 25) starts now in the background at low priority, while the unit tier runs; a tier
 # waits for what it needs. On a warm cache each returns at once.
 mkdir -p .state/prebuild
 prebuild() { # NAME COMMAND...: runs in the background, output to .state/prebuild/NAME.log
@@ -41,6 +42,7 @@ trap stop_prebuilds EXIT
 if has_tier cli || has_tier e2e; then
     prebuild toolchain bash lab/toolchain.sh
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
+    prebuild reth bash lab/reth.sh build     # the real reth from upstream source (about 25 min cold): its contract test
 fi
 if has_tier e2e; then prebuild lab bash -c 'bash lab/artifacts.sh geth >/dev/null && bash lab/vm.sh image'; fi
 
@@ -60,6 +62,7 @@ if has_tier cli; then
     echo "== cli tier: pulumi preview with the real engine"
     await toolchain
     await aztec
+    await reth
     bash lab/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi

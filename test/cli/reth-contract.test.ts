@@ -1,0 +1,147 @@
+// Contract test (issue 26): the reth unit nodefleet renders, started as systemd would start it, with
+// the real reth built from upstream source (lab/reth.sh, cached). Only the host paths are mapped to
+// a scratch directory (the binary, the release's genesis, the data root); every flag and value is
+// the rendered one, ports on loopback. It answers eth_blockNumber over HTTP (a fresh datadir is
+// initialised from the dev chain's geth genesis: block 0), and on the auth port
+// engine_exchangeCapabilities with a JWT made from the rendered jwtsecret file, 401 without one. A
+// misspelt flag in the argv makes reth refuse to start, and this test with it. What this cannot
+// show: reth under 0gchaind's engine calls and the switch (the e2e tier).
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseFleet } from "../../components/config/fleet";
+import { executionPorts, RETH_BINARY, renderRethUnit, validatorPaths } from "../../components/roles/validator";
+import { releaseLink } from "../../components/hosts/scripts";
+import { baseFleet, NODE_ID, secretSource } from "../support/fixtures";
+import { systemdWords } from "../support/aztec";
+import { ROOT } from "../support/cli";
+
+const V = 2;
+const PREFIX = 61; // ports 61545 (HTTP), 61551 (auth), 61303 (p2p): loopback only
+const GENESIS = path.join(ROOT, "lab/sim/release/geth-genesis.json");
+
+function validator() {
+    const f = baseFleet();
+    // A boot node on loopback (nothing listens there): reth's discovery never leaves this machine.
+    f.nodes[V].validator = { ...f.nodes[V].validator, portPrefix: PREFIX, bootnode: `enode://${NODE_ID}@127.0.0.1:9` };
+    return parseFleet(f, secretSource()).spec.nodes[V] as Extract<ReturnType<typeof parseFleet>["spec"]["nodes"][number], { role: "validator" }>;
+}
+
+/** The unit's ExecStart as argv, host paths mapped into `dir`. */
+function renderedArgv(dir: string, reth: string): string[] {
+    const node = validator();
+    const unit = renderRethUnit(node, dir, "0g-chain", "127.0.0.1");
+    const start = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
+    const words = systemdWords(start.slice("ExecStart=".length));
+    assert.equal(words[0], RETH_BINARY);
+    const genesis = `${releaseLink("0g-chain")}/geth-genesis.json`;
+    assert.ok(words.includes(genesis), "the unit names the release's genesis");
+    return [reth, ...words.slice(1).map((w) => (w === genesis ? GENESIS : w))];
+}
+
+/** An HS256 JWT with iat now, as the engine API wants it, from the hex secret file. */
+function jwt(secretHex: string): string {
+    const b64 = (x: object | Buffer) => Buffer.from(x instanceof Buffer ? x : JSON.stringify(x)).toString("base64url");
+    const body = `${b64({ alg: "HS256", typ: "JWT" })}.${b64({ iat: Math.floor(Date.now() / 1000) })}`;
+    return `${body}.${crypto.createHmac("sha256", Buffer.from(secretHex.replace(/^0x/, ""), "hex")).update(body).digest("base64url")}`;
+}
+
+async function post(port: number, method: string, token?: string): Promise<{ status: number; body: any }> {
+    const r = await fetch(`http://127.0.0.1:${port}/`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: method === "engine_exchangeCapabilities" ? [["engine_forkchoiceUpdatedV3"]] : [] }),
+        signal: AbortSignal.timeout(5000),
+    });
+    const text = await r.text();
+    let body: any = text;
+    try {
+        body = JSON.parse(text);
+    } catch {
+        /* not JSON: kept as text */
+    }
+    return { status: r.status, body };
+}
+
+async function until<T>(what: string, seconds: number, f: () => Promise<T | undefined>, child?: ChildProcess, log?: () => string): Promise<T> {
+    const deadline = Date.now() + seconds * 1000;
+    for (;;) {
+        if (child && child.exitCode !== null) assert.fail(`reth exited (${child.exitCode}) before ${what}:\n${log?.()}`);
+        try {
+            const v = await f();
+            if (v !== undefined) return v;
+        } catch {
+            /* not yet */
+        }
+        if (Date.now() > deadline) assert.fail(`no ${what} within ${seconds} s:\n${log?.()}`);
+        await new Promise((r) => setTimeout(r, 500));
+    }
+}
+
+describe("the rendered reth unit starts the real reth", () => {
+    let reth: string;
+    let dir: string;
+    let child: ChildProcess | undefined;
+    let output = "";
+
+    before(() => {
+        const r = spawnSync("bash", [path.join(ROOT, "lab/reth.sh"), "path"], { encoding: "utf8", timeout: 3 * 3600_000 });
+        assert.equal(r.status, 0, r.stderr);
+        reth = r.stdout.trim();
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-reth-contract-"));
+    });
+    after(() => {
+        child?.kill("SIGKILL");
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("is the pinned upstream release (it names itself 1.11.3: the tag v1.11.4 did not bump its version)", () => {
+        const v = spawnSync(reth, ["--version"], { encoding: "utf8" });
+        assert.equal(v.status, 0, v.stderr);
+        assert.match(v.stdout, /^Reth Version: 1\.11\.3$/m);
+    });
+
+    it("answers eth_blockNumber on its HTTP port and, with the JWT of its jwtsecret file, engine_exchangeCapabilities (401 without)", async () => {
+        const node = validator();
+        const p = validatorPaths(node, dir);
+        fs.mkdirSync(p.dataRoot, { recursive: true });
+        const secret = crypto.randomBytes(32).toString("hex");
+        fs.writeFileSync(p.jwt, secret, { mode: 0o600 });
+        const argv = renderedArgv(dir, reth);
+        child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+        for (const s of [child.stdout!, child.stderr!]) s.on("data", (d) => (output = (output + String(d)).slice(-20_000)));
+        const ports = executionPorts(node);
+        const head = await until("eth_blockNumber", 120, async () => {
+            const r = await post(ports.http, "eth_blockNumber");
+            return r.status === 200 ? r.body : undefined;
+        }, child, () => output);
+        assert.equal(head.result, "0x0", JSON.stringify(head));
+        const denied = await post(ports.engine, "engine_exchangeCapabilities");
+        assert.equal(denied.status, 401, JSON.stringify(denied));
+        const wrong = await post(ports.engine, "engine_exchangeCapabilities", jwt(crypto.randomBytes(32).toString("hex")));
+        assert.equal(wrong.status, 401, "a JWT signed with another secret is refused");
+        const caps = await post(ports.engine, "engine_exchangeCapabilities", jwt(secret));
+        assert.equal(caps.status, 200, JSON.stringify(caps));
+        assert.ok(Array.isArray(caps.body.result) && caps.body.result.includes("engine_forkchoiceUpdatedV3"), JSON.stringify(caps.body));
+        // The datadir and IPC path are the rendered ones.
+        assert.ok(fs.existsSync(path.join(p.rethDir, "db")), `no ${p.rethDir}/db`);
+        await until("the IPC socket", 30, async () => (fs.existsSync(`${p.rethDir}/reth.ipc`) ? true : undefined), child, () => output);
+        child.kill("SIGINT");
+        const code = await new Promise<number | null>((r) => (child!.exitCode !== null ? r(child!.exitCode) : child!.on("exit", (c) => r(c))));
+        assert.equal(code, 0, `reth did not stop cleanly on SIGINT:\n${output.slice(-3000)}`);
+    });
+
+    for (const [from, to] of [["--authrpc.jwtsecret", "--authrpc.jwt-secret"], ["--engine.persistence-threshold", "--engine.persistance-threshold"], ["--http.api", "--http.apis"]] as const) {
+        it(`fails on a misspelt flag: ${to} for ${from}`, () => {
+            const argv = renderedArgv(dir, reth).map((w) => (w === from ? to : w));
+            assert.ok(argv.includes(to));
+            const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", timeout: 30_000 });
+            assert.notEqual(r.status, 0);
+            assert.match(r.stderr, new RegExp(`unexpected argument '${to.replace(/[.]/g, "\\.")}' found`));
+        });
+    }
+});
