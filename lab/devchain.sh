@@ -15,7 +15,7 @@
 #                                 clone; the E2E tier imports it into a VM's geth for the switch
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="$ROOT/.state/devchain"
+STATE="${NODEFLEET_STATE:-$ROOT/.state}/devchain" # the e2e tier's own under .state/e2e (scripts/test.sh)
 say() { printf '[devchain] %s\n' "$*" >&2; }
 
 running() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }

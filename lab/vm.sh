@@ -19,8 +19,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/vm"
-STATE="$ROOT/.state/vm"
-KEY="$STATE/id_ed25519"
+# The VMs' disks and runtime files: the dev stack's under .state/vm; the test command's e2e tier
+# gives its own (NODEFLEET_STATE=.state/e2e), so tests never touch the dev stack's VMs. The SSH key
+# is one per checkout (the dev config names it) wherever the disks are.
+STATE="${NODEFLEET_STATE:-$ROOT/.state}/vm"
+KEY="$ROOT/.state/vm/id_ed25519"
 SSH_BASE_PORT=2200
 LAB_NET=10.77.0
 MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-2048}"
@@ -141,7 +144,7 @@ ssh_run() {
 }
 
 ensure_key() {
-    mkdir -p "$STATE"
+    mkdir -p "$STATE" "$(dirname "$KEY")"
     [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C "nodefleet-dev-vm" -f "$KEY"
     chmod 600 "$KEY"
 }

@@ -17,12 +17,15 @@ cd "$ROOT"
 
 dev_env() {
     export PATH="$ROOT/.tools/bin:$ROOT/.tools/node/bin:$PATH"
-    export PULUMI_HOME="$ROOT/.state/pulumi-home"
-    export PULUMI_BACKEND_URL="file://$ROOT/.state/backend"
+    # NODEFLEET_STATE: where the stack's state, the VMs' disks and the dev chain live (.state; the
+    # test command's e2e tier uses its own, .state/e2e, and never touches these).
+    local state="${NODEFLEET_STATE:-$ROOT/.state}"
+    export PULUMI_HOME="$state/pulumi-home"
+    export PULUMI_BACKEND_URL="file://$state/backend"
     export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-nodefleet-dev}"
     export PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
     export PULUMI_NODEJS_TRANSPILE_ONLY=true # tsc type-checks in the test command
-    mkdir -p "$ROOT/.state/backend" "$PULUMI_HOME"
+    mkdir -p "$state/backend" "$PULUMI_HOME"
     # The plugins where Pulumi looks for them, not on PATH (no "using … from $PATH" warnings).
     if [ -d "$ROOT/.tools/pulumi/plugins" ]; then bash "$ROOT/lab/toolchain.sh" home "$PULUMI_HOME"; fi
 }

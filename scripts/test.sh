@@ -71,7 +71,21 @@ if has_tier e2e; then
     await toolchain
     await lab
     NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
-    echo "== e2e tier: the dev stack on local VMs"
+    echo "== e2e tier: the dev stack on local VMs, with a stack, VM disks and dev chain of its own (.state/e2e)"
     bash lab/toolchain.sh
-    node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/
+    # The dev stack's VMs and dev chain (scripts/dev.sh up) hold the ports the tier needs: they are
+    # powered off cleanly, their disks, chain and state kept as they are (scripts/dev.sh up boots
+    # them again). The tier's own state starts afresh each run and is left powered off.
+    bash lab/vm.sh down
+    bash lab/devchain.sh stop
+    export NODEFLEET_STATE="$ROOT/.state/e2e"
+    bash lab/vm.sh down
+    bash lab/devchain.sh stop
+    rm -rf "$NODEFLEET_STATE"
+    e2e_rc=0
+    node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/ || e2e_rc=$?
+    bash lab/vm.sh down
+    bash lab/devchain.sh stop
+    unset NODEFLEET_STATE
+    exit "$e2e_rc"
 fi

@@ -5,6 +5,7 @@
 // no nodefleet firewall behind. Ends with the VMs shut down and no qemu left running.
 import { after, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
@@ -218,6 +219,50 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(since("zgs-storage-1.service"), before.zgs, "the storage node is not restarted");
         assert.doesNotMatch(r.output, /fleet-sequencer-1-(registration|validator-key)\s+updat/);
         assert.equal(stackHealth()["sequencer-1"].active, true);
+    });
+
+    it("an RPC endpoint given as a secret (an API key in its query) is used, and is in no state file, preview, process list, journal or status output", { timeout: 15 * 60_000 }, () => {
+        const key = `e2eKey${crypto.randomBytes(12).toString("hex")}`;
+        const url = `http://10.0.2.2:8545/?apikey=${key}`; // geth serves JSON-RPC on / and ignores the query
+        const file = path.join(ROOT, ".state", "e2e-config-secret-url.yaml");
+        fs.writeFileSync(file, settled(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")).replace('rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]', 'rpcEndpoints: [{secret: e2eStorageRpc}, "http://10.0.2.2:8546"]'));
+        const set = sh("bash", ["-c", `printf %s "$1" | bash ${DEV} pulumi config set --secret --stack dev --config-file ${file} nodefleet:e2eStorageRpc`, "set", url]);
+        assert.equal(set.status, 0, set.output);
+        assert.ok(!fs.readFileSync(file, "utf8").includes(key), "the config file holds it encrypted");
+        const seen: string[] = [];
+        const look = (where: string, text: string) => text.includes(key) && seen.push(where);
+        try {
+            const preview = sh("bash", [DEV, "pulumi", "preview", "--stack", "dev", "--non-interactive", "--diff", "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
+            assert.equal(preview.status, 0, preview.output);
+            look("preview --diff", preview.output);
+            const up = sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
+            assert.equal(up.status, 0, up.output);
+            look("pulumi up output", up.output);
+            // The node took the endpoint: config.toml holds it, readable by the node's user alone.
+            assert.equal(onVm("dev-1", "stat -c '%a %U' /data/storage-1/run/config.toml").output.trim(), "600 nodefleet");
+            assert.ok(onVm("dev-1", "grep -c apikey= /data/storage-1/run/config.toml").output.trim() === "1", "config.toml took the secret endpoint");
+            assert.equal(onVm("dev-1", "stat -c '%a %U' /etc/nodefleet/storage-1/urls.json").output.trim(), "600 root");
+            const health = stackHealth()["storage-1"];
+            assert.equal(health.endpoint, "http://10.0.2.2:8545/…");
+            assert.equal(health.synced, true, JSON.stringify(health));
+            // Everywhere else: the state (every file of the stack's backend), both machines' process
+            // lists, the VM's whole journal, status's table and JSON.
+            const backend = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "backend");
+            for (const f of fs.readdirSync(backend, { recursive: true }) as string[]) {
+                const p = path.join(backend, f);
+                if (fs.statSync(p).isFile()) look(`state file ${f}`, fs.readFileSync(p).toString("latin1"));
+            }
+            look("ps on the runner", sh("ps", ["-eo", "args"]).output);
+            look("ps on dev-1", onVm("dev-1", "ps -eo args").output);
+            if (onVm("dev-1", `journalctl --no-pager -o cat | grep -c ${key} || true`).output.trim() !== "0") seen.push("dev-1's journal");
+            look("status table", status().output);
+            look("status --json", JSON.stringify(statusJson().report));
+            assert.deepEqual(seen, [], `the endpoint's key showed in: ${seen.join(", ")}`);
+        } finally {
+            // Back to the plain endpoints the later tests expect.
+            const back = upWith(settled);
+            assert.equal(back.status, 0, back.output);
+        }
     });
 
 
@@ -578,7 +623,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         const down = sh("bash", [VM, "down"]);
         for (const vm of Object.keys(EXPECTED)) assert.match(down.output, new RegExp(`${vm}: powered off`), `${vm} did not power off cleanly:\n${down.output}`);
         const ps = sh("pgrep", ["-f", `nodefleet-dev-`], { allowFail: true });
-        const pids = fs.readdirSync(path.join(ROOT, ".state/vm")).filter((d) => d.startsWith("dev-")).map((d) => path.join(ROOT, ".state/vm", d, "qemu.pid"));
+        const vms = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "vm");
+        const pids = fs.readdirSync(vms).filter((d) => d.startsWith("dev-")).map((d) => path.join(vms, d, "qemu.pid"));
         assert.ok(pids.every((p) => !fs.existsSync(p)), "pid files are removed");
         assert.equal(ps.output.trim(), "", `qemu still running:\n${ps.output}`);
     });
