@@ -10,13 +10,14 @@ config.toml from the template with the first one that answers, readable by the n
 Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
 the service is restarted if it was running); 2: no candidate answers (config left as it is).
 """
-import base64
 import json
 import os
 import subprocess
 import sys
-import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
 
 PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
 
@@ -30,31 +31,6 @@ def healthy(url):
         return isinstance(result, str) and result.startswith("0x") and int(result, 16) >= 0
     except (OSError, ValueError):
         return False
-
-
-def rpc_request(url, body):
-    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
-    it for part of the host)."""
-    u = urllib.parse.urlsplit(url)
-    headers = {"Content-Type": "application/json"}
-    if "@" in u.netloc:
-        user, _, password = u.netloc.rpartition("@")[0].partition(":")
-        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
-        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
-    return urllib.request.Request(url, data=body, headers=headers)
-
-
-def url_label(url):
-    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
-    try:
-        u = urllib.parse.urlsplit(url)
-        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
-    except ValueError:
-        return "(an unparsable URL)"
-    if not u.scheme or not u.hostname:
-        return "(an unparsable URL)"
-    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def main(argv):

@@ -11,7 +11,6 @@ increasing: whether logSyncHeight grew since the previous check (sampleSeconds b
 the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
 did not answer; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
 """
-import base64
 import datetime
 import json
 import os
@@ -19,8 +18,10 @@ import subprocess
 import sys
 import time
 import tomllib
-import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
 
 
 def rpc(url, method, params=None):
@@ -31,31 +32,6 @@ def rpc(url, method, params=None):
     if "error" in answer:
         raise OSError(answer["error"].get("message", "JSON-RPC error"))
     return answer["result"]
-
-
-def rpc_request(url, body):
-    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
-    it for part of the host)."""
-    u = urllib.parse.urlsplit(url)
-    headers = {"Content-Type": "application/json"}
-    if "@" in u.netloc:
-        user, _, password = u.netloc.rpartition("@")[0].partition(":")
-        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
-        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
-    return urllib.request.Request(url, data=body, headers=headers)
-
-
-def url_label(url):
-    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
-    try:
-        u = urllib.parse.urlsplit(url)
-        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
-    except ValueError:
-        return "(an unparsable URL)"
-    if not u.scheme or not u.hostname:
-        return "(an unparsable URL)"
-    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def check(node):

@@ -97,6 +97,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         logConfig: heredocSafe("info", D),
         storageJson: heredocSafe(storageJson, D),
         lib: HOST_LIB,
+        rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
         endpointScript: heredocSafe(hostFile("zgs-endpoint.py"), D),
         healthScript: heredocSafe(hostFile("zgs-health.py"), D),
         unit: heredocSafe(units.unit, D),

@@ -1,6 +1,7 @@
-"""RPC URLs that carry credentials (issue 27), in the three host tools that call an endpoint
-(nodefleet_rpc.py, zgs-endpoint.py, zgs-health.py): a user:password@ becomes Basic authentication
-against a real local HTTP server, and no message names more of a URL than scheme://host[:port]."""
+"""RPC URLs that carry credentials (issue 27), in nodefleet_rpc.py, which every host tool that calls
+an endpoint uses (zgs-endpoint.py and zgs-health.py import it: checked): a user:password@ becomes
+Basic authentication against a real local HTTP server, and no message names more of a URL than
+scheme://host[:port]."""
 import base64
 import http.server
 import importlib.util
@@ -20,6 +21,7 @@ def load(name):
 
 
 TOOLS = [load(n) for n in ("nodefleet_rpc.py", "zgs-endpoint.py", "zgs-health.py")]
+assert all(t.rpc_request.__module__ == "nodefleet_rpc" and t.url_label.__module__ == "nodefleet_rpc" for t in TOOLS)
 
 
 class Server(http.server.ThreadingHTTPServer):

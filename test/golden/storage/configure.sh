@@ -89,39 +89,32 @@ put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
   "service": "zgs-storage-1.service"
 }
 NODEFLEET_EOF
-put /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root <<'NODEFLEET_EOF'
-#!/usr/bin/env python3
-"""RPC endpoint failover for a 0G storage node (installed by nodefleet).
+put /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root <<'NODEFLEET_EOF'
+"""JSON-RPC over HTTP for nodefleet's host scripts (installed beside them).
 
-    zgs-endpoint.py <node> [--restart]
+rpc(url, method, params) returns the result or raises RpcFailure with a message that names the
+URL, the method and what was wrong: no answer, not JSON, no result, or the JSON-RPC error.
+block_number(url) is eth_blockNumber as an int, refusing an answer that is not a hex number;
+block_hash(url, n) the hash of block n (eth_getBlockByNumber); peer_count(url) net_peerCount.
+ipc(path, method, params) is rpc() over a node's IPC socket (geth's admin namespace is served
+there only), with no timeout unless given: an admin_exportChain answers when the export is done.
 
-Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "service"}) and the
-candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
-step: an endpoint may carry an API key), asks each, in order, for eth_blockNumber, and renders
-config.toml from the template with the first one that answers, readable by the node's user only.
-Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
-the service is restarted if it was running); 2: no candidate answers (config left as it is).
+    python3 -S nodefleet_rpc.py ipc <socket> <method> [<params as JSON>]
+
+prints the result as JSON (exit 0) or the failure (exit 1).
 """
 import base64
 import json
-import os
-import subprocess
+import re
+import socket
 import sys
+import urllib.error
 import urllib.parse
 import urllib.request
 
-PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
 
-
-def healthy(url):
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []}).encode()
-    req = rpc_request(url, body)
-    try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
-            result = json.loads(resp.read()).get("result")
-        return isinstance(result, str) and result.startswith("0x") and int(result, 16) >= 0
-    except (OSError, ValueError):
-        return False
+class RpcFailure(Exception):
+    pass
 
 
 def rpc_request(url, body):
@@ -138,7 +131,8 @@ def rpc_request(url, body):
 
 
 def url_label(url):
-    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
+    """How a URL is named in messages: scheme, host and port only (a hosted endpoint's path, query or
+    user part may hold an API key)."""
     try:
         u = urllib.parse.urlsplit(url)
         origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
@@ -147,6 +141,145 @@ def url_label(url):
     if not u.scheme or not u.hostname:
         return "(an unparsable URL)"
     return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
+
+
+def rpc(url, method, params=None, timeout=5):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
+    req = rpc_request(url, body)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as e:
+        raise RpcFailure(f"{method} at {url_label(url)}: HTTP {e.code}") from None
+    except OSError as e:
+        raise RpcFailure(f"{method} at {url_label(url)}: no answer ({getattr(e, 'reason', e)})") from None
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer is not JSON: {raw[:80]!r}") from None
+    if not isinstance(answer, dict):
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer is not a JSON-RPC object")
+    if answer.get("error") is not None:
+        err = answer["error"]
+        text = err.get("message", err) if isinstance(err, dict) else err
+        raise RpcFailure(f"{method} at {url_label(url)}: JSON-RPC error: {text}")
+    if "result" not in answer:
+        raise RpcFailure(f"{method} at {url_label(url)}: the answer has no result")
+    return answer["result"]
+
+
+def block_number(url):
+    """eth_blockNumber at url as an int; RpcFailure when the answer is not a hex number."""
+    value = rpc(url, "eth_blockNumber")
+    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
+        raise RpcFailure(f"eth_blockNumber at {url_label(url)}: {value!r} is not a hex block number")
+    return int(value, 16)
+
+
+def block_hash(url, number):
+    """The hash of block `number` at url (0x + 64 lowercase hex); RpcFailure when the node has no
+    such block or answers something else."""
+    block = rpc(url, "eth_getBlockByNumber", [hex(number), False])
+    if block is None:
+        raise RpcFailure(f"eth_getBlockByNumber at {url_label(url)}: no block {number}")
+    value = block.get("hash") if isinstance(block, dict) else None
+    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{64}", value):
+        raise RpcFailure(f"eth_getBlockByNumber at {url_label(url)}: block {number} has no hash (got {str(value)[:80]!r})")
+    return value.lower()
+
+
+def peer_count(url):
+    """net_peerCount at url as an int."""
+    value = rpc(url, "net_peerCount")
+    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]+", value):
+        raise RpcFailure(f"net_peerCount at {url_label(url)}: {value!r} is not a hex number")
+    return int(value, 16)
+
+
+def ipc(path, method, params=None, timeout=None):
+    """One JSON-RPC call over the Unix socket at path."""
+    where = f"{method} at {path}"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(path)
+            s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode())
+            decoder, raw = json.JSONDecoder(), b""
+            while True:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    raise RpcFailure(f"{where}: the connection closed before an answer ({raw[:80]!r})")
+                raw += chunk
+                try:
+                    answer, _ = decoder.raw_decode(raw.decode())
+                    break
+                except ValueError:
+                    continue
+    except OSError as e:
+        raise RpcFailure(f"{where}: no answer ({e})") from None
+    if not isinstance(answer, dict):
+        raise RpcFailure(f"{where}: the answer is not a JSON-RPC object")
+    if answer.get("error") is not None:
+        err = answer["error"]
+        raise RpcFailure(f"{where}: JSON-RPC error: {err.get('message', err) if isinstance(err, dict) else err}")
+    if "result" not in answer:
+        raise RpcFailure(f"{where}: the answer has no result")
+    return answer["result"]
+
+
+def main(argv):
+    if len(argv) not in (4, 5) or argv[1] != "ipc":
+        print("usage: nodefleet_rpc.py ipc <socket> <method> [<params as JSON>]", file=sys.stderr)
+        return 2
+    try:
+        params = json.loads(argv[4]) if len(argv) == 5 else []
+        print(json.dumps(ipc(argv[2], argv[3], params)), flush=True)
+    except ValueError as e:
+        print(f"params: not JSON ({e})", file=sys.stderr)
+        return 2
+    except RpcFailure as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+NODEFLEET_EOF
+put /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root <<'NODEFLEET_EOF'
+#!/usr/bin/env python3
+"""RPC endpoint failover for a 0G storage node (installed by nodefleet).
+
+    zgs-endpoint.py <node> [--restart]
+
+Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "service"}) and the
+candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
+step: an endpoint may carry an API key), asks each, in order, for eth_blockNumber, and renders
+config.toml from the template with the first one that answers, readable by the node's user only.
+Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
+the service is restarted if it was running); 2: no candidate answers (config left as it is).
+"""
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
+
+PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
+
+
+def healthy(url):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber", "params": []}).encode()
+    req = rpc_request(url, body)
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            result = json.loads(resp.read()).get("result")
+        return isinstance(result, str) and result.startswith("0x") and int(result, 16) >= 0
+    except (OSError, ValueError):
+        return False
 
 
 def main(argv):
@@ -205,7 +338,6 @@ increasing: whether logSyncHeight grew since the previous check (sampleSeconds b
 the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
 did not answer; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
 """
-import base64
 import datetime
 import json
 import os
@@ -213,8 +345,10 @@ import subprocess
 import sys
 import time
 import tomllib
-import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
 
 
 def rpc(url, method, params=None):
@@ -225,31 +359,6 @@ def rpc(url, method, params=None):
     if "error" in answer:
         raise OSError(answer["error"].get("message", "JSON-RPC error"))
     return answer["result"]
-
-
-def rpc_request(url, body):
-    """A JSON-RPC POST to url; a user:password@ in it becomes Basic authentication (urllib would take
-    it for part of the host)."""
-    u = urllib.parse.urlsplit(url)
-    headers = {"Content-Type": "application/json"}
-    if "@" in u.netloc:
-        user, _, password = u.netloc.rpartition("@")[0].partition(":")
-        token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
-        url = urllib.parse.urlunsplit((u.scheme, u.netloc.rpartition("@")[2], u.path, u.query, u.fragment))
-    return urllib.request.Request(url, data=body, headers=headers)
-
-
-def url_label(url):
-    """How a URL is shown: scheme, host and port only (its path, query or user part may hold an API key)."""
-    try:
-        u = urllib.parse.urlsplit(url)
-        origin = f"{u.scheme}://{u.hostname}" + (f":{u.port}" if u.port else "")
-    except ValueError:
-        return "(an unparsable URL)"
-    if not u.scheme or not u.hostname:
-        return "(an unparsable URL)"
-    return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
 def check(node):
