@@ -184,6 +184,21 @@ describe("no value that throws funds or control away", () => {
         }
     }
 
+    it("property: an address is refused exactly when nobody can sign for it (zero, 0x…dEaD, 0x…01 to 0x…0100), at every field", () => {
+        const low = fc.bigInt({ min: 0n, max: 0x200n });
+        const any = fc.bigInt({ min: 0n, max: (1n << 160n) - 1n });
+        fc.assert(
+            fc.property(fc.oneof(low, any, fc.constant(0xdeadn)), fc.constantFrom(...fields), (n, [, at, set]) => {
+                const address = `0x${n.toString(16).padStart(40, "0")}`;
+                const f = baseFleet();
+                set(f, address);
+                const refused = issuesOf(f).some((i) => i.startsWith(`${at}: `));
+                assert.equal(refused, n <= 0x100n || n === 0xdeadn, `${at} = ${address}`);
+            }),
+            { numRuns: 300, seed: 27 },
+        );
+    });
+
     it("an ordinary address just above the precompiles (the dev chain's registry at 0x…a2ec1) is accepted", () => {
         const f = baseFleet();
         f.nodes[Q].sequencer.registryAddress = "0x00000000000000000000000000000000000a2ec1";
