@@ -22,7 +22,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, sequencerPaths } from "../../components/roles/sequencer";
 import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
 import { HOSTFILES_DIR } from "../../components/render";
-import { baseFleet, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
+import { baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
 import { aztecInstall } from "../support/aztec";
 
@@ -124,7 +124,8 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
             ...sequencerV4Settings(), network: "local", l1ChainId: CHAIN_ID, l1RpcUrls: [L1], registryAddress: contracts.registryAddress,
             rollupAddress: contracts.rollupAddress, validatorAddress: sender, withdrawerAddress: sender, runtime: "release",
         };
-        const node = parseFleet(f, secretSource()).spec.nodes[1] as any;
+        // The config's keys are the run's own (validatorAddress is the sender key's address: checked).
+        const node = parseFleet(f, secretSource({ ...SECRETS, sequencerKey: senderKey, blsKey })).spec.nodes[1] as any;
         const mount = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-aztec-reg-"));
         created.push(mount);
         fs.mkdirSync(sequencerPaths(node, mount).dataDir, { recursive: true });
