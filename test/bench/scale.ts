@@ -13,6 +13,7 @@ import { loadFleet, readStackConfig, StackConfig } from "../../components/config
 import { Fleet } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig } from "../support/mocks";
 import { existingHost, FAKE_SSH_KEY, RELEASES, sequencerNode, storageNode, validatorKeyJson, validatorNode } from "../support/fixtures";
+import { addressOfPrivateKey } from "../../components/config/validators";
 
 const VARIANTS = ["nodefleet", "sdk-lookups", "promise-traces"] as const;
 type Loader = (typeof VARIANTS)[number];
@@ -36,8 +37,8 @@ function generate(n: number): { fleet: unknown; secrets: Record<string, string> 
             }
             case 1: {
                 const s = sequencerNode();
-                nodes.push({ ...s, name, host, sequencer: { ...s.sequencer, validatorPrivateKeySecret: `key${i}` } });
                 secrets[`key${i}`] = `0x${hex(i, "sequencer")}`;
+                nodes.push({ ...s, name, host, sequencer: { ...s.sequencer, validatorPrivateKeySecret: `key${i}`, validatorAddress: addressOfPrivateKey(secrets[`key${i}`]!) } });
                 break;
             }
             default: {
