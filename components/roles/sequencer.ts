@@ -219,7 +219,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         );
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version)] },
+            { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged] },
             { parent: this, dependsOn: [register] },
         );
         this.registration = stepReport(register, "registration report");

@@ -151,11 +151,13 @@ export class StorageNode extends pulumi.ComponentResource {
             keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => renderStorageKey(node, host.dataMountPoint, k, e)),
         });
         const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
-        // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it reads.
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [urlsHash(args.endpoints)] }, { parent: this, dependsOn: [key] });
+        // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
+        // reads; and the health report is taken again, as after any change of what the node reads.
+        const endpointsHash = urlsHash(args.endpoints);
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [endpointsHash] }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript)] },
+            { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript), endpointsHash] },
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");

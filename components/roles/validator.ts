@@ -286,7 +286,8 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [urlsHash(reference)] }, { parent: this, dependsOn: [key] });
+        const referenceHash = urlsHash(reference);
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [referenceHash] }, { parent: this, dependsOn: [key] });
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;
@@ -312,7 +313,8 @@ export class ValidatorNode extends pulumi.ComponentResource {
         }
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? [`${sw} ${attempt}`] : [])] },
+            // Taken again when what the node runs changed: its files, the switch, or its reference endpoint.
+            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? [`${sw} ${attempt}`] : []), referenceHash] },
             { parent: this, dependsOn: [last] },
         );
         this.health = stepReport(healthRun, "health report");

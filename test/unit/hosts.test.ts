@@ -70,8 +70,8 @@ describe("existing host", () => {
             assert.ok(!String(r.inputs.stdin).includes("PRIVATE KEY"), `${r.name} has key material in its script`);
             // The validator key step's script carries the consensus key: it is a secret too.
             // The validator key step's script carries the consensus key: it is a secret too; the
-            // configure step's trigger holds a digest of the node's URLs (they may carry API keys).
-            const expected = r.name.endsWith("-validator-key") ? ["connection", "stdin", "triggers"] : r.name.endsWith("-configure") ? ["connection", "triggers"] : ["connection"];
+            // configure and health steps' triggers hold a digest of the node's URLs (they may carry API keys).
+            const expected = r.name.endsWith("-validator-key") ? ["connection", "stdin", "triggers"] : r.name.endsWith("-configure") || r.name.endsWith("-health") ? ["connection", "triggers"] : ["connection"];
             assert.deepEqual(r.secretPaths.sort(), expected, `${r.name}: the connection (with the private key) must arrive as a secret`);
         }
     });

@@ -184,9 +184,12 @@ describe("storage role: steps", () => {
         const configure = registered.find((r) => r.name === "fleet-storage-1-configure")!;
         assert.ok(configure.secretPaths.some((p) => p.startsWith("triggers")), "the endpoints' hash is a secret trigger");
         const before = inputsOf("fleet-storage-1-configure").triggers;
+        const healthBefore = inputsOf("fleet-storage-1-health").triggers;
         await buildStack(f, { ...secrets, storageRpc: "https://eth.example.org/v2/KEYother000111222333" });
         assert.equal(inputsOf("fleet-storage-1-configure").triggers[0], before[0], "the script is the same");
         assert.notEqual(inputsOf("fleet-storage-1-configure").triggers[1], before[1], "the endpoints' hash changed");
+        // The health report (the stack output) is taken again: it names the endpoint in use.
+        assert.notDeepEqual(inputsOf("fleet-storage-1-health").triggers, healthBefore);
     });
 
     it("a boot node list change re-renders config.toml and so re-runs configure (and health) only", async () => {
