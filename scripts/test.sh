@@ -16,8 +16,9 @@ TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
 
 # What is slow to build once and then cached (the toolchain, geth, the VM image, the Aztec CLI, reth:
-# several minutes each on a cold machine, reth about 25) starts now in the background at low priority, while the unit tier runs; a tier
-# waits for what it needs. On a warm cache each returns at once.
+# several minutes each on a cold machine, reth about 25) starts now in the background at low
+# priority, while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
+# at once.
 mkdir -p .state/prebuild
 prebuild() { # NAME COMMAND...: runs in the background, output to .state/prebuild/NAME.log
     local name="$1"; shift
