@@ -4,7 +4,9 @@
 // the rendered one, ports on loopback. It answers eth_blockNumber over HTTP (a fresh datadir is
 // initialised from the dev chain's geth genesis: block 0), and on the auth port
 // engine_exchangeCapabilities with a JWT made from the rendered jwtsecret file, 401 without one. A
-// misspelt flag in the argv makes reth refuse to start, and this test with it. What this cannot
+// misspelt flag in the argv makes reth refuse to start, and this test with it. It also records where
+// real reth answers otherwise than the seed assumes (SYNCING for a forkchoice to an unknown head,
+// not -38002). What this cannot
 // show: reth under 0gchaind's engine calls and the switch (the e2e tier).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -127,6 +129,19 @@ describe("the rendered reth unit starts the real reth", () => {
         const caps = await post(ports.engine, "engine_exchangeCapabilities", jwt(secret));
         assert.equal(caps.status, 200, JSON.stringify(caps));
         assert.ok(Array.isArray(caps.body.result) && caps.body.result.includes("engine_forkchoiceUpdatedV3"), JSON.stringify(caps.body));
+        // Where real reth differs from the seed (issue 26): a forkchoice to a head it does not have
+        // is answered SYNCING, not -38002 "Invalid forkchoice state" (which the seed's error table,
+        // the host tool's remedy and the reth simulator assume). Recorded here; the switch's
+        // remedies are not yet changed for it.
+        const unknown = `0x${"ab".repeat(32)}`;
+        const fcu = await fetch(`http://127.0.0.1:${ports.engine}/`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${jwt(secret)}` },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "engine_forkchoiceUpdatedV3", params: [{ headBlockHash: unknown, safeBlockHash: unknown, finalizedBlockHash: unknown }, null] }),
+            signal: AbortSignal.timeout(5000),
+        }).then((r) => r.json() as Promise<any>);
+        assert.equal(fcu.error, undefined, JSON.stringify(fcu));
+        assert.equal(fcu.result?.payloadStatus?.status, "SYNCING", JSON.stringify(fcu));
         // The datadir and IPC path are the rendered ones.
         assert.ok(fs.existsSync(path.join(p.rethDir, "db")), `no ${p.rethDir}/db`);
         await until("the IPC socket", 30, async () => (fs.existsSync(`${p.rethDir}/reth.ipc`) ? true : undefined), child, () => output);
