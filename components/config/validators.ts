@@ -273,7 +273,8 @@ export function urlCredentialReason(value: string): Reason {
     } catch {
         return undefined; // not a URL: said by httpUrlReason
     }
-    const how = "store it as a secret (pulumi config set --secret <name> '<url>') and write {secret: <name>} here";
+    // Without the value on the command line: pulumi asks for it (off the shell history and ps).
+    const how = "store it as a secret (pulumi config set --secret <name>, which asks for the value) and write {secret: <name>} here";
     if (url.username !== "" || url.password !== "") return `this URL carries a credential in user:password@: ${how}`;
     for (const name of url.searchParams.keys()) {
         if (CREDENTIAL_PARAM.test(name)) return `this URL carries a credential in its query (parameter ${/^[A-Za-z0-9_.-]{1,32}$/.test(name) ? name : "…"}): ${how}`;
