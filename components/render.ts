@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as crypto from "node:crypto";
 import Handlebars from "handlebars";
+import { ENV_FILE_VALUE } from "./config/validators";
 
 function findTemplatesDir(): string {
     // Works from components/ (ts-node) and from dist/components/ (compiled tests).
@@ -106,13 +107,6 @@ export function unitValue(value: string): string {
     if (/\\$/.test(value)) throw new Error("a systemd setting value must not end with a backslash");
     return singleLine(value, "systemd setting").replace(/%/g, "%%");
 }
-
-/**
- * What a value in an environment file read by both systemd and `docker --env-file` (which has no
- * quoting) may hold: characters both read literally, unquoted. No quotes, backslashes, `$`, `#`,
- * `;` or white space; URLs' `?&~!*()[]` are fine.
- */
-export const ENV_FILE_VALUE = /^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]*$/;
 
 /** A value in an environment file read by both systemd and `docker --env-file`, which has no quoting. */
 export function envFileValue(value: string): string {

@@ -57,7 +57,7 @@ export const secretRef = z
  * file: it is never on a command line, in a step's plain inputs, or in a log line.
  */
 export const rpcUrl = z
-    .union([z.string(), z.strictObject({ secret: z.string().describe("Name of the secret config key holding the URL (`pulumi config set --secret <name> <url>`).") })], {
+    .union([z.string(), z.strictObject({ secret: z.string().describe("Name of the secret config key holding the URL (`pulumi config set --secret <name>`, which asks for the value).") })], {
         error: (issue) => (issue.code === "invalid_union" ? "expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}" : undefined),
     })
     .superRefine((value, ctx) => {
@@ -94,6 +94,8 @@ const adminCidrs = z
     .describe("Who may reach SSH: the only ranges the host firewall opens SSH to. Never the whole internet, in any spelling.");
 const sshKeyName = z.string().min(1).describe("Name of the SSH public key already registered with the cloud provider, installed for the login user.");
 const sshPrivateKeySecret = secretRef.describe("Config key holding the SSH private key nodefleet logs in with (`pulumi config set --secret`).");
+/** A host's name: a key of `hosts`, and what `abandonHost` names. */
+const hostName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes");
 const unixUser = z.string().regex(/^[a-z_][a-z0-9_-]*$/, "not a Unix user name");
 
 const awsRegion = z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9]$/, "not an AWS region (e.g. eu-central-1)");
@@ -318,9 +320,7 @@ export const validatorSettings = z
             })
             .default({ removeGethBinary: false, removeBackup: false })
             .describe("What `switch: cleanup` removes besides the RLP export files."),
-        abandonHost: z
-            .string()
-            .regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes")
+        abandonHost: hostName
             .optional()
             .describe("The override for a validator moving off a host nodefleet cannot reach or no longer has in the config: that host's name. nodefleet then does not stop 0gchaind there first; set it only when that host is gone for good or its 0gchaind is stopped and its key removed (one key must never sign on two machines). See docs/operations.md."),
         bootnode: enode.describe("The execution client's boot node."),
@@ -372,7 +372,7 @@ export const fleetSpec = z
     .strictObject({
         hardwareCheck: z.enum(["enforce", "warn"]).default("enforce").describe("`enforce` fails the preview on a host below its roles' hardware targets; `warn` only reports it."),
         hosts: z
-            .record(z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "host names are 2-32 lowercase letters, digits and dashes"), hostSpec)
+            .record(hostName, hostSpec)
             .describe("The machines, by name (2-32 lowercase letters, digits and dashes)."),
         nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node").describe("The nodes, each on one of the hosts."),
         releases: z.record(releaseName, release).default({}).describe("Node software by name; a node names the release its host installs for it."),

@@ -294,12 +294,19 @@ export function secretUrlReason(value: string): Reason {
 }
 
 /**
+ * What a value in an environment file read by both systemd and `docker --env-file` (which has no
+ * quoting) may hold: characters both read literally, unquoted. No quotes, backslashes, `$`, `#`,
+ * `;` or white space; URLs' `?&~!*()[]` are fine. components/render.ts's `envval` enforces it.
+ */
+export const ENV_FILE_VALUE = /^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]*$/;
+
+/**
  * An RPC URL reaches hosts as a value of a root-only environment file (the sequencer's, read by
  * systemd and `docker --env-file`, neither of which unquotes alike): only characters both read
  * literally. The WHATWG parser leaves `$`, `'` and `;` unencoded in a path; they are refused here
  * (write %24, %27, %3B). Names the character, never the URL.
  */
 export function envSafeUrlReason(value: string): Reason {
-    const bad = [...value].find((c) => !/^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]$/.test(c));
+    const bad = [...value].find((c) => !ENV_FILE_VALUE.test(c));
     return bad === undefined ? undefined : `the URL holds ${JSON.stringify(bad)}, which an environment file cannot carry unquoted: percent-encode it (%${bad.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")})`;
 }
