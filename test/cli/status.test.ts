@@ -30,7 +30,7 @@ describe("nodefleet status with the real Automation API", () => {
     before(() => {
         project = new ScratchProject("statustest", config(fleet));
         for (const [key, value] of Object.entries(SECRETS)) {
-            const r = project.exec("bash", ["-c", `printf %s "$1" | pulumi config set --secret --stack statustest nodefleet:${key}`, "set", value]);
+            const r = project.pulumi(["config", "set", "--secret", "--stack", "statustest", `nodefleet:${key}`], value); // on stdin, off every command line
             assert.equal(r.status, 0, r.output);
         }
     });

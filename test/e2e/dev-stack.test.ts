@@ -229,7 +229,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         const url = `http://10.0.2.2:8545/?apikey=${key}`; // geth serves JSON-RPC on / and ignores the query
         const file = path.join(ROOT, ".state", "e2e-config-secret-url.yaml");
         fs.writeFileSync(file, settled(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")).replace('rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]', 'rpcEndpoints: [{secret: e2eStorageRpc}, "http://10.0.2.2:8546"]'));
-        const set = sh("bash", ["-c", `printf %s "$1" | bash ${DEV} pulumi config set --secret --stack dev --config-file ${file} nodefleet:e2eStorageRpc`, "set", url]);
+        // On stdin, never a command line (pulumi reads the value from it).
+        const set = sh("bash", [DEV, "pulumi", "config", "set", "--secret", "--stack", "dev", "--config-file", file, "nodefleet:e2eStorageRpc"], { input: url });
         assert.equal(set.status, 0, set.output);
         assert.ok(!fs.readFileSync(file, "utf8").includes(key), "the config file holds it encrypted");
         const seen: string[] = [];
