@@ -39,7 +39,11 @@ await() { # NAME: waits for it, shows its output; stops here if it failed
 declare -A PREBUILT=()
 # A tier that fails stops the run: its background builds stop with it (caches are written whole or not at all).
 stop_prebuilds() { local pid; for pid in "${PREBUILT[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; }
-trap stop_prebuilds EXIT
+# Every temporary file of the run (the tests' fixture keys among them) lives in one directory,
+# removed when the run ends however it ends.
+TMPDIR="$(mktemp -d /tmp/nodefleet-test.XXXXXX)"
+export TMPDIR
+trap 'stop_prebuilds; rm -rf "$TMPDIR"' EXIT
 if has_tier cli || has_tier e2e; then
     prebuild toolchain bash lab/toolchain.sh
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
