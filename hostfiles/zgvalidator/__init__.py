@@ -15,7 +15,9 @@ its key set aside, its signing state reported for the new host (setup carries it
 status is health without any remedy (it changes nothing on the host), with the facts of
 `nodefleet status`: the state file, the network's head, a running export or import's progress.
 
-Every command prints progress lines and ends with one JSON report line.
+Every command prints progress lines and ends with one JSON report line. Every command but status
+holds the node's lock (lock.py): a run finding an earlier one still there (a killed pulumi's)
+stops it and takes over.
 
 migrate runs one of the 14 steps (switch.STEPS). Each step checks its preconditions on the host,
 acts, and writes a completion marker (<state>/migration/<step>.json, with the inputs hash it ran

@@ -6,6 +6,7 @@ from . import __doc__ as USAGE
 from .handover import handover
 from .health import health, status
 from .host import Failed
+from .lock import take
 from .node import Validator
 from .rollback import cleanup, rollback
 from .setup import setup
@@ -13,6 +14,7 @@ from .switch import MODES, migrate, migration_report
 from nodefleet_rpc import RpcFailure
 
 COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "status": status, "handover": handover}
+READ_ONLY = {"status"}  # every other command holds the node's lock (lock.py)
 
 
 def main(argv):
@@ -22,6 +24,8 @@ def main(argv):
     v = Validator(argv[1])
     cmd = argv[2]
     try:
+        if cmd not in READ_ONLY:
+            lock = take(v.state_dir, " ".join(argv[2:4]))  # noqa: F841 (held until the process ends)
         if cmd == "migrate" and len(argv) == 5:
             record = migrate(v, argv[3], argv[4])
             last = {list(steps)[-1] for steps in MODES.values()}  # the final step of either mode reports the whole switch
