@@ -20,6 +20,13 @@ say() { printf '[devchain] %s\n' "$*" >&2; }
 
 running() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
 
+# A receipt geth does not have is plain null: not "transaction indexing is in progress".
+indexed() {
+    curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
+        --data '{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["0x1111111111111111111111111111111111111111111111111111111111111111"]}' \
+        http://127.0.0.1:8545 2>/dev/null | grep -q '"result":null'
+}
+
 answers() {
     curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
         --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' "$1" 2>/dev/null | grep -q '"result":"0x'
@@ -67,15 +74,8 @@ cmd_start() {
     # A fresh geth answers a receipt it does not have with "transaction indexing is in progress"
     # until its indexer has seen a block; viem (the Aztec CLI's) gives up on that answer instead
     # of waiting. Up means: an unknown receipt is plain null.
-    local unknown
-    unknown='{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["0x'"$(printf '1%.0s' $(seq 64))"'"]}'
-    for _ in $(seq 150); do
-        curl -fsS -m 2 -X POST -H 'Content-Type: application/json' --data "$unknown" http://127.0.0.1:8545 2>/dev/null \
-            | grep -q '"result":null' && break
-        sleep 0.2
-    done
-    curl -fsS -m 2 -X POST -H 'Content-Type: application/json' --data "$unknown" http://127.0.0.1:8545 2>/dev/null | grep -q '"result":null' \
-        || { tail -5 "$STATE/cl.log" "$STATE/geth.log" >&2; say "geth's transaction index is not ready after 30 s (is the consensus simulator making blocks?)"; exit 1; }
+    for _ in $(seq 150); do indexed && break; sleep 0.2; done
+    indexed || { tail -5 "$STATE/cl.log" "$STATE/geth.log" >&2; say "geth's transaction index is not ready after 30 s (is the consensus simulator making blocks?)"; exit 1; }
     say "dev chain up: geth on 127.0.0.1:8545, forwarder on 127.0.0.1:8546 (VMs: 10.0.2.2)"
 }
 

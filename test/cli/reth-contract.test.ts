@@ -52,11 +52,11 @@ function jwt(secretHex: string): string {
     return `${body}.${crypto.createHmac("sha256", Buffer.from(secretHex.replace(/^0x/, ""), "hex")).update(body).digest("base64url")}`;
 }
 
-async function post(port: number, method: string, token?: string): Promise<{ status: number; body: any }> {
+async function post(port: number, method: string, token?: string, params?: unknown[]): Promise<{ status: number; body: any }> {
     const r = await fetch(`http://127.0.0.1:${port}/`, {
         method: "POST",
         headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: method === "engine_exchangeCapabilities" ? [["engine_forkchoiceUpdatedV3"]] : [] }),
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: params ?? (method === "engine_exchangeCapabilities" ? [["engine_forkchoiceUpdatedV3"]] : []) }),
         signal: AbortSignal.timeout(5000),
     });
     const text = await r.text();
@@ -134,12 +134,9 @@ describe("the rendered reth unit starts the real reth", () => {
         // the host tool's remedy and the reth simulator assume). Recorded here; the switch's
         // remedies are not yet changed for it.
         const unknown = `0x${"ab".repeat(32)}`;
-        const fcu = await fetch(`http://127.0.0.1:${ports.engine}/`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${jwt(secret)}` },
-            body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "engine_forkchoiceUpdatedV3", params: [{ headBlockHash: unknown, safeBlockHash: unknown, finalizedBlockHash: unknown }, null] }),
-            signal: AbortSignal.timeout(5000),
-        }).then((r) => r.json() as Promise<any>);
+        const forkchoice = { headBlockHash: unknown, safeBlockHash: unknown, finalizedBlockHash: unknown };
+        const { status, body: fcu } = await post(ports.engine, "engine_forkchoiceUpdatedV3", jwt(secret), [forkchoice, null]);
+        assert.equal(status, 200, JSON.stringify(fcu));
         assert.equal(fcu.error, undefined, JSON.stringify(fcu));
         assert.equal(fcu.result?.payloadStatus?.status, "SYNCING", JSON.stringify(fcu));
         // The datadir and IPC path are the rendered ones.
