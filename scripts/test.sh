@@ -76,6 +76,11 @@ if has_tier e2e; then
     await toolchain
     await lab
     NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
+    echo "== e2e tier: step 9's import against the real reth, on a chain real geth made (gap, kill -9, forged state root)"
+    await reth
+    reth_bin="$(bash lab/reth.sh path)"
+    chain_rlp="$(bash lab/devchain.sh chain 3000)" # the e2e tier's chain (test/support/lab.ts CHAIN_BLOCKS), made once
+    NODEFLEET_RETH="$reth_bin" NODEFLEET_CHAIN="$chain_rlp" bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_reth'
     echo "== e2e tier: the dev stack on local VMs, with a stack, VM disks and dev chain of its own (.state/e2e)"
     bash lab/toolchain.sh
     # The dev stack's VMs and dev chain (scripts/dev.sh up) hold the ports the tier needs: they are

@@ -312,7 +312,7 @@ export const validatorSettings = z
             .describe("With `switch: migrate`: the low-downtime switch (steps l01..l14): the running geth exports the chain and reth imports it while 0gchaind keeps committing on geth; the validator stops only for the cutover (the blocks made meanwhile exported and imported, the head's hash compared). geth's datadir is kept whole as the way back (no backup copy); needs 2x the geth datadir free and geth's IPC socket. Choose it when the switch starts: the two modes never mix on a host. See docs/switch.md."),
         referenceRpcUrl: rpcUrl.optional().describe("A URL or {secret: <name>}: a public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
         heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks the execution client may be behind the reference (else the noted head) when the -38002 remedy starts 0gchaind again."),
-        importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after reth's `block number X does not match parent block number Y`."),
+        importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after an import that did not complete (reth's `mismatched parent hash` or `block number X does not match parent block number Y`, a kill, a host restart), each from the last block every stage of reth finished."),
         cleanup: z
             .strictObject({
                 removeGethBinary: z.boolean().default(false).describe("Also remove the geth binary."),

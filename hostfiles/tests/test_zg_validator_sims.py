@@ -182,7 +182,7 @@ class SimCase(unittest.TestCase):
     def committed(self, at_least):
         def height():
             return self.v.cl_status()["height"] >= at_least and not self.v.cl_status()["catchingUp"]
-        until(f"0gchaind to commit height {at_least}", height)
+        until(f"0gchaind to commit height {at_least}", height, 90)  # a block each 0.3 s; slower on a loaded runner
 
 
     def reth_loses_blocks_after(self, keep):

@@ -137,5 +137,7 @@ def count_blocks(path, meter):
 
 
 def last_imported(log, offset):
-    found = re.findall(r"tip=(\d+)|number=(\d+)", read_from(log, offset))
-    return max((int(a or b) for a, b in found), default=None)
+    """The highest block the import has executed: reth's `stage=Execution checkpoint=N` (and
+    Finish), the simulator's `tip=N`."""
+    found = re.findall(r"tip=(\d+)|number=(\d+)|stage=(?:Execution|Finish) checkpoint=(\d+)", read_from(log, offset))
+    return max((int(a or b or c) for a, b, c in found), default=None)
