@@ -1,28 +1,36 @@
-"""reth SIMULATOR: the subcommands the geth -> reth switch uses (seed 4.4, 4.5, 2.6).
+"""reth SIMULATOR: the subcommands the geth -> reth switch uses (seed 4.4, 4.5, 2.6), behaving
+as the real reth 1.11 does where the switch meets it (measured against the real binary: the
+cli tier's reth contract test and hostfiles/tests/test_real_reth.py).
 
   reth --version
   reth init   --chain <genesis.json> --datadir <dir>
-  reth import --chain <genesis.json> --datadir <dir> <file.rlp>
+  reth import [--color never] --chain <genesis.json> --datadir <dir> <file.rlp>
+  reth stage unwind [--color never] --chain … --datadir … to-block <N>
+  reth db [--quiet] [--color never] --chain … --datadir … list StageCheckpoints --json [--len N]
   reth node   <the flags of seed 2.6>
 
-import decodes the RLP chain file for real and checks each block against its parent (number
-and parent hash, hashes computed with keccak-256 over the header); on a mismatch it fails with
-reth's text, keeping every block before the failure, like reth's batched import does:
-  'block number X does not match parent block number Y'  (reth <= 1.9, the default here)
-  'mismatched parent hash ...'                            (NODEFLEET_SIM_RETH_ERRORS=new)
+import decodes the RLP chain file for real (hashes with keccak-256 over the header) and, like
+reth, checks the whole chunk (here: the whole file; reth's default chunk is 1 GB) before writing
+any of it, the first block against the database's last: a block whose parent hash is not the
+previous block's fails with reth's `Error: mismatched parent hash: got <its parent hash>,
+expected <the previous block's hash>` (exit 1), writing nothing. A chunk imported logs
+`Finished stage pipeline_stages=13/13 stage=Finish checkpoint=N` and `Chain was fully imported`.
 The genesis state root is not computed (no EVM here): init records a provisional genesis hash,
 and the first imported block must be number 1; its parent hash becomes the genesis hash.
+Stage checkpoints: Headers is the last block written, every other stage the last block finished
+(db/nodefleet-sim-finish); stage unwind brings both down to N.
 
 node serves eth_blockNumber / eth_getBlockByNumber / eth_syncing / net_* on --http.port, and
 the engine API (JWT HS256 from --authrpc.jwtsecret; 401 otherwise) on --authrpc.port:
 engine_forkchoiceUpdatedV3 (with payload attributes it builds the next block: a synthetic one,
 no transactions), engine_getPayloadV3, engine_newPayloadV3. The first valid forkchoice logs
 'Starting consensus engine'. A forkchoice head it does not have answers -38002 Invalid
-forkchoice state.
+forkchoice state (the seed's reth; the real reth 1.11 answers SYNCING).
 
-Faults: import-stop-at=N (the import dies before block N: 'partially imported'; one-shot when
-given as a fault file, which is removed when it fires),
-state-root-mismatch-at=N ('mismatched block state root' at block N), reth-errors=new.
+Faults: import-stop-at=N (the import is killed at block N, SIGKILL, after writing the headers
+before it and finishing none: a one-shot when given as a fault file, removed when it fires),
+state-root-mismatch-at=N (block N's state root is not the one computed: reth's validation error,
+the chunk unwound, `Stopped at last valid block L due to invalid block N`, exit 0).
 """
 import json
 import os
@@ -31,10 +39,13 @@ import sys
 import threading
 
 from . import common
-from .common import Log, RpcError, fault, fault_int, hx, keccak256
+from .common import Log, RpcError, fault_int, hx, keccak256
 
-VERSION = "1.9.3"
+VERSION = "1.11.3"
 CHAIN_FILE = os.path.join("db", "nodefleet-sim-chain.jsonl")  # one JSON object per block
+FINISH_FILE = os.path.join("db", "nodefleet-sim-finish")  # the last block every stage finished
+STAGES = ("AccountHashing", "Bodies", "Era", "Execution", "Finish", "Headers", "IndexAccountHistory", "IndexStorageHistory", "MerkleExecute",
+          "MerkleUnwind", "Prune", "PruneSenderRecovery", "SenderRecovery", "StorageHashing", "TransactionLookup")  # reth db list StageCheckpoints
 
 
 class Chain:
@@ -105,6 +116,7 @@ def cmd_init(flags, log):
     chain.append([{"number": 0, "hash": provisional, "provisional": True, "parentHash": "0x" + "00" * 32,
                    "stateRoot": None, "timestamp": int(str(spec.get("timestamp", "0x0")), 0),
                    "chainId": spec.get("config", {}).get("chainId")}])
+    set_finish(datadir, 0)
     log.info("Initialized database", path=datadir)
     log.info("Writing genesis block")
     log.info("Genesis block written", hash=provisional, note="provisional_until_block_1_is_imported")
@@ -120,63 +132,112 @@ def cmd_import(flags, files, log):
         cmd_init(flags, log)
         chain = Chain(datadir)
     path = files[0]
-    new_errors = fault("reth-errors") == "new"
     stop_at = fault_int("import-stop-at")
     root_at = fault_int("state-root-mismatch-at")
-    log.info("Importing chain file", path=path)
-    decoded = txs = 0
-    f = open(chain.path, "a")
+    log.info("Starting import of 1 file(s)")
+    log.info(f"Importing file 1 of 1: {path}")
+    log.info("Consensus engine initialized")
+    blocks, cut = [], None
     try:
         for block in common.read_blocks(path):
-            tip = chain.tip()
-            if stop_at is not None and block.number >= stop_at:
-                common.consume_fault("import-stop-at")  # one-shot: the re-import gets past it
-                f.flush()
-                log.error("Import interrupted", block=block.number)
-                log.info("Chain was partially imported", imported=decoded)
-                return 1
-            if block.number != tip["number"] + 1:
-                if new_errors:
-                    raise ImportFailure(f"mismatched parent hash: got {hx(block.parent_hash)}, expected {tip['hash']}", decoded)
-                raise ImportFailure(f"block number {block.number} does not match parent block number {tip['number']}", decoded)
-            parent = hx(block.parent_hash)
-            if not tip.get("provisional") and parent != tip["hash"]:
-                raise ImportFailure(f"mismatched parent hash: got {parent}, expected {tip['hash']}", decoded)
-            if root_at is not None and block.number == root_at:
-                wrong = hx(keccak256(block.state_root))
-                raise ImportFailure(f"mismatched block state root: block {block.number} got {wrong}, expected {hx(block.state_root)}", decoded)
-            if tip.get("provisional"):
-                tip["hash"] = parent  # genesis hash, learned from block 1 (see module doc)
-                del tip["provisional"]
-                chain.blocks[0] = tip
-                f.close()
-                _rewrite(chain)  # replaces the file: append to the new one from here
-                f = open(chain.path, "a")
-            chain.append([{"number": block.number, "hash": hx(block.hash), "parentHash": parent,
-                           "stateRoot": hx(block.state_root), "timestamp": block.timestamp}], f)
-            decoded += 1
-            txs += block.tx_count
-            if decoded % 1000 == 0:
-                log.info("Imported blocks", count=decoded, tip=block.number)
+            blocks.append(block)
     except common.RlpError as e:
-        log.error(f"failed to decode block: {e}")
-        log.info("Chain was partially imported", total_decoded_blocks=decoded)
+        cut = e  # reth imports the whole blocks before a cut tail, then finds no tip in what is left
+    code = import_chunk(chain, datadir, blocks, path, stop_at, root_at, log)
+    if code == 0 and cut is not None:
+        log.error(f"failed to decode the rest of the file: {cut}")
+        print("Error: file client has no tip", file=sys.stderr)
         return 1
-    except ImportFailure as e:
-        log.error(str(e))
-        log.info("Chain was partially imported", total_decoded_blocks=e.decoded)
-        return 1
-    finally:
-        f.close()
-    log.info("Chain file imported", total_decoded_blocks=decoded, total_decoded_txns=txs)
-    log.info("Chain was fully imported")
+    return code
+
+
+def import_chunk(chain, datadir, blocks, path, stop_at, root_at, log):
+    """One chunk, as reth's import_blocks_from_file does it: checked whole, then written whole."""
+    tip = chain.tip()
+    prev_hash, provisional = tip["hash"], tip.get("provisional")
+    for block in blocks:  # the whole chunk is checked before any of it is written
+        parent = hx(block.parent_hash)
+        if provisional:
+            provisional = False
+            if block.number != 1:
+                print(f"Error: mismatched parent hash: got {parent}, expected {prev_hash}", file=sys.stderr)
+                return 1
+        elif parent != prev_hash:
+            print(f"Error: mismatched parent hash: got {parent}, expected {prev_hash}", file=sys.stderr)
+            return 1
+        prev_hash = hx(block.hash)
+    log.info("Importing chain file chunk")
+    log.info("Starting sync pipeline")
+    if not blocks:
+        log.info("Chain was fully imported", total_imported_blocks=0, total_imported_txns=0)
+        return 0
+    last = blocks[-1].number
+    if root_at is not None and tip["number"] < root_at <= last:
+        bad = next(b for b in blocks if b.number == root_at)
+        log.error(f"Stage encountered a validation error: mismatched block state root: got {hx(bad.state_root)}, "
+                  f"expected {hx(keccak256(bad.state_root))}", stage="MerkleExecute", bad_block=root_at)
+        log.warn("Invalid block encountered during import; stopping at last valid block", bad_block=root_at, last_valid_block=tip["number"])
+        log.info(f"Stopped at last valid block {tip['number']} due to invalid block {root_at} in file: {path}. Imported 0 blocks, 0 transactions")
+        return 0
+    if tip.get("provisional"):
+        tip["hash"] = hx(blocks[0].parent_hash)  # genesis hash, learned from block 1 (see module doc)
+        del tip["provisional"]
+        chain.blocks[0] = tip
+        _rewrite(chain)
+    records = [{"number": b.number, "hash": hx(b.hash), "parentHash": hx(b.parent_hash), "stateRoot": hx(b.state_root),
+                "timestamp": b.timestamp} for b in blocks]
+    if stop_at is not None and tip["number"] < stop_at <= last:
+        common.consume_fault("import-stop-at")  # one-shot: the re-import gets past it
+        chain.append(records[:stop_at - blocks[0].number])  # the headers stage's work, no stage finished
+        log.info("Executing stage", pipeline_stages="4/13", stage="Execution", checkpoint=tip["number"], target=last)
+        os.kill(os.getpid(), signal.SIGKILL)
+    chain.append(records)
+    txs = sum(b.tx_count for b in blocks)
+    for i, stage in enumerate(("Headers", "Bodies", "SenderRecovery", "Execution", "Finish")):
+        log.info("Finished stage", pipeline_stages=f"{[1, 2, 3, 4, 13][i]}/13", stage=stage, checkpoint=last, target=last)
+    set_finish(datadir, last)
+    log.info("Chain was fully imported", total_imported_blocks=len(blocks), total_imported_txns=txs)
+    log.info(f"Successfully imported file {path}: {len(blocks)} blocks, {txs} transactions")
     return 0
 
 
-class ImportFailure(Exception):
-    def __init__(self, message, decoded):
-        super().__init__(message)
-        self.decoded = decoded
+def finish(datadir, chain):
+    try:
+        with open(os.path.join(datadir, FINISH_FILE)) as f:
+            return min(int(f.read()), chain.tip()["number"])
+    except (OSError, ValueError):
+        return chain.tip()["number"] if chain.initialized else 0  # a database of an older simulator: all finished
+
+
+def set_finish(datadir, n):
+    tmp = os.path.join(datadir, FINISH_FILE + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(f"{n}\n")
+    os.replace(tmp, os.path.join(datadir, FINISH_FILE))
+
+
+def cmd_unwind(flags, rest, log):
+    if not flags.get("datadir") or not flags.get("chain") or len(rest) != 2 or rest[0] != "to-block" or not rest[1].isdigit():
+        raise common.FlagError("usage: reth stage unwind --chain <CHAIN_OR_PATH> --datadir <DATA_DIR> to-block <TARGET>")
+    chain = Chain(flags["datadir"])
+    target = int(rest[1])
+    if target < chain.tip()["number"]:
+        chain.blocks = chain.blocks[:target + 1]
+        _rewrite(chain)
+    set_finish(flags["datadir"], min(target, finish(flags["datadir"], chain)))
+    log.info("Unwound blocks", target=target)
+    return 0
+
+
+def cmd_db_list(flags, rest, log):
+    if not flags.get("datadir") or not flags.get("chain") or rest != ["list", "StageCheckpoints"] or "json" not in flags:
+        raise common.FlagError("usage: reth db --chain <CHAIN_OR_PATH> --datadir <DATA_DIR> list StageCheckpoints --json")
+    chain = Chain(flags["datadir"])
+    done, headers = finish(flags["datadir"], chain), chain.tip()["number"]
+    rows = [[stage, {"block_number": 0 if stage in ("Era", "PruneSenderRecovery") else headers if stage == "Headers" else done,
+                     "stage_checkpoint": None}] for stage in STAGES]
+    print(json.dumps(rows[:int(flags.get("len", 5))], indent=2))
+    return 0
 
 
 def _rewrite(chain):
@@ -304,7 +365,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     log = Log("reth::cli")
     if not argv or argv[0] in ("--version", "-V"):
-        print(f"reth Version: {VERSION}\nCommit SHA: 0000000\nBuild Features: {common.SIMULATOR_NOTE}")
+        print(f"Reth Version: {VERSION}\nCommit SHA: 0000000\nBuild Features: {common.SIMULATOR_NOTE}")
         return 0
     sub, rest = argv[0], argv[1:]
     try:
@@ -312,8 +373,14 @@ def main(argv=None):
             flags, _ = common.parse_flags(rest, {"chain", "datadir"})
             return cmd_init(flags, log)
         if sub == "import":
-            flags, files = common.parse_flags(rest, {"chain", "datadir"})
+            flags, files = common.parse_flags(rest, {"chain", "datadir", "color"})
             return cmd_import(flags, files, log)
+        if sub == "stage" and rest[:1] == ["unwind"]:
+            flags, args = common.parse_flags(rest[1:], {"chain", "datadir", "color"})
+            return cmd_unwind(flags, args, log)
+        if sub == "db":
+            flags, args = common.parse_flags(rest, {"chain", "datadir", "color", "len"}, {"quiet", "json"})
+            return cmd_db_list(flags, args, log)
         if sub == "node":
             flags, extra = common.parse_flags(rest, NODE_FLAGS, NODE_SWITCHES)
             if extra:

@@ -7,7 +7,7 @@ import sys
 import tempfile
 import time
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 from nodefleet_sim import common, reth
 from tests.support import free_port
@@ -38,78 +38,115 @@ class RethImport(unittest.TestCase):
         os.environ.clear()
         os.environ.update(self.env, **{f"NODEFLEET_SIM_{k.upper()}": str(v) for k, v in env.items()})
         try:
-            with redirect_stdout(out):
+            with redirect_stdout(out), redirect_stderr(out):
                 code = reth.main(list(args))
         finally:
             os.environ.clear()
             os.environ.update(old)
         return code, out.getvalue()
 
+    def reth(self, *args, **env):
+        """The simulator as its own process (a fault may kill it)."""
+        return subprocess.run([sys.executable, "-m", "nodefleet_sim.reth", *args], cwd=SIM_ROOT, capture_output=True, text=True,
+                              env=dict(self.env, **{f"NODEFLEET_SIM_{k.upper()}": str(v) for k, v in env.items()}))
+
+    def imp(self, name, raws, **env):
+        return self.run_reth("import", "--color", "never", "--chain", self.genesis, "--datadir", self.datadir, self.write(name, raws), **env)
+
     def height(self):
         return reth.Chain(self.datadir).tip()["number"]
+
+    def checkpoints(self):
+        code, out = self.run_reth("db", "--quiet", "--color", "never", "--chain", self.genesis, "--datadir", self.datadir,
+                                  "list", "StageCheckpoints", "--json", "--len", "100")
+        self.assertEqual(code, 0, out)
+        return {stage: cp["block_number"] for stage, cp in json.loads(out)}
+
+    def unwind(self, n):
+        code, out = self.run_reth("stage", "unwind", "--color", "never", "--chain", self.genesis, "--datadir", self.datadir, "to-block", str(n))
+        self.assertEqual(code, 0, out)
+        self.assertIn(f"Unwound blocks target={n}", out)
 
     def test_init_then_full_import(self):
         code, out = self.run_reth("init", "--chain", self.genesis, "--datadir", self.datadir)
         self.assertEqual(code, 0, out)
-        path = self.write("chain-export-from-1.rlp", self.blocks)
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, path)
+        code, out = self.imp("chain-export-from-1.rlp", self.blocks)
         self.assertEqual(code, 0, out)
-        self.assertIn("Chain was fully imported", out)
+        self.assertIn("stage=Finish checkpoint=30 target=30", out)
+        self.assertIn("Chain was fully imported total_imported_blocks=30", out)
         self.assertEqual(self.height(), 30)
+        cps = self.checkpoints()
+        self.assertEqual((cps["Headers"], cps["Execution"], cps["Finish"], cps["Era"]), (30, 30, 30, 0))
 
-    def test_overlapping_file_fails_with_the_seed_text_and_keeps_blocks(self):
-        self.run_reth("init", "--chain", self.genesis, "--datadir", self.datadir)
-        self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("a.rlp", self.blocks[:10]))
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("b.rlp", self.blocks[5:]))
+    def test_a_file_that_does_not_continue_the_database_writes_nothing_with_reths_text(self):
+        self.imp("a.rlp", self.blocks[:10])
+        code, out = self.imp("b.rlp", self.blocks[5:])
         self.assertEqual(code, 1)
-        self.assertIn("block number 6 does not match parent block number 10", out)
-        self.assertIn("Chain was partially imported", out)
+        # got: the file's first block's parent (block 5), expected: the database's last block (10).
+        self.assertIn(f"Error: mismatched parent hash: got {common.hx(reth_hash(self.blocks[4]))}, expected {common.hx(reth_hash(self.blocks[9]))}", out)
         self.assertEqual(self.height(), 10)
-        # The remedy: re-trim from Y+1 = 11.
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("c.rlp", self.blocks[10:]))
+        code, out = self.imp("c.rlp", self.blocks[10:])  # the remedy: the blocks after the database's last
         self.assertEqual(code, 0, out)
         self.assertEqual(self.height(), 30)
 
-    def test_newer_error_text(self):
-        self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("a.rlp", self.blocks[:10]))
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("b.rlp", self.blocks[5:]), reth_errors="new")
+    def test_a_gap_in_the_file_writes_nothing_of_it(self):
+        code, out = self.imp("gap.rlp", self.blocks[:9] + self.blocks[12:])
         self.assertEqual(code, 1)
-        self.assertIn("mismatched parent hash", out)
+        self.assertIn("Error: mismatched parent hash", out)
+        self.assertEqual(self.height(), 0)
 
     def test_file_from_another_chain_fails_on_parent_hash(self):
-        self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("a.rlp", self.blocks[:10]))
+        self.imp("a.rlp", self.blocks[:10])
         other = chain(5, start=11, genesis_hash=b"\x99" * 32)
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("o.rlp", other))
+        code, out = self.imp("o.rlp", other)
         self.assertEqual(code, 1)
         self.assertIn("mismatched parent hash", out)
         self.assertEqual(self.height(), 10)
 
-    def test_faults_stop_mid_file_and_state_root(self):
+    def test_state_root_stops_at_the_last_valid_block_and_exits_0(self):
+        self.imp("a.rlp", self.blocks[:10])
+        code, out = self.imp("b.rlp", self.blocks[10:], state_root_mismatch_at=20)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, r"Stage encountered a validation error: mismatched block state root: got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64} "
+                              r"stage=MerkleExecute bad_block=20")
+        self.assertIn("Stopped at last valid block 10 due to invalid block 20 in file:", out)
+        self.assertNotIn("Chain was fully imported", out)
+        self.assertEqual(self.height(), 10)  # the chunk is unwound whole
+
+    def test_a_killed_import_leaves_headers_ahead_and_unwind_repairs_it(self):
         path = self.write("all.rlp", self.blocks)
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, path, import_stop_at=17)
-        self.assertEqual(code, 1)
-        self.assertEqual(self.height(), 16)
-        self.assertIn("partially imported", out)
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("rest.rlp", self.blocks[16:]), state_root_mismatch_at=20)
-        self.assertEqual(code, 1)
-        self.assertIn("mismatched block state root: block 20", out)
-        self.assertEqual(self.height(), 19)
+        flags = ["--chain", self.genesis, "--datadir", self.datadir]
+        done = self.reth("import", "--color", "never", *flags, path, import_stop_at=17)
+        self.assertEqual(done.returncode, -9, done.stderr)
+        cps = self.checkpoints()
+        self.assertEqual((cps["Headers"], cps["Finish"]), (16, 0))
+        again = self.reth("import", *flags, path)  # the same file no longer continues the database
+        self.assertEqual(again.returncode, 1)
+        self.assertIn("mismatched parent hash", again.stderr)
+        self.unwind(0)
+        self.assertEqual(self.checkpoints()["Headers"], 0)
+        self.assertEqual(self.reth("import", *flags, path).returncode, 0)
+        self.assertEqual(self.checkpoints()["Finish"], 30)
 
     def test_block_zero_in_file_is_refused(self):
         genesis_block = chain(1, start=0)
-        code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, self.write("g.rlp", genesis_block + self.blocks))
+        code, out = self.imp("g.rlp", genesis_block + self.blocks)
         self.assertEqual(code, 1)
-        self.assertIn("block number 0 does not match parent block number 0", out)
+        self.assertIn("mismatched parent hash", out)
 
-    def test_truncated_file(self):
+    def test_truncated_file_imports_its_whole_blocks_then_fails(self):
         data = b"".join(self.blocks)[:-3]
         path = os.path.join(self.dir, "t.rlp")
         with open(path, "wb") as f:
             f.write(data)
         code, out = self.run_reth("import", "--chain", self.genesis, "--datadir", self.datadir, path)
         self.assertEqual(code, 1)
-        self.assertIn("failed to decode block", out)
+        self.assertIn("Error: file client has no tip", out)
         self.assertEqual(self.height(), 29)
+
+
+def reth_hash(raw):
+    return common.Block(raw, 0, len(raw)).hash
 
 
 class RethNode(unittest.TestCase):
