@@ -55,7 +55,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     it("installs each node's release, checked against its sha256: real geth and the named simulators", () => {
         const chain = onVm("dev-2", "/opt/nodefleet/0g-chain/bin/geth version; /opt/nodefleet/0g-chain/bin/reth --version; /opt/nodefleet/0g-chain/bin/0gchaind version; cat /opt/nodefleet/0g-chain/.nodefleet-sha256");
         assert.match(chain.output, /^Geth\nVersion: 1\.17\.0-stable/m);
-        assert.match(chain.output, /^reth Version: 1\.9\.3$/m);
+        assert.match(chain.output, /^Reth Version: 1\.11\.3$/m);
         assert.match(chain.output, /^Build Features: nodefleet simulator/m);
         assert.match(chain.output, /v1\.0\.6 \(nodefleet simulator/);
         const sums = fs.readFileSync(path.join(ROOT, ".state/artifacts/current/SHA256SUMS"), "utf8");
