@@ -100,9 +100,10 @@ def import_chain(v, head, step, source="chain-export.rlp", first=1, verified=Non
 
 
 def reth(v, command, *args):
-    """reth <command> with the node's chain and datadir, logs without colour codes, then args."""
+    """reth <command> with the node's chain and datadir, then args. Its output (the unit's log, or
+    captured) is the only log: no colour codes, no debug log files under the operator's home."""
     s = v.s
-    return [s["rethBinary"], *command.split(), "--color", "never", "--chain", s["genesis"], "--datadir", s["rethDir"], *args]
+    return [s["rethBinary"], *command.split(), "--color", "never", "--log.file.max-files", "0", "--chain", s["genesis"], "--datadir", s["rethDir"], *args]
 
 
 def stage_checkpoints(v):

@@ -4,7 +4,7 @@ cli tier's reth contract test and hostfiles/tests/test_real_reth.py).
 
   reth --version
   reth init   --chain <genesis.json> --datadir <dir>
-  reth import [--color never] --chain <genesis.json> --datadir <dir> <file.rlp>
+  reth import [--color never] [--log.file.max-files 0] --chain <genesis.json> --datadir <dir> <file.rlp>
   reth stage unwind [--color never] --chain … --datadir … to-block <N>
   reth db [--quiet] [--color never] --chain … --datadir … list StageCheckpoints --json [--len N]
   reth node   <the flags of seed 2.6>
@@ -248,6 +248,7 @@ def _rewrite(chain):
     os.replace(tmp, chain.path)
 
 
+LOG_FLAGS = {"color", "log.file.max-files"}  # accepted, without effect: the simulator writes no log files, no colours
 NODE_FLAGS = {
     "chain", "datadir", "http.addr", "http.port", "http.api", "ws.addr", "ws.port", "authrpc.addr",
     "authrpc.port", "authrpc.jwtsecret", "ipcpath", "engine.persistence-threshold",
@@ -373,13 +374,13 @@ def main(argv=None):
             flags, _ = common.parse_flags(rest, {"chain", "datadir"})
             return cmd_init(flags, log)
         if sub == "import":
-            flags, files = common.parse_flags(rest, {"chain", "datadir", "color"})
+            flags, files = common.parse_flags(rest, LOG_FLAGS | {"chain", "datadir"})
             return cmd_import(flags, files, log)
         if sub == "stage" and rest[:1] == ["unwind"]:
-            flags, args = common.parse_flags(rest[1:], {"chain", "datadir", "color"})
+            flags, args = common.parse_flags(rest[1:], LOG_FLAGS | {"chain", "datadir"})
             return cmd_unwind(flags, args, log)
         if sub == "db":
-            flags, args = common.parse_flags(rest, {"chain", "datadir", "color", "len"}, {"quiet", "json"})
+            flags, args = common.parse_flags(rest, LOG_FLAGS | {"chain", "datadir", "len"}, {"quiet", "json"})
             return cmd_db_list(flags, args, log)
         if sub == "node":
             flags, extra = common.parse_flags(rest, NODE_FLAGS, NODE_SWITCHES)
