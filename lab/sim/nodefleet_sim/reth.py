@@ -172,13 +172,6 @@ def import_chunk(chain, datadir, blocks, path, stop_at, root_at, log):
         log.info("Chain was fully imported", total_imported_blocks=0, total_imported_txns=0)
         return 0
     last = blocks[-1].number
-    if root_at is not None and tip["number"] < root_at <= last:
-        bad = next(b for b in blocks if b.number == root_at)
-        log.error(f"Stage encountered a validation error: mismatched block state root: got {hx(bad.state_root)}, "
-                  f"expected {hx(keccak256(bad.state_root))}", stage="MerkleExecute", bad_block=root_at)
-        log.warn("Invalid block encountered during import; stopping at last valid block", bad_block=root_at, last_valid_block=tip["number"])
-        log.info(f"Stopped at last valid block {tip['number']} due to invalid block {root_at} in file: {path}. Imported 0 blocks, 0 transactions")
-        return 0
     if tip.get("provisional"):
         tip["hash"] = hx(blocks[0].parent_hash)  # genesis hash, learned from block 1 (see module doc)
         del tip["provisional"]
@@ -191,6 +184,15 @@ def import_chunk(chain, datadir, blocks, path, stop_at, root_at, log):
         chain.append(records[:stop_at - blocks[0].number])  # the headers stage's work, no stage finished
         log.info("Executing stage", pipeline_stages="4/13", stage="Execution", checkpoint=tip["number"], target=last)
         os.kill(os.getpid(), signal.SIGKILL)
+    # The state root is checked by the Merkle stage, after the headers and bodies of the whole
+    # chunk are written (a kill comes before it); the chunk is then unwound.
+    if root_at is not None and tip["number"] < root_at <= last:
+        bad = next(b for b in blocks if b.number == root_at)
+        log.error(f"Stage encountered a validation error: mismatched block state root: got {hx(bad.state_root)}, "
+                  f"expected {hx(keccak256(bad.state_root))}", stage="MerkleExecute", bad_block=root_at)
+        log.warn("Invalid block encountered during import; stopping at last valid block", bad_block=root_at, last_valid_block=tip["number"])
+        log.info(f"Stopped at last valid block {tip['number']} due to invalid block {root_at} in file: {path}. Imported 0 blocks, 0 transactions")
+        return 0
     chain.append(records)
     txs = sum(b.tx_count for b in blocks)
     for i, stage in enumerate(("Headers", "Bodies", "SenderRecovery", "Execution", "Finish")):
