@@ -439,12 +439,15 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.notEqual(r.status, 0);
         assert.match(r.output, /is gone \(host restarted\?\): importing again from what reth wrote/);
         assert.match(r.output, /the import stopped \(exit \d+\): recovering from what reth wrote/);
-        // Nothing was finished: both times the database is brought back to 0 and the import starts again at 1.
-        assert.equal(r.output.match(/the database holds blocks up to 0: importing from 1/g)?.length, 2, r.output.slice(-4000));
+        assert.match(r.output, /the database holds blocks up to 0: importing from 1/);
         assert.match(r.output, new RegExp(`mismatched block state root at block ${bad} \\(got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64}\\)`));
         assert.match(r.output, /roll back with switch: rollback/);
         const state = JSON.parse(onV("cat /data/validator-1/.nodefleet-switch/migration/s09-import.state.json").output);
         assert.equal(state.stateRootMismatch.block, bad);
+        // Nothing was finished: both recoveries brought reth back to 0 and imported again from block 1
+        // (pulumi's output repeats a failed command's lines in its diagnostics: counted here, not there).
+        assert.deepEqual(state.history, [{ start: 1, result: "unit gone (host restarted?)" }, { start: 1, result: "exit 9" }]);
+        assert.equal(state.start, 1);
         // The geth datadir is gone at this point; the verified backup is what rollback restores.
         assert.equal(onV("test -d /data/validator-1/geth && echo present; true").output.trim(), "");
         const rb = upWith(withSwitch("geth", "rollback", 2));
