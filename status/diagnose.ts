@@ -199,7 +199,7 @@ function validatorRow(node: string, host: string, a: Answer): NodeRow {
         if (f === null) continue;
         const detail = String(f.detail ?? "");
         if (f.fault === "forkchoice-38002" && f.remedied !== undefined && num(f.remedied) !== 0) continue; // remedied by `health`: gone
-        if (f.fault === "forkchoice-38002") d.push({ fault: "forkchoice-38002", severity: "error", detail: `-38002 Invalid forkchoice state: ${detail}`, remedy: REMEDY.forkchoice });
+        if (f.fault === "forkchoice-38002") d.push({ fault: "forkchoice-38002", severity: "error", detail: `0gchaind's head is not on the execution client (-38002, or the EL answers SYNCING): ${detail}`, remedy: REMEDY.forkchoice });
         else if (f.fault === "jwt-mismatch") d.push({ fault: "jwt-mismatch", severity: "error", detail: `Engine API errors between the clients: ${detail}`, remedy: REMEDY.jwt });
         else if (f.fault === "reth-no-peers") {
             const p2p = /make sure (\d+)\/tcp/.exec(String(f.advice ?? ""))?.[1];

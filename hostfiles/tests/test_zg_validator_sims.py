@@ -196,8 +196,9 @@ class SimCase(unittest.TestCase):
             f.writelines(kept)
 
     def consensus_ahead_of_reth(self, committed, keep):
-        """Seed 7's -38002: 0gchaind commits `committed`, reth loses the blocks after `keep` while
-        both are stopped, both start again; returns once 0gchaind logs -38002."""
+        """Seed 7's fault: 0gchaind commits `committed`, reth loses the blocks after `keep` while
+        both are stopped, both start again; returns once 0gchaind logs that its head is not on
+        the EL (reth answers SYNCING, as the real reth 1.11 does; the seed says -38002)."""
         self.host.start(RETH)
         self.host.start(CL)
         self.committed(committed)
@@ -205,7 +206,7 @@ class SimCase(unittest.TestCase):
         self.host.start(RETH)
         until(f"reth at block {keep}", lambda: block_number(self.v.el_url) == keep)
         self.host.start(CL)
-        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        until("0gchaind's forkchoice fault", lambda: self.v.forkchoice_errors())
 
     def jwt_files_differ(self):
         """0gchaind given another JWT file than reth's: it gives up; returns that file's path."""
@@ -231,17 +232,18 @@ class ErrorTableOnTheSimulators(SimCase):
         self.assertEqual([d["fault"] for d in report["diagnoses"]], ["reth-no-peers"])
         self.assertIn(f"make sure {self.s['ports']['p2p']}/tcp and {self.s['ports']['p2p']}/udp are open", report["diagnoses"][0]["advice"])
 
-    def test_0gchaind_ahead_of_reth_logs_38002_and_health_remedies_it(self):
+    def test_0gchaind_ahead_of_reth_logs_el_syncing_and_health_remedies_it(self):
         # Seed 7: the execution client lost blocks 0gchaind committed (here: reth's database cut
-        # back to block 4 while both were stopped); 0gchaind asserts its head, reth answers -38002.
+        # back to block 4 while both were stopped); 0gchaind asserts its head, reth answers
+        # SYNCING (the seed says -38002), and 0gchaind logs beacon-kit's "EL syncing".
         self.consensus_ahead_of_reth(committed=8, keep=4)
-        self.assertIn("-38002: Invalid forkchoice state", self.v.forkchoice_errors()[-1])
+        self.assertIn("NotifyForkchoiceUpdate: EL syncing. Retrying...", self.v.forkchoice_errors()[-1])
         report = health_mod.health(self.v)
         [diag] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
         self.assertEqual(diag["remedied"], 1)
         self.assertEqual(self.v.forkchoice_errors(), [])
         self.committed(6)  # rolled back to reth's head, then committing on it again
-        after = self.host.journal(CL).split("-38002: Invalid forkchoice state")[-1]
+        after = self.host.journal(CL).split("EL syncing. Retrying...")[-1]
         self.assertRegex(after, r"Committed state height=(\d+)")
         self.assertEqual(re.search(r"Committed state height=(\d+)", after).group(1), "5")  # rolled back to 4, on from there
 
@@ -253,7 +255,7 @@ class ErrorTableOnTheSimulators(SimCase):
         since = int(time.time() * 1e6)
         self.host.start(RETH)
         self.host.start(CL)
-        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        until("0gchaind's forkchoice fault", lambda: self.v.forkchoice_errors())
         verified = self.v.verify_running(RETH, since, ["Starting consensus engine"])
         self.assertEqual(verified["remedies"], 1)
         self.assertFalse(verified["consensus"]["catchingUp"])
@@ -274,7 +276,7 @@ class ErrorTableOnTheSimulators(SimCase):
         with open(self.host.log_path(CL), "a") as f:
             f.write(f"INFO Committed state height={st['height']} block_hash=0x{'77' * 32}\n")
         self.host.start(CL)
-        until("0gchaind's -38002", lambda: self.v.forkchoice_errors())
+        until("0gchaind's forkchoice fault", lambda: self.v.forkchoice_errors())
         with self.assertRaisesRegex(host.Failed, r"consensus height rollback: .*more than --max 64"):
             health_mod.health(self.v)
 
@@ -334,7 +336,7 @@ class StatusOnTheSimulators(SimCase):
         a = self.status("forkchoice-38002")
         [diag] = [d for d in a["diagnoses"] if d["fault"] == "forkchoice-38002"]
         self.assertEqual(diag["remedied"], 0)
-        self.assertIn("-38002", diag["detail"])
+        self.assertIn("EL syncing", diag["detail"])
         self.assertEqual(self.host.procs[CL].pid, pid, "status restarted 0gchaind")
         self.assertTrue(self.host.alive(CL))
         self.assertTrue(self.v.forkchoice_errors(), "status remedied the -38002")

@@ -603,11 +603,30 @@ class Health(SwitchCase):
         self.assertEqual(len(remedies), 1, "one that commits again has recovered: no remedy")
         self.assertNotIn("forkchoice-38002", [d["fault"] for d in report["diagnoses"]])
 
+    def test_beacon_kits_el_syncing_for_real_reths_syncing_answer_is_the_same_fault(self):
+        # Real reth 1.11 answers a head it lacks with SYNCING, not -38002; 0gchaind logs this.
+        v = self.on_reth()
+        self.fake.logs[CL] = ("Committed state height=10\n"
+                              "WARN Your execution client is syncing. It should be downloading eth blocks from its peers.\n"
+                              "INFO NotifyForkchoiceUpdate: EL syncing. Retrying...\n")
+        remedies = []
+
+        def remedy():
+            remedies.append(1)
+            self.fake.logs[CL] = "Committed state height=11\n"
+        v.remedy_forkchoice = remedy
+        report = health_mod.health(v)
+        [d] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
+        self.assertEqual((len(remedies), d["remedied"]), (1, 1))
+        self.assertIn("EL syncing", d["detail"])
+        self.fake.logs[CL] = "INFO syncing peers: 0\nCommitted state height=12\n"
+        self.assertEqual(v.forkchoice_errors(), [], "a line that merely says syncing is not the fault")
+
     def test_a_38002_that_outlives_the_remedies_fails_health(self):
         v = self.on_reth()
         self.fake.logs[CL] = "ERR engine: -38002 Invalid forkchoice state\n"
         v.remedy_forkchoice = mock.Mock()
-        with self.assertRaisesRegex(Failed, r"still logs -38002 Invalid forkchoice state after 3 remedies"):
+        with self.assertRaisesRegex(Failed, r"head is not on the execution client .* after 3 remedies \(last: ERR engine: -38002|head is not on the execution client .* after 3 remedies: stop it"):
             health_mod.health(v)
         self.assertEqual(v.remedy_forkchoice.call_count, 3)
 

@@ -1,9 +1,11 @@
 """`health` (the stack output `health`, at the end of each `up`) and `status` (`nodefleet status`,
 any time): a validator read on the host now, with a diagnosis (and the advice of the switch's
 error table) for each known fault it finds:
-- 0gchaind logging -38002 Invalid forkchoice state since it started: `health` remedies it (stop
-  it, wait for the execution client, roll the height back, start it), at most remedyRetries
-  times; `status` changes nothing and reports it;
+- 0gchaind's head not on the execution client since it started (seed 7's -38002 Invalid
+  forkchoice state, or beacon-kit's "EL syncing" for the SYNCING real reth and geth answer):
+  `health` remedies it (stop it, wait for the execution client, roll the height back, start it),
+  at most remedyRetries times; `status` changes nothing and reports it (fault forkchoice-38002,
+  a name kept for monitoring rules);
 - the execution client and 0gchaind reading different JWT files: reported (never started over);
 - reth with no peers: expected at first (it cannot peer with geth nodes), or its p2p port closed.
 `status` adds the facts a live table shows: priv_validator_state.json present, the network's
@@ -14,6 +16,7 @@ import time
 
 from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, unit_props, units_snapshot
 from .jobs import progress_path
+from .node import FORKCHOICE_FAULT
 from .switch import migration_report
 from nodefleet_rpc import RpcFailure, block_number, peer_count
 
@@ -117,12 +120,12 @@ def observe(v, remedy_forkchoice):
 
 
 def remedy(v):
-    """The -38002 remedy, repeated while 0gchaind logs it again, at most remedyRetries times: how many ran."""
+    """The forkchoice remedy, repeated while 0gchaind logs the fault again, at most remedyRetries times: how many ran."""
     for n in range(1, v.s["remedyRetries"] + 1):
-        say(f"0gchaind logs -38002 Invalid forkchoice state: remedy {n} of {v.s['remedyRetries']}")
+        say(f"{FORKCHOICE_FAULT}: remedy {n} of {v.s['remedyRetries']}")
         v.remedy_forkchoice()
         time.sleep(v.s.get("remedySettleSeconds", 5))
         if not v.forkchoice_errors():
             return n
-    raise Failed(f"0gchaind still logs -38002 Invalid forkchoice state after {v.s['remedyRetries']} remedies: "
+    raise Failed(f"{FORKCHOICE_FAULT} after {v.s['remedyRetries']} remedies: "
                  "stop it, let the execution client reach the chain head, roll back the height")

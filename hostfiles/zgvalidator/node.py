@@ -30,6 +30,18 @@ def hashes_agree(logged, full):
     return full[2:].startswith(first) and full.endswith(last)
 
 
+
+# 0gchaind's head is not on the execution client. The seed (7) names the EL's answer -38002 Invalid
+# forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead, and
+# beacon-kit (0gchaind's consensus layer) then logs "NotifyForkchoiceUpdate: EL syncing. Retrying..."
+# (and once, at start, "Your execution client is syncing …"). Either is this fault, with one remedy.
+FORKCHOICE_FAULT = "0gchaind's head is not on the execution client (-38002 Invalid forkchoice state, or the EL answers SYNCING)"
+FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing")
+
+
+def forkchoice_fault_lines(lines):
+    return [line for line in lines if any(mark in line for mark in FORKCHOICE_MARKS)]
+
 class Validator:
     def __init__(self, settings_path):
         with open(settings_path) as f:
@@ -279,8 +291,10 @@ class Validator:
 
     def verify_running(self, el_unit, since_usec, el_signal):
         """Seed 4.5 step 14 (also after a rollback): the EL log shows el_signal, the consensus log
-        shows Committed state and no -38002, and catching_up is false. A -38002 is remedied
-        (seed 7): stop 0gchaind, wait for the EL, roll the height back, start again (bounded)."""
+        shows Committed state and no forkchoice fault, and catching_up is false. A forkchoice fault
+        (0gchaind's head not on the EL: seed 7's -38002, or beacon-kit's "EL syncing" for the
+        SYNCING that real reth and geth answer) is remedied: stop 0gchaind, wait for the EL, roll
+        the height back, start again (bounded)."""
         cl = self.units["consensus"]
         remedies = 0
         deadline = time.monotonic() + self.s["verifyTimeout"]
@@ -288,11 +302,12 @@ class Validator:
             cl_since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
             cl_log = journal(cl, since_usec=mono_to_realtime_usec(cl_since)) if cl_since else ""
             el_log = journal(el_unit, since_usec=since_usec)
-            if "-38002" in cl_log:
+            faults = forkchoice_fault_lines(cl_log.splitlines())
+            if faults:
                 if remedies >= self.s["remedyRetries"]:
-                    raise Failed(f"0gchaind still logs -38002 Invalid forkchoice state after {remedies} remedies: stop it, let the execution client reach the chain head, roll back the height")
+                    raise Failed(f"{FORKCHOICE_FAULT} after {remedies} remedies (last: {faults[-1].strip()[:160]}): stop it, let the execution client reach the chain head, roll back the height")
                 remedies += 1
-                say(f"0gchaind logged -38002 Invalid forkchoice state: remedy {remedies} of {self.s['remedyRetries']}")
+                say(f"{FORKCHOICE_FAULT} ({faults[-1].strip()[:160]}): remedy {remedies} of {self.s['remedyRetries']}")
                 self.remedy_forkchoice()
                 time.sleep(2)
                 continue
@@ -313,8 +328,8 @@ class Validator:
             time.sleep(2)
 
     def remedy_forkchoice(self):
-        """The remedy for 0gchaind's -38002 Invalid forkchoice state: stop 0gchaind, wait for the
-        execution client to reach the chain head, roll the consensus height back, start it again."""
+        """The remedy for a forkchoice fault (0gchaind's head not on the EL): stop 0gchaind, wait
+        for the execution client to reach the chain head, roll the consensus height back, start it."""
         self.stop(self.units["consensus"])
         self.wait_el_synced()
         rolled = self.height_rollback()
@@ -322,15 +337,16 @@ class Validator:
         return rolled
 
     def forkchoice_errors(self):
-        """0gchaind's current -38002 lines: since it last started and after its last `Committed
-        state` (one that commits again has recovered). None when it is not running."""
+        """0gchaind's current forkchoice-fault lines (forkchoice_fault_lines): since it last
+        started and after its last `Committed state` (one that commits again has recovered). None
+        when it is not running."""
         cl = self.units["consensus"]
         since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
         if not since or not active(cl):
             return []
         lines = journal(cl, since_usec=mono_to_realtime_usec(since)).splitlines()
         last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
-        return [line for line in lines[last_commit + 1:] if "-38002" in line]
+        return forkchoice_fault_lines(lines[last_commit + 1:])
 
     def wait_el_synced(self):
         """Until the execution client is within heightTolerance of the chain head: the reference's

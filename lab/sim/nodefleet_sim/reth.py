@@ -24,8 +24,9 @@ node serves eth_blockNumber / eth_getBlockByNumber / eth_syncing / net_* on --ht
 the engine API (JWT HS256 from --authrpc.jwtsecret; 401 otherwise) on --authrpc.port:
 engine_forkchoiceUpdatedV3 (with payload attributes it builds the next block: a synthetic one,
 no transactions), engine_getPayloadV3, engine_newPayloadV3. The first valid forkchoice logs
-'Starting consensus engine'. A forkchoice head it does not have answers -38002 Invalid
-forkchoice state (the seed's reth; the real reth 1.11 answers SYNCING).
+'Starting consensus engine'. A forkchoice head it does not have answers SYNCING and logs
+'Received forkchoice updated message when syncing', as the real reth 1.11 does (the seed expected
+-38002 Invalid forkchoice state).
 
 Faults: import-stop-at=N (the import is killed at block N, SIGKILL, after writing the headers
 before it and finishing none: a one-shot when given as a fault file, removed when it fires),
@@ -304,8 +305,9 @@ def cmd_node(flags, log):
 
     def forkchoice(fc, attrs=None):
         head = chain.by_hash(fc.get("headBlockHash"))
-        if head is None or head["number"] < chain.tip()["number"] - 64:
-            raise RpcError(-38002, "Invalid forkchoice state")
+        if head is None:  # real reth 1.11: SYNCING (it would fetch the head from peers), not -38002
+            log.info("Received forkchoice updated message when syncing", head_block_hash=fc.get("headBlockHash"))
+            return {"payloadStatus": {"status": "SYNCING", "latestValidHash": None, "validationError": None}, "payloadId": None}
         if not state["engine"]:
             state["engine"] = True
             log.info("Starting consensus engine")

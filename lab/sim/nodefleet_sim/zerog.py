@@ -17,9 +17,14 @@ engine_newPayloadV3, forkchoice to the new head) and logs 'Committed state' for 
 This works with real geth (post-merge genesis) and with the reth simulator. If the EL is ahead
 (after an import) it first commits the EL's blocks. Its consensus height lives in
 data/nodefleet-sim-state.json ({height, hashes}). When its height is ahead of the EL, the
-forkchoice for its own head fails ('-38002 Invalid forkchoice state', logged, no commit) until
-the height is rolled back. A JWT mismatch gets HTTP 401 from the EL: logged as an engine API
-error, and the daemon exits after 3.
+forkchoice for its own head gets no VALID and nothing is committed until the height is rolled
+back. What it logs is what beacon-kit (0gchaind's consensus layer) logs for the EL's answer: for
+SYNCING or ACCEPTED (what real reth 1.11 and geth answer for a head they do not have), once per
+start the warning 'Your execution client is syncing. It should be downloading eth blocks from its
+peers. Restart the beacon node once the execution client is caught up.', then
+'NotifyForkchoiceUpdate: EL syncing. Retrying...' each round; for an engine API error (the seed's
+'-38002 Invalid forkchoice state'), 'failed to notify forkchoice update' with the code. A JWT
+mismatch gets HTTP 401 from the EL: logged as an engine API error, and the daemon exits after 3.
 
 GET /status on the CometBFT RPC port (from --rpc.laddr or config.toml [rpc] laddr) answers
 {"result": {"sync_info": {"latest_block_height": "N", "catching_up": false}}}; catching_up is
@@ -147,6 +152,7 @@ def cmd_start(flags, log):
     engine = Engine(dial, secret)
     period = float(os.environ.get("NODEFLEET_SIM_BLOCK_TIME", "2"))
     behind = False
+    warned_syncing = False
     # Block sync: while the EL is ahead, commit its blocks in batches without waiting a period.
     while not stop.wait(0 if behind else period):
         behind = False
@@ -175,6 +181,13 @@ def cmd_start(flags, log):
             new_hash = engine.build(parent, fee_recipient)
             commit(st, st["height"] + 1, new_hash, log)
             save_state(home, st)
+        except ElSyncing as e:
+            status["catching_up"] = True
+            if not warned_syncing:
+                warned_syncing = True
+                log.warn("Your execution client is syncing. It should be downloading eth blocks from its peers. "
+                         "Restart the beacon node once the execution client is caught up.", head_eth1_hash=e.head)
+            log.info("NotifyForkchoiceUpdate: EL syncing. Retrying...", status=e.status)
         except RpcError as e:
             status["catching_up"] = True
             log.error("failed to notify forkchoice update", error=f'"{e.code}: {e.message}"')
@@ -201,6 +214,14 @@ def commit(st, height, block_hash, log):
     log.info("Committed state", height=height, block_hash=block_hash)
 
 
+class ElSyncing(Exception):
+    """The EL answered a forkchoice update with SYNCING or ACCEPTED: it lacks the head."""
+
+    def __init__(self, status, head):
+        super().__init__(status)
+        self.status, self.head = status, head
+
+
 class Engine:
     """The consensus side of the engine API (JWT-authenticated JSON-RPC)."""
 
@@ -217,8 +238,10 @@ class Engine:
         state = {"headBlockHash": head, "safeBlockHash": head, "finalizedBlockHash": head}
         result = self.call("engine_forkchoiceUpdatedV3", [state, attributes])
         status = result["payloadStatus"]["status"]
+        if status in ("SYNCING", "ACCEPTED"):
+            raise ElSyncing(status, head)
         if status != "VALID":
-            raise RpcError(-38002, f"Invalid forkchoice state (execution client says {status})")
+            raise RpcError(-32000, f"forkchoice update: execution client says {status}: {result['payloadStatus'].get('validationError')}")
         return result
 
     def build(self, parent, fee_recipient):
