@@ -114,7 +114,10 @@ describe("the rendered reth unit starts the real reth", () => {
         const secret = crypto.randomBytes(32).toString("hex");
         fs.writeFileSync(p.jwt, secret, { mode: 0o600 });
         const argv = renderedArgv(dir, reth);
-        child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+        // The operator's home, as systemd gives it: the unit's log flags keep reth's files out of it.
+        const home = path.join(dir, "home");
+        fs.mkdirSync(home);
+        child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: home, XDG_CACHE_HOME: "" } });
         for (const s of [child.stdout!, child.stderr!]) s.on("data", (d) => (output = (output + String(d)).slice(-20_000)));
         const ports = executionPorts(node);
         const head = await until("eth_blockNumber", 120, async () => {
@@ -130,9 +133,9 @@ describe("the rendered reth unit starts the real reth", () => {
         assert.equal(caps.status, 200, JSON.stringify(caps));
         assert.ok(Array.isArray(caps.body.result) && caps.body.result.includes("engine_forkchoiceUpdatedV3"), JSON.stringify(caps.body));
         // Where real reth differs from the seed (issue 26): a forkchoice to a head it does not have
-        // is answered SYNCING, not -38002 "Invalid forkchoice state" (which the seed's error table,
-        // the host tool's remedy and the reth simulator assume). Recorded here; the switch's
-        // remedies are not yet changed for it.
+        // is answered SYNCING, not -38002 "Invalid forkchoice state" (which the seed's error table
+        // assumes; the host tool's
+        // remedies now count beacon-kit's "EL syncing" for it as the same fault).
         const unknown = `0x${"ab".repeat(32)}`;
         const forkchoice = { headBlockHash: unknown, safeBlockHash: unknown, finalizedBlockHash: unknown };
         const { status, body: fcu } = await post(ports.engine, "engine_forkchoiceUpdatedV3", jwt(secret), [forkchoice, null]);
@@ -145,6 +148,10 @@ describe("the rendered reth unit starts the real reth", () => {
         child.kill("SIGINT");
         const code = await new Promise<number | null>((r) => (child!.exitCode !== null ? r(child!.exitCode) : child!.on("exit", (c) => r(c))));
         assert.equal(code, 0, `reth did not stop cleanly on SIGINT:\n${output.slice(-3000)}`);
+        // The journal is its log: no colour codes in it, no debug log files under the home.
+        assert.match(output, /Starting consensus engine/);
+        assert.doesNotMatch(output, /\x1b\[/, "ANSI colour codes in reth's output");
+        assert.deepEqual(fs.readdirSync(home), [], "reth wrote under the operator's home");
     });
 
     for (const [from, to] of [["--authrpc.jwtsecret", "--authrpc.jwt-secret"], ["--engine.persistence-threshold", "--engine.persistance-threshold"], ["--http.api", "--http.apis"]] as const) {

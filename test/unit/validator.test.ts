@@ -35,7 +35,7 @@ function flags(unit: string): Map<string, string> {
 }
 
 describe("validator role: execution-client units", () => {
-    it("reth's unit carries exactly seed 2.6's parameters and unit settings", () => {
+    it("reth's unit carries exactly seed 2.6's parameters and unit settings, and leaves its log to the journal", () => {
         const node = validatorSpec();
         const unit = fs.readFileSync(golden("validator/reth-validator-1.service", renderRethUnit(node, "/data", "0g-chain", "198.51.100.30")), "utf8");
         verifyUnits({ "reth-validator-1.service": unit });
@@ -52,6 +52,9 @@ describe("validator role: execution-client units", () => {
             "--port": "56303",
             "--bootnodes": ENODE,
             "--nat": "extip:198.51.100.30",
+            // Not in the seed: the real reth colours its output and writes debug log files under the
+            // operator's home unless told not to; the journal is the log.
+            "--color": "never", "--log.file.max-files": "0",
         });
         for (const line of ["User=nodefleet", "Group=nodefleet", "WorkingDirectory=/data/validator-1", "Restart=always", "RestartSec=3", "LimitNOFILE=65535", "After=network-online.target", "Wants=network-online.target", "WantedBy=multi-user.target"]) {
             assert.match(unit, new RegExp(`^${line}$`, "m"), line);

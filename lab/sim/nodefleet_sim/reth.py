@@ -387,7 +387,7 @@ def main(argv=None):
             flags, args = common.parse_flags(rest, LOG_FLAGS | {"chain", "datadir", "len"}, {"quiet", "json"})
             return cmd_db_list(flags, args, log)
         if sub == "node":
-            flags, extra = common.parse_flags(rest, NODE_FLAGS, NODE_SWITCHES)
+            flags, extra = common.parse_flags(rest, NODE_FLAGS | LOG_FLAGS, NODE_SWITCHES)
             if extra:
                 raise common.FlagError(f"unexpected argument '{extra[0]}' found")
             return cmd_node(flags, log)
