@@ -12,7 +12,8 @@
 # Contents (see lab/sim/README.md):
 #   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,0gchaind,reth}, geth-genesis.json,
 #                            kzg-trusted-setup.json, jwt.hex   (geth is the REAL go-ethereum,
-#                            built from the Go module proxy; 0gchaind and reth are SIMULATORS)
+#                            built from the Go module proxy; reth is the REAL reth 1.11.4, built
+#                            from the pinned upstream archive by lab/reth.sh; 0gchaind is a SIMULATOR)
 #   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/config.toml, run/log_config}  (SIMULATOR)
 #   aztec-v2.0.2.tar.gz      aztec-v2.0.2/bin/{aztec, aztec-up}                          (SIMULATOR)
 set -euo pipefail
@@ -60,9 +61,10 @@ pack() {
 }
 
 build_dir() {
-    local geth stamp out
+    local geth reth stamp out
     geth="$(geth_bin)"
-    stamp="$( (sha256sum "$geth"; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
+    reth="$(bash "$ROOT/lab/reth.sh" path)" # about 25 minutes the first time on 2 cores, then cached
+    stamp="$( (sha256sum "$geth" "$reth"; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
     out="$CACHE/artifacts/$stamp"
     if [ -f "$out/SHA256SUMS" ]; then echo "$out"; return; fi
     local work
@@ -71,7 +73,7 @@ build_dir() {
     mkdir -p "$og/bin"
     cp "$geth" "$og/bin/geth"
     zipapp zerog "$og/bin/0gchaind"
-    zipapp reth "$og/bin/reth"
+    cp "$reth" "$og/bin/reth"
     cp "$ROOT/lab/sim/release/geth-genesis.json" "$og/geth-genesis.json"
     echo '{"note": "placeholder: the dev chain has no blobs"}' > "$og/kzg-trusted-setup.json"
     printf '%s\n' "$(printf 'd%.0s' $(seq 64))" > "$og/jwt.hex" # shipped by the real release; nodefleet makes its own

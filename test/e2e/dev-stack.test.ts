@@ -23,6 +23,45 @@ function statusJson(): { code: number | null; report: any } {
     }
 }
 
+// Edits an RLP export on dev-2 in place (stdlib python there): "gap" drops block number `n`
+// (the file starts at block 1), "forge-state-root" flips a byte of the last block's state root
+// (its hash changes with it, so only a last block can carry one and still follow its parent).
+function editBlocks(file: string, how: "gap" | "forge-state-root", n = 0) {
+    const py = [
+        "import sys",
+        "path, how, n = sys.argv[1], sys.argv[2], int(sys.argv[3])",
+        "data = open(path, 'rb').read()",
+        "def size(b, i):",
+        "    x = b[i]",
+        "    assert x >= 0xc0, 'a list'",
+        "    if x >= 0xf8:",
+        "        k = x - 0xf7",
+        "        return 1 + k + int.from_bytes(b[i + 1:i + 1 + k], 'big')",
+        "    return 1 + x - 0xc0",
+        "def prefix(b, i):",
+        "    return 1 + (b[i] - 0xf7 if b[i] >= 0xf8 else 0)",
+        "blocks, i = [], 0",
+        "while i < len(data):",
+        "    blocks.append(data[i:i + size(data, i)])",
+        "    i += len(blocks[-1])",
+        "if how == 'gap':",
+        "    del blocks[n - 1]",
+        "else:",
+        "    raw = bytearray(blocks[-1])",
+        "    h = prefix(raw, 0)",
+        "    at = h + prefix(raw, h) + 33 + 33 + 21",
+        "    assert raw[at] == 0xa0, 'a 32-byte state root'",
+        "    raw[at + 1] ^= 0xff",
+        "    blocks[-1] = bytes(raw)",
+        "with open(path, 'r+b') as f:",
+        "    f.write(b''.join(blocks))",
+        "    f.truncate()",
+        "print(len(blocks))",
+        "",
+    ].join("\n");
+    return onV(`echo ${Buffer.from(py).toString("base64")} | base64 -d > /tmp/edit-blocks.py && python3 -S /tmp/edit-blocks.py ${file} ${how} ${n}`).output.trim();
+}
+
 describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     after(() => {
         sh("bash", [VM, "down"], { allowFail: true });
@@ -52,11 +91,14 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         }
     });
 
-    it("installs each node's release, checked against its sha256: real geth and the named simulators", () => {
+    it("installs each node's release, checked against its sha256: real geth, real reth and the named simulators", () => {
         const chain = onVm("dev-2", "/opt/nodefleet/0g-chain/bin/geth version; /opt/nodefleet/0g-chain/bin/reth --version; /opt/nodefleet/0g-chain/bin/0gchaind version; cat /opt/nodefleet/0g-chain/.nodefleet-sha256");
         assert.match(chain.output, /^Geth\nVersion: 1\.17\.0-stable/m);
+        // The real reth built from the v1.11.4 archive (whose workspace still says 1.11.3), not the simulator.
         assert.match(chain.output, /^Reth Version: 1\.11\.3$/m);
-        assert.match(chain.output, /^Build Features: nodefleet simulator/m);
+        assert.match(chain.output, /^Build Features: asm_keccak$/m);
+        assert.match(chain.output, /^Build Profile: release$/m);
+        assert.doesNotMatch(chain.output.slice(chain.output.indexOf("Reth Version"), chain.output.indexOf("Build Profile")), /simulator/);
         assert.match(chain.output, /v1\.0\.6 \(nodefleet simulator/);
         const sums = fs.readFileSync(path.join(ROOT, ".state/artifacts/current/SHA256SUMS"), "utf8");
         assert.ok(sums.includes(`${chain.stdout.trim().split("\n").pop()}  aristotle-v1.0.6.tar.gz`), "installed archive has the served checksum");
@@ -415,7 +457,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(onV("test -e /etc/systemd/system/reth-validator-1.service && echo reth-unit; test -d /data/validator-1/reth && echo reth-dir; true").output.trim(), "");
     });
 
-    it("switch: migrate again; pulumi killed and the VM rebooted during an import that then breaks mid-file and hits a state-root mismatch: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
+    it("switch: migrate again on the real reth; pulumi killed and the VM rebooted during the import, then an export with a gap and a forged state root: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
         const first = upInBackground(withSwitch("reth", "migrate", 2));
         await until("the import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
@@ -428,25 +470,41 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         // Disabled at step 3: neither geth nor 0gchaind came back with the host (one key, one process).
         for (const unit of ["geth-validator-1", "0gchaind-validator-1", "nodefleet-import-validator-1"]) assert.notEqual(unitState(unit), "active", unit);
         const head = marker("s03-stop").head as number;
-        const broken = Math.floor(head / 3), bad = Math.floor((2 * head) / 3);
-        // One-shot faults: reth (the simulator, run as the operator) removes the stop file when it
-        // dies there (SIGKILL, its headers written, no stage finished: what real reth leaves; see
-        // hostfiles/tests_real for the real one killed), and the state root is refused as real reth
-        // does (the chunk unwound, exit 0).
-        onV(`mkdir -p /run/nodefleet-sim && chown nodefleet /run/nodefleet-sim && echo ${broken} > /run/nodefleet-sim/import-stop-at && echo ${bad} > /run/nodefleet-sim/state-root-mismatch-at`);
-        const r = upWith(withSwitch("reth", "migrate", 2));
-        onV("rm -f /run/nodefleet-sim/state-root-mismatch-at");
+        // The faults are real reth's answers to real files: the test edits the trimmed file while the
+        // import unit is held (the failpoints are in /run: the reboot cleared them).
+        const FILE = "/data/validator-1/migration/chain-export-from-1.rlp";
+        const STATE = "/data/validator-1/.nodefleet-switch/migration/s09-import.state.json";
+        const history = () => (JSON.parse(onV(`cat ${STATE} 2>/dev/null || echo '{}'`).output).history ?? []) as { start: number; result: string }[];
+        const held = () => onV("systemctl show -p SubState --value nodefleet-import-validator-1").output.trim() === "start-pre";
+        onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
+        const second = upInBackground(withSwitch("reth", "migrate", 2));
+        await until("the re-run to hold its import", () => (history().length === 1 && held()) || second.run.done, 10 * 60_000);
+        // 1. An export with a gap, early in the file: real reth refuses the whole chunk (nothing written, exit 1).
+        const gap = Math.floor(head / 3);
+        editBlocks(FILE, "gap", gap);
+        // Released, and held again once reth runs, for the import that follows the recovery.
+        onV(`rm -f ${FAILPOINTS}/import-hold; while [ "$(systemctl show -p SubState --value nodefleet-import-validator-1)" = start-pre ]; do sleep 0.05; done; touch ${FAILPOINTS}/import-hold`);
+        await until("the recovery to hold the next import", () => (history().length === 2 && held()) || second.run.done, 5 * 60_000);
+        // 2. The file made again from the verified export, with its last block's state root forged.
+        editBlocks(FILE, "forge-state-root");
+        onV(`rm -f ${FAILPOINTS}/import-hold`);
+        await second.ended;
+        const r = second.run;
         assert.notEqual(r.status, 0);
         assert.match(r.output, /is gone \(host restarted\?\): importing again from what reth wrote/);
-        assert.match(r.output, /the import stopped \(exit \d+\): recovering from what reth wrote/);
+        assert.match(r.output, /the import stopped \(mismatched parent hash: got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64}\): recovering from what reth wrote/);
         assert.match(r.output, /the database holds blocks up to 0: importing from 1/);
-        assert.match(r.output, new RegExp(`mismatched block state root at block ${bad} \\(got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64}\\)`));
+        assert.match(r.output, new RegExp(`mismatched block state root at block ${head} \\(got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64}\\)`));
         assert.match(r.output, /roll back with switch: rollback/);
-        const state = JSON.parse(onV("cat /data/validator-1/.nodefleet-switch/migration/s09-import.state.json").output);
-        assert.equal(state.stateRootMismatch.block, bad);
-        // Nothing was finished: both recoveries brought reth back to 0 and imported again from block 1
-        // (pulumi's output repeats a failed command's lines in its diagnostics: counted here, not there).
-        assert.deepEqual(state.history, [{ start: 1, result: "unit gone (host restarted?)" }, { start: 1, result: "exit 9" }]);
+        const state = JSON.parse(onV(`cat ${STATE}`).output);
+        assert.equal(state.stateRootMismatch.block, head);
+        // Real reth wrote nothing of a refused chunk and unwound the chunk with the bad root:
+        // both recoveries started again at block 1 (counted in the state file, not in pulumi's
+        // output, which repeats a failed command's lines in its diagnostics).
+        assert.equal(state.history.length, 2, JSON.stringify(state.history));
+        assert.deepEqual(state.history[0], { start: 1, result: "unit gone (host restarted?)" });
+        assert.equal(state.history[1].start, 1);
+        assert.match(state.history[1].result, /^mismatched parent hash: got 0x[0-9a-f]{64}, expected 0x[0-9a-f]{64}$/);
         assert.equal(state.start, 1);
         // The geth datadir is gone at this point; the verified backup is what rollback restores.
         assert.equal(onV("test -d /data/validator-1/geth && echo present; true").output.trim(), "");
@@ -604,13 +662,25 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(onV("test -d /data/validator-1/geth/geth/chaindata && echo kept").output.trim(), "kept", "geth's datadir is the way back");
     });
 
-    it("nodefleet status diagnoses 0gchaind's -38002 on reth without touching it; the health remedy cures it", { timeout: 10 * 60_000 }, async () => {
-        // reth loses its last blocks while both are stopped: 0gchaind, started again, is ahead of it (seed 7).
+    it("nodefleet status diagnoses 0gchaind ahead of the real reth (seed 7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { timeout: 10 * 60_000 }, async () => {
+        // reth loses its last blocks while both are stopped (reth's own stage unwind, as the
+        // operator): 0gchaind, started again, asserts a head reth lacks. Real reth 1.11 answers
+        // SYNCING, not the seed's -38002, and 0gchaind logs beacon-kit's "EL syncing. Retrying...".
         const cl = "0gchaind-validator-1";
-        onV(`systemctl stop ${cl} reth-validator-1 && f=/data/validator-1/reth/db/nodefleet-sim-chain.jsonl && head -n -3 $f > $f.cut && chown --reference=$f $f.cut && mv $f.cut $f && systemctl start reth-validator-1`);
-        await until("reth to answer", () => onV("curl -s -m 2 -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_blockNumber\",\"params\":[]}' http://127.0.0.1:56545", true).output.includes("result"), 60_000);
+        const rpc = (method: string) => onV(`curl -s -m 2 -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}' http://127.0.0.1:56545`, true).output;
+        onV([
+            "set -e",
+            `systemctl stop ${cl} reth-validator-1`,
+            "U=/etc/systemd/system/reth-validator-1.service",
+            "RETH=$(sed -n 's/^ExecStart=\\([^ ]*\\) .*/\\1/p' $U); CHAIN=$(sed -n 's/^ExecStart=.* --chain \\([^ ]*\\) .*/\\1/p' $U); DATA=$(sed -n 's/^ExecStart=.* --datadir \\([^ ]*\\) .*/\\1/p' $U)",
+            "TIP=$(runuser -u nodefleet -- \"$RETH\" db --chain \"$CHAIN\" --datadir \"$DATA\" --quiet --color never --log.file.max-files 0 list StageCheckpoints --json --len 100 | python3 -S -c 'import json,sys; print(min(c[1][\"block_number\"] for c in json.load(sys.stdin) if c[0] == \"Finish\"))')",
+            "runuser -u nodefleet -- \"$RETH\" stage unwind --chain \"$CHAIN\" --datadir \"$DATA\" --color never --log.file.max-files 0 to-block $((TIP - 3)) 2>&1 | tail -1",
+            "systemctl start reth-validator-1",
+        ].join("\n"));
+        await until("reth to answer", () => rpc("eth_blockNumber").includes("result"), 60_000);
         onV(`systemctl start ${cl}`);
-        await until("0gchaind's -38002", () => onV(`journalctl -u ${cl} -o cat --since -2min | grep -c -- -38002 || true`).output.trim() !== "0", 120_000);
+        await until("0gchaind's forkchoice fault", () => onV(`journalctl -u ${cl} -o cat --since -2min | grep -c -- 'EL syncing' || true`).output.trim() !== "0", 120_000);
+        assert.match(onV("journalctl -u reth-validator-1 -o cat --since -3min").output, /Received forkchoice updated message when syncing/);
         const pid = onV(`systemctl show -p MainPID --value ${cl}`).output.trim();
         const found = statusJson();
         assert.equal(found.code, 1);
