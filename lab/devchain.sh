@@ -95,6 +95,11 @@ cmd_chain() {
     geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
     stamp="$(cat "$geth" "$ROOT/lab/sim/release/geth-genesis.json" "$ROOT/lab/sim/nodefleet_sim/zerog.py" | sha256sum | cut -c1-16)"
     cache="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/chains/$stamp"
+    # One chain made at a time on this machine: the maker's geth and 0gchaind use fixed ports, and a
+    # second maker would read the first one's head and export a chain it does not have.
+    mkdir -p "$cache"
+    exec 9>"$(dirname "$cache")/.maker.lock"
+    flock 9
     if [ ! -s "$cache/chain-$n.rlp" ]; then
         work="$(mktemp -d)"
         say "making a chain of $n real geth blocks (once; cached in $cache)"
@@ -122,7 +127,7 @@ cmd_chain() {
         kill "$cpid"; wait "$cpid" 2>/dev/null || true
         kill "$gpid"; wait "$gpid" 2>/dev/null || true
         "$geth" export --datadir "$work/geth" "$work/chain.rlp" 1 "$n" >"$work/export.log" 2>&1
-        mkdir -p "$cache" && mv "$work/chain.rlp" "$cache/chain-$n.rlp" && rm -rf "$work"
+        mv "$work/chain.rlp" "$cache/chain-$n.rlp" && rm -rf "$work"
     fi
     echo "$cache/chain-$n.rlp"
 }
