@@ -98,8 +98,7 @@ cmd_chain() {
     # One chain made at a time on this machine: the maker's geth and 0gchaind use fixed ports, and a
     # second maker would read the first one's head and export a chain it does not have.
     mkdir -p "$cache"
-    exec 9>"$(dirname "$cache")/.maker.lock"
-    flock 9
+    [ -s "$cache/chain-$n.rlp" ] || { exec 9>"$(dirname "$cache")/.maker.lock" && flock 9; }
     if [ ! -s "$cache/chain-$n.rlp" ]; then
         work="$(mktemp -d)"
         say "making a chain of $n real geth blocks (once; cached in $cache)"
