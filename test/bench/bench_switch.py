@@ -2,7 +2,11 @@
 """Downtime benchmark of the geth -> reth switch, both modes, on the real reth, measured side by
 side in one run on this machine:
 
-    bench_switch.py [--gb 3] [--blocks 3000] [--dir DIR] [--reth PATH]
+    bench_switch.py [--gb 3] [--blocks 3000] [--extend-to N] [--dir DIR] [--reth PATH]
+
+--blocks: the chain real geth made (lab/devchain.sh chain, cached); --extend-to N: that chain, then
+empty blocks up to N made by extend_chain (real geth and real reth check each one on import): a
+long chain without hours of block making.
 
 Downtime is the time from stopping 0gchaind to its first `Committed state` on reth.
 
@@ -87,6 +91,45 @@ def filler(directory, gb):
         tables += kind == "table"
         freezer += kind == "freezer"
     return tables, freezer
+
+
+def extend_chain(rlp, total, out):
+    """The real chain (rlp: blocks 1..N made by real geth), then empty blocks N+1..total made here
+    the way geth makes them on this chain (post-merge, Cancun): each header the parent's with
+    parentHash, number, timestamp (+1 s), prevRandao and parentBeaconBlockRoot new and the base fee
+    of EIP-1559 for an empty parent; no transactions, withdrawals or blobs, so the state root stays
+    the parent's. Real geth and real reth check every block when they import it."""
+    with open(rlp, "rb") as f:
+        data = f.read()
+    blocks, pos = [], 0
+    while pos < len(data):
+        b = common.Block(data, pos, len(data))
+        blocks.append(b)
+        pos = b.offset + len(b.raw)
+    last = blocks[-1]
+    kind, s, e = common.rlp_item(last.raw, 0)
+    parts = common.rlp_list_items(last.raw, s, e)
+    _, hs, he, _ = parts[0]
+    header = [last.raw[a:b] for _k, a, b, _r in common.rlp_list_items(last.raw, hs, he)]
+    if len(header) != 20 or last.tx_count:  # Cancun: 20 fields; the real chain's blocks are empty
+        raise SystemExit(f"block {last.number}: not an empty Cancun block ({len(header)} header fields)")
+    num = lambda v: int.from_bytes(v, "big")  # noqa: E731
+    parent_hash, number, ts, base_fee = last.hash, last.number, num(header[11]), num(header[15])
+    gas_limit = num(header[9])
+    with open(out, "wb") as f:
+        f.write(data)
+        for n in range(number + 1, total + 1):
+            base_fee -= base_fee * (gas_limit // 2) // (gas_limit // 2) // 8  # EIP-1559, gas used 0
+            ts += 1
+            header[0] = parent_hash
+            header[8], header[11], header[15] = n.to_bytes((n.bit_length() + 7) // 8, "big"), ts.to_bytes(8, "big").lstrip(b"\0"), \
+                base_fee.to_bytes((base_fee.bit_length() + 7) // 8, "big")
+            header[13] = common.keccak256(b"randao" + header[8])
+            header[19] = common.keccak256(b"beacon" + header[8])
+            encoded = common.rlp_encode(header)
+            parent_hash = common.keccak256(encoded)
+            f.write(common.rlp_encode([header, [], [], []]))
+    return out
 
 
 def tree_sha256(path):
@@ -323,11 +366,17 @@ def main(argv):
     version = subprocess.run([reth, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     work = tempfile.mkdtemp(prefix="nodefleet-bench-switch-", dir=args.get("--dir"))
     procs = []
+    real = blocks
     try:
+        if "--extend-to" in args:  # a long chain: the real one, then empty blocks made here
+            blocks = int(args["--extend-to"])
+            say(f"extending the chain of {real} real blocks to {blocks} with empty blocks")
+            rlp = extend_chain(rlp, blocks, os.path.join(work, f"chain-{blocks}.rlp"))
         say(f"setting up: two geth datadirs each import {blocks} real blocks; {gb} GB of synthetic files in the ordered one's")
         a = Node(work, "ordered", geth, rlp, blocks, reth, procs)
         b = Node(work, "low", geth, rlp, blocks, reth, procs)
         o = ordered(a, gb)
+        say(f"ordered switch: downtime {o['downtime']:.1f} s")
         for p in procs:
             if p.poll() is None:
                 stop(p)
@@ -342,7 +391,8 @@ def main(argv):
     work_s = t["export"] + t["import"] + t["backup"]
     overhead = o["downtime"] - work_s
     previous = overhead + 4 * o["hash"] + 3 * o["walk"]
-    print(f"{version} (real, from source); chain of {blocks} real blocks")
+    made = f"{real} real blocks" + (f" and {blocks - real} empty ones made by extend_chain" if blocks > real else "")
+    print(f"{version} (real, from source); chain of {blocks} blocks: {made}")
     print(f"ordered switch: datadir {o['size'] / 2**30:.2f} GiB ({o['tables']} table and {o['freezer']} freezer files of filler); "
           f"chain head {o['head']}; backup by {o['method']}")
     print(f"{'part of the downtime':<44}{'seconds':>9}")
