@@ -26,7 +26,9 @@ STATE="${NODEFLEET_STATE:-$ROOT/.state}/vm"
 KEY="$ROOT/.state/vm/id_ed25519"
 SSH_BASE_PORT=2200
 LAB_NET=10.77.0
-MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-2048}"
+# 4 GB: the real reth sizes its cross-block cache at 4096 MB by default and allocates a 2 GiB table of
+# it on the first payload (in a 2 GB guest: "memory allocation of 2147483648 bytes failed", abort).
+MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-4096}"
 DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
 PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"

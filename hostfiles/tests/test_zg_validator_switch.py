@@ -321,11 +321,30 @@ class DowntimePath(SwitchCase):
         with open(path, "r+b") as f:  # same size, new content: the mtime changes
             f.write(block(1))
         os.utime(path, ns=(info["mtimeNs"] + 1_000_000, info["mtimeNs"] + 1_000_000))
-        with self.assertRaisesRegex(Failed, r"changed since step 5 verified it"):
+        with self.assertRaisesRegex(Failed, r"changed since it was verified \(size/mtime .*\): it is not the export that was verified; roll back"):
             chain_mod.export_unchanged(path, info)
         with mock.patch.object(trim_export, "skip", wraps=trim_export.skip) as walked:
             trim_export.trim(1, self.root, log=lambda m: None, verified=info)
         self.assertTrue(walked.called)
+
+    def test_the_switch_trims_only_the_export_it_verified_even_through_its_hard_link(self):
+        # Found on the real reth in the e2e tier: the trimmed file is a hard link of the verified
+        # export, so a change to it changes the export; step 9's recovery then "made it again"
+        # from the changed export. The switch's trim now refuses an export changed since it was verified.
+        v = self.validator()
+        os.makedirs(v.mig)
+        path = os.path.join(v.mig, "chain-export.rlp")
+        with open(path, "wb") as f:
+            f.write(b"".join(block(n) for n in range(1, 41)))
+        info = chain_mod.verify_export(path, 40)
+        with mock.patch.object(chain_mod.shutil, "chown"):  # to the operator, who does not exist here
+            out = chain_mod.trim(v, 1, verified=info)
+            self.assertEqual(os.stat(out).st_ino, os.stat(path).st_ino)
+            with open(out, "r+b") as f:  # the trimmed file loses its last block
+                f.truncate(info["lastOffset"])
+            with self.assertRaisesRegex(Failed, r"chain-export.rlp changed since it was verified .*: it is not the export that was verified; roll back"):
+                chain_mod.trim(v, 1, verified=info)
+            self.assertFalse(os.path.exists(out + ".partial"))
 
     def test_a_long_job_shows_blocks_percent_rate_and_eta_and_keeps_them_for_status(self):
         path = self.export([block(n) for n in range(1, 41)])

@@ -41,20 +41,26 @@ def export_unchanged(path, recorded):
     try:
         st = os.stat(path)
     except OSError:
-        raise Failed(f"{path} is gone since step 5 verified it") from None
+        raise Failed(f"{path} is gone since it was verified") from None
     if [st.st_size, st.st_mtime_ns] != [recorded["bytes"], recorded["mtimeNs"]]:
-        raise Failed(f"{path} changed since step 5 verified it (size/mtime {recorded['bytes']}/{recorded['mtimeNs']} -> {st.st_size}/{st.st_mtime_ns})")
+        raise Failed(f"{path} changed since it was verified (size/mtime {recorded['bytes']}/{recorded['mtimeNs']} -> {st.st_size}/{st.st_mtime_ns}): "
+                     "it is not the export that was verified; roll back (switch: rollback) and migrate again in a new attempt")
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         first_n, last_n = trim_export.number_of(mm, 0), trim_export.number_of(mm, recorded["lastOffset"])
     if (first_n, last_n) != (recorded["first"], recorded["last"]):
-        raise Failed(f"{path}: blocks {first_n}..{last_n}, step 5 verified {recorded['first']}..{recorded['last']}")
+        raise Failed(f"{path}: blocks {first_n}..{last_n}, it was verified as {recorded['first']}..{recorded['last']}")
     return recorded
 
 
 def trim(v, start, verified=None, source="chain-export.rlp"):
-    """verified: step 5's record of the export, when it is known whole and contiguous from its
-    first block: with nothing to drop the output is then linked without walking the file again.
-    The output is <source without .rlp>-from-<start>.rlp beside it."""
+    """verified: the record of the export's verification (step 5, or the low-downtime exports),
+    when it is known whole and contiguous from its first block: the export must still be that file
+    (export_unchanged: an export that changed since is refused, never trimmed into what reth
+    imports; the trimmed file may be a hard link of it), and with nothing to drop the output is
+    linked without walking the file again. The output is <source without .rlp>-from-<start>.rlp
+    beside it."""
+    if verified and "mtimeNs" in verified:
+        export_unchanged(os.path.join(v.mig, source), verified)
     path = trim_export.trim(start, v.mig, log=lambda m: say(f"trim: {m}"), verified=verified, source=source)
     shutil.chown(path, v.op, v.op)
     return path

@@ -34,7 +34,7 @@ INVALID = r"Stopped at last valid block (\d+) due to invalid block (\d+)"
 
 
 def step_import(v):
-    return import_chain(v, v.noted_head(), "s09-import")
+    return import_chain(v, v.noted_head(), "s09-import", verified=v.marker("s05-export"))
 
 
 def import_chain(v, head, step, source="chain-export.rlp", first=1, verified=None):

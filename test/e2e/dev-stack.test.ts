@@ -23,9 +23,11 @@ function statusJson(): { code: number | null; report: any } {
     }
 }
 
-// Edits an RLP export on dev-2 in place (stdlib python there): "gap" drops block number `n`
-// (the file starts at block 1), "forge-state-root" flips a byte of the last block's state root
-// (its hash changes with it, so only a last block can carry one and still follow its parent).
+// Replaces an RLP file on dev-2 by an edited copy (stdlib python there): "gap" drops block number
+// `n` (the file starts at block 1), "forge-state-root" flips a byte of the last block's state root
+// (its hash changes with it, so only a last block can carry one and still follow its parent). A
+// new file, not an edit in place: the trimmed file is a hard link of the verified export, which
+// must stay the file step 5 verified (the tool refuses an export changed since).
 function editBlocks(file: string, how: "gap" | "forge-state-root", n = 0) {
     const py = [
         "import sys",
@@ -53,9 +55,12 @@ function editBlocks(file: string, how: "gap" | "forge-state-root", n = 0) {
         "    assert raw[at] == 0xa0, 'a 32-byte state root'",
         "    raw[at + 1] ^= 0xff",
         "    blocks[-1] = bytes(raw)",
-        "with open(path, 'r+b') as f:",
+        "import os",
+        "st = os.stat(path)",
+        "with open(path + '.edit', 'wb') as f:",
         "    f.write(b''.join(blocks))",
-        "    f.truncate()",
+        "os.chown(path + '.edit', st.st_uid, st.st_gid)",
+        "os.replace(path + '.edit', path)",
         "print(len(blocks))",
         "",
     ].join("\n");
