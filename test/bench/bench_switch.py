@@ -372,7 +372,7 @@ def main(argv):
             blocks = int(args["--extend-to"])
             say(f"extending the chain of {real} real blocks to {blocks} with empty blocks")
             rlp = extend_chain(rlp, blocks, os.path.join(work, f"chain-{blocks}.rlp"))
-        say(f"setting up: two geth datadirs each import {blocks} real blocks; {gb} GB of synthetic files in the ordered one's")
+        say(f"setting up: two geth datadirs each import the {blocks} blocks; {gb} GB of synthetic files in the ordered one's")
         a = Node(work, "ordered", geth, rlp, blocks, reth, procs)
         b = Node(work, "low", geth, rlp, blocks, reth, procs)
         o = ordered(a, gb)
