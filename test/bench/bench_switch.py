@@ -286,7 +286,7 @@ def ordered(n, gb):
     tables, freezer = filler(os.path.join(s["gethDir"], "nodefleet-bench-filler"), gb)
     n.start_geth()
     n.start_consensus()
-    until(lambda: block_number(n.url) >= n.blocks + 3, timeout=120)
+    until(lambda: block_number(n.url) >= n.blocks + 3, timeout=1800)  # 0gchaind first commits geth's blocks
     size = sum(os.path.getsize(os.path.join(r, f)) for r, _d, fs in os.walk(s["gethDir"]) for f in fs)
     say(f"ordered: geth at block {block_number(n.url)} with 0gchaind committing; datadir {size / 2**30:.2f} GiB")
     subprocess.run(["sync"], check=True)  # no writeback of the setup left to slow the path down
@@ -326,7 +326,7 @@ def low_downtime(n):
     s, v = n.s, n.v
     n.start_geth()
     n.start_consensus()
-    until(lambda: block_number(n.url) >= n.blocks + 3, timeout=600)  # 0gchaind first commits geth's blocks
+    until(lambda: block_number(n.url) >= n.blocks + 3, timeout=1800)  # 0gchaind first commits geth's blocks
     live, t = {}, {}
     with contextlib.redirect_stdout(sys.stderr):
         live_head = block_number(n.url)
