@@ -371,7 +371,10 @@ def main(argv):
         if "--extend-to" in args:  # a long chain: the real one, then empty blocks made here
             blocks = int(args["--extend-to"])
             say(f"extending the chain of {real} real blocks to {blocks} with empty blocks")
-            rlp = extend_chain(rlp, blocks, os.path.join(work, f"chain-{blocks}.rlp"))
+            long = os.path.join(os.path.dirname(rlp), f"chain-{real}-extended-to-{blocks}.rlp")  # cached beside the real one
+            if not os.path.exists(long):
+                os.replace(extend_chain(rlp, blocks, long + ".partial"), long)
+            rlp = long
         say(f"setting up: two geth datadirs each import the {blocks} blocks; {gb} GB of synthetic files in the ordered one's")
         a = Node(work, "ordered", geth, rlp, blocks, reth, procs)
         b = Node(work, "low", geth, rlp, blocks, reth, procs)
