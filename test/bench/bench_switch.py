@@ -370,9 +370,9 @@ def main(argv):
     try:
         if "--extend-to" in args:  # a long chain: the real one, then empty blocks made here
             blocks = int(args["--extend-to"])
-            say(f"extending the chain of {real} real blocks to {blocks} with empty blocks")
             long = os.path.join(os.path.dirname(rlp), f"chain-{real}-extended-to-{blocks}.rlp")  # cached beside the real one
             if not os.path.exists(long):
+                say(f"extending the chain of {real} real blocks to {blocks} with empty blocks (once; cached as {long})")
                 os.replace(extend_chain(rlp, blocks, long + ".partial"), long)
             rlp = long
         say(f"setting up: two geth datadirs each import the {blocks} blocks; {gb} GB of synthetic files in the ordered one's")
