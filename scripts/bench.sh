@@ -7,9 +7,10 @@
 #                                     traces side by side (a few minutes)
 #   scripts/bench.sh trim [args…]     test/bench/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
-#   scripts/bench.sh switch [args…]   test/bench/bench_switch.py: the switch's downtime on a real
-#                                     geth datadir padded to a few GB: export, import, backup and
-#                                     the overhead, against cp -a (a few minutes)
+#   scripts/bench.sh switch [args…]   test/bench/bench_switch.py: both switch modes' downtime on the
+#                                     real reth, from a real geth datadir padded to a few GB: export,
+#                                     import, backup and the overhead, against cp -a (a few minutes;
+#                                     --extend-to 100000 for a long chain)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
