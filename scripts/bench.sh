@@ -30,7 +30,7 @@ switch)
     exec python3 test/bench/bench_switch.py "$@"
     ;;
 *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
