@@ -30,7 +30,6 @@ def hashes_agree(logged, full):
     return full[2:].startswith(first) and full.endswith(last)
 
 
-
 # 0gchaind's head is not on the execution client. The seed (7) names the EL's answer -38002 Invalid
 # forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead, and
 # beacon-kit (0gchaind's consensus layer) then logs "NotifyForkchoiceUpdate: EL syncing. Retrying..."
@@ -41,6 +40,7 @@ FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing")
 
 def forkchoice_fault_lines(lines):
     return [line for line in lines if any(mark in line for mark in FORKCHOICE_MARKS)]
+
 
 class Validator:
     def __init__(self, settings_path):
