@@ -462,7 +462,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(onV("test -e /etc/systemd/system/reth-validator-1.service && echo reth-unit; test -d /data/validator-1/reth && echo reth-dir; true").output.trim(), "");
     });
 
-    it("switch: migrate again on the real reth; pulumi killed and the VM rebooted during the import, then an export with a gap and a forged state root: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
+    it("switch: migrate again on the real reth; pulumi killed and the VM rebooted during the import, then a trimmed file with a gap and one with a forged state root: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
         const first = upInBackground(withSwitch("reth", "migrate", 2));
         await until("the import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
@@ -484,13 +484,14 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
         const second = upInBackground(withSwitch("reth", "migrate", 2));
         await until("the re-run to hold its import", () => (history().length === 1 && held()) || second.run.done, 10 * 60_000);
-        // 1. An export with a gap, early in the file: real reth refuses the whole chunk (nothing written, exit 1).
+        // 1. The trimmed file (not the export) with a gap early in it: real reth refuses the whole
+        //    chunk (nothing written, exit 1); the tool makes the file again from the verified export.
         const gap = Math.floor(head / 3);
         editBlocks(FILE, "gap", gap);
         // Released, and held again once reth runs, for the import that follows the recovery.
         onV(`rm -f ${FAILPOINTS}/import-hold; while [ "$(systemctl show -p SubState --value nodefleet-import-validator-1)" = start-pre ]; do sleep 0.05; done; touch ${FAILPOINTS}/import-hold`);
         await until("the recovery to hold the next import", () => (history().length === 2 && held()) || second.run.done, 5 * 60_000);
-        // 2. The file made again from the verified export, with its last block's state root forged.
+        // 2. The file made again, replaced by a copy whose last block has a forged state root.
         editBlocks(FILE, "forge-state-root");
         onV(`rm -f ${FAILPOINTS}/import-hold`);
         await second.ended;
