@@ -581,6 +581,16 @@ class Jwt(SwitchCase):
 
 
 class Health(SwitchCase):
+    def remedy_commits_again(self, v):
+        """v's forkchoice remedy replaced by one after which 0gchaind commits again: the list of its runs."""
+        remedies = []
+
+        def remedy():
+            remedies.append(1)
+            self.fake.logs[CL] = "Committed state height=11\n"
+        v.remedy_forkchoice = remedy
+        return remedies
+
     def on_reth(self):
         etc = self.settings["etcDir"]
         jwt = os.path.join(self.root, "jwt.hex")
@@ -607,12 +617,7 @@ class Health(SwitchCase):
     def test_a_current_38002_is_remedied_and_a_recovered_one_left_alone(self):
         v = self.on_reth()
         self.fake.logs[CL] = "Committed state height=10\nERR engine: -38002 Invalid forkchoice state\n"
-        remedies = []
-
-        def remedy():
-            remedies.append(1)
-            self.fake.logs[CL] = "Committed state height=11\n"
-        v.remedy_forkchoice = remedy
+        remedies = self.remedy_commits_again(v)
         report = health_mod.health(v)
         self.assertEqual(len(remedies), 1)
         [d] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
@@ -628,12 +633,7 @@ class Health(SwitchCase):
         self.fake.logs[CL] = ("Committed state height=10\n"
                               "WARN Your execution client is syncing. It should be downloading eth blocks from its peers.\n"
                               "INFO NotifyForkchoiceUpdate: EL syncing. Retrying...\n")
-        remedies = []
-
-        def remedy():
-            remedies.append(1)
-            self.fake.logs[CL] = "Committed state height=11\n"
-        v.remedy_forkchoice = remedy
+        remedies = self.remedy_commits_again(v)
         report = health_mod.health(v)
         [d] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
         self.assertEqual((len(remedies), d["remedied"]), (1, 1))
