@@ -244,6 +244,20 @@ class Node:
         self.procs.append(self.cp)
         return mark
 
+    def run_validator(self):
+        """geth, then 0gchaind, until it commits past geth's chain (it first commits geth's blocks)."""
+        self.start_geth()
+        self.start_consensus()
+        until(lambda: block_number(self.url) >= self.blocks + 3, timeout=1800)
+
+    def stop_validator(self):
+        """The downtime's start in both modes: 0gchaind stopped, geth's final head and its hash, geth stopped."""
+        stop(self.cp)
+        head = block_number(self.url)
+        want = block_hash(self.url, head)
+        stop(self.gp)
+        return head, want
+
     def committed_since(self, mark):
         with open(self.cl_log) as f:
             f.seek(mark)
@@ -284,19 +298,14 @@ def ordered(n, gb):
     """The ordered switch's downtime path on node n (its geth datadir padded with gb GB first)."""
     s, v = n.s, n.v
     tables, freezer = filler(os.path.join(s["gethDir"], "nodefleet-bench-filler"), gb)
-    n.start_geth()
-    n.start_consensus()
-    until(lambda: block_number(n.url) >= n.blocks + 3, timeout=1800)  # 0gchaind first commits geth's blocks
+    n.run_validator()
     size = sum(os.path.getsize(os.path.join(r, f)) for r, _d, fs in os.walk(s["gethDir"]) for f in fs)
     say(f"ordered: geth at block {block_number(n.url)} with 0gchaind committing; datadir {size / 2**30:.2f} GiB")
     subprocess.run(["sync"], check=True)  # no writeback of the setup left to slow the path down
     t = {}
     with contextlib.redirect_stdout(sys.stderr):  # the host tool's messages, with the progress
         down0 = time.perf_counter()
-        stop(n.cp)
-        head = block_number(n.url)
-        want = block_hash(n.url, head)
-        stop(n.gp)
+        head, want = n.stop_validator()
         t["stop"] = time.perf_counter() - down0
         v.write_marker("s03-stop", {"head": head, "headHash": want})
         with mock.patch.object(switch, "active", lambda unit: False):
@@ -324,9 +333,7 @@ def ordered(n, gb):
 def low_downtime(n):
     """The low-downtime switch on node n: the live part (timed, not downtime), then the cutover."""
     s, v = n.s, n.v
-    n.start_geth()
-    n.start_consensus()
-    until(lambda: block_number(n.url) >= n.blocks + 3, timeout=1800)  # 0gchaind first commits geth's blocks
+    n.run_validator()
     live, t = {}, {}
     with contextlib.redirect_stdout(sys.stderr):
         live_head = block_number(n.url)
@@ -339,10 +346,7 @@ def low_downtime(n):
         live["trim"], trimmed = timed(lambda: switch.trim_verified(v, "l03-export-live"))
         live["import"], _ = timed(lambda: n.reth.run("import", trimmed["file"]))
         down0 = time.perf_counter()
-        stop(n.cp)
-        head = block_number(n.url)
-        want = block_hash(n.url, head)
-        stop(n.gp)
+        head, want = n.stop_validator()
         t["cutover"] = time.perf_counter() - down0
         rest = os.path.join(v.mig, "chain-rest.rlp")
         if head > live_head:  # as l08/l09: nothing to export when no block was made since the live export
