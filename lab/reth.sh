@@ -25,47 +25,32 @@ UPSTREAM="${NODEFLEET_UPSTREAM:-$ROOT/../shared/upstream}"
 PINS="$ROOT/lab/toolchain/upstream.sha256"
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 FEATURES="reth-revm/portable,asm-keccak"
-PROFILE_ENV=(CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-    CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_INCREMENTAL=false CARGO_PROFILE_RELEASE_STRIP=true)
+TAG=reth
 say() { printf '[reth] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
-
-pinned_digest() { awk -v f="$ARCHIVE" '$2 == f { print $1 }' "$PINS"; }
+# shellcheck source=lab/lib/cargo.sh
+. "$ROOT/lab/lib/cargo.sh" # PROFILE_ENV, pinned_digest, verify_archive, build_deps, cargo_build_progress
 
 cache_key() {
     local digest
-    digest="$(pinned_digest)"
+    digest="$(pinned_digest "$ARCHIVE")"
     [ -n "$digest" ] || die "no digest pinned for $ARCHIVE in $PINS"
     printf '%s\n' "$digest" "--no-default-features --features $FEATURES" "${PROFILE_ENV[@]}" "$(rustc --version 2>/dev/null)" |
         sha256sum | cut -c1-16
 }
 
-# Debian's libclang (bindgen in reth-mdbx-sys) and a C compiler; installed once, as root.
-build_deps() {
-    local missing=()
-    [ -n "$(find /usr/lib -regex '.*/libclang\(-[0-9.]*\)?\.so[.0-9]*' -print -quit 2>/dev/null)" ] || missing+=(libclang-dev)
-    command -v cc >/dev/null || missing+=(build-essential)
-    command -v cargo >/dev/null || die "cargo (Rust 1.88 or newer) is needed to build reth: https://rustup.rs, or Debian's cargo"
-    [ "${#missing[@]}" -eq 0 ] && return
-    [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: run as root or apt-get install ${missing[*]}"
-    say "installing ${missing[*]} (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
-
 build() {
-    local key dir bin work src digest total started
+    local key dir bin work src total started
     key="$(cache_key)"
     dir="$NODEFLEET_CACHE/reth/$key"
     bin="$dir/reth"
     [ -x "$bin" ] && return 0
+    # shellcheck disable=SC2119 # reth needs no package beyond the common ones
     build_deps
-    digest="$(sha256sum "$UPSTREAM/$ARCHIVE" | cut -d' ' -f1)"
-    [ "$digest" = "$(pinned_digest)" ] ||
-        die "$UPSTREAM/$ARCHIVE has sha256 $digest, but $PINS pins $(pinned_digest): refusing to build from it"
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes
     src="$work/reth-$VERSION"
     if [ ! -f "$src/Cargo.lock" ]; then
+        verify_archive "$UPSTREAM" "$ARCHIVE"
         rm -rf "$work" && mkdir -p "$work"
         tar -xzf "$UPSTREAM/$ARCHIVE" -C "$work"
     fi
@@ -74,14 +59,7 @@ build() {
     (cd "$src" && cargo fetch --locked 2>&1 | tail -2 | sed 's/^/[reth] cargo: /' >&2)
     total="$(cd "$src" && cargo tree --locked --offline -e normal,build --no-default-features --features "$FEATURES" \
         -p reth --prefix none 2>/dev/null | sed 's/ (\*)$//' | sort -u | wc -l)"
-    # cargo's own progress bar needs a terminal; its "Compiling" lines, counted, are the progress here.
-    (cd "$src" && env "${PROFILE_ENV[@]}" CARGO_TERM_COLOR=never CARGO_TERM_PROGRESS_WHEN=never \
-        cargo build --release --locked --offline --no-default-features --features "$FEATURES" --bin reth 2>&1) |
-        awk -v total="$total" -v start="$(date +%s)" '
-            /^ *Compiling / { n++; if (systime() - last >= 15 || n == total) {
-                printf "[reth] compiled %d/%d crates, %d s\n", n, total, systime() - start; fflush(); last = systime() } ; next }
-            /^ *(Finished|warning: unused)/ { next }
-            { print "[reth] cargo: " $0; fflush() }' >&2
+    (cd "$src" && cargo_build_progress "$total" build --release --locked --offline --no-default-features --features "$FEATURES" --bin reth)
     [ -x "$src/target/release/reth" ] || die "the build produced no reth binary (see the cargo lines above)"
     cp "$src/target/release/reth" "$bin.tmp" && mv "$bin.tmp" "$bin"
     rm -rf "$work"
