@@ -6,7 +6,8 @@
 #   http://10.0.2.2:8546   the same chain through a forwarder (a second endpoint for failover)
 # It also stands in for the sequencer's L1: the genesis holds a minimal validator registry at
 # 0x00000000000000000000000000000000000a2ec1 (getInfo(address) -> stake, withdrawer, proposer,
-# status from storage; see lab/sim/README.md). A changed genesis starts the chain afresh.
+# status from storage; see lab/sim/README.md). A changed genesis starts the chain afresh. On it,
+# the 0G storage contracts (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses).
 #
 #   lab/devchain.sh start | stop | status
 #   lab/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
@@ -76,7 +77,10 @@ cmd_start() {
     # of waiting. Up means: an unknown receipt is plain null.
     for _ in $(seq 150); do indexed && break; sleep 0.2; done
     indexed || { tail -5 "$STATE/cl.log" "$STATE/geth.log" >&2; say "geth's transaction index is not ready after 30 s (is the consensus simulator making blocks?)"; exit 1; }
-    say "dev chain up: geth on 127.0.0.1:8545, forwarder on 127.0.0.1:8546 (VMs: 10.0.2.2)"
+    # The 0G storage contracts the real zgs_node syncs its log from (addresses fixed: the dev
+    # stack's config names them); sends only what a chain that has them lacks.
+    python3 "$ROOT/lab/zgs_contracts.py" deploy --rpc http://127.0.0.1:8545 --contracts "$(bash "$ROOT/lab/zgs.sh" contracts)" >"$STATE/zgs-contracts.json"
+    say "dev chain up: geth on 127.0.0.1:8545, forwarder on 127.0.0.1:8546 (VMs: 10.0.2.2); storage contracts $(cat "$STATE/zgs-contracts.json")"
 }
 
 cmd_stop() {

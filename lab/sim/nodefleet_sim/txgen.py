@@ -78,11 +78,16 @@ def sign(key, digest):
     return r, s, recovery
 
 
-def signed_transfer(key, chain_id, nonce, to, value, gas_price):
-    fields = [nonce, gas_price, 21000, bytes.fromhex(to[2:]), value, b""]
+def signed_tx(key, chain_id, nonce, to, value, gas_price, gas=21000, data=b""):
+    """A legacy EIP-155 transaction, signed; to=None creates a contract (data: its init code)."""
+    fields = [nonce, gas_price, gas, bytes.fromhex(to[2:]) if to else b"", value, data]
     digest = common.keccak256(common.rlp_encode(fields + [chain_id, 0, 0]))
     r, s, rec = sign(key, digest)
     return "0x" + common.rlp_encode(fields + [chain_id * 2 + 35 + rec, r, s]).hex()
+
+
+def signed_transfer(key, chain_id, nonce, to, value, gas_price):
+    return signed_tx(key, chain_id, nonce, to, value, gas_price)
 
 
 def main(argv=None):
