@@ -190,7 +190,8 @@ export const storageSettings = z
             .min(1, "at least one RPC endpoint is needed")
             .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference, each a URL or {secret: <name>} (an endpoint with an API key): `pulumi up` writes the first one that answers into config.toml (failover)."),
         logContractAddress: usableAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
-        mineContractAddress: usableAddress.optional().describe("The mine contract: config.toml's mine_contract_address."),
+        mineContractAddress: usableAddress.describe("The mine (PoRA) contract: config.toml's mine_contract_address. The real node does not start without it (\"Unable to parse mine_address\"), miner key or not."),
+        rewardContractAddress: usableAddress.optional().describe("The reward contract: config.toml's reward_contract_address (the node reads it when it prunes data)."),
         networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
         networkEnrAddress: ipv4.optional().describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
         p2pPort: port.default(STORAGE_PORTS.p2p).describe("libp2p TCP and discovery UDP port; open to the world."),

@@ -48,13 +48,15 @@ export function renderStorageConfig(node: StorageSpec, mount: string): string {
         enrAddress: s.networkEnrAddress ?? "",
         bootNodes: s.networkBootNodes,
         logContractAddress: s.logContractAddress,
-        mineContractAddress: s.mineContractAddress ?? "",
+        mineContractAddress: s.mineContractAddress,
+        rewardContractAddress: s.rewardContractAddress ?? "",
         logSyncStartBlock: s.logSyncStartBlock,
         dbDir: p.dbDir,
         logConfigFile: `${p.runDir}/log_config`,
         logDir: `${p.dataDir}/log`,
         rpcListen: `${s.rpcBind}:${s.rpcPort}`,
         adminListen: `127.0.0.1:${s.adminRpcPort}`,
+        grpcListen: `127.0.0.1:${s.grpcPort}`,
     });
 }
 

@@ -69,6 +69,7 @@ export const storageNode = () => ({
     storage: {
         rpcEndpoints: ["https://evmrpc-testnet.0g.ai", "http://10.0.0.9:8545"],
         logContractAddress: ADDR.a,
+        mineContractAddress: ADDR.b,
         networkBootNodes: [`/ip4/203.0.113.10/udp/1234/p2p/${PEER_ID}`],
         networkEnrAddress: "198.51.100.4",
         minerKeySecret: "minerKey",

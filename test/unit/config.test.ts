@@ -48,6 +48,9 @@ const cases: Case[] = [
     { name: "address without 0x", mutate: (f) => (f.nodes[Q].sequencer.coinbase = ADDR.b.slice(2) + "00"), error: "nodes[1].sequencer.coinbase: not an EVM address" },
     { name: "bad EIP-55 checksum", mutate: (f) => (f.nodes[Q].sequencer.coinbase = ADDR.b.replace("fB", "Fb")), error: "nodes[1].sequencer.coinbase: EVM address has mixed case but its EIP-55 checksum does not match" },
     { name: "bad log contract", mutate: (f) => (f.nodes[S].storage.logContractAddress = "0xZZ"), error: "nodes[0].storage.logContractAddress: not an EVM address" },
+    // The real zgs_node v1.1.0 exits at start without it ("Unable to parse mine_address").
+    { name: "storage without a mine contract", mutate: (f) => delete f.nodes[S].storage.mineContractAddress, error: "nodes[0].storage.mineContractAddress: required" },
+    { name: "bad reward contract", mutate: (f) => (f.nodes[S].storage.rewardContractAddress = "0x1234"), error: "nodes[0].storage.rewardContractAddress: not an EVM address" },
     // private keys (secret values)
     { name: "sequencer key ok", mutate: () => {}, error: null },
     { name: "sequencer key too short", mutate: () => {}, secrets: { ...SECRETS, sequencerKey: "0x1234" }, error: "nodes[1].sequencer.validatorPrivateKeySecret: the secret it names: not a 0x-prefixed 32-byte hex private key" },

@@ -34,12 +34,14 @@ describe("storage role: rendered files", () => {
         const spec = storageSpec();
         const cfg = toml(golden("storage/config.toml", renderStorageConfig(spec, "/data")));
         assert.equal(cfg.log_contract_address, spec.storage.logContractAddress);
+        assert.equal(cfg.mine_contract_address, spec.storage.mineContractAddress);
+        assert.equal(cfg.reward_contract_address, undefined, "rendered only when the fleet config names it");
         assert.deepEqual(cfg.network_boot_nodes, spec.storage.networkBootNodes);
         assert.equal(cfg.network_enr_address, "198.51.100.4");
         assert.equal(cfg.blockchain_rpc_endpoint, "@NODEFLEET_RPC_ENDPOINT@");
         assert.equal(cfg.db_dir, "/data/storage-1/db");
         assert.equal(cfg.log_directory, "/data/storage-1/log");
-        assert.deepEqual(cfg.rpc, { listen_address: "127.0.0.1:5678", listen_address_admin: "127.0.0.1:5679" });
+        assert.deepEqual(cfg.rpc, { listen_address: "127.0.0.1:5678", listen_address_admin: "127.0.0.1:5679", listen_address_grpc: "127.0.0.1:50051" });
         assert.equal(cfg.miner_key, undefined);
     });
 

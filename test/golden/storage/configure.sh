@@ -68,6 +68,7 @@ network_enr_udp_port = 1234
 network_boot_nodes = ["/ip4/203.0.113.10/udp/1234/p2p/16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY"]
 blockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"
 log_contract_address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+mine_contract_address = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
 log_sync_start_block_number = 0
 confirmation_block_count = 6
 db_dir = "/data/storage-1/db"
@@ -77,6 +78,8 @@ log_directory = "/data/storage-1/log"
 [rpc]
 listen_address = "127.0.0.1:5678"
 listen_address_admin = "127.0.0.1:5679"
+# The node's default for gRPC is 0.0.0.0:50051: local only, like the other two.
+listen_address_grpc = "127.0.0.1:50051"
 NODEFLEET_EOF
 put /data/storage-1/run/log_config 0644 root:root <<'NODEFLEET_EOF'
 info
