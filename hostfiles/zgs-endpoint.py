@@ -3,23 +3,31 @@
 
     zgs-endpoint.py <node> [--restart]
 
-Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "service"}) and the
-candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
-step: an endpoint may carry an API key), asks each, in order, for eth_blockNumber, and renders
-config.toml from the template with the first one that answers, readable by the node's user only.
-Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
-the service is restarted if it was running); 2: no candidate answers (config left as it is).
+Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "minerKey", "service"}),
+the candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
+step: an endpoint may carry an API key) and the miner key from its root-only "minerKey" file (64 hex
+digits, written by the key step), asks each endpoint, in order, for eth_blockNumber, and renders
+config.toml from the template with the first one that answers and the key, readable by the node's
+user only (zgs_node v1.1.0 reads miner_key from its config file alone). Endpoints are named by
+scheme://host[:port] in what it prints, never in full; the key never. When no candidate answers,
+the endpoint config.toml has is kept (a changed key still goes in). Exit 0: config unchanged; 10:
+config rewritten (with --restart the service is restarted if it was running); 2: no candidate
+answers and config unchanged; 3: the miner key file is missing or malformed.
 """
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
 
 PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
+KEY_PLACEHOLDER = '"@NODEFLEET_MINER_KEY@"'
+HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def healthy(url):
@@ -42,20 +50,35 @@ def main(argv):
         spec = json.load(f)
     with open(spec["urls"]) as f:
         endpoints = json.load(f)["rpcEndpoints"]
-    chosen = next((u for u in endpoints if healthy(u)), None)
-    if chosen is None:
-        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(map(url_label, endpoints))}; config left as it is", file=sys.stderr)
-        if os.path.exists(spec["config"]):
-            return 2
-        chosen = endpoints[0]  # first start: the node logs the outage itself
-    with open(spec["template"]) as f:
-        text = f.read().replace(PLACEHOLDER, json.dumps(chosen))  # a JSON string is a TOML basic string
+    try:
+        with open(spec["minerKey"]) as f:
+            key = f.read().strip()
+    except FileNotFoundError:
+        print(f"zgs-endpoint {node}: the miner key file {spec['minerKey']} is missing (the key step of pulumi up writes it)", file=sys.stderr)
+        return 3
+    if not HEX64.fullmatch(key):
+        print(f"zgs-endpoint {node}: the miner key file {spec['minerKey']} does not hold 64 hex digits", file=sys.stderr)
+        return 3
     try:
         with open(spec["config"]) as f:
-            if f.read() == text:
-                return 0
+            current = f.read()
     except FileNotFoundError:
-        pass
+        current = None
+    chosen = next((u for u in endpoints if healthy(u)), None)
+    answered = chosen is not None
+    if not answered:
+        chosen = endpoints[0]  # first start: the node logs the outage itself
+        if current is not None:
+            try:
+                chosen = tomllib.loads(current)["blockchain_rpc_endpoint"]
+            except (tomllib.TOMLDecodeError, KeyError):
+                pass
+        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(map(url_label, endpoints))}; keeping {url_label(chosen)}", file=sys.stderr)
+    with open(spec["template"]) as f:
+        # A JSON string is a TOML basic string; the key is 64 hex digits (checked above).
+        text = f.read().replace(PLACEHOLDER, json.dumps(chosen)).replace(KEY_PLACEHOLDER, json.dumps(key))
+    if current == text:
+        return 0 if answered else 2
     # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
     owner = os.stat(os.path.dirname(spec["config"]))
@@ -65,7 +88,7 @@ def main(argv):
         os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
     os.replace(tmp, spec["config"])
-    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {url_label(chosen)}")
+    print(f"zgs-endpoint {node}: config.toml written, blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)
         print(f"zgs-endpoint {node}: restarted {spec['service']}")

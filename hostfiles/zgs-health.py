@@ -5,7 +5,9 @@
 
 endpoint: the endpoint in config.toml as scheme://host[:port] (its path and query, where hosted
 endpoints keep API keys, are never shown); chainHead: its eth_blockNumber (hex -> decimal); logSyncHeight and
-connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
+connectedPeers: zgs_getStatus of the node; confirmations: config.toml's confirmation_block_count
+(the node syncs the log only up to chainHead - confirmations: its height is never closer); behind:
+chainHead - confirmations - logSyncHeight; synced: behind < 5 (seed 8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
 increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
 the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
@@ -40,7 +42,8 @@ def check(node):
     with open(spec["config"], "rb") as f:
         cfg = tomllib.load(f)
     endpoint = cfg["blockchain_rpc_endpoint"]
-    out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None,
+    confirmations = cfg.get("confirmation_block_count", 3)  # zgs_node's own default
+    out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None, "confirmations": confirmations,
            "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["service"], out["active"] = spec["service"], state == "active"
@@ -58,10 +61,10 @@ def check(node):
         out["statusError"] = str(e)
         out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): is {spec['service']} running? journalctl -u {spec['service']}")
     if out["chainHead"] is not None and out["logSyncHeight"] is not None:
-        out["behind"] = out["chainHead"] - out["logSyncHeight"]
+        out["behind"] = max(0, out["chainHead"] - confirmations - out["logSyncHeight"])
         out["synced"] = out["behind"] < 5
         if not out["synced"]:
-            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5)")
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head less its {confirmations} confirmations (synced means < 5)")
     if out["connectedPeers"] == 0:
         out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable")
     state = f"/run/nodefleet/{node}-health.json"

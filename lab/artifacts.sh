@@ -14,7 +14,8 @@
 #                            kzg-trusted-setup.json, jwt.hex   (geth is the REAL go-ethereum,
 #                            built from the Go module proxy; reth is the REAL reth 1.11.4, built
 #                            from the pinned upstream archive by lab/reth.sh; 0gchaind is a SIMULATOR)
-#   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/config.toml, run/log_config}  (SIMULATOR)
+#   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/…}  (the REAL zgs_node 1.1.0, built from
+#                            the pinned upstream archive by lab/zgs.sh; run/ is that archive's)
 #   aztec-v2.0.2.tar.gz      aztec-v2.0.2/bin/{aztec, aztec-up}                          (SIMULATOR)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,10 +62,12 @@ pack() {
 }
 
 build_dir() {
-    local geth reth stamp out
+    local geth reth zgs_node zgs_run stamp out
     geth="$(geth_bin)"
-    reth="$(bash "$ROOT/lab/reth.sh" path)" # about 25 minutes the first time on 2 cores, then cached
-    stamp="$( (sha256sum "$geth" "$reth"; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
+    reth="$(bash "$ROOT/lab/reth.sh" path)"         # about 25 minutes the first time on 2 cores, then cached
+    zgs_node="$(bash "$ROOT/lab/zgs.sh" path)"      # about 20 minutes the first time on 2 cores, then cached
+    zgs_run="$(bash "$ROOT/lab/zgs.sh" run)"
+    stamp="$( (sha256sum "$geth" "$reth" "$zgs_node"; find "$zgs_run" -type f | sort | xargs sha256sum; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
     out="$CACHE/artifacts/$stamp"
     if [ -f "$out/SHA256SUMS" ]; then echo "$out"; return; fi
     local work
@@ -79,9 +82,8 @@ build_dir() {
     printf '%s\n' "$(printf 'd%.0s' $(seq 64))" > "$og/jwt.hex" # shipped by the real release; nodefleet makes its own
     local zgs="$work/zgs_node-v1.1.0"
     mkdir -p "$zgs/run"
-    zipapp zgs "$zgs/zgs_node"
-    cp "$ROOT/lab/sim/release/zgs-config.toml" "$zgs/run/config.toml"
-    printf 'info\n' > "$zgs/run/log_config"
+    cp "$zgs_node" "$zgs/zgs_node"
+    cp "$zgs_run"/* "$zgs/run/"
     local az="$work/aztec-v2.0.2"
     mkdir -p "$az/bin"
     zipapp aztec "$az/bin/aztec"

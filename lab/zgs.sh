@@ -7,6 +7,7 @@
 #   lab/zgs.sh path        print the binary's path (building it first if needed); data on stdout only
 #   lab/zgs.sh contracts   print the directory of the compiled storage contracts (the archive's
 #                          storage-contracts-abis/, unpacked once into the cache)
+#   lab/zgs.sh run         print the archive's run/ directory (config.toml, log_config), likewise
 #   lab/zgs.sh key         print the cache key (both archives' digests and the build settings)
 # Both archives' sha256 must equal the digests pinned in lab/toolchain/upstream.sha256 before
 # anything is unpacked; the binary is cached under $NODEFLEET_CACHE/zgs/<key>/zgs_node. An
@@ -88,14 +89,17 @@ build() {
     say "built in $((SECONDS - started)) s: $bin ($(du -m "$bin" | cut -f1) MB)"
 }
 
-# The compiled contracts (ABI and bytecode) from the same pinned archive, unpacked once.
-contracts() {
+# Files of the same pinned archive besides the source, unpacked once: the compiled contracts (ABI
+# and bytecode, storage-contracts-abis/) and the run directory a release ships (run/: config.toml,
+# the testnet configs, log_config).
+files() {
     local dir
-    dir="$NODEFLEET_CACHE/zgs/contracts-$(pinned_digest "$ARCHIVE" | cut -c1-16)"
+    dir="$NODEFLEET_CACHE/zgs/files-$(pinned_digest "$ARCHIVE" | cut -c1-16)"
     if [ ! -f "$dir/.complete" ]; then
         verify_archive "$UPSTREAM" "$ARCHIVE"
         rm -rf "$dir" && mkdir -p "$dir"
-        tar -xzf "$UPSTREAM/$ARCHIVE" -C "$dir" --strip-components=2 "0g-storage-node-$VERSION/storage-contracts-abis"
+        tar -xzf "$UPSTREAM/$ARCHIVE" -C "$dir" --strip-components=1 \
+            "0g-storage-node-$VERSION/storage-contracts-abis" "0g-storage-node-$VERSION/run"
         touch "$dir/.complete"
     fi
     echo "$dir"
@@ -104,7 +108,8 @@ contracts() {
 case "${1:-}" in
 build) build ;;
 path) build && echo "$NODEFLEET_CACHE/zgs/$(cache_key)/zgs_node" ;;
-contracts) contracts ;;
+contracts) echo "$(files)/storage-contracts-abis" ;;
+run) echo "$(files)/run" ;;
 key) cache_key ;;
-*) die "usage: lab/zgs.sh build | path | contracts | key" ;;
+*) die "usage: lab/zgs.sh build | path | contracts | run | key" ;;
 esac

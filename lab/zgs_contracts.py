@@ -8,6 +8,7 @@ setTargetSubmissions(2), flow.initialize(market, 100).
   python3 lab/zgs_contracts.py deploy --rpc URL --contracts DIR   deploy what is missing; print
                                                                    the addresses as JSON on stdout
   python3 lab/zgs_contracts.py addresses                           the addresses, without a chain
+  python3 lab/zgs_contracts.py miner-key                           the dev miner key (a public test key)
 
 One deployer account does it all, a public test key used for nothing else, funded from the dev
 chain's account (txgen.DEV_KEY). Its nonces 0..7 are the eight transactions above, in order, so
@@ -24,7 +25,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sim
 from nodefleet_sim import common, txgen  # noqa: E402
 
 DEPLOYER_KEY = int.from_bytes(common.keccak256(b"nodefleet dev chain storage contracts deployer (public test key)"), "big") % txgen.N
-FUNDING = 10**20  # 100 of the dev chain's coin: gas for the eight transactions, many times over
+# The dev stack's storage miner key (Pulumi.dev.yaml's devMinerKey holds it, encrypted): a public test
+# key. zgs_node sends a transaction with it at start (its miner id request to the mine contract) and
+# exits when the account cannot pay the gas ("insufficient funds"), so the dev chain funds it.
+DEV_MINER_KEY = int.from_bytes(common.keccak256(b"nodefleet dev storage miner key (public test key)"), "big") % txgen.N
+FUNDING = 10**20  # 100 of the dev chain's coin each: gas for many transactions
 MINE_PERIOD = 100
 # (nonce, name, what it is): the CREATE transactions
 CREATES = [(0, "DummyMarket", "market"), (1, "DummyReward", "reward"), (2, "Flow", "flow"), (3, "PoraMineTest", "mine")]
@@ -104,22 +109,31 @@ def check(rpc, at, sent):
                          "this chain's deployment is broken (start the dev chain afresh)")
 
 
+def fund(rpc, chain_id, gas_price, accounts):
+    """Tops up each account below a tenth of FUNDING from the dev chain's funded account."""
+    dev = txgen.address_of(txgen.DEV_KEY)
+    sent = []
+    for what, address in accounts.items():
+        if int(common.rpc_call(rpc, "eth_getBalance", [address, "latest"]), 16) < FUNDING // 10:
+            dev_nonce = int(common.rpc_call(rpc, "eth_getTransactionCount", [dev, "pending"]), 16)
+            raw = txgen.signed_tx(txgen.DEV_KEY, chain_id, dev_nonce, address, FUNDING, gas_price)
+            sent.append((common.rpc_call(rpc, "eth_sendRawTransaction", [raw]), f"funding {what}"))
+    for tx_hash, what in sent:
+        wait_receipt(rpc, tx_hash, what)
+
+
 def deploy(rpc, contracts):
     deployer = txgen.address_of(DEPLOYER_KEY)
     at = addresses()
     chain_id = int(common.rpc_call(rpc, "eth_chainId"), 16)
     gas_price = int(common.rpc_call(rpc, "eth_gasPrice"), 16) * 2
     todo = transactions(contracts, at)
+    fund(rpc, chain_id, gas_price, {"the deployer": deployer, "the dev miner": txgen.address_of(DEV_MINER_KEY)})
     nonce = int(common.rpc_call(rpc, "eth_getTransactionCount", [deployer, "latest"]), 16)
     if nonce >= len(todo):
         check(rpc, at, nonce)
         return at
     print(f"[zgs-contracts] deploying from nonce {nonce} of {len(todo)} (deployer {deployer})", file=sys.stderr)
-    if int(common.rpc_call(rpc, "eth_getBalance", [deployer, "latest"]), 16) < FUNDING // 10:
-        dev = txgen.address_of(txgen.DEV_KEY)
-        dev_nonce = int(common.rpc_call(rpc, "eth_getTransactionCount", [dev, "pending"]), 16)
-        raw = txgen.signed_tx(txgen.DEV_KEY, chain_id, dev_nonce, deployer, FUNDING, gas_price)
-        wait_receipt(rpc, common.rpc_call(rpc, "eth_sendRawTransaction", [raw]), "funding the deployer")
     pending = []
     for n, to, data in todo[nonce:]:
         what = f"transaction {n} ({'create ' + CREATES[n][1] if to is None else 'call ' + to})"
@@ -142,6 +156,9 @@ def deploy(rpc, contracts):
 
 
 def main(argv):
+    if argv[:1] == ["miner-key"]:
+        print("%064x" % DEV_MINER_KEY)
+        return 0
     if argv[:1] == ["addresses"]:
         print(json.dumps(addresses()))
         return 0

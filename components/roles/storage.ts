@@ -1,6 +1,6 @@
 // The 0G storage node role (seed 1, 2.1-2.3, 6, 7, 8): config.toml from the fleet config, the
-// miner key in a root-only environment file, a systemd unit, RPC endpoint failover, the
-// snapshot guard, and a health report. Rendering is pure; StorageNode registers the steps.
+// miner key in a root-only file that goes into config.toml on the host (zgs_node v1.1.0 reads it
+// from there alone), a systemd unit, RPC endpoint failover, the snapshot guard, and a health report. Rendering is pure; StorageNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
@@ -19,7 +19,8 @@ export interface StoragePaths {
     readonly runDir: string;
     readonly dbDir: string;
     readonly etcDir: string;
-    readonly envFile: string;
+    /** Root-only: the miner key (64 hex digits), written by the key step; zgs-endpoint puts it into config.toml. */
+    readonly minerKeyFile: string;
     /** Root-only: the RPC endpoints (they may carry API keys), written by the key step. */
     readonly urlsFile: string;
 }
@@ -32,7 +33,7 @@ export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
         runDir: `${dataDir}/run`,
         dbDir: `${dataDir}/db`,
         etcDir: `/etc/nodefleet/${node.name}`,
-        envFile: `/etc/nodefleet/${node.name}/zgs.env`,
+        minerKeyFile: `/etc/nodefleet/${node.name}/miner.key`,
         urlsFile: `/etc/nodefleet/${node.name}/urls.json`,
     };
 }
@@ -64,7 +65,7 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: st
     const p = storagePaths(node, mount);
     const common = { node: node.name, endpointScript: `${HOST_LIB}/zgs-endpoint.py` };
     return {
-        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, envFile: p.envFile, binary: `${releaseLink(release)}/zgs_node` }),
+        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, binary: `${releaseLink(release)}/zgs_node` }),
         failoverService: render("zgs-failover.service", common),
         failoverTimer: render("zgs-failover.timer", common),
     };
@@ -79,6 +80,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         template: `${p.runDir}/config.toml.nodefleet`,
         config: `${p.runDir}/config.toml`,
         urls: p.urlsFile,
+        minerKey: p.minerKeyFile,
         service: p.service,
     }, null, 2);
     return render("storage-configure.sh", {
@@ -119,15 +121,19 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
         failoverTimer: `zgs-${node.name}-failover.timer`,
         etcDir: p.etcDir,
         dataDir: p.dataDir,
+        runDir: p.runDir,
     });
 }
 
-/** The key step's script (a secret): the miner key's env file and the RPC endpoints' file, both root-only. */
+/** The key step's script (a secret): the miner key's file and the RPC endpoints' file, both root-only. */
 export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): string {
     const p = storagePaths(node, mount);
     if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
     const urlsJson = JSON.stringify({ rpcEndpoints: endpoints }, null, 2);
-    return render("storage-key.sh", { node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, minerKey, urlsFile: p.urlsFile, urlsJson: heredocSafe(urlsJson, "NODEFLEET_EOF") });
+    return render("storage-key.sh", {
+        node: node.name, service: p.service, etcDir: p.etcDir, minerKeyFile: p.minerKeyFile, minerKey: heredocSafe(minerKey, "NODEFLEET_EOF"), urlsFile: p.urlsFile,
+        urlsJson: heredocSafe(urlsJson, "NODEFLEET_EOF"), lib: HOST_LIB,
+    });
 }
 
 export interface StorageNodeArgs {

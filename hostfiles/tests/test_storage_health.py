@@ -1,8 +1,8 @@
 """zgs-health.py run for real against local JSON-RPC servers standing in for the chain endpoint
 and the storage node's zgs_getStatus: the facts `nodefleet status` reads (endpoint errors, the
 sample age behind `increasing`). It writes /etc/nodefleet/<node> and /run/nodefleet like on a
-host, under a test node name. What it cannot prove: the real zgs_node (the E2E tier runs the
-simulator on a VM) and systemd (`active` is whatever this machine's systemctl says).
+host, under a test node name. What it cannot prove: the real zgs_node's answers (the E2E tier
+reads them on a VM; the cli tier's contract test checks their shape) and systemd (`active` is whatever this machine's systemctl says).
 
     cd hostfiles && python3 -m unittest tests.test_storage_health
 """
@@ -62,10 +62,10 @@ class StorageHealth(unittest.TestCase):
             self.addCleanup(srv.server_close)
             self.addCleanup(srv.shutdown)
 
-    def write(self, endpoint):
+    def write(self, endpoint, extra=""):
         config = os.path.join(self.dir, "config.toml")
         with open(config, "w") as f:
-            f.write(f'blockchain_rpc_endpoint = "{endpoint}"\nlog_directory = "{self.dir}/log"\n'
+            f.write(f'blockchain_rpc_endpoint = "{endpoint}"\nlog_directory = "{self.dir}/log"\n{extra}'
                     f'[rpc]\nlisten_address = "127.0.0.1:{self.zgs.server_address[1]}"\n')
         with open(os.path.join(self.etc, "storage.json"), "w") as f:
             json.dump({"config": config, "service": f"zgs-{NODE}.service"}, f)
@@ -78,7 +78,8 @@ class StorageHealth(unittest.TestCase):
     def test_synced_with_the_service_state_and_the_sample_age_on_the_second_check(self):
         self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}")
         first = self.health()
-        self.assertEqual((first["chainHead"], first["logSyncHeight"], first["behind"], first["synced"]), (102, 100, 2, True))
+        # Without confirmation_block_count the node's default, 3: it syncs up to block 99 at most.
+        self.assertEqual((first["chainHead"], first["logSyncHeight"], first["confirmations"], first["behind"], first["synced"]), (102, 100, 3, 0, True))
         self.assertEqual(first["service"], f"zgs-{NODE}.service")
         self.assertIs(first["active"], False)  # no such unit on this machine
         self.assertNotIn("endpointError", first)
@@ -87,6 +88,17 @@ class StorageHealth(unittest.TestCase):
         self.assertIs(second["increasing"], True)
         self.assertIsInstance(second["sampleSeconds"], float)
         self.assertLess(second["sampleSeconds"], 30)
+
+    def test_behind_counts_from_the_head_less_the_confirmations_the_node_waits_for(self):
+        # The real zgs_node syncs the log up to head - confirmation_block_count, never closer.
+        self.chain["eth_blockNumber"] = "0x6e"  # 110
+        self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}", "confirmation_block_count = 2\n")
+        a = self.health()
+        self.assertEqual((a["confirmations"], a["behind"], a["synced"]), (2, 8, False))
+        self.assertIn("not synced: 8 blocks behind the chain head less its 2 confirmations (synced means < 5)", a["diagnoses"])
+        self.node["zgs_getStatus"] = {"logSyncHeight": 104, "connectedPeers": 0}
+        b = self.health()
+        self.assertEqual((b["behind"], b["synced"]), (4, True))
 
     def test_a_dead_endpoint_is_named_with_its_error(self):
         url = f"http://127.0.0.1:{dead_port()}"

@@ -42,7 +42,8 @@ describe("storage role: rendered files", () => {
         assert.equal(cfg.db_dir, "/data/storage-1/db");
         assert.equal(cfg.log_directory, "/data/storage-1/log");
         assert.deepEqual(cfg.rpc, { listen_address: "127.0.0.1:5678", listen_address_admin: "127.0.0.1:5679", listen_address_grpc: "127.0.0.1:50051" });
-        assert.equal(cfg.miner_key, undefined);
+        // The key goes in on the host (zgs-endpoint, from the key step's root-only file): never here.
+        assert.equal(cfg.miner_key, "@NODEFLEET_MINER_KEY@");
     });
 
     it("config.toml keeps hostile values inside their strings", () => {
@@ -53,7 +54,7 @@ describe("storage role: rendered files", () => {
         fs.writeFileSync(file, renderStorageConfig(spec, "/data"));
         const cfg = toml(file);
         assert.deepEqual(cfg.network_boot_nodes, [hostile]);
-        assert.equal(cfg.miner_key, undefined);
+        assert.equal(cfg.miner_key, "@NODEFLEET_MINER_KEY@", "the hostile value set no key");
     });
 
     it("without boot nodes the ENR keys are left out and the list is empty", () => {
@@ -72,7 +73,8 @@ describe("storage role: rendered files", () => {
         assert.match(u.unit, /^User=nodefleet$/m);
         assert.match(u.unit, /^LimitNOFILE=65535$/m);
         assert.match(u.unit, /^Restart=on-failure$/m);
-        assert.match(u.unit, /^EnvironmentFile=\/etc\/nodefleet\/storage-1\/zgs.env$/m);
+        // zgs_node v1.1.0 does not read ZGS_NODE__MINER_KEY: the key is in config.toml, not the environment.
+        assert.doesNotMatch(u.unit, /EnvironmentFile|MINER_KEY/);
         assert.match(u.unit, /^ExecStart=\/opt\/nodefleet\/zgs\/zgs_node --config \/data\/storage-1\/run\/config.toml$/m);
     });
 
@@ -115,12 +117,13 @@ class H(BaseHTTPRequestHandler):
 srv = HTTPServer(("127.0.0.1", 0), H)
 dead = socket.socket(); dead.bind(("127.0.0.1", 0)); dead_port = dead.getsockname()[1]; dead.close()
 good = f"http://127.0.0.1:{srv.server_address[1]}"
-spec = {"template": "${dir}/config.toml.nodefleet", "config": "${dir}/config.toml", "urls": "${dir}/urls.json", "service": "x"}
+spec = {"template": "${dir}/config.toml.nodefleet", "config": "${dir}/config.toml", "urls": "${dir}/urls.json", "minerKey": "${dir}/miner.key", "service": "x"}
+open(spec["minerKey"], "w").write("ab" * 32 + "\\n")
 # The good endpoint with an API key in its path (the server answers any path): never printed.
 json.dump({"rpcEndpoints": [f"http://127.0.0.1:{dead_port}", good + "/v2/SECRETkey0123456789"]}, open(spec["urls"], "w"))
 os.makedirs("/etc/nodefleet/nodefleet-test-endpoint", exist_ok=True)
 json.dump(spec, open("/etc/nodefleet/nodefleet-test-endpoint/storage.json", "w"))
-open(spec["template"], "w").write('a = 1\\nblockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"\\n')
+open(spec["template"], "w").write('a = 1\\nblockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"\\nminer_key = "@NODEFLEET_MINER_KEY@"\\n')
 import threading; threading.Thread(target=srv.serve_forever, daemon=True).start()
 r = subprocess.run([sys.executable, "${path.join(HOSTFILES_DIR, "zgs-endpoint.py")}", "nodefleet-test-endpoint"], capture_output=True, text=True)
 again = subprocess.run([sys.executable, "${path.join(HOSTFILES_DIR, "zgs-endpoint.py")}", "nodefleet-test-endpoint"], capture_output=True, text=True)
@@ -132,10 +135,11 @@ print(oct(os.stat(spec["config"]).st_mode & 0o777)); print(json.dumps(r.stdout +
         const [rc, rc2, config, good, mode, said] = server.output.trim().split("\n");
         assert.equal(rc, "10", "first run rewrites config.toml");
         assert.equal(rc2, "0", "second run changes nothing");
-        assert.equal(JSON.parse(config!), `a = 1\nblockchain_rpc_endpoint = ${good}\n`);
+        assert.equal(JSON.parse(config!), `a = 1\nblockchain_rpc_endpoint = ${good}\nminer_key = "${"ab".repeat(32)}"\n`);
         assert.equal(mode, "0o600", "config.toml holds the endpoint: the node's user's alone");
         assert.match(JSON.parse(said!), /blockchain_rpc_endpoint = http:\/\/127\.0\.0\.1:\d+\/…/);
         assert.doesNotMatch(JSON.parse(said!), /SECRETkey/, "the endpoint's key was printed");
+        assert.doesNotMatch(JSON.parse(said!), /abab/, "the miner key was printed");
     });
 });
 
@@ -155,7 +159,7 @@ describe("storage role: steps", () => {
         const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
         assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");
         assert.equal(keyStep.inputs.logging, "none");
-        assert.match(keyStep.inputs.stdin, new RegExp(`^ZGS_NODE__MINER_KEY=${SECRETS.minerKey}$`, "m"));
+        assert.match(keyStep.inputs.stdin, new RegExp(`^put /etc/nodefleet/storage-1/miner\\.key 0600 root:root <<'NODEFLEET_EOF'\n${SECRETS.minerKey}\nNODEFLEET_EOF$`, "m"));
         const props = recorded.find((r) => r.name === "fleet-storage-1-miner-key")!;
         for (const o of ["stdout", "stderr"]) assert.ok(props.additionalSecretOutputs.includes(o), `${o} must be a secret output`);
         assert.equal(await pulumi.isSecret(pulumi.output((props.props as any).stdin)), true);

@@ -56,8 +56,8 @@ install -d -m 0700 /etc/nodefleet/storage-1
 put /data/storage-1/run/config.toml.nodefleet 0644 root:root <<'NODEFLEET_EOF'
 # 0G storage node storage-1: config.toml rendered by nodefleet from the fleet config; edits are
 # replaced. blockchain_rpc_endpoint is filled in on the host by zgs-endpoint with the first
-# candidate that answers eth_blockNumber (RPC failover, seed 7). The miner key is not in this
-# file: it reaches the node as ZGS_NODE__MINER_KEY from a root-only environment file.
+# candidate that answers eth_blockNumber (RPC failover, seed 7), and miner_key with the key from a
+# root-only file: this template holds neither, the node's copy (0600, its user's) both.
 network_dir = "/data/storage-1/network"
 network_listen_address = "0.0.0.0"
 network_libp2p_port = 1234
@@ -69,8 +69,10 @@ network_boot_nodes = ["/ip4/203.0.113.10/udp/1234/p2p/16Uiu2HAmLhLvBoYaoZfaMUKui
 blockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"
 log_contract_address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 mine_contract_address = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+miner_key = "@NODEFLEET_MINER_KEY@"
 log_sync_start_block_number = 0
-confirmation_block_count = 6
+# The node's default: it syncs the log up to the chain head less this many blocks.
+confirmation_block_count = 3
 db_dir = "/data/storage-1/db"
 log_config_file = "/data/storage-1/run/log_config"
 log_directory = "/data/storage-1/log"
@@ -89,6 +91,7 @@ put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
   "template": "/data/storage-1/run/config.toml.nodefleet",
   "config": "/data/storage-1/run/config.toml",
   "urls": "/etc/nodefleet/storage-1/urls.json",
+  "minerKey": "/etc/nodefleet/storage-1/miner.key",
   "service": "zgs-storage-1.service"
 }
 NODEFLEET_EOF
@@ -255,23 +258,31 @@ put /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root <<'NODEFLEET_EOF'
 
     zgs-endpoint.py <node> [--restart]
 
-Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "service"}) and the
-candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
-step: an endpoint may carry an API key), asks each, in order, for eth_blockNumber, and renders
-config.toml from the template with the first one that answers, readable by the node's user only.
-Endpoints are named by scheme://host[:port] in what it prints, never in full. Exit 0: config unchanged; 10: config rewritten (with --restart
-the service is restarted if it was running); 2: no candidate answers (config left as it is).
+Reads /etc/nodefleet/<node>/storage.json ({"template", "config", "urls", "minerKey", "service"}),
+the candidate endpoints from its root-only "urls" file ({"rpcEndpoints": [...]}, written by the key
+step: an endpoint may carry an API key) and the miner key from its root-only "minerKey" file (64 hex
+digits, written by the key step), asks each endpoint, in order, for eth_blockNumber, and renders
+config.toml from the template with the first one that answers and the key, readable by the node's
+user only (zgs_node v1.1.0 reads miner_key from its config file alone). Endpoints are named by
+scheme://host[:port] in what it prints, never in full; the key never. When no candidate answers,
+the endpoint config.toml has is kept (a changed key still goes in). Exit 0: config unchanged; 10:
+config rewritten (with --restart the service is restarted if it was running); 2: no candidate
+answers and config unchanged; 3: the miner key file is missing or malformed.
 """
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
 
 PLACEHOLDER = '"@NODEFLEET_RPC_ENDPOINT@"'
+KEY_PLACEHOLDER = '"@NODEFLEET_MINER_KEY@"'
+HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def healthy(url):
@@ -294,20 +305,35 @@ def main(argv):
         spec = json.load(f)
     with open(spec["urls"]) as f:
         endpoints = json.load(f)["rpcEndpoints"]
-    chosen = next((u for u in endpoints if healthy(u)), None)
-    if chosen is None:
-        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(map(url_label, endpoints))}; config left as it is", file=sys.stderr)
-        if os.path.exists(spec["config"]):
-            return 2
-        chosen = endpoints[0]  # first start: the node logs the outage itself
-    with open(spec["template"]) as f:
-        text = f.read().replace(PLACEHOLDER, json.dumps(chosen))  # a JSON string is a TOML basic string
+    try:
+        with open(spec["minerKey"]) as f:
+            key = f.read().strip()
+    except FileNotFoundError:
+        print(f"zgs-endpoint {node}: the miner key file {spec['minerKey']} is missing (the key step of pulumi up writes it)", file=sys.stderr)
+        return 3
+    if not HEX64.fullmatch(key):
+        print(f"zgs-endpoint {node}: the miner key file {spec['minerKey']} does not hold 64 hex digits", file=sys.stderr)
+        return 3
     try:
         with open(spec["config"]) as f:
-            if f.read() == text:
-                return 0
+            current = f.read()
     except FileNotFoundError:
-        pass
+        current = None
+    chosen = next((u for u in endpoints if healthy(u)), None)
+    answered = chosen is not None
+    if not answered:
+        chosen = endpoints[0]  # first start: the node logs the outage itself
+        if current is not None:
+            try:
+                chosen = tomllib.loads(current)["blockchain_rpc_endpoint"]
+            except (tomllib.TOMLDecodeError, KeyError):
+                pass
+        print(f"zgs-endpoint {node}: no candidate answers eth_blockNumber: {', '.join(map(url_label, endpoints))}; keeping {url_label(chosen)}", file=sys.stderr)
+    with open(spec["template"]) as f:
+        # A JSON string is a TOML basic string; the key is 64 hex digits (checked above).
+        text = f.read().replace(PLACEHOLDER, json.dumps(chosen)).replace(KEY_PLACEHOLDER, json.dumps(key))
+    if current == text:
+        return 0 if answered else 2
     # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
     owner = os.stat(os.path.dirname(spec["config"]))
@@ -317,7 +343,7 @@ def main(argv):
         os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
     os.replace(tmp, spec["config"])
-    print(f"zgs-endpoint {node}: blockchain_rpc_endpoint = {url_label(chosen)}")
+    print(f"zgs-endpoint {node}: config.toml written, blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)
         print(f"zgs-endpoint {node}: restarted {spec['service']}")
@@ -335,7 +361,9 @@ put /usr/local/lib/nodefleet/zgs-health.py 0755 root:root <<'NODEFLEET_EOF'
 
 endpoint: the endpoint in config.toml as scheme://host[:port] (its path and query, where hosted
 endpoints keep API keys, are never shown); chainHead: its eth_blockNumber (hex -> decimal); logSyncHeight and
-connectedPeers: zgs_getStatus of the node; synced: chainHead - logSyncHeight < 5 (seed 8);
+connectedPeers: zgs_getStatus of the node; confirmations: config.toml's confirmation_block_count
+(the node syncs the log only up to chainHead - confirmations: its height is never closer); behind:
+chainHead - confirmations - logSyncHeight; synced: behind < 5 (seed 8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
 increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
 the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
@@ -370,7 +398,8 @@ def check(node):
     with open(spec["config"], "rb") as f:
         cfg = tomllib.load(f)
     endpoint = cfg["blockchain_rpc_endpoint"]
-    out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None,
+    confirmations = cfg.get("confirmation_block_count", 3)  # zgs_node's own default
+    out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None, "confirmations": confirmations,
            "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["service"], out["active"] = spec["service"], state == "active"
@@ -388,10 +417,10 @@ def check(node):
         out["statusError"] = str(e)
         out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): is {spec['service']} running? journalctl -u {spec['service']}")
     if out["chainHead"] is not None and out["logSyncHeight"] is not None:
-        out["behind"] = out["chainHead"] - out["logSyncHeight"]
+        out["behind"] = max(0, out["chainHead"] - confirmations - out["logSyncHeight"])
         out["synced"] = out["behind"] < 5
         if not out["synced"]:
-            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head (synced means < 5)")
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head less its {confirmations} confirmations (synced means < 5)")
     if out["connectedPeers"] == 0:
         out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable")
     state = f"/run/nodefleet/{node}-health.json"
@@ -447,8 +476,7 @@ Type=simple
 User=nodefleet
 Group=nodefleet
 WorkingDirectory=/data/storage-1/run
-# The miner key, root-only (0600); systemd reads it before dropping privileges.
-EnvironmentFile=/etc/nodefleet/storage-1/zgs.env
+# The miner key is in config.toml (0600, this user's): zgs_node v1.1.0 reads it from there alone.
 ExecStart=/opt/nodefleet/zgs/zgs_node --config /data/storage-1/run/config.toml
 Restart=on-failure
 RestartSec=5

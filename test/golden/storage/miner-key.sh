@@ -1,8 +1,10 @@
 #!/bin/sh
-# nodefleet: the miner key of 0G storage node storage-1, into a root-only environment file that
-# systemd reads for zgs-storage-1.service, and its RPC endpoints (one may carry an API key) into a
-# root-only file that zgs-endpoint reads. This script arrives as a secret on stdin; it never prints
-# the key or an endpoint. Restarts the node only when the key changed and the node runs.
+# nodefleet: the miner key of 0G storage node storage-1 into a root-only file, and its RPC
+# endpoints (one may carry an API key) into another, both read by zgs-endpoint, which renders the
+# node's config.toml (0600, the node's user's) with them: zgs_node v1.1.0 reads miner_key from its
+# config file alone (not from ZGS_NODE__MINER_KEY, not safely from its command line). This script
+# arrives as a secret on stdin; it never prints the key or an endpoint. When the key changed on a
+# node already configured, config.toml is rendered again and a running node restarted.
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/storage-1
@@ -22,8 +24,8 @@ put() {
 	fi
 }
 
-put /etc/nodefleet/storage-1/zgs.env 0600 root:root <<'NODEFLEET_EOF'
-ZGS_NODE__MINER_KEY=abababababababababababababababababababababababababababababababab
+put /etc/nodefleet/storage-1/miner.key 0600 root:root <<'NODEFLEET_EOF'
+abababababababababababababababababababababababababababababababab
 NODEFLEET_EOF
 key_changed="$changed"
 put /etc/nodefleet/storage-1/urls.json 0600 root:root <<'NODEFLEET_EOF'
@@ -34,12 +36,16 @@ put /etc/nodefleet/storage-1/urls.json 0600 root:root <<'NODEFLEET_EOF'
   ]
 }
 NODEFLEET_EOF
+# Earlier nodefleet versions kept the key in an environment file the node never read: no stale copy.
+rm -f /etc/nodefleet/storage-1/zgs.env
 if [ -z "$key_changed" ]; then
 	echo "storage storage-1: miner key unchanged"
 else
-	echo "storage storage-1: miner key written to /etc/nodefleet/storage-1/zgs.env (mode 0600)"
-	if systemctl is-active --quiet zgs-storage-1.service; then
-		systemctl restart zgs-storage-1.service
-		echo "storage storage-1: restarted zgs-storage-1.service for the new key"
+	echo "storage storage-1: miner key written to /etc/nodefleet/storage-1/miner.key (mode 0600)"
+	if [ -f /etc/nodefleet/storage-1/storage.json ] && [ -f /usr/local/lib/nodefleet/zgs-endpoint.py ]; then
+		# Exit 10: config.toml rewritten with the key (and the node restarted if it runs).
+		rc=0
+		python3 /usr/local/lib/nodefleet/zgs-endpoint.py storage-1 --restart || rc=$?
+		case "$rc" in 0 | 10 | 2) ;; *) exit "$rc" ;; esac
 	fi
 fi

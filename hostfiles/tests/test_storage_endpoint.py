@@ -1,0 +1,101 @@
+"""zgs-endpoint.py run for real: the miner key and the endpoint it renders into config.toml
+(zgs_node v1.1.0 reads miner_key from its config file alone), against a local JSON-RPC server and
+dead ports. It writes /etc/nodefleet/<node> like on a host, under a test node name. What it cannot
+prove: systemd's restart (no unit here) and the real node reading the file (the cli tier's
+contract test and the E2E tier do).
+
+    cd hostfiles && python3 -m unittest tests.test_storage_endpoint
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import unittest
+
+from tests.test_storage_health import dead_port, server
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(os.path.dirname(HERE), "zgs-endpoint.py")
+NODE = "nodefleet-test-endpoint-key"
+KEY = "c0ffee" * 10 + "abcd"
+TEMPLATE = 'blockchain_rpc_endpoint = "@NODEFLEET_RPC_ENDPOINT@"\nminer_key = "@NODEFLEET_MINER_KEY@"\n'
+
+
+class StorageEndpointKey(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="nodefleet-zgs-endpoint-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.etc = f"/etc/nodefleet/{NODE}"
+        os.makedirs(self.etc, exist_ok=True)
+        self.addCleanup(shutil.rmtree, self.etc, True)
+        self.spec = {k: os.path.join(self.dir, f) for k, f in
+                     (("template", "config.toml.nodefleet"), ("config", "config.toml"), ("urls", "urls.json"), ("minerKey", "miner.key"))}
+        self.spec["service"] = f"zgs-{NODE}.service"
+        with open(os.path.join(self.etc, "storage.json"), "w") as f:
+            json.dump(self.spec, f)
+        with open(self.spec["template"], "w") as f:
+            f.write(TEMPLATE)
+        self.chain = server({"eth_blockNumber": "0x10"})
+        self.addCleanup(self.chain.server_close)
+        self.addCleanup(self.chain.shutdown)
+        self.good = f"http://127.0.0.1:{self.chain.server_address[1]}"
+
+    def urls(self, *endpoints):
+        with open(self.spec["urls"], "w") as f:
+            json.dump({"rpcEndpoints": list(endpoints)}, f)
+
+    def key(self, text):
+        with open(self.spec["minerKey"], "w") as f:
+            f.write(text)
+
+    def run_tool(self):
+        r = subprocess.run([sys.executable, SCRIPT, NODE], capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+    def config(self):
+        with open(self.spec["config"], "rb") as f:
+            return tomllib.load(f)
+
+    def test_the_key_goes_into_config_toml_and_is_never_printed(self):
+        self.urls(self.good)
+        self.key(KEY + "\n")
+        rc, said = self.run_tool()
+        self.assertEqual(rc, 10, said)
+        self.assertEqual(self.config(), {"blockchain_rpc_endpoint": self.good, "miner_key": KEY})
+        self.assertEqual(os.stat(self.spec["config"]).st_mode & 0o777, 0o600)
+        self.assertNotIn(KEY, said)
+        self.assertEqual(self.run_tool()[0], 0, "nothing changed: nothing written")
+
+    def test_a_missing_or_malformed_key_file_stops_it_without_writing_or_echoing(self):
+        self.urls(self.good)
+        rc, said = self.run_tool()
+        self.assertEqual(rc, 3)
+        self.assertIn(f"the miner key file {self.spec['minerKey']} is missing", said)
+        # A malformed file (here: a key with a stray quote that would end the TOML string).
+        self.key(KEY[:-1] + '"')
+        rc, said = self.run_tool()
+        self.assertEqual(rc, 3)
+        self.assertIn("does not hold 64 hex digits", said)
+        self.assertNotIn(KEY[:-1], said)
+        self.assertFalse(os.path.exists(self.spec["config"]), "config.toml was written")
+
+    def test_a_new_key_goes_in_even_while_no_endpoint_answers_keeping_the_endpoint_in_use(self):
+        self.urls(self.good)
+        self.key(KEY)
+        self.assertEqual(self.run_tool()[0], 10)
+        dead = [f"http://127.0.0.1:{dead_port()}", f"http://127.0.0.1:{dead_port()}"]
+        self.urls(*dead)
+        self.assertEqual(self.run_tool()[0], 2, "no candidate answers and nothing to change")
+        new = "ab" * 32
+        self.key(new)
+        rc, said = self.run_tool()
+        self.assertEqual(rc, 10, said)
+        self.assertIn("no candidate answers eth_blockNumber", said)
+        self.assertEqual(self.config(), {"blockchain_rpc_endpoint": self.good, "miner_key": new})
+
+
+if __name__ == "__main__":
+    unittest.main()
