@@ -126,19 +126,27 @@ function storageRow(node: string, host: string, a: Answer): NodeRow {
     const unit = str(a.service) ?? `zgs-${node}.service`;
     const endpoint = str(a.endpoint);
     const active = a.active === true;
-    if (a.active === false) d.push({ fault: "service-down", severity: "error", detail: `${unit} is not active`, remedy: REMEDY.serviceDown(unit) });
+    // zgs_node v1.1.0 exits at start on what it cannot do (systemd restarts it every 5 s): the
+    // reason, from its log, is the fault; the unit's state and the silent RPC follow from it.
+    const startError = str(a.startError);
+    const start = startError === null ? null : startFault(startError, unit, a.endpointError !== undefined);
+    if (a.active === false && start === null) d.push({ fault: "service-down", severity: "error", detail: `${unit} is not active`, remedy: REMEDY.serviceDown(unit) });
     if (a.endpointError !== undefined) {
-        d.push({ fault: "rpc-endpoint-down", severity: "error", detail: `blockchain_rpc_endpoint ${endpoint ?? "?"} does not answer eth_blockNumber: ${String(a.endpointError)}`, remedy: REMEDY.endpointDown });
+        const exits = startError !== null && /Unable to get chain id/.test(startError) ? ` (the node exits at start while it does not: ${unit} is ${str(a.state) ?? "restarting"})` : "";
+        d.push({ fault: "rpc-endpoint-down", severity: "error", detail: `blockchain_rpc_endpoint ${endpoint ?? "?"} does not answer eth_blockNumber: ${String(a.endpointError)}${exits}`, remedy: REMEDY.endpointDown });
     }
-    if (a.statusError !== undefined && active) {
+    if (start !== null && start.fault !== "rpc-endpoint-down") d.push(start);
+    if (a.statusError !== undefined && active && start === null) {
         d.push({ fault: "storage-rpc-down", severity: "error", detail: `${unit} is active but zgs_getStatus does not answer: ${String(a.statusError)}`, remedy: `journalctl -u ${unit}; restart it` });
     }
     const head = num(a.chainHead);
     const height = num(a.logSyncHeight);
-    const lag = head !== null && height !== null ? head - height : null;
+    // zgs_node syncs the log only up to head - confirmation_block_count: that is its head.
+    const confirmations = num(a.confirmations) ?? 0;
+    const lag = head !== null && height !== null ? Math.max(0, head - confirmations - height) : null;
     const synced = lag !== null && lag < SYNCED_WITHIN;
     if (lag !== null && !synced) {
-        d.push({ fault: "not-synced", severity: "error", detail: `${lag} blocks behind the chain head ${head} (synced means fewer than ${SYNCED_WITHIN})`, remedy: "wait while it catches up; if the height does not grow, see rpc-endpoint-down" });
+        d.push({ fault: "not-synced", severity: "error", detail: `${lag} blocks behind the chain head ${head} less its ${confirmations} confirmations (synced means fewer than ${SYNCED_WITHIN})`, remedy: "wait while it catches up; if the height does not grow, see rpc-endpoint-down" });
     }
     const sample = num(a.sampleSeconds);
     if (a.increasing === false && !synced && a.endpointError === undefined && sample !== null && sample >= INCREASING_OVER_SECONDS) {
@@ -150,6 +158,22 @@ function storageRow(node: string, host: string, a: Answer): NodeRow {
         node, role: "storage", host, service: a.active === true ? "active" : a.active === false ? "inactive" : "unknown",
         height, lag, peers, storage: { synced, endpoint }, diagnoses: d,
     });
+}
+
+/** The fault behind a failed start of zgs_node, from the reason it logged. */
+function startFault(reason: string, unit: string, endpointDown: boolean): Diagnosis {
+    if (/Unable to get chain id/.test(reason)) {
+        return endpointDown
+            ? { fault: "rpc-endpoint-down", severity: "error", detail: reason, remedy: REMEDY.endpointDown }
+            : { fault: "storage-start-failed", severity: "error", detail: `its last start could not reach blockchain_rpc_endpoint (it answers now): ${reason}`, remedy: `systemd starts it again within 5 s; if it stays down: journalctl -u ${unit}` };
+    }
+    if (/insufficient funds/.test(reason)) {
+        return { fault: "miner-unfunded", severity: "error", detail: `the miner key's account cannot pay for the node's miner id registration: ${reason}`, remedy: "fund the miner key's account on the 0G chain (the node registers its miner id with a transaction at start, and exits until it can)" };
+    }
+    if (/minerId/.test(reason)) {
+        return { fault: "miner-registration-failed", severity: "error", detail: reason, remedy: "mine_contract_address must be the chain's PoRA mine contract (the node reads its miner id from that contract's event)" };
+    }
+    return { fault: "storage-start-failed", severity: "error", detail: reason, remedy: `fix what it names in config.toml (mineContractAddress, …) and pulumi up; journalctl -u ${unit}` };
 }
 
 function sequencerRow(node: string, host: string, a: Answer): NodeRow {

@@ -100,6 +100,28 @@ class StorageHealth(unittest.TestCase):
         b = self.health()
         self.assertEqual((b["behind"], b["synced"]), (4, True))
 
+    def test_the_last_failed_start_is_read_from_the_node_log_with_the_url_cut_to_its_host(self):
+        # Lines as zgs_node v1.1.0 writes them (the contract test saw these), the URL with a key.
+        self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}")
+        os.makedirs(f"{self.dir}/log")
+        today = __import__("datetime").datetime.now(__import__("datetime").timezone.utc).strftime("%Y-%m-%d")
+        url = ('Url { scheme: "https", cannot_be_a_base: false, username: "", password: None, host: Some(Domain("rpc.example.org")), '
+               'port: None, path: "/v2/KEYsecret123", query: Some("apikey=KEYsecret456"), fragment: None }')
+        lines = [
+            "2026-11-25T01:58:17.317476Z  INFO zgs_node: Services started",
+            "2026-11-25T01:59:01.000000Z  INFO zgs_node: Starting services...",
+            f"2026-11-25T01:59:01.100000Z ERROR zgs_node: Failed to start zgs node reason=Unable to get chain id: HTTPError(reqwest::Error {{ kind: Request, url: {url}, source: x }})",
+        ]
+        with open(f"{self.dir}/log/zgs.log.{today}", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        a = self.health()
+        self.assertEqual(a["startError"], "Unable to get chain id: HTTPError(reqwest::Error { kind: Request, url: url rpc.example.org, source: x })")
+        self.assertNotIn("KEYsecret", json.dumps(a))
+        # Started again since, and running: no failure to report.
+        with open(f"{self.dir}/log/zgs.log.{today}", "a") as f:
+            f.write("2026-11-25T01:59:06.000000Z  INFO zgs_node: Starting services...\n2026-11-25T01:59:06.500000Z  INFO zgs_node: Services started\n")
+        self.assertNotIn("startError", self.health())
+
     def test_a_dead_endpoint_is_named_with_its_error(self):
         url = f"http://127.0.0.1:{dead_port()}"
         self.write(url)

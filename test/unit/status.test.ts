@@ -65,6 +65,19 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.deepEqual(faults(storage("not-increasing-too-soon")), ["not-synced"]);
     });
 
+    it("the real zgs_node with its endpoint down exits at start (systemd restarts it): one fault, rpc-endpoint-down, saying so", () => {
+        const r = storage("endpoint-down-exits");
+        assert.deepEqual(faults(r, "error"), ["rpc-endpoint-down"], "not also service-down or storage-rpc-down: they follow from it");
+        assert.match(r.diagnoses[0]!.detail, /8547 does not answer eth_blockNumber: .*\(the node exits at start while it does not: zgs-storage-1\.service is activating\)/);
+    });
+
+    it("a miner key whose account cannot pay: miner-unfunded (the node exits at start), not service-down", () => {
+        const r = storage("miner-unfunded");
+        assert.deepEqual(faults(r, "error"), ["miner-unfunded"]);
+        assert.match(r.diagnoses[0]!.detail, /insufficient funds/);
+        assert.match(r.diagnoses[0]!.remedy, /fund the miner key's account/);
+    });
+
     it("a stopped storage service: service-down, not a second fault for its RPC", () => {
         const r = storage("stopped");
         assert.deepEqual(faults(r), ["service-down"]);

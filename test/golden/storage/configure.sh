@@ -366,12 +366,16 @@ connectedPeers: zgs_getStatus of the node; confirmations: config.toml's confirma
 chainHead - confirmations - logSyncHeight; synced: behind < 5 (seed 8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
 increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
-the service's systemd state; endpointError / statusError: why eth_blockNumber or zgs_getStatus
-did not answer; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
+the service's systemd state (state: is-active's word, "activating" in a restart loop);
+endpointError / statusError: why eth_blockNumber or zgs_getStatus did not answer; startError: why
+the node's last start failed, from its log ("Failed to start zgs node reason=…": zgs_node v1.1.0
+exits at start when its endpoint does not answer, when its miner account cannot pay for its miner
+id registration, …; systemd then restarts it every 5 s), with URLs cut to scheme://host[:port]; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
 """
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -402,7 +406,7 @@ def check(node):
     out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None, "confirmations": confirmations,
            "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
-    out["service"], out["active"] = spec["service"], state == "active"
+    out["service"], out["active"], out["state"] = spec["service"], state == "active", state or "unknown"
     try:
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
@@ -443,7 +447,45 @@ def check(node):
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     out["logFile"] = os.path.join(log_dir, f"zgs.log.{today}")
     out["logFileExists"] = os.path.exists(out["logFile"])
+    reason = last_start_failure(out["logFile"])
+    if reason is not None:
+        out["startError"] = reason
+        out["diagnoses"].append(f"the node's last start failed: {reason}")
     return out
+
+
+START = "zgs_node: Starting services..."
+FAILED = re.compile(r"zgs_node: Failed to start zgs node reason=(.*)$")
+
+
+def last_start_failure(log_file, tail_bytes=256 * 1024):
+    """The reason of the last start's failure in the node's log, or None if it started (or is starting)."""
+    try:
+        with open(log_file, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail_bytes))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    starts = [i for i, line in enumerate(lines) if START in line]
+    if not starts:
+        return None
+    for line in lines[starts[-1]:]:
+        m = FAILED.search(line)
+        if m:
+            return redact(m.group(1))
+    return None
+
+
+def redact(reason):
+    """The node prints a request's whole URL (path and query: where an API key sits): only scheme://host[:port] stays."""
+    reason = re.sub(r"Url \{.*?host: Some\((?:Domain|Ipv4|Ipv6)\(([^)]*)\)\), port: (?:Some\((\d+)\)|None).*?fragment: [^}]*\}",
+                    lambda m: "url " + m.group(1).strip('"') + (f":{m.group(2)}" if m.group(2) else ""), reason)
+    reason = re.sub(r"https?://[^\s\"')]+", lambda m: url_label(m.group(0)), reason)
+    # Whatever URL form the pattern above missed: its secret-bearing fields go.
+    reason = re.sub(r'\b(path|username): "[^"]*"', r'\1: "…"', reason)
+    reason = re.sub(r'\b(query|password|fragment): Some\("[^"]*"\)', r'\1: Some("…")', reason)
+    return reason[:400]
 
 
 def main(argv):
