@@ -4,9 +4,10 @@
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
 #         contract tests of the sequencer's rendered files against the real Aztec CLI (installed once)
-#         and of the reth unit against the real reth (built once from upstream source, cached)
+#         and of the reth unit against the real reth, of the storage node's config.toml against the
+#         real zgs_node (both built once from upstream source, cached)
 #   e2e   real geth driven by the simulators (export/trim/import); the main job on local VMs:
-#         pulumi up over SSH, releases, firewall probes, no-op re-run, destroy
+#         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,8 +16,8 @@ source scripts/setup.sh
 TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
 
-# What is slow to build once and then cached (the toolchain, geth, the VM image, the Aztec CLI, reth:
-# several minutes each on a cold machine, reth about 25) starts now in the background at low
+# What is slow to build once and then cached (the toolchain, geth, the VM image, the Aztec CLI, reth,
+# zgs_node: several minutes each on a cold machine, reth about 25, zgs_node about 20) starts now in the background at low
 # priority, while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
 # at once.
 mkdir -p .state/prebuild
@@ -48,8 +49,10 @@ if has_tier cli || has_tier e2e; then
     prebuild toolchain bash lab/toolchain.sh
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
     prebuild reth bash lab/reth.sh build     # the real reth from upstream source (about 25 min cold): its contract test
+    prebuild zgs bash lab/zgs.sh build       # the real zgs_node from upstream source (about 20 min cold): its contract test
+    prebuild geth bash lab/artifacts.sh geth # the real geth (a few minutes cold): the chain of the zgs_node contract test
 fi
-if has_tier e2e; then prebuild lab bash -c 'bash lab/artifacts.sh geth >/dev/null && bash lab/vm.sh image'; fi
+if has_tier e2e; then prebuild lab bash lab/vm.sh image; fi
 
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
@@ -68,16 +71,20 @@ if has_tier cli; then
     await toolchain
     await aztec
     await reth
+    await zgs
+    await geth
     bash lab/toolchain.sh
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
 if has_tier e2e; then
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
     await toolchain
+    await geth
     await lab
     NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
     echo "== e2e tier: step 9's import against the real reth, on a chain real geth made (gap, kill -9, forged state root)"
     await reth
+    await zgs # the dev release's zgs_node: built here, not a second time by the artifacts server
     reth_bin="$(bash lab/reth.sh path)"
     chain_rlp="$(bash lab/devchain.sh chain 3000)" # the e2e tier's chain (test/support/lab.ts CHAIN_BLOCKS), made once
     NODEFLEET_RETH="$reth_bin" NODEFLEET_CHAIN="$chain_rlp" bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_reth'

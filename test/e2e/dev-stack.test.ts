@@ -107,10 +107,13 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.match(chain.output, /v1\.0\.6 \(nodefleet simulator/);
         const sums = fs.readFileSync(path.join(ROOT, ".state/artifacts/current/SHA256SUMS"), "utf8");
         assert.ok(sums.includes(`${chain.stdout.trim().split("\n").pop()}  aristotle-v1.0.6.tar.gz`), "installed archive has the served checksum");
-        const seq = onVm("dev-1", "/opt/nodefleet/zgs/zgs_node --version; /opt/nodefleet/aztec/bin/aztec --version; ls /opt/nodefleet/releases");
-        assert.match(seq.output, /zgs_node .*nodefleet simulator/);
-        assert.match(seq.output, /nodefleet simulator/);
-        assert.equal(seq.output.trim().split("\n").slice(2).length, 2, `two releases on dev-1:\n${seq.output}`);
+        const seq = onVm("dev-1", "/opt/nodefleet/zgs/zgs_node --version; /opt/nodefleet/aztec/bin/aztec --version; ls /opt/nodefleet/releases; sha256sum /opt/nodefleet/zgs/zgs_node");
+        // The real zgs_node built from the v1.1.0 archive (it names no version without a git checkout).
+        assert.match(seq.output, /^zgs_node unknown$/m);
+        const built = sh("bash", [path.join(ROOT, "lab/zgs.sh"), "path"]).stdout.trim();
+        assert.ok(seq.output.includes(crypto.createHash("sha256").update(fs.readFileSync(built)).digest("hex")), "the VM runs the binary lab/zgs.sh built");
+        assert.match(seq.output, /nodefleet simulator/); // the Aztec CLI of the release
+        assert.equal(seq.output.trim().split("\n").slice(2, -1).length, 2, `two releases on dev-1:\n${seq.output}`);
     });
 
     it("runs the storage node under systemd, synced to the dev chain, with health in the stack outputs", () => {
@@ -181,8 +184,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             const seen = sh("bash", [VM, "ssh", vm, "python3 /tmp/nodefleet-find-key.py"], { input: `${keys.miner}\n${keys.sequencer}\n${keys.validator}\n`, timeoutMs: 60_000 });
             assert.deepEqual(seen.output.trim().split("\n"), ["0 0", "0 0", "0 0"], `${vm}: a key shows in a command line or the journal (per key: processes, journal lines)`);
         }
-        const env = onVm("dev-1", "stat -c '%n %U %a' /etc/nodefleet/storage-1/zgs.env /etc/nodefleet/sequencer-1/aztec.env /etc/nodefleet/sequencer-1/register.env");
-        assert.deepEqual(env.output.trim().split("\n"), ["/etc/nodefleet/storage-1/zgs.env root 600", "/etc/nodefleet/sequencer-1/aztec.env root 600", "/etc/nodefleet/sequencer-1/register.env root 600"]);
+        const env = onVm("dev-1", "stat -c '%n %U %a' /etc/nodefleet/storage-1/miner.key /data/storage-1/run/config.toml /etc/nodefleet/sequencer-1/aztec.env /etc/nodefleet/sequencer-1/register.env");
+        // The miner key: root's file, and config.toml (zgs_node v1.1.0 reads it from there alone), the node user's.
+        assert.deepEqual(env.output.trim().split("\n"), ["/etc/nodefleet/storage-1/miner.key root 600", "/data/storage-1/run/config.toml nodefleet 600", "/etc/nodefleet/sequencer-1/aztec.env root 600", "/etc/nodefleet/sequencer-1/register.env root 600"]);
         const state = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"]).output.toLowerCase();
         const up = fs.readFileSync(path.join(ROOT, ".state", "e2e-up.log"), "utf8").toLowerCase();
         for (const [name, key] of Object.entries(keys)) {
@@ -334,7 +338,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.ok(row(healthy.report, "sequencer-1").height >= 0);
         // Two faults at once (one round sees both): the storage node's endpoint goes dead (the
         // failover timer held, so it stays dead) and the sequencer is stopped.
-        onVm("dev-1", "systemctl stop zgs-storage-1-failover.timer aztec-sequencer-1 && cp -p /data/storage-1/run/config.toml /run/e2e-config.toml && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1");
+        onVm("dev-1", "systemctl stop zgs-storage-1-failover.timer aztec-sequencer-1 && cp -p /data/storage-1/run/config.toml /run/e2e-config.toml && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && " +
+            // The real node exits at start without its endpoint: wait until systemd has it in its restart loop.
+            "for i in $(seq 120); do [ \"$(systemctl is-active zgs-storage-1)\" = activating ] && break; sleep 0.5; done; systemctl is-active zgs-storage-1 || true");
         try {
             const faulty = statusJson();
             assert.equal(faulty.code, 1);

@@ -1,4 +1,5 @@
-"""0gchaind, zgs_node and aztec simulators against the spec, each as a real process."""
+"""0gchaind and aztec simulators against the spec, each as a real process (zgs_node is real now:
+its simulator is gone, see test/cli/zgs-contract.test.ts)."""
 import json
 import os
 import re
@@ -121,66 +122,6 @@ class ZeroGChain(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("error reading PrivValidator state", r.stderr)
         self.assertIn("priv_validator_state.json: no such file or directory", r.stderr)
-
-
-class Storage(unittest.TestCase):
-    def config(self, d, rpc, extra=""):
-        path = os.path.join(d, "config.toml")
-        with open(path, "w") as f:
-            f.write(f'blockchain_rpc_endpoint = "{rpc}"\nlog_contract_address = "0xbD2C3F0E65eDF5582141C35969d66e34629cC768"\n'
-                    f'log_directory = "log"\ndb_dir = "db"\n{extra}\n[rpc]\nlisten_address = "127.0.0.1:{self.port}"\n')
-        return path
-
-    def setUp(self):
-        self.port = free_port()
-
-    def test_follows_head_logs_daily_file_and_stops_when_rpc_is_down(self):
-        d = tempfile.mkdtemp()
-        el_port = free_port()
-        genesis = os.path.join(d, "g.json")
-        with open(genesis, "w") as f:
-            f.write("{}")
-        jwt = os.path.join(d, "jwt")
-        with open(jwt, "w") as f:
-            f.write("aa" * 32)
-        el = start("reth", "node", "--chain", genesis, "--datadir", os.path.join(d, "el"), "--http", "--http.port", str(el_port),
-                   "--authrpc.port", str(free_port()), "--authrpc.jwtsecret", jwt)
-        # drive the sim EL so its head moves: one valid forkchoice starts block production
-        auth_port = int(el.args[el.args.index("--authrpc.port") + 1])
-        until(lambda: common.rpc_call(f"http://127.0.0.1:{el_port}", "eth_blockNumber"))
-        engine = zerog.Engine(f"http://127.0.0.1:{auth_port}", b"\xaa" * 32)
-        for n in range(5):  # what a consensus client does: build blocks through the engine API
-            engine.build(common.rpc_call(f"http://127.0.0.1:{el_port}", "eth_getBlockByNumber", [hex(n), False]), "0x" + "11" * 20)
-        node = start("zgs", "--config", self.config(d, f"http://127.0.0.1:{el_port}"), env={"ZGS_NODE__MINER_KEY": "11" * 32})
-        url = f"http://127.0.0.1:{self.port}"
-        try:
-            st = until(lambda: common.rpc_call(url, "zgs_getStatus"))
-            self.assertEqual(set(st), {"connectedPeers", "logSyncHeight", "logSyncBlock", "nextTxSeq", "networkIdentity"})
-            self.assertEqual(st["connectedPeers"], 0)
-            until(lambda: common.rpc_call(url, "zgs_getStatus")["logSyncHeight"] >= 3)
-            stop(el)
-            time.sleep(2.5)
-            h1 = common.rpc_call(url, "zgs_getStatus")["logSyncHeight"]
-            time.sleep(1.5)
-            self.assertEqual(common.rpc_call(url, "zgs_getStatus")["logSyncHeight"], h1)
-        finally:
-            stop(node)
-            if el.poll() is None:
-                stop(el)
-        logs = os.listdir(os.path.join(d, "log"))
-        self.assertEqual(logs, ["zgs.log." + common.utc_now().strftime("%Y-%m-%d")])
-        with open(os.path.join(d, "log", logs[0])) as f:
-            text = f.read()
-        self.assertIn("failed to get block number from blockchain rpc endpoint", text)
-        self.assertTrue(os.path.isdir(os.path.join(d, "db", "flow_db")) and os.path.isdir(os.path.join(d, "db", "data_db")))
-
-    def test_refuses_bad_config(self):
-        d = tempfile.mkdtemp()
-        peer = "16Uiu2HAmLhLvBoYaoZfaMUKuibM6ac163GwKY74c5kiSLg5KvLpY"
-        r = run("zgs", "--config", self.config(d, "http://127.0.0.1:1", f'network_boot_nodes = ["/ip4/1.2.3.4/udp/1234/p2p/{peer}"]\nminer_key = "0x12"'))
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("miner_key must be 64 hex characters", r.stderr)
-        self.assertIn("network_boot_nodes needs network_enr_address", r.stderr)
 
 
 class Sequencer(unittest.TestCase):
