@@ -63,7 +63,8 @@ build() {
     [ -x "$src/target/release/reth" ] || die "the build produced no reth binary (see the cargo lines above)"
     cp "$src/target/release/reth" "$bin.tmp" && mv "$bin.tmp" "$bin"
     rm -rf "$work"
-    say "built in $((SECONDS - started)) s: $bin ($(du -m "$bin" | cut -f1) MB, $("$bin" --version | head -1))"
+    cpu_used
+    say "built in $((SECONDS - started)) s, $CPU_USED CPU: $bin ($(du -m "$bin" | cut -f1) MB, $("$bin" --version | head -1))"
 }
 
 case "${1:-}" in

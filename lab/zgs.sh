@@ -86,7 +86,8 @@ build() {
     [ -x "$src/target/release/zgs_node" ] || die "the build produced no zgs_node binary (see the cargo lines above)"
     cp "$src/target/release/zgs_node" "$bin.tmp" && mv "$bin.tmp" "$bin"
     rm -rf "$work"
-    say "built in $((SECONDS - started)) s: $bin ($(du -m "$bin" | cut -f1) MB)"
+    cpu_used
+    say "built in $((SECONDS - started)) s, $CPU_USED CPU: $bin ($(du -m "$bin" | cut -f1) MB)"
 }
 
 # Files of the same pinned archive besides the source, unpacked once: the compiled contracts (ABI

@@ -9,6 +9,7 @@
 #                                    install what the build lacks (libclang-dev and a C compiler
 #                                    always; each extra package when its probe command is missing);
 #                                    as root, once
+#   cpu_used                         CPU_USED: the CPU time of the build so far (user + system)
 #   cargo_build_progress TOTAL ARGS...
 #                                    run `cargo ARGS...` printing "[TAG] compiled N/TOTAL crates, S s"
 #                                    every 15 s on stderr, and cargo's other lines prefixed; its
@@ -39,6 +40,19 @@ build_deps() {
     say "installing ${missing[*]} (apt-get)"
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Sets CPU_USED to the CPU time this shell's finished children used (the build's, when called after
+# it), e.g. "1607 s user + 150 s system": bash's `times`, second line. Call it plainly, not in $(…):
+# a child shell has no children of its own yet.
+cpu_used() {
+    local f
+    f="$(mktemp)"
+    times >"$f"
+    # shellcheck disable=SC2034 # the caller reads it
+    CPU_USED="$(tail -1 "$f" | awk '{ split($0, t, " "); for (i = 1; i <= 2; i++) { split(t[i], p, /[ms]/); s[i] = p[1] * 60 + p[2] }
+        printf "%d s user + %d s system", s[1], s[2] }')"
+    rm -f "$f"
 }
 
 # cargo's own progress bar needs a terminal; its "Compiling" lines, counted, are the progress here.
