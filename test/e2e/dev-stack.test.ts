@@ -96,7 +96,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         }
     });
 
-    it("installs each node's release, checked against its sha256: real geth, real reth and the named simulators", () => {
+    it("installs each node's release, checked against its sha256: real geth, reth and zgs_node, and the named simulators", () => {
         const chain = onVm("dev-2", "/opt/nodefleet/0g-chain/bin/geth version; /opt/nodefleet/0g-chain/bin/reth --version; /opt/nodefleet/0g-chain/bin/0gchaind version; cat /opt/nodefleet/0g-chain/.nodefleet-sha256");
         assert.match(chain.output, /^Geth\nVersion: 1\.17\.0-stable/m);
         // The real reth built from the v1.11.4 archive (whose workspace still says 1.11.3), not the simulator.
