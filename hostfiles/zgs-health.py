@@ -14,7 +14,9 @@ the service's systemd state (state: is-active's word, "activating" in a restart 
 endpointError / statusError: why eth_blockNumber or zgs_getStatus did not answer; startError: why
 the node's last start failed, from its log ("Failed to start zgs node reason=…": zgs_node v1.1.0
 exits at start when its endpoint does not answer, when its miner account cannot pay for its miner
-id registration, …; systemd then restarts it every 5 s), with URLs cut to scheme://host[:port]; diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the node to answer and sync.
+id registration, …; systemd then restarts it every 5 s), with URLs cut to scheme://host[:port];
+diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the
+node to answer and sync.
 """
 import datetime
 import json
