@@ -21,6 +21,7 @@ import { releaseLink } from "../../components/hosts/scripts";
 import { baseFleet, NODE_ID, secretSource } from "../support/fixtures";
 import { systemdWords } from "../support/aztec";
 import { ROOT } from "../support/cli";
+import { until } from "../support/process";
 
 const V = 2;
 const PREFIX = 61; // ports 61545 (HTTP), 61551 (auth), 61303 (p2p): loopback only
@@ -69,21 +70,6 @@ async function post(port: number, method: string, token?: string, params?: unkno
     return { status: r.status, body };
 }
 
-async function until<T>(what: string, seconds: number, f: () => Promise<T | undefined>, child?: ChildProcess, log?: () => string): Promise<T> {
-    const deadline = Date.now() + seconds * 1000;
-    for (;;) {
-        if (child && child.exitCode !== null) assert.fail(`reth exited (${child.exitCode}) before ${what}:\n${log?.()}`);
-        try {
-            const v = await f();
-            if (v !== undefined) return v;
-        } catch {
-            /* not yet */
-        }
-        if (Date.now() > deadline) assert.fail(`no ${what} within ${seconds} s:\n${log?.()}`);
-        await new Promise((r) => setTimeout(r, 500));
-    }
-}
-
 describe("the rendered reth unit starts the real reth", () => {
     let reth: string;
     let dir: string;
@@ -123,7 +109,7 @@ describe("the rendered reth unit starts the real reth", () => {
         const head = await until("eth_blockNumber", 120, async () => {
             const r = await post(ports.http, "eth_blockNumber");
             return r.status === 200 ? r.body : undefined;
-        }, child, () => output);
+        }, child, () => output, "reth");
         assert.equal(head.result, "0x0", JSON.stringify(head));
         const denied = await post(ports.engine, "engine_exchangeCapabilities");
         assert.equal(denied.status, 401, JSON.stringify(denied));
@@ -144,7 +130,7 @@ describe("the rendered reth unit starts the real reth", () => {
         assert.equal(fcu.result?.payloadStatus?.status, "SYNCING", JSON.stringify(fcu));
         // The datadir and IPC path are the rendered ones.
         assert.ok(fs.existsSync(path.join(p.rethDir, "db")), `no ${p.rethDir}/db`);
-        await until("the IPC socket", 30, async () => (fs.existsSync(`${p.rethDir}/reth.ipc`) ? true : undefined), child, () => output);
+        await until("the IPC socket", 30, async () => (fs.existsSync(`${p.rethDir}/reth.ipc`) ? true : undefined), child, () => output, "reth");
         child.kill("SIGINT");
         const code = await new Promise<number | null>((r) => (child!.exitCode !== null ? r(child!.exitCode) : child!.on("exit", (c) => r(c))));
         assert.equal(code, 0, `reth did not stop cleanly on SIGINT:\n${output.slice(-3000)}`);

@@ -23,6 +23,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderStorageConfig, renderStorageUnits, storagePaths } from "../../components/roles/storage";
 import { baseFleet, secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
+import { until } from "../support/process";
 
 const S = 0;
 const GETH_HTTP = 61645;
@@ -91,21 +92,6 @@ async function rpc(port: number, method: string, params: unknown[] = []): Promis
     const body: any = await r.json();
     if (body.error) throw new Error(JSON.stringify(body.error));
     return body.result;
-}
-
-async function until<T>(what: string, seconds: number, f: () => Promise<T | undefined>, child?: ChildProcess, log?: () => string): Promise<T> {
-    const deadline = Date.now() + seconds * 1000;
-    for (;;) {
-        if (child && child.exitCode !== null) assert.fail(`the process exited (${child.exitCode}) before ${what}:\n${log?.()}`);
-        try {
-            const v = await f();
-            if (v !== undefined) return v;
-        } catch {
-            /* not yet */
-        }
-        if (Date.now() > deadline) assert.fail(`no ${what} within ${seconds} s:\n${log?.()}`);
-        await new Promise((r) => setTimeout(r, 500));
-    }
 }
 
 function buildPath(script: string, ...args: string[]): string {
