@@ -16,7 +16,8 @@
 #   reth-revm/portable      blst picks its CPU instructions at run time: the binary runs on the
 #                           emulated dev VMs, whose CPU is not this machine's;
 #   asm-keccak              keccak in assembly (the import hashes every block and trie node);
-#   release profile with thin LTO off, 16 codegen units, no debug info, symbols stripped.
+#   the release profile of lab/lib/cargo.sh: optimisation level 1, LTO off, 16 codegen units, no
+#   debug info, symbols stripped.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VERSION=1.11.4

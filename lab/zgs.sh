@@ -23,7 +23,8 @@
 #     and the build then runs --locked;
 #   - RUSTFLAGS=--cap-lints=warn: common/merkle_light denies unused_qualifications, a lint newer
 #     rustc raises on its code;
-#   - the release profile as for reth: thin LTO off, 16 codegen units, no debug info, stripped.
+#   - the release profile as for reth (lab/lib/cargo.sh): optimisation level 1, LTO off, 16 codegen
+#     units, no debug info, stripped.
 # Needs Debian's libclang-dev (bindgen in librocksdb-sys) and protobuf-compiler (prost-build in
 # node/rpc); RocksDB 8.1 compiles from C++ source, a large share of the build.
 set -euo pipefail
