@@ -12,8 +12,11 @@ missing, and holds a lock so a second 0gchaind on the same home fails.
 
 The engine link drives the execution client the way a beacon node does, over the
 JWT-authenticated engine endpoint (rpc-dial-url): every NODEFLEET_SIM_BLOCK_TIME s (default 2) it
-proposes the next block (engine_forkchoiceUpdatedV3 with payload attributes, engine_getPayloadV3,
-engine_newPayloadV3, forkchoice to the new head) and logs 'Committed state' for the new height.
+proposes the next block (engine_forkchoiceUpdatedV3 with payload attributes; half the block time
+later, as a beacon node asks for its payload well after it asked for one to be built,
+engine_getPayloadV3: geth answers with what it has built by then, an empty block when it has not
+finished the full one; engine_newPayloadV3, forkchoice to the new head) and logs 'Committed state'
+for the new height.
 This works with real geth (post-merge genesis) and with the reth simulator. If the EL is ahead
 (after an import) it first commits the EL's blocks. Its consensus height lives in
 data/nodefleet-sim-state.json ({height, hashes}). When its height is ahead of the EL, the
@@ -151,10 +154,11 @@ def cmd_start(flags, log):
     auth_failures = 0
     engine = Engine(dial, secret)
     period = float(os.environ.get("NODEFLEET_SIM_BLOCK_TIME", "2"))
+    build_time = period / 2  # the EL's time to pack the next block (see Engine.build)
     behind = False
     warned_syncing = False
     # Block sync: while the EL is ahead, commit its blocks in batches without waiting a period.
-    while not stop.wait(0 if behind else period):
+    while not stop.wait(0 if behind else period - build_time):
         behind = False
         try:
             head = int(engine.call("eth_blockNumber"), 16)
@@ -178,7 +182,7 @@ def cmd_start(flags, log):
             status["catching_up"] = False
             # Propose the next block: forkchoice with payload attributes, get, execute, adopt.
             parent = engine.call("eth_getBlockByNumber", [hex(st["height"]), False])
-            new_hash = engine.build(parent, fee_recipient)
+            new_hash = engine.build(parent, fee_recipient, lambda: stop.wait(build_time))
             commit(st, st["height"] + 1, new_hash, log)
             save_state(home, st)
         except ElSyncing as e:
@@ -244,12 +248,17 @@ class Engine:
             raise RpcError(-32000, f"forkchoice update: execution client says {status}: {result['payloadStatus'].get('validationError')}")
         return result
 
-    def build(self, parent, fee_recipient):
+    def build(self, parent, fee_recipient, pause):
+        """Proposes a block on parent: `pause` runs between the forkchoice with payload attributes
+        and engine_getPayloadV3. geth answers getPayload with the payload built so far and stops
+        building: asked at once, it answers with the empty block whenever a transaction takes it
+        longer to execute than that round trip (a 3 M gas contract call stayed pending for minutes)."""
         ts = max(int(time.time()), int(parent["timestamp"], 16) + 1)
         beacon_root = "0x" + common.keccak256(parent["hash"].encode()).hex()
         attrs = {"timestamp": hex(ts), "prevRandao": "0x" + common.keccak256(str(ts).encode()).hex(),
                  "suggestedFeeRecipient": fee_recipient, "withdrawals": [], "parentBeaconBlockRoot": beacon_root}
         payload_id = self.forkchoice(parent["hash"], attrs)["payloadId"]
+        pause()
         payload = self.call("engine_getPayloadV3", [payload_id])["executionPayload"]
         status = self.call("engine_newPayloadV3", [payload, [], beacon_root])
         if status["status"] != "VALID":

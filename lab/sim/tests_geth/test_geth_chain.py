@@ -80,6 +80,26 @@ class GethChain(unittest.TestCase):
         with open(self.geth_log.name) as f:
             self.assertRegex(f.read(), r"Chain head was updated\s+number=\d+")
 
+    def test_1a_a_transaction_geth_needs_time_to_pack_is_included(self):
+        # geth's engine_getPayload answers with the payload built so far: the empty one, when the
+        # full one is not done yet (miner/payload_building.go, Resolve). A beacon node asks for the
+        # payload well after its forkchoice with attributes; a simulator that asks at once gets an
+        # empty block every time a transaction takes geth longer to execute than that round trip
+        # (the storage contracts' flow.initialize, 3 M gas, stayed pending for 120 s in a cold run).
+        # This one burns about 8 M gas in a loop (GAS, PUSH3 50000, LT, PUSH1 0, JUMPI), tens of ms.
+        from nodefleet_sim import txgen
+        burn = bytes.fromhex("5b5a6200c350106000570" + "0")
+        chain_id = int(common.rpc_call(self.url, "eth_chainId"), 16)
+        sender = txgen.address_of(txgen.DEV_KEY)
+        nonce = int(common.rpc_call(self.url, "eth_getTransactionCount", [sender, "pending"]), 16)
+        gas_price = int(common.rpc_call(self.url, "eth_gasPrice"), 16) * 2
+        tx = common.rpc_call(self.url, "eth_sendRawTransaction", [txgen.signed_tx(txgen.DEV_KEY, chain_id, nonce, None, 0, gas_price, 8_000_000, burn)])
+        start = int(common.rpc_call(self.url, "eth_blockNumber"), 16)
+        receipt = until(lambda: common.rpc_call(self.url, "eth_getTransactionReceipt", [tx]), timeout=30)
+        self.assertEqual(receipt["status"], "0x1")
+        self.assertGreater(int(receipt["gasUsed"], 16), 7_000_000)
+        self.assertLessEqual(int(receipt["blockNumber"], 16) - start, 3, "geth packed it only after several empty blocks")
+
     def test_1b_dev_registry_answers_get_info_in_real_evm(self):
         # The dev genesis' registry stand-in (the sequencer's L1 in the dev stack), run by geth's EVM:
         # getInfo(address) returns four words, status 0 (NONE) for an address never stored; any other
