@@ -379,15 +379,14 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             "echo cpu $(( (b - a) * 10 / $(getconf CLK_TCK) ))",
             "systemctl stop zgs-storage-1-failover.timer zgs-storage-1.service",
             "systemctl show -p Result -p ExecMainCode -p ExecMainStatus zgs-storage-1.service",
-            "journalctl -u zgs-storage-1 -o cat --since -1min | grep -c 'timed out' || true",
             "ls /data/storage-1/db",
         ].join("\n"));
         const cpu = /^cpu (\d+)$/m.exec(r.output);
         process.stderr.write(`# zgs_node on dev-1, caught up, no data: ${cpu?.[1]} % of a CPU over 10 s\n`);
         assert.match(r.output, /^synced True$/m, r.output);
-        // SIGTERM is enough: systemd saw the process exit with status 0 (CLD_EXITED = 1) before its stop timeout.
+        // SIGTERM is enough: systemd saw the process exit with status 0 (CLD_EXITED = 1); a stop that
+        // ran into TimeoutStopSec and was killed would be Result=timeout.
         for (const line of ["Result=success", "ExecMainCode=1", "ExecMainStatus=0"]) assert.match(r.output, new RegExp(`^${line}$`, "m"), r.output);
-        assert.match(r.output, /^0$/m, "systemd had to kill the node");
         assert.match(r.output, /^data_db\nflow_db$/m, "the node's database is kept");
     });
 
