@@ -64,8 +64,8 @@ pack() {
 build_dir() {
     local geth reth zgs_node zgs_run stamp out
     geth="$(geth_bin)"
-    reth="$(bash "$ROOT/lab/reth.sh" path)"         # about 25 minutes the first time on 2 cores, then cached
-    zgs_node="$(bash "$ROOT/lab/zgs.sh" path)"      # about 20 minutes the first time on 2 cores, then cached
+    reth="$(bash "$ROOT/lab/reth.sh" path)"         # about 20 CPU-minutes the first time, then cached
+    zgs_node="$(bash "$ROOT/lab/zgs.sh" path)"      # about 28 CPU-minutes the first time, then cached
     zgs_run="$(bash "$ROOT/lab/zgs.sh" run)"
     stamp="$( (sha256sum "$geth" "$reth" "$zgs_node"; find "$zgs_run" -type f | sort | xargs sha256sum; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
     out="$CACHE/artifacts/$stamp"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real reth, built once from the pinned upstream source archive (paradigmxyz/reth v1.11.4).
-#   lab/reth.sh build   build it if the cache lacks it (about 20 minutes on 2 idle cores), progress
+#   lab/reth.sh build   build it if the cache lacks it (about 20 CPU-minutes; 28 min wall beside a cold
+#                       run's other builds), progress
 #                       on stderr: "[reth] compiled N/M crates" as cargo goes
 #   lab/reth.sh path    print the binary's path (building it first if needed); data on stdout only
 #   lab/reth.sh key     print the cache key (the archive's digest and the build settings)
@@ -55,7 +56,7 @@ build() {
         rm -rf "$work" && mkdir -p "$work"
         tar -xzf "$UPSTREAM/$ARCHIVE" -C "$work"
     fi
-    say "building reth $VERSION from $ARCHIVE (once; about 20 minutes on 2 idle cores), cache key $key"
+    say "building reth $VERSION from $ARCHIVE (once; about 20 CPU-minutes), cache key $key"
     started=$SECONDS
     (cd "$src" && cargo fetch --locked 2>&1 | tail -2 | sed 's/^/[reth] cargo: /' >&2)
     total="$(cd "$src" && cargo tree --locked --offline -e normal,build --no-default-features --features "$FEATURES" \

@@ -2,7 +2,8 @@
 # The real 0G storage node (zgs_node), built once from the pinned upstream source archives:
 # 0glabs/0g-storage-node v1.1.0 and its one git dependency, the `metrics` crate of
 # Conflux-Chain/conflux-rust at rev c4734e33 (GPL-3.0: a build input of the lab, never shipped).
-#   lab/zgs.sh build       build it if the cache lacks it (about 20 minutes on 2 idle cores), progress
+#   lab/zgs.sh build       build it if the cache lacks it (about 28 CPU-minutes; 32 min wall beside a
+#                          cold run's other builds), progress
 #                          on stderr: "[zgs] compiled N/M crates" as cargo goes
 #   lab/zgs.sh path        print the binary's path (building it first if needed); data on stdout only
 #   lab/zgs.sh contracts   print the directory of the compiled storage contracts (the archive's
@@ -76,7 +77,7 @@ build() {
     build_deps protobuf-compiler:protoc
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes
     src="$(unpack "$work")"
-    say "building zgs_node $VERSION from $ARCHIVE (once; about 20 minutes on 2 idle cores), cache key $key"
+    say "building zgs_node $VERSION from $ARCHIVE (once; about 28 CPU-minutes), cache key $key"
     started=$SECONDS
     # Not --locked: this fetch writes the lock file's one change (the metrics entry loses its git
     # source); the build itself is --locked to that.
