@@ -21,6 +21,8 @@
 #   contracts come precompiled with the package, so forge only checks its cache.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lab/lib/apt.sh
+source "$ROOT/lab/lib/apt.sh"
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-$HOME/.cache/nodefleet}"
 say() { printf '[aztec] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -66,8 +68,10 @@ install_runtime() {
         -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Dir::State::status=/dev/null
         -o APT::Sandbox::User=root -o Debug::NoLocking=1 -qq)
     say "fetching Debian 13's libc6, libstdc++6, libgcc-s1 for the CLI's native modules"
-    apt-get "${opts[@]}" update >&2
-    (cd "$apt/debs" && apt-get "${opts[@]}" download libc6 libstdc++6 libgcc-s1 >&2)
+    # Its own lists and cache, but the machine's apt configuration: an image's clean-up hook after
+    # an update (docker-clean) would delete the .deb files of an install running beside it.
+    with_apt_lock apt-get "${opts[@]}" update >&2
+    (cd "$apt/debs" && with_apt_lock apt-get "${opts[@]}" download libc6 libstdc++6 libgcc-s1 >&2)
     for deb in "$apt/debs"/*.deb; do dpkg-deb -x "$deb" "$into/runtime"; done
     rm -rf "$apt"
     cp "$(readlink -f "$(command -v node)")" "$into/bin/node"

@@ -18,6 +18,8 @@
 # TCG emulation (nested KVM fails on these machines); NODEFLEET_VM_ACCEL=kvm to try KVM.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lab/lib/apt.sh
+source "$ROOT/lab/lib/apt.sh"
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/vm"
 # The VMs' disks and runtime files: the dev stack's under .state/vm; the test command's e2e tier
 # gives its own (NODEFLEET_STATE=.state/e2e), so tests never touch the dev stack's VMs. The SSH key
@@ -45,8 +47,7 @@ need() {
     [ ${#missing[@]} -eq 0 ] && return
     [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: install qemu-system-x86 qemu-utils debootstrap"
     say "installing qemu and debootstrap from Debian's packages"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-x86 qemu-utils debootstrap >/dev/null
+    apt_install qemu-system-x86 qemu-utils debootstrap
 }
 
 image_dir() {

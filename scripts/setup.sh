@@ -3,6 +3,8 @@
 # Sourced by scripts/test.sh (and later by the main-job script); safe to run directly.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lab/lib/apt.sh
+source "$ROOT/lab/lib/apt.sh"
 TOOLS="$ROOT/.tools"
 NODE_FALLBACK_VERSION=24.21.0
 say() { printf '[setup] %s\n' "$*" >&2; }
@@ -44,6 +46,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
         exit 1
     fi
     say "installing ${missing[*]} (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
 fi

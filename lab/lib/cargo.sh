@@ -2,6 +2,8 @@
 # Shared by lab/reth.sh and lab/zgs.sh: node software built once from a pinned upstream source
 # archive with cargo. Sourced; the caller sets TAG (the log prefix, e.g. "reth") and PINS (the file
 # of pinned sha256 digests), and defines die/say.
+# shellcheck source=lab/lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 #
 #   pinned_digest ARCHIVE            the digest PINS pins for ARCHIVE (empty if none)
 #   verify_archive DIR ARCHIVE       refuse to go on unless DIR/ARCHIVE has the pinned digest
@@ -43,8 +45,7 @@ build_deps() {
     [ "${#missing[@]}" -eq 0 ] && return
     [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: run as root or apt-get install ${missing[*]}"
     say "installing ${missing[*]} (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
 }
 
 # Sets CPU_USED to the CPU time this shell's finished children used (the build's, when called after
