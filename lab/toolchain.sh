@@ -4,11 +4,15 @@
 #                            in lab/toolchain/go.mod (checksums pinned in go.sum), cached outside the
 #                            clone (lab/lib/go.sh);
 #   pulumi-language-nodejs   Pulumi's Node.js language host, v3.248.0;
-#   pulumi-resource-command  Pulumi's command provider, v1.2.1.
+#   pulumi-resource-command  Pulumi's command provider, v1.2.1;
+#   pulumi-resource-hcloud   with `lab/toolchain.sh hcloud` only: Pulumi's Hetzner Cloud provider,
+#                            v1.39.1 (a Terraform-bridged provider of terraform-provider-hcloud
+#                            v1.66.1), for the stacks and tests that plan Hetzner hosts.
 # Each plugin comes, in this order, from:
 #   1. the machine: on PATH, beside a `pulumi` on PATH, or in Pulumi's plugin cache
 #      ($PULUMI_HOME/plugins, default ~/.pulumi/plugins), as a Pulumi install plus
-#      `pulumi plugin install resource command v1.2.1` leaves them (the production route);
+#      `pulumi plugin install resource command v1.2.1` (and `resource hcloud 1.39.1`) leaves them
+#      (the production route);
 #   2. upstream source archives in NODEFLEET_UPSTREAM (default ../shared/upstream beside the clone;
 #      an air-gapped operator points it at a mirror): each archive's sha256 must equal the digest
 #      pinned in lab/toolchain/upstream.sha256 before anything is unpacked; the build is cached outside
@@ -19,6 +23,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PULUMI_VERSION=v3.248.0
 COMMAND_VERSION=1.2.1
+HCLOUD_VERSION=1.39.1
+HCLOUD_TF_VERSION=1.66.1 # the terraform-provider-hcloud that pulumi-hcloud v1.39.1's go.mod requires
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/toolchain" # the plugins
 UPSTREAM="${NODEFLEET_UPSTREAM:-$ROOT/../shared/upstream}"
 PINS="$ROOT/lab/toolchain/upstream.sha256"
@@ -32,7 +38,15 @@ source "$ROOT/lab/lib/go.sh"
 # `lab/toolchain.sh home DIR`: make DIR a Pulumi home that finds the toolchain's plugins (after a
 # plain `lab/toolchain.sh` has provided them): its plugins directory becomes a link to the
 # toolchain's, or, where it is a directory of its own (a runner's ~/.pulumi with other
-# providers), the command provider is installed into it with `pulumi plugin install --file`.
+# providers), the command provider (and the hcloud provider, when the toolchain has it) is
+# installed into it with `pulumi plugin install --file`.
+home_install() { # provider version home: installs a provider the toolchain has into a home of its own
+    local dir="resource-$1-v$2" plugins="$ROOT/.tools/pulumi/plugins"
+    [ -x "$plugins/$dir/pulumi-resource-$1" ] || return 0
+    cmp -s "$plugins/$dir/pulumi-resource-$1" "$3/plugins/$dir/pulumi-resource-$1" && return 0
+    PULUMI_HOME="$3" PULUMI_SKIP_UPDATE_CHECK=1 "$ROOT/.tools/pulumi/bin/pulumi" plugin install resource "$1" "$2" \
+        --file "$plugins/$dir/pulumi-resource-$1" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+}
 if [ "${1:-}" = home ]; then
     [ -n "${2:-}" ] || die "usage: lab/toolchain.sh home DIR"
     plugins="$ROOT/.tools/pulumi/plugins"
@@ -40,12 +54,18 @@ if [ "${1:-}" = home ]; then
     mkdir -p "$2"
     if [ ! -e "$2/plugins" ] || [ -L "$2/plugins" ]; then
         ln -sfn "$plugins" "$2/plugins"
-    elif ! cmp -s "$plugins/resource-command-v$COMMAND_VERSION/pulumi-resource-command" "$2/plugins/resource-command-v$COMMAND_VERSION/pulumi-resource-command"; then
-        PULUMI_HOME="$2" PULUMI_SKIP_UPDATE_CHECK=1 "$ROOT/.tools/pulumi/bin/pulumi" plugin install resource command "$COMMAND_VERSION" \
-            --file "$plugins/resource-command-v$COMMAND_VERSION/pulumi-resource-command" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+    else
+        home_install command "$COMMAND_VERSION" "$2"
+        home_install hcloud "$HCLOUD_VERSION" "$2"
     fi
     exit 0
 fi
+WITH_HCLOUD=0
+case "${1:-}" in
+"") ;;
+hcloud) WITH_HCLOUD=1 ;;
+*) die "usage: lab/toolchain.sh [hcloud] | lab/toolchain.sh home DIR" ;;
+esac
 
 # ---- the CLI ------------------------------------------------------------------------------------
 cli="$(pinned_tool "[toolchain]" "$ROOT/lab/toolchain" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi \
@@ -94,13 +114,21 @@ on_machine() { # binary version cache-dir-name
 # The sha256 of an upstream archive as pinned in the repository (not as the mirror says).
 pinned_digest() { awk -v f="$1" '$2 == f { print $1 }' "$PINS"; }
 
-# Unpacks a verified archive into a fresh temp dir and prints that dir.
-unpack_verified() { # archive
-    local archive="$UPSTREAM/$1" want got work
+# Prints the path of an upstream archive once its sha256 is the pinned one; stops otherwise.
+verified_archive() { # archive
+    local archive="$UPSTREAM/$1" want got
     want="$(pinned_digest "$1")"
     [ -n "$want" ] || die "no digest pinned for $1 in $PINS"
+    [ -f "$archive" ] || die "$archive is missing"
     got="$(sha256sum "$archive" | cut -d' ' -f1)"
     [ "$got" = "$want" ] || die "$archive has sha256 $got, but $PINS pins $want: refusing to build from it"
+    echo "$archive"
+}
+
+# Unpacks a verified archive into a fresh temp dir and prints that dir.
+unpack_verified() { # archive
+    local archive work
+    archive="$(verified_archive "$1")"
     work="$(mktemp -d)"
     tar -xzf "$archive" -C "$work"
     echo "$work"
@@ -127,7 +155,22 @@ build_command_provider() { # out
     rm -rf "$work"
 }
 
-provide() { # binary version plugin-cache-dir builder archive
+# pulumi-hcloud v1.39.1 bridges terraform-provider-hcloud v1.66.1, which the Go module proxy does not
+# serve: its go.mod is pointed at the second archive's tree. The provider's schema is embedded at
+# build time with its version set (upstream's `go generate`: cmd/pulumi-resource-hcloud/generate.go).
+build_hcloud_provider() { # out
+    local work src
+    work="$(unpack_verified "pulumi-hcloud-$HCLOUD_VERSION-provider.tar.gz")"
+    tar -xzf "$(verified_archive "terraform-provider-hcloud-$HCLOUD_TF_VERSION.tar.gz")" -C "$work"
+    src="$work/pulumi-hcloud-$HCLOUD_VERSION/provider"
+    (cd "$src" && go mod edit -replace="github.com/hetznercloud/terraform-provider-hcloud=$work/terraform-provider-hcloud-$HCLOUD_TF_VERSION")
+    (cd "$src/cmd/pulumi-resource-hcloud" && VERSION="$HCLOUD_VERSION" GOFLAGS=-mod=mod GOSUMDB=off go run ./generate.go 2>&1 | sed 's/^/[toolchain] go: /' >&2)
+    [ -s "$src/cmd/pulumi-resource-hcloud/schema-embed.json" ] || die "the hcloud provider's schema was not generated"
+    go_build "[toolchain]" "$src" "$1" "-X github.com/pulumi/pulumi-hcloud/provider/pkg/version.Version=$HCLOUD_VERSION" ./cmd/pulumi-resource-hcloud
+    rm -rf "$work"
+}
+
+provide() { # binary version plugin-cache-dir builder archive [second archive]
     local name="$1" version="$2" found key out
     on_machine "$name" "$version" "$3"
     found="$FOUND"
@@ -137,14 +180,17 @@ provide() { # binary version plugin-cache-dir builder archive
         return
     fi
     if [ ! -f "$UPSTREAM/$5" ]; then
-        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in lab/toolchain/upstream.sha256"
+        local route="install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`"
+        [ "$name" = pulumi-resource-hcloud ] && route="run \`pulumi plugin install resource hcloud v$HCLOUD_VERSION\`"
+        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either $route, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in lab/toolchain/upstream.sha256"
     fi
     key="$(pinned_digest "$5" | cut -c1-16)"
+    [ -z "${6:-}" ] || key="$( (pinned_digest "$5"; pinned_digest "$6") | sha256sum | cut -c1-16)"
     out="$CACHE/$name-$version-$key/$name"
     local when="cached"
     if [ ! -x "$out" ]; then
         when="built now"
-        say "building $name $version from $UPSTREAM/$5 (sha256 checked; about 1-2 minutes on 2 cores, once)"
+        say "building $name $version from $UPSTREAM/$5${6:+ and $6} (sha256 checked; 1-3 minutes on 2 cores, once)"
         mkdir -p "$(dirname "$out")"
         "$4" "$out.tmp"
         mv "$out.tmp" "$out"
@@ -156,6 +202,10 @@ provide() { # binary version plugin-cache-dir builder archive
 
 provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
 provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
+if [ "$WITH_HCLOUD" = 1 ]; then
+    provide pulumi-resource-hcloud "$HCLOUD_VERSION" "resource-hcloud-v$HCLOUD_VERSION" build_hcloud_provider \
+        "pulumi-hcloud-$HCLOUD_VERSION-provider.tar.gz" "terraform-provider-hcloud-$HCLOUD_TF_VERSION.tar.gz"
+fi
 # ---- where Pulumi looks for them -----------------------------------------------------------------
 # A plugin found on PATH makes every pulumi run warn "using … from $PATH" (five warnings an up), so
 # none is on PATH. As a Pulumi release lays them out: .tools/pulumi/bin holds the CLI (a hard link
@@ -180,5 +230,14 @@ if ! cmp -s "${PROVIDED[pulumi-resource-command]}" "$plugin_dir/pulumi-resource-
         --file "${PROVIDED[pulumi-resource-command]}" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
     cmp -s "${PROVIDED[pulumi-resource-command]}" "$plugin_dir/pulumi-resource-command" || die "pulumi plugin install did not place the command provider in $plugin_dir"
 fi
+if [ "$WITH_HCLOUD" = 1 ]; then
+    plugin_dir="$INSTALL/plugins/resource-hcloud-v$HCLOUD_VERSION"
+    if ! cmp -s "${PROVIDED[pulumi-resource-hcloud]}" "$plugin_dir/pulumi-resource-hcloud"; then
+        rm -rf "$plugin_dir" "$plugin_dir.lock" "$plugin_dir.partial"
+        PULUMI_HOME="$INSTALL" PULUMI_SKIP_UPDATE_CHECK=1 "$INSTALL/bin/pulumi" plugin install resource hcloud "$HCLOUD_VERSION" \
+            --file "${PROVIDED[pulumi-resource-hcloud]}" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+        cmp -s "${PROVIDED[pulumi-resource-hcloud]}" "$plugin_dir/pulumi-resource-hcloud" || die "pulumi plugin install did not place the hcloud provider in $plugin_dir"
+    fi
+fi
 
-say "pulumi $("$BIN/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}"
+say "pulumi $("$BIN/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}${REPORTED[pulumi-resource-hcloud]:+, hcloud provider ${REPORTED[pulumi-resource-hcloud]}}"

@@ -46,7 +46,7 @@ TMPDIR="$(mktemp -d /tmp/nodefleet-test.XXXXXX)"
 export TMPDIR
 trap 'stop_prebuilds; rm -rf "$TMPDIR"' EXIT
 if has_tier cli || has_tier e2e; then
-    prebuild toolchain bash lab/toolchain.sh
+    prebuild toolchain bash lab/toolchain.sh hcloud # with the hcloud provider: the Hetzner preview test
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
     prebuild reth bash lab/reth.sh build     # the real reth from upstream source (20 CPU-min cold): its contract test
     prebuild zgs bash lab/zgs.sh build       # the real zgs_node from upstream source (28 CPU-min cold): its contract test
@@ -73,7 +73,7 @@ if has_tier cli; then
     await reth
     await zgs
     await geth
-    bash lab/toolchain.sh
+    bash lab/toolchain.sh hcloud
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
 if has_tier e2e; then

@@ -16,7 +16,7 @@ action="${1:-}" stack="${2:-}"
 : "${PULUMI_CONFIG_PASSPHRASE:?set PULUMI_CONFIG_PASSPHRASE (a CI secret)}"
 # shellcheck source=scripts/setup.sh
 source scripts/setup.sh
-bash lab/toolchain.sh
+bash lab/toolchain.sh hcloud # the hcloud provider too (the prod example has a Hetzner host)
 export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
 bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
 pulumi stack select "$stack" --create --non-interactive >/dev/null

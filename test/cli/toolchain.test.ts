@@ -17,6 +17,7 @@ const LANGUAGE_ARCHIVE = "pulumi-3.248.0-language-nodejs.tar.gz";
 const INSTALLED: Record<string, string> = {
     "pulumi-language-nodejs": ".tools/pulumi/bin/pulumi-language-nodejs",
     "pulumi-resource-command": ".tools/pulumi/plugins/resource-command-v1.2.1/pulumi-resource-command",
+    "pulumi-resource-hcloud": ".tools/pulumi/plugins/resource-hcloud-v1.39.1/pulumi-resource-hcloud",
 };
 const real = (name: string) => fs.realpathSync(path.join(ROOT, INSTALLED[name]!));
 const CACHE = process.env.NODEFLEET_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "nodefleet");
@@ -39,8 +40,8 @@ describe("toolchain plugin routes", () => {
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     /** toolchain.sh in the scratch root, with a PATH of only the system's directories (+ extra). */
-    function toolchain(upstream: string, extraPath?: string) {
-        const r = spawnSync("bash", [path.join(dir, "root/lab/toolchain.sh")], {
+    function toolchain(upstream: string, extraPath?: string, ...args: string[]) {
+        const r = spawnSync("bash", [path.join(dir, "root/lab/toolchain.sh"), ...args], {
             encoding: "utf8",
             timeout: 120_000,
             env: {
@@ -92,6 +93,32 @@ describe("toolchain plugin routes", () => {
         assert.ok(fs.readFileSync(plugin).equals(fs.readFileSync(real("pulumi-resource-command"))));
         const listed = spawnSync(path.join(tools, "bin/pulumi"), ["plugin", "ls", "--json"], { encoding: "utf8", env: { ...process.env, PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "1" } });
         assert.match(listed.stdout, /"name": "command"[\s\S]*"version": "1\.2\.1"/, listed.stderr);
+    });
+
+    it("with hcloud, takes the machine's hcloud provider too, and installs it into a home of its own", () => {
+        // After the test above: the language host and command provider are on the scratch PATH.
+        fs.symlinkSync(real("pulumi-resource-hcloud"), path.join(dir, "path", "pulumi-resource-hcloud"));
+        const r = toolchain(path.join(dir, "empty"), path.join(dir, "path"), "hcloud");
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stderr, /pulumi-resource-hcloud 1\.39\.1: the machine's/);
+        assert.match(r.stderr, /command provider 1\.2\.1, hcloud provider 1\.39\.1$/m);
+        const installed = path.join(dir, "root/.tools/pulumi/plugins/resource-hcloud-v1.39.1/pulumi-resource-hcloud");
+        assert.ok(fs.readFileSync(installed).equals(fs.readFileSync(real("pulumi-resource-hcloud"))));
+        const home = path.join(dir, "home/.pulumi-own");
+        fs.mkdirSync(path.join(home, "plugins"), { recursive: true }); // a runner's home with plugins of its own
+        const r2 = spawnSync("bash", [path.join(dir, "root/lab/toolchain.sh"), "home", home], { encoding: "utf8" });
+        assert.equal(r2.status, 0, r2.stderr);
+        for (const plugin of ["resource-command-v1.2.1/pulumi-resource-command", "resource-hcloud-v1.39.1/pulumi-resource-hcloud"]) {
+            assert.ok(fs.existsSync(path.join(home, "plugins", plugin)), `${plugin} installed into the home`);
+        }
+    });
+
+    it("with hcloud and no route for it, names the plugin install command", () => {
+        fs.rmSync(path.join(dir, "path", "pulumi-resource-hcloud"));
+        fs.rmSync(path.join(dir, "root/.tools/pulumi/plugins/resource-hcloud-v1.39.1"), { recursive: true });
+        const r = toolchain(path.join(dir, "empty"), path.join(dir, "path"), "hcloud");
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /pulumi-resource-hcloud 1\.39\.1 is not on this machine .* run `pulumi plugin install resource hcloud v1\.39\.1`/);
     });
 
     it("does not use a plugin on PATH that reports another version", () => {
