@@ -5,7 +5,7 @@ import type { HostSpec } from "./config/schema";
 import { assertNever } from "./ports";
 import { Host } from "./hosts/host";
 import { AwsHost } from "./hosts/aws";
-import { HetznerHost } from "./hosts/hetzner";
+import { HetznerHost, hetznerProvider } from "./hosts/hetzner";
 import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
@@ -46,6 +46,8 @@ export class Fleet extends pulumi.ComponentResource {
     readonly validatorHosts: Record<string, string> = {};
     /** Validators moving host this run: node -> the host they leave, and their handover once that host is built. */
     private readonly moves = new Map<string, { readonly from: string; readonly handover: Deferred<Handover> }>();
+    /** The hcloud provider of the Hetzner hosts (one, made with the first). */
+    private hcloud?: pulumi.ProviderResource;
 
     /**
      * `previousHosts`: per validator, the host it ran on after the last `up` (the stack output
@@ -117,7 +119,8 @@ export class Fleet extends pulumi.ComponentResource {
             case "aws":
                 return new AwsHost(name, { plan: { ...plan, spec }, privateKey }, opts);
             case "hetzner":
-                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey }, opts);
+                this.hcloud ??= hetznerProvider(this);
+                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey }, { ...opts, providers: [this.hcloud] });
             case "existing":
                 return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck }, opts);
             default:

@@ -10,15 +10,20 @@ import { renderDataVolume } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
 
-/** Primary IPs are created in a datacenter; one per location is enough. */
-export const HETZNER_DATACENTERS: Record<HetznerHostSpec["location"], string> = {
-    fsn1: "fsn1-dc14",
-    nbg1: "nbg1-dc3",
-    hel1: "hel1-dc2",
-    ash: "ash-dc1",
-    hil: "hil-dc1",
-    sin: "sin-dc1",
-};
+/**
+ * The hcloud provider plugin nodefleet runs and is tested with (the cli tier previews Hetzner hosts
+ * with it: lab/toolchain.sh hcloud builds it from the pinned upstream source; a connected runner
+ * gets it with `pulumi plugin install resource hcloud 1.39.1`). The SDK from the npm registry is
+ * 1.41.0, whose default provider would ask for plugin 1.41.0, of which no source is at hand here:
+ * the SDK's resource types drive the plugin named here, which checks every input against its own
+ * schema (a property it does not know fails the preview).
+ */
+export const HCLOUD_PLUGIN_VERSION = "1.39.1";
+
+/** The Hetzner hosts' provider: the token from HCLOUD_TOKEN, as the default provider read it. */
+export function hetznerProvider(parent: pulumi.Resource): hcloud.Provider {
+    return new hcloud.Provider("hcloud", {}, { parent, version: HCLOUD_PLUGIN_VERSION });
+}
 
 export interface HetznerHostArgs {
     readonly plan: HostPlan & { readonly spec: HetznerHostSpec };
@@ -56,7 +61,10 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         const firewall = new hcloud.Firewall(`${name}-fw`, { name: `nodefleet-${args.plan.name}`, rules: hetznerFirewallRules(args.plan), labels }, child);
         const ip = new hcloud.PrimaryIp(
             `${name}-ip`,
-            { name: `nodefleet-${args.plan.name}`, type: "ipv4", assigneeType: "server", datacenter: HETZNER_DATACENTERS[spec.location], autoDelete: false, labels },
+            // By location: Hetzner removed datacenters from its API after 1 July 2026 (the real
+            // provider warns that `datacenter` is deprecated); `assigneeType` only goes with an
+            // assigneeId (the server takes this IP through its publicNets, not the other way).
+            { name: `nodefleet-${args.plan.name}`, type: "ipv4", location: spec.location, autoDelete: false, labels },
             child,
         );
         const server = new hcloud.Server(

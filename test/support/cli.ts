@@ -76,9 +76,9 @@ export class ScratchProject {
         return this.pulumi(["preview", "--stack", this.stack, "--non-interactive", "--color", "never", ...extra]);
     }
 
-    /** Any command in the project directory with the project's Pulumi environment. */
-    exec(cmd: string, args: string[]): Run {
-        return result(spawnSync(cmd, args, { cwd: this.dir, env: this.env, encoding: "utf8", timeout: 300_000 }));
+    /** Any command in the project directory with the project's Pulumi environment (plus `extraEnv`). */
+    exec(cmd: string, args: string[], extraEnv: Record<string, string> = {}): Run {
+        return result(spawnSync(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, encoding: "utf8", timeout: 300_000 }));
     }
 
     /** A command started in the project directory with the project's Pulumi environment, not waited for. */

@@ -1,6 +1,7 @@
 // Strict Pulumi mocks: a resource type or provider function this file does not know
 // fails the test. What mocks cannot prove: that any remote command works on a host,
-// that AWS or Hetzner accept these inputs, or ordering enforced by the engine. The
+// that AWS or Hetzner accept these inputs (the mocks took two inputs the real hcloud provider
+// warns about: test/cli/hetzner-preview.test.ts), or ordering enforced by the engine. The
 // dependsOn chains are read from the resource options (a transformation records them).
 import * as pulumi from "@pulumi/pulumi";
 
@@ -12,6 +13,8 @@ export interface Recorded {
     readonly protect: boolean;
     readonly ignoreChanges: string[];
     readonly additionalSecretOutputs: string[];
+    /** The plugin version the resource option asks for (explicit providers). */
+    readonly version: string | undefined;
     readonly props: Record<string, unknown>;
     readonly resource: pulumi.Resource;
 }
@@ -21,6 +24,8 @@ export interface Registered {
     readonly type: string;
     readonly name: string;
     readonly inputs: any;
+    /** The provider reference the engine was given (`urn::id`), for a custom resource with an explicit provider. */
+    readonly provider: string | undefined;
     /** Input paths that arrived as secrets. */
     readonly secretPaths: string[];
 }
@@ -47,6 +52,7 @@ const KNOWN_TYPES = new Set([
     "nodefleet:role:SequencerNode",
     "nodefleet:role:ValidatorNode",
     "pulumi:pulumi:StackReference",
+    "pulumi:providers:hcloud",
 ]);
 
 /** What this stack's own outputs were after the "last up" (read by previousValidatorHosts through a stack reference). */
@@ -100,7 +106,7 @@ export function installMocks(): void {
                 if (!KNOWN_TYPES.has(args.type)) throw new Error(`strict mocks: unexpected resource type ${args.type} (${args.name})`);
                 const secretPaths: string[] = [];
                 const inputs = unwrapSecrets(args.inputs, "", secretPaths);
-                registered.push({ custom: args.custom === true, type: args.type, name: args.name, inputs, secretPaths });
+                registered.push({ custom: args.custom === true, type: args.type, name: args.name, inputs, provider: args.provider, secretPaths });
                 return outputsFor(args.type, args.name, args.inputs);
             },
             call(args) {
@@ -145,6 +151,7 @@ export function recorder(): { transformation: pulumi.ResourceTransformation; rec
             protect: a.opts.protect === true,
             ignoreChanges: a.opts.ignoreChanges ?? [],
             additionalSecretOutputs: (a.opts as pulumi.CustomResourceOptions).additionalSecretOutputs ?? [],
+            version: a.opts.version,
             props: a.props,
             resource: a.resource,
         });

@@ -1,6 +1,7 @@
 // Strict-mock tests of what each host kind registers: exact resources, key inputs,
 // parents and step ordering. They cannot prove a command works on a host (the VM
-// tier does) or that AWS/Hetzner accept the inputs (their plugins cannot run here).
+// tier does) or that AWS accepts the inputs (its plugin cannot be built here; Hetzner's
+// real provider checks its inputs in test/cli/hetzner-preview.test.ts).
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
@@ -205,6 +206,7 @@ describe("Hetzner host", () => {
     it("registers exactly server, primary IP, volume, attachment and firewall", async () => {
         const { recorded } = await buildStack(single("storage", hetznerHost()), SECRETS);
         assert.deepEqual(countByType(), {
+            "pulumi:providers:hcloud": 1,
             "hcloud:index/firewall:Firewall": 1,
             "hcloud:index/primaryIp:PrimaryIp": 1,
             "hcloud:index/server:Server": 1,
@@ -214,12 +216,20 @@ describe("Hetzner host", () => {
             "command:remote:Command": 7,
         });
         assert.deepEqual(calls, []);
+        // Every hcloud resource through the one explicit provider, pinned to the plugin nodefleet is tested with.
+        assert.equal(byName(recorded, "hcloud").type, "pulumi:providers:hcloud");
+        assert.equal(byName(recorded, "hcloud").version, "1.39.1");
+        const hcloudResources = registered.filter((r) => r.type.startsWith("hcloud:"));
+        for (const r of hcloudResources) assert.match(r.provider ?? "", /[:$]pulumi:providers:hcloud::hcloud::/, `${r.name} is not on the explicit provider`);
         const server = inputsOf("fleet-h1-server");
         assert.deepEqual([server.serverType, server.location, server.image], ["ccx33", "fsn1", "debian-12"]);
         assert.deepEqual(server.sshKeys, ["ops"]);
         assert.equal(server.firewallIds.length, 1);
         assert.equal(server.publicNets[0].ipv4Enabled, true);
-        assert.equal(inputsOf("fleet-h1-ip").datacenter, "fsn1-dc14");
+        // What the real provider warned about (test/cli/hetzner-preview.test.ts): no datacenter, no assigneeType.
+        assert.equal(inputsOf("fleet-h1-ip").location, "fsn1");
+        assert.equal(inputsOf("fleet-h1-ip").datacenter, undefined);
+        assert.equal(inputsOf("fleet-h1-ip").assigneeType, undefined);
         assert.equal(inputsOf("fleet-h1-data").size, 1000);
         assert.equal(byName(recorded, "fleet-h1-data").protect, true);
         assert.equal(inputsOf("fleet-h1-data").deleteProtection, true);
