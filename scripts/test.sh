@@ -51,6 +51,7 @@ if has_tier cli || has_tier e2e; then
     prebuild reth bash lab/reth.sh build     # the real reth from upstream source (20 CPU-min cold): its contract test
     prebuild zgs bash lab/zgs.sh build       # the real zgs_node from upstream source (28 CPU-min cold): its contract test
     prebuild geth bash lab/artifacts.sh geth # the real geth (a few minutes cold): the chain of the zgs_node contract test
+    prebuild s3 bash lab/s3.sh path          # moto's S3 server (PyPI, under a minute cold): the pipeline test's state backend
 fi
 if has_tier e2e; then prebuild lab bash lab/vm.sh image; fi
 
@@ -73,6 +74,7 @@ if has_tier cli; then
     await reth
     await zgs
     await geth
+    await s3
     bash lab/toolchain.sh hcloud
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi
