@@ -1,0 +1,184 @@
+// Real-CLI tier: the GitOps pipeline end to end, as the workflows run it, on a state backend that
+// several runners would share: an S3 bucket (moto's S3 server on loopback, lab/s3.sh) as Pulumi's
+// DIY backend. The pipeline's own scripts, in the workflows' order: `scripts/ci/stack.sh preview`
+// (policy pack) → `up` → `drift` → `scripts/promote.mjs` → `preview` of the next stack; then two
+// `up`s started at once on one stack. The stacks' hosts are the scripted SSH host
+// (lab/sim/scripted-host: real SSH, runs nothing), so `up` runs every remote step without a VM.
+// What this cannot show: drift on a real host (the scripted host has no files or units), or an
+// AWS/Hetzner stack's up (no cloud here).
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ROOT, ScratchProject, sh, toolEnv, type Run } from "../support/cli";
+
+const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
+const BUCKET = "nodefleet-state";
+const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "scripts", "lab"];
+
+function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => {
+            const port = (server.address() as net.AddressInfo).port;
+            server.close(() => resolve(port));
+        });
+    });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, seconds: number): Promise<T> {
+    const end = Date.now() + seconds * 1000;
+    for (;;) {
+        const got = await probe().catch(() => undefined);
+        if (got !== undefined) return got;
+        if (Date.now() > end) throw new Error(`${what}: not within ${seconds} s`);
+        await new Promise((r) => setTimeout(r, 200));
+    }
+}
+
+/** The dev config with both hosts at the scripted host's ports. */
+function stackConfig(ports: readonly number[]): string {
+    const out = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`);
+    assert.notEqual(out, DEV_CONFIG);
+    return out;
+}
+
+describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; two ups at once", { timeout: 20 * 60_000 }, () => {
+    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-pipeline-host-"));
+    let s3: ChildProcess | undefined;
+    let host: ChildProcess | undefined;
+    let project: ScratchProject;
+    let endpoint = "";
+    let env: NodeJS.ProcessEnv;
+
+    before(async () => {
+        // stack.sh sources scripts/setup.sh, which runs `npm ci` unless node_modules carries the
+        // stamp of this package-lock.json; the scratch project's node_modules is a link to the
+        // checkout's, which that npm ci would empty. The test command's setup writes the stamp.
+        const stamp = path.join(ROOT, "node_modules/.nodefleet-lock.sha256");
+        const lock = createHash("sha256").update(fs.readFileSync(path.join(ROOT, "package-lock.json"))).digest("hex");
+        assert.ok(fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8").trim() === lock, "run scripts/setup.sh (or the test command) first: node_modules is not the one package-lock.json pins");
+        const moto = sh("bash", [path.join(ROOT, "lab/s3.sh"), "path"]).stdout.trim();
+        const port = await freePort();
+        endpoint = `http://127.0.0.1:${port}`;
+        s3 = spawn(moto, ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+        // The bucket, as an operator creates it once for the stacks' state.
+        await until("moto's S3 server", async () => ((await fetch(`${endpoint}/${BUCKET}`, { method: "PUT" })).ok ? true : undefined), 30);
+
+        const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
+        host = spawn(bin, [hostDir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
+        const portFile = path.join(hostDir, "ports");
+        const ports = await until("the scripted hosts' ports", async () => (fs.existsSync(portFile) ? fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number) : undefined), 10);
+
+        project = new ScratchProject("ci-a", stackConfig(ports), "nodefleet-dev", SOURCES);
+        fs.writeFileSync(path.join(project.dir, "Pulumi.ci-b.yaml"), stackConfig(ports));
+        const key = path.join(project.dir, ".state/vm/id_ed25519");
+        fs.mkdirSync(path.dirname(key), { recursive: true });
+        sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
+        fs.mkdirSync(path.dirname(sums), { recursive: true });
+        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        env = toolEnv({
+            PULUMI_HOME: path.join(project.dir, ".pulumi-home"),
+            // The backend as the workflows' PULUMI_BACKEND_URL secret names it: a bucket, here with
+            // the endpoint of the local server (path-style addressing, plain HTTP on loopback).
+            PULUMI_BACKEND_URL: `s3://${BUCKET}?endpoint=${encodeURIComponent(endpoint)}&use_path_style=true&region=us-east-1`,
+            AWS_ACCESS_KEY_ID: "nodefleet-test",
+            AWS_SECRET_ACCESS_KEY: "nodefleet-test",
+            AWS_REGION: "us-east-1",
+            PULUMI_CONFIG_PASSPHRASE: "nodefleet-dev",
+            NODEFLEET_UPSTREAM: path.resolve(ROOT, "../shared/upstream"),
+        });
+    });
+    after(() => {
+        s3?.kill();
+        host?.kill();
+        project?.dispose();
+        fs.rmSync(hostDir, { recursive: true, force: true });
+    });
+
+    /** A pipeline script in the scratch project, as a workflow step runs it. */
+    function step(args: string[]): Run {
+        const r = spawnSync("bash", args, { cwd: project.dir, env, encoding: "utf8", timeout: 600_000 });
+        return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}`, stdout: r.stdout ?? "" };
+    }
+
+    function start(args: string[]): Promise<Run> {
+        return new Promise((resolve) => {
+            const child = spawn("bash", args, { cwd: project.dir, env });
+            let out = "";
+            child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+            child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
+            child.on("close", (status) => resolve({ status, output: out, stdout: "" }));
+        });
+    }
+
+    /** The keys of the bucket under a prefix (S3 ListObjectsV2). */
+    async function keys(prefix: string): Promise<string[]> {
+        const xml = await (await fetch(`${endpoint}/${BUCKET}?list-type=2&prefix=${encodeURIComponent(prefix)}`)).text();
+        return [...xml.matchAll(/<Key>([^<]+)<\/Key>/g)].map((m) => m[1]!);
+    }
+
+    /** The stack's resources in the bucket's state: their URNs, and any pending operation. */
+    function exported(stack: string): { urns: string[]; pending: unknown[] } {
+        const r = step(["-c", `pulumi stack export --stack ${stack}`]);
+        assert.equal(r.status, 0, r.output);
+        const d = (JSON.parse(r.stdout) as { deployment: { resources?: { urn: string }[]; pending_operations?: unknown[] } }).deployment;
+        return { urns: (d.resources ?? []).map((x) => x.urn).sort(), pending: d.pending_operations ?? [] };
+    }
+    let afterUp: string[] = [];
+
+    it("previews with the policy pack, brings the stack up, and finds no drift right after that up", async () => {
+        const preview = step(["scripts/ci/stack.sh", "preview", "ci-a"]);
+        assert.equal(preview.status, 0, preview.output.slice(-5000));
+        assert.match(fs.readFileSync(path.join(project.dir, ".state/ci/preview-ci-a.txt"), "utf8"), /\+ 34 to create/);
+        const up = step(["scripts/ci/stack.sh", "up", "ci-a"]);
+        assert.equal(up.status, 0, up.output.slice(-5000));
+        // The state is in the bucket, not on this machine.
+        assert.ok((await keys(".pulumi/stacks/")).some((x) => /\/ci-a\.json$/.test(x)));
+        afterUp = exported("ci-a").urns;
+        assert.ok(afterUp.filter((u) => u.includes("command:remote:Command")).length >= 20, afterUp.join("\n"));
+        // This up created the stack's outputs; the program reads its own previous outputs
+        // (validatorHosts) through a stack reference, which a refresh reads again: the drift check
+        // must not call that drift.
+        const drift = step(["scripts/ci/stack.sh", "drift", "ci-a"]);
+        assert.equal(drift.status, 0, drift.output.slice(-5000));
+    });
+
+    it("promotes a release to the next stack as a change to its file alone, and previews that stack", () => {
+        const file = path.join(project.dir, "Pulumi.ci-b.yaml");
+        const before = fs.readFileSync(file, "utf8");
+        fs.writeFileSync(file, before.replace("url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz", "url: http://10.0.2.2:8700/zgs_node-v1.0.0.tar.gz"));
+        const promote = step(["-c", "node scripts/promote.mjs ci-a ci-b zgs"]);
+        assert.equal(promote.status, 0, promote.output);
+        const after = fs.readFileSync(file, "utf8");
+        assert.match(after, /url: http:\/\/10\.0\.2\.2:8700\/zgs_node-v1\.1\.0\.tar\.gz/);
+        assert.match(after, /sha256: "?2{64}"?/, "the digest resolved inline from ci-a's SHA256SUMS");
+        const preview = step(["scripts/ci/stack.sh", "preview", "ci-b"]);
+        assert.equal(preview.status, 0, preview.output.slice(-5000));
+        assert.match(preview.output, /\+ 34 to create/);
+    });
+
+    it("lets one of two ups at once run, refuses the other by the backend's lock, and keeps the state whole", async () => {
+        const first = start(["scripts/ci/stack.sh", "up", "ci-a"]);
+        // The second starts once the first holds the stack's lock in the bucket.
+        await until("the first up's lock", async () => ((await keys(".pulumi/locks/")).length > 0 ? true : undefined), 300);
+        const second = step(["scripts/ci/stack.sh", "up", "ci-a"]);
+        const firstRun = await first;
+        assert.equal(firstRun.status, 0, firstRun.output.slice(-5000));
+        assert.notEqual(second.status, 0, second.output.slice(-3000));
+        assert.match(second.output, /the stack is currently locked by 1 lock\(s\)/);
+        assert.deepEqual(await keys(".pulumi/locks/"), [], "the lock is released");
+        // Whole: the same resources as after the first up, no operation left pending, and the next check passes.
+        const state = exported("ci-a");
+        assert.deepEqual(state.urns, afterUp);
+        assert.deepEqual(state.pending, []);
+        const drift = step(["scripts/ci/stack.sh", "drift", "ci-a"]);
+        assert.equal(drift.status, 0, drift.output.slice(-5000));
+    });
+});
