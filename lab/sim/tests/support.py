@@ -11,7 +11,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def until(f, timeout=10.0, every=0.1):
+def until(f, timeout=30.0, every=0.1):
     """f's first truthy value within timeout; errors from a service still starting count as not yet."""
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -135,7 +135,9 @@ class Sequencer(unittest.TestCase):
         proc = start("aztec", "start", "--node", "--archiver", "--sequencer", "--network", "alpha-testnet", env=env)
         url = f"http://127.0.0.1:{rpc}"
         try:
-            tips = until(lambda: common.rpc_call(url, "node_getL2Tips") if common.rpc_call(url, "node_getL2Tips")["proven"]["number"] > 0 else None)
+            # Time to start: a cold test run starts this beside every background build and Debian's
+            # package installs, and the simulator once took over 10 s to serve its third block.
+            tips = until(lambda: common.rpc_call(url, "node_getL2Tips") if common.rpc_call(url, "node_getL2Tips")["proven"]["number"] > 0 else None, timeout=60)
             proven = str(tips["proven"]["number"])
             path = common.rpc_call(url, "node_getArchiveSiblingPath", [proven, proven])
             self.assertIsInstance(path, str)
