@@ -15,8 +15,8 @@ import { bootstrapSteps } from "./bootstrap";
  * with it: lab/toolchain.sh hcloud builds it from the pinned upstream source; a connected runner
  * gets it with `pulumi plugin install resource hcloud 1.39.1`). The SDK from the npm registry is
  * 1.41.0, whose default provider would ask for plugin 1.41.0, of which no source is at hand here:
- * the SDK's resource types drive the plugin named here, which checks every input against its own
- * schema (a property it does not know fails the preview).
+ * the SDK's resource types drive the plugin named here, which checks the inputs against its own
+ * schema and warns about deprecated ones (test/cli/hetzner-preview.test.ts fails on any warning).
  */
 export const HCLOUD_PLUGIN_VERSION = "1.39.1";
 

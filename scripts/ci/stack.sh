@@ -41,7 +41,7 @@ drift)
     # that as a change. It is not drift of anything nodefleet manages: left out of the refresh.
     if ! pulumi refresh --stack "$stack" --preview-only --expect-no-changes --non-interactive \
         --exclude "urn:pulumi:$stack::*::pulumi:pulumi:StackReference::*" 2>&1 | tee ".state/ci/drift-$stack.txt"; then
-        echo "::error title=drift on $stack::the hosts of $stack differ from its state: see the refresh preview above" >&2
+        echo "::error title=drift on $stack::a cloud resource of $stack differs from its state: see the refresh preview above" >&2
         exit 1
     fi ;;
 esac
