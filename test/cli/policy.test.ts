@@ -4,8 +4,9 @@
 // fixture program shaped like nodefleet (test/cli/policy-fixture), because nodefleet's own config
 // checks refuse most of these before any resource exists; the real program is checked clean
 // under the dev config and rejected under prod's (unpinned host keys, hardwareCheck: warn).
-// Not proven here: the AWS and Hetzner shapes of the port and hardware rules (no aws or hcloud
-// provider plugin can be built here for the engine to plan them); unit tests cover those.
+// Not proven here: the AWS and Hetzner shapes of the port and hardware rules; unit tests cover
+// those (no aws plugin can be built here; the hcloud plugin can, and test/cli/hetzner-preview.test.ts
+// previews a Hetzner host with it, but not yet with the policy pack).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
