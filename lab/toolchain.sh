@@ -40,12 +40,20 @@ source "$ROOT/lab/lib/go.sh"
 # toolchain's, or, where it is a directory of its own (a runner's ~/.pulumi with other
 # providers), the command provider (and the hcloud provider, when the toolchain has it) is
 # installed into it with `pulumi plugin install --file`.
-home_install() { # provider version home: installs a provider the toolchain has into a home of its own
-    local dir="resource-$1-v$2" plugins="$ROOT/.tools/pulumi/plugins"
-    [ -x "$plugins/$dir/pulumi-resource-$1" ] || return 0
-    cmp -s "$plugins/$dir/pulumi-resource-$1" "$3/plugins/$dir/pulumi-resource-$1" && return 0
-    PULUMI_HOME="$3" PULUMI_SKIP_UPDATE_CHECK=1 "$ROOT/.tools/pulumi/bin/pulumi" plugin install resource "$1" "$2" \
-        --file "$plugins/$dir/pulumi-resource-$1" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+# install_plugin BINARY PROVIDER VERSION HOME: `pulumi plugin install --file BINARY` into
+# HOME/plugins, unless the same binary is there already.
+install_plugin() {
+    local name="pulumi-resource-$2" dir="$4/plugins/resource-$2-v$3"
+    cmp -s "$1" "$dir/$name" && return 0
+    rm -rf "$dir" "$dir.lock" "$dir.partial"
+    PULUMI_HOME="$4" PULUMI_SKIP_UPDATE_CHECK=1 "$ROOT/.tools/pulumi/bin/pulumi" plugin install resource "$2" "$3" \
+        --file "$1" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
+    cmp -s "$1" "$dir/$name" || die "pulumi plugin install did not place the $2 provider in $dir"
+}
+home_install() { # provider version home: a provider the toolchain has, into a home of its own
+    local binary="$ROOT/.tools/pulumi/plugins/resource-$1-v$2/pulumi-resource-$1"
+    [ -x "$binary" ] || return 0
+    install_plugin "$binary" "$1" "$2" "$3"
 }
 if [ "${1:-}" = home ]; then
     [ -n "${2:-}" ] || die "usage: lab/toolchain.sh home DIR"
@@ -223,21 +231,7 @@ fi
 ln -sfn "${PROVIDED[pulumi-language-nodejs]}" "$INSTALL/bin/pulumi-language-nodejs"
 ln -sfn "$INSTALL/bin/pulumi" "$BIN/pulumi"
 rm -f "$BIN/pulumi-language-nodejs" "$BIN/pulumi-resource-command" # the old layout's PATH links
-plugin_dir="$INSTALL/plugins/resource-command-v$COMMAND_VERSION"
-if ! cmp -s "${PROVIDED[pulumi-resource-command]}" "$plugin_dir/pulumi-resource-command"; then
-    rm -rf "$plugin_dir" "$plugin_dir.lock" "$plugin_dir.partial"
-    PULUMI_HOME="$INSTALL" PULUMI_SKIP_UPDATE_CHECK=1 "$INSTALL/bin/pulumi" plugin install resource command "$COMMAND_VERSION" \
-        --file "${PROVIDED[pulumi-resource-command]}" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
-    cmp -s "${PROVIDED[pulumi-resource-command]}" "$plugin_dir/pulumi-resource-command" || die "pulumi plugin install did not place the command provider in $plugin_dir"
-fi
-if [ "$WITH_HCLOUD" = 1 ]; then
-    plugin_dir="$INSTALL/plugins/resource-hcloud-v$HCLOUD_VERSION"
-    if ! cmp -s "${PROVIDED[pulumi-resource-hcloud]}" "$plugin_dir/pulumi-resource-hcloud"; then
-        rm -rf "$plugin_dir" "$plugin_dir.lock" "$plugin_dir.partial"
-        PULUMI_HOME="$INSTALL" PULUMI_SKIP_UPDATE_CHECK=1 "$INSTALL/bin/pulumi" plugin install resource hcloud "$HCLOUD_VERSION" \
-            --file "${PROVIDED[pulumi-resource-hcloud]}" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
-        cmp -s "${PROVIDED[pulumi-resource-hcloud]}" "$plugin_dir/pulumi-resource-hcloud" || die "pulumi plugin install did not place the hcloud provider in $plugin_dir"
-    fi
-fi
+install_plugin "${PROVIDED[pulumi-resource-command]}" command "$COMMAND_VERSION" "$INSTALL"
+[ "$WITH_HCLOUD" = 0 ] || install_plugin "${PROVIDED[pulumi-resource-hcloud]}" hcloud "$HCLOUD_VERSION" "$INSTALL"
 
 say "pulumi $("$BIN/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}${REPORTED[pulumi-resource-hcloud]:+, hcloud provider ${REPORTED[pulumi-resource-hcloud]}}"
