@@ -8,11 +8,10 @@ import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, ScratchProject } from "../support/cli";
+import { PLACEHOLDER_KEY, ROOT, ScratchProject } from "../support/cli";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const DUMMY_TOKEN = "0".repeat(64); // a Hetzner API token is 64 characters
-const FAKE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n";
 
 /** The dev fleet with its first host (storage-1 and sequencer-1) on Hetzner Cloud. */
 function hetznerConfig(): string {
@@ -46,15 +45,9 @@ describe("a Hetzner host previewed with the real hcloud provider", () => {
 
     before(() => {
         project = new ScratchProject("hztest", hetznerConfig());
-        const set = project.pulumi(["config", "set", "--secret", "--stack", "hztest", "nodefleet:hzSshKey"], FAKE_KEY); // on stdin
+        const set = project.pulumi(["config", "set", "--secret", "--stack", "hztest", "nodefleet:hzSshKey"], PLACEHOLDER_KEY); // on stdin
         assert.equal(set.status, 0, set.output);
-        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
-        fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
-        // dev-2 stays an existing host: its key file must exist for the preview to read it.
-        const key = path.join(project.dir, ".state/vm/id_ed25519");
-        fs.mkdirSync(path.dirname(key), { recursive: true });
-        fs.writeFileSync(key, FAKE_KEY, { mode: 0o600 });
+        project.writeDevFiles("placeholder"); // dev-2 stays an existing host: its key file must exist
         const r = project.exec("pulumi", ["preview", "--stack", "hztest", "--non-interactive", "--json"], { HCLOUD_TOKEN: DUMMY_TOKEN });
         status = r.status;
         output = r.output;

@@ -12,9 +12,10 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
-import * as os from "node:os";
 import * as path from "node:path";
 import { ROOT, ScratchProject, sh, toolEnv, type Run } from "../support/cli";
+import { until } from "../support/process";
+import { ScriptedHosts } from "../support/scripted-hosts";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const BUCKET = "nodefleet-state";
@@ -31,16 +32,6 @@ function freePort(): Promise<number> {
     });
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, seconds: number): Promise<T> {
-    const end = Date.now() + seconds * 1000;
-    for (;;) {
-        const got = await probe().catch(() => undefined);
-        if (got !== undefined) return got;
-        if (Date.now() > end) throw new Error(`${what}: not within ${seconds} s`);
-        await new Promise((r) => setTimeout(r, 200));
-    }
-}
-
 /** The dev config with both hosts at the scripted host's ports. */
 function stackConfig(ports: readonly number[]): string {
     const out = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`);
@@ -49,9 +40,8 @@ function stackConfig(ports: readonly number[]): string {
 }
 
 describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; two ups at once", { timeout: 20 * 60_000 }, () => {
-    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-pipeline-host-"));
+    const lab = new ScriptedHosts();
     let s3: ChildProcess | undefined;
-    let host: ChildProcess | undefined;
     let project: ScratchProject;
     let endpoint = "";
     let env: NodeJS.ProcessEnv;
@@ -68,21 +58,11 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         endpoint = `http://127.0.0.1:${port}`;
         s3 = spawn(moto, ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
         // The bucket, as an operator creates it once for the stacks' state.
-        await until("moto's S3 server", async () => ((await fetch(`${endpoint}/${BUCKET}`, { method: "PUT" })).ok ? true : undefined), 30);
+        await until("moto's S3 server", 30, async () => ((await fetch(`${endpoint}/${BUCKET}`, { method: "PUT" })).ok ? true : undefined), s3, undefined, "moto_server");
 
-        const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
-        host = spawn(bin, [hostDir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
-        const portFile = path.join(hostDir, "ports");
-        const ports = await until("the scripted hosts' ports", async () => (fs.existsSync(portFile) ? fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number) : undefined), 10);
-
-        project = new ScratchProject("ci-a", stackConfig(ports), "nodefleet-dev", SOURCES);
+        let ports: number[];
+        ({ project, ports } = await lab.start("ci-a", stackConfig, SOURCES));
         fs.writeFileSync(path.join(project.dir, "Pulumi.ci-b.yaml"), stackConfig(ports));
-        const key = path.join(project.dir, ".state/vm/id_ed25519");
-        fs.mkdirSync(path.dirname(key), { recursive: true });
-        sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
-        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
-        fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
         env = toolEnv({
             PULUMI_HOME: path.join(project.dir, ".pulumi-home"),
             // The backend as the workflows' PULUMI_BACKEND_URL secret names it: a bucket, here with
@@ -97,9 +77,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     });
     after(() => {
         s3?.kill();
-        host?.kill();
-        project?.dispose();
-        fs.rmSync(hostDir, { recursive: true, force: true });
+        lab.dispose();
     });
 
     /** A pipeline script in the scratch project, as a workflow step runs it. */
@@ -167,7 +145,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     it("lets one of two ups at once run, refuses the other by the backend's lock, and keeps the state whole", async () => {
         const first = start(["scripts/ci/stack.sh", "up", "ci-a"]);
         // The second starts once the first holds the stack's lock in the bucket.
-        await until("the first up's lock", async () => ((await keys(".pulumi/locks/")).length > 0 ? true : undefined), 300);
+        await until("the first up's lock", 300, async () => ((await keys(".pulumi/locks/")).length > 0 ? true : undefined));
         const second = step(["scripts/ci/stack.sh", "up", "ci-a"]);
         const firstRun = await first;
         assert.equal(firstRun.status, 0, firstRun.output.slice(-5000));

@@ -44,12 +44,7 @@ describe("policy pack with the real engine", () => {
         };
         const real = new ScratchProject("policyreal", DEV_CONFIG);
         projects.push(real);
-        const key = path.join(real.dir, ".state/vm/id_ed25519");
-        fs.mkdirSync(path.dirname(key), { recursive: true });
-        fs.writeFileSync(key, "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o600 });
-        const sums = path.join(real.dir, ".state/artifacts/current/SHA256SUMS");
-        fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        real.writeDevFiles("placeholder");
         // A project's two previews far apart in the queue, so that they do not run side by side.
         const clean = fixture("clean");
         const kases = cases.map(([kase]) => [kase, fixture(kase)] as const);

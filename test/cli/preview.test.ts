@@ -11,7 +11,6 @@ import { ROOT, ScratchProject } from "../support/cli";
 import { NODE_ID } from "../support/fixtures";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-const KEY_FILE = ".state/vm/id_ed25519";
 
 function withConfig(edit: (yaml: string) => string): string {
     const out = edit(DEV_CONFIG);
@@ -24,15 +23,7 @@ describe("pulumi preview with the real engine", () => {
 
     before(() => {
         project = new ScratchProject("clitest", DEV_CONFIG);
-        // The dev config names the per-checkout VM key by relative path; preview only checks
-        // that it exists, is private and looks like a key.
-        const key = path.join(project.dir, KEY_FILE);
-        fs.mkdirSync(path.dirname(key), { recursive: true });
-        fs.writeFileSync(key, "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o600 });
-        // ... and the artifact server's SHA256SUMS, which preview reads to resolve the releases.
-        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
-        fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        project.writeDevFiles("placeholder"); // preview only checks the key file exists, is private and looks like a key
     });
     after(() => project?.dispose());
 

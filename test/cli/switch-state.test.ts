@@ -9,11 +9,10 @@
 // right thing on a host; the E2E tier runs them on VMs.
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { ROOT, ScratchProject, sh } from "../support/cli";
+import { ROOT, ScratchProject } from "../support/cli";
+import { ScriptedHosts } from "../support/scripted-hosts";
 import { SWITCH_STEPS } from "../../components/roles/switch-steps";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
@@ -24,38 +23,6 @@ function config(ports: readonly number[], client: "geth" | "reth", sw: string, a
     const out = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`).replace(VALIDATOR, `${VALIDATOR}          executionClient: ${client}\n          switch: ${sw}\n          switchAttempt: ${attempt}\n`);
     assert.notEqual(out.indexOf("switchAttempt"), -1);
     return out;
-}
-
-/**
- * Two scripted hosts (lab/sim/scripted-host, one port each) and a scratch project whose config
- * points at them, with what preview reads besides: a real SSH key file and the artifact sums.
- */
-class ScriptedHosts {
-    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-scripted-host-"));
-    private host?: ChildProcess;
-    private project?: ScratchProject;
-
-    async start(stack: string, configFor: (ports: number[]) => string): Promise<{ project: ScratchProject; ports: number[] }> {
-        const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
-        this.host = spawn(bin, [this.dir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
-        const portFile = path.join(this.dir, "ports");
-        for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
-        const ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
-        const project = (this.project = new ScratchProject(stack, configFor(ports)));
-        const key = path.join(project.dir, ".state/vm/id_ed25519");
-        fs.mkdirSync(path.dirname(key), { recursive: true });
-        sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
-        const sums = path.join(project.dir, ".state/artifacts/current/SHA256SUMS");
-        fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
-        return { project, ports };
-    }
-
-    dispose(): void {
-        this.host?.kill();
-        this.project?.dispose();
-        fs.rmSync(this.dir, { recursive: true, force: true });
-    }
 }
 
 const migrate = (from = 0, to = SWITCH_STEPS.length) => SWITCH_STEPS.slice(from, to).map((s) => `migrate ${s}`);

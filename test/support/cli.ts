@@ -34,6 +34,9 @@ function result(r: SpawnSyncReturns<string>): Run {
     return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}`, stdout: r.stdout ?? "" };
 }
 
+/** Key-shaped text that is no key: what a preview's key-file check reads. */
+export const PLACEHOLDER_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nbm90LWEtcmVhbC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n";
+
 /** A copy of the project with its own backend; `stack` is initialised with `config` as its file. */
 export class ScratchProject {
     readonly dir: string;
@@ -62,6 +65,22 @@ export class ScratchProject {
 
     writeConfig(config: string): void {
         fs.writeFileSync(path.join(this.dir, `Pulumi.${this.stack}.yaml`), config);
+    }
+
+    /**
+     * What the dev config reads besides its stack file, written into the project: the per-checkout VM
+     * key it names by relative path (`generated`: a real ed25519 key, for an up over real SSH;
+     * `placeholder`: key-shaped text, all a preview checks) and the artifact server's SHA256SUMS,
+     * which preview reads to resolve the releases.
+     */
+    writeDevFiles(key: "generated" | "placeholder"): void {
+        const keyFile = path.join(this.dir, ".state/vm/id_ed25519");
+        fs.mkdirSync(path.dirname(keyFile), { recursive: true });
+        if (key === "generated") sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
+        else fs.writeFileSync(keyFile, PLACEHOLDER_KEY, { mode: 0o600 });
+        const sums = path.join(this.dir, ".state/artifacts/current/SHA256SUMS");
+        fs.mkdirSync(path.dirname(sums), { recursive: true });
+        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
     }
 
     readConfig(): string {

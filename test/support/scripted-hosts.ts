@@ -1,0 +1,32 @@
+// Two scripted SSH hosts (lab/sim/scripted-host: real SSH that runs nothing, records each step it
+// is asked to run and fails the ones a test names) and a scratch project whose config points at
+// them, with what the dev config reads besides: a real SSH key file and the artifact sums.
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { ROOT, ScratchProject, sh, type Sources } from "./cli";
+
+export class ScriptedHosts {
+    /** The hosts' directory: their ports, the log of what they ran, what to fail or answer. */
+    readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-scripted-host-"));
+    private host?: ChildProcess;
+    private project?: ScratchProject;
+
+    async start(stack: string, configFor: (ports: number[]) => string, sources?: Sources): Promise<{ project: ScratchProject; ports: number[] }> {
+        const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
+        this.host = spawn(bin, [this.dir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
+        const portFile = path.join(this.dir, "ports");
+        for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
+        const ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
+        const project = (this.project = new ScratchProject(stack, configFor(ports), undefined, sources));
+        project.writeDevFiles("generated");
+        return { project, ports };
+    }
+
+    dispose(): void {
+        this.host?.kill();
+        this.project?.dispose();
+        fs.rmSync(this.dir, { recursive: true, force: true });
+    }
+}
