@@ -128,15 +128,19 @@ function storageRow(node: string, host: string, a: Answer): NodeRow {
     const active = a.active === true;
     // zgs_node v1.1.0 exits at start on what it cannot do (systemd restarts it every 5 s): the
     // reason, from its log, is the fault; the unit's state and the silent RPC follow from it.
+    const endpointDown = a.endpointError !== undefined;
     const startError = str(a.startError);
-    const start = startError === null ? null : startFault(startError, unit, a.endpointError !== undefined);
+    const start = startError === null ? null : startFault(startError, unit, endpointDown);
     if (a.active === false && start === null) d.push({ fault: "service-down", severity: "error", detail: `${unit} is not active`, remedy: REMEDY.serviceDown(unit) });
-    if (a.endpointError !== undefined) {
-        const exits = startError !== null && /Unable to get chain id/.test(startError) ? ` (the node exits at start while it does not: ${unit} is ${str(a.state) ?? "restarting"})` : "";
+    if (endpointDown) {
+        // Seen here: systemd has just restarted the node, which has not yet logged its failure;
+        // its RPC is silent for the same reason. Either way the endpoint is the one fault.
+        const exits = startError !== null && /Unable to get chain id/.test(startError) ? ` (the node exits at start while it does not: ${unit} is ${str(a.state) ?? "restarting"})`
+            : a.statusError !== undefined && active ? ` (zgs_getStatus is silent too: the node cannot start without it, and systemd restarts it every 5 s)` : "";
         d.push({ fault: "rpc-endpoint-down", severity: "error", detail: `blockchain_rpc_endpoint ${endpoint ?? "?"} does not answer eth_blockNumber: ${String(a.endpointError)}${exits}`, remedy: REMEDY.endpointDown });
     }
     if (start !== null && start.fault !== "rpc-endpoint-down") d.push(start);
-    if (a.statusError !== undefined && active && start === null) {
+    if (a.statusError !== undefined && active && start === null && !endpointDown) {
         d.push({ fault: "storage-rpc-down", severity: "error", detail: `${unit} is active but zgs_getStatus does not answer: ${String(a.statusError)}`, remedy: `journalctl -u ${unit}; restart it` });
     }
     const head = num(a.chainHead);
@@ -149,7 +153,7 @@ function storageRow(node: string, host: string, a: Answer): NodeRow {
         d.push({ fault: "not-synced", severity: "error", detail: `${lag} blocks behind the chain head ${head} less its ${confirmations} confirmations (synced means fewer than ${SYNCED_WITHIN})`, remedy: "wait while it catches up; if the height does not grow, see rpc-endpoint-down" });
     }
     const sample = num(a.sampleSeconds);
-    if (a.increasing === false && !synced && a.endpointError === undefined && sample !== null && sample >= INCREASING_OVER_SECONDS) {
+    if (a.increasing === false && !synced && !endpointDown && sample !== null && sample >= INCREASING_OVER_SECONDS) {
         d.push({ fault: "height-not-increasing", severity: "error", detail: `logSyncHeight ${height} did not grow in ${sample} s`, remedy: REMEDY.notIncreasing });
     }
     const peers = num(a.connectedPeers);

@@ -71,6 +71,14 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.match(r.diagnoses[0]!.detail, /8547 does not answer eth_blockNumber: .*\(the node exits at start while it does not: zgs-storage-1\.service is activating\)/);
     });
 
+    it("the endpoint down while systemd has just restarted the node (active, RPC silent, no failure logged yet): still only rpc-endpoint-down", () => {
+        const r = storage("endpoint-down-restarting");
+        assert.deepEqual(faults(r, "error"), ["rpc-endpoint-down"], "storage-rpc-down follows from the endpoint (seen in CI: the status ran inside the node's start)");
+        assert.match(r.diagnoses[0]!.detail, /8547 does not answer eth_blockNumber: .*\(zgs_getStatus is silent too: the node cannot start without it/);
+        const up = diagnose("storage-1", "storage", "dev-1", { ...STORAGE["endpoint-down-restarting"]!, endpointError: undefined, chainHead: 1200 });
+        assert.deepEqual(faults(up, "error"), ["storage-rpc-down"], "with the endpoint answering, a silent active node is its own fault");
+    });
+
     it("a miner key whose account cannot pay: miner-unfunded (the node exits at start), not service-down", () => {
         const r = storage("miner-unfunded");
         assert.deepEqual(faults(r, "error"), ["miner-unfunded"]);
