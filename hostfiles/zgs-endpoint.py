@@ -41,6 +41,25 @@ def healthy(url):
         return False
 
 
+def record(spec):
+    """The drift record of config.toml as written (its digest, mode, owner; never its content)."""
+    directory = spec.get("driftRecord")
+    if not directory:
+        return
+    import grp
+    import hashlib
+    import pwd
+    st = os.stat(spec["config"])
+    with open(spec["config"], "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    owner = f"{pwd.getpwuid(st.st_uid).pw_name}:{grp.getgrgid(st.st_gid).gr_name}"
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    tmp = os.path.join(directory, ".f.config.new")
+    with open(tmp, "w") as f:
+        f.write(f"file\t{spec['config']}\t{digest}\t{format(st.st_mode & 0o7777, 'o')} {owner}\n")
+    os.replace(tmp, os.path.join(directory, "f.config"))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -78,6 +97,7 @@ def main(argv):
         # A JSON string is a TOML basic string; the key is 64 hex digits (checked above).
         text = f.read().replace(PLACEHOLDER, json.dumps(chosen)).replace(KEY_PLACEHOLDER, json.dumps(key))
     if current == text:
+        record(spec)
         return 0 if answered else 2
     # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
@@ -88,6 +108,7 @@ def main(argv):
         os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
     os.replace(tmp, spec["config"])
+    record(spec)
     print(f"zgs-endpoint {node}: config.toml written, blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)

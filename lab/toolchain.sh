@@ -229,6 +229,8 @@ if ! [ "$INSTALL/bin/pulumi" -ef "$cli" ]; then
     cmp -s "$cli" "$INSTALL/bin/pulumi" || die "could not place the CLI at $INSTALL/bin/pulumi"
 fi
 ln -sfn "${PROVIDED[pulumi-language-nodejs]}" "$INSTALL/bin/pulumi-language-nodejs"
+# Dynamic providers (nodefleet's HostDrift) run through the launcher a Pulumi release bundles there.
+install -m 0755 "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$INSTALL/bin/pulumi-resource-pulumi-nodejs"
 ln -sfn "$INSTALL/bin/pulumi" "$BIN/pulumi"
 rm -f "$BIN/pulumi-language-nodejs" "$BIN/pulumi-resource-command" # the old layout's PATH links
 install_plugin "${PROVIDED[pulumi-resource-command]}" command "$COMMAND_VERSION" "$INSTALL"

@@ -9,6 +9,7 @@ import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
+import type { HostDrift } from "./drift";
 import { ruleResourceName } from "./names";
 
 /** Official Debian cloud images are published by this AWS account. */
@@ -26,6 +27,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
+    readonly drift: HostDrift;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -127,6 +129,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
+        this.drift = steps.drift;
         this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
     }
 }

@@ -1,9 +1,10 @@
 // The bootstrap every host kind shares, as an ordered chain of remote steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
-import { renderBootstrap, renderFirewallScripts, renderRelease } from "./scripts";
+import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRelease } from "./scripts";
 import { Connection, remoteStep } from "./host";
-import { contentHash } from "../render";
+import { contentHash, shellWord } from "../render";
+import { HostDrift } from "./drift";
 
 export interface BootstrapArgs {
     readonly plan: HostPlan;
@@ -19,6 +20,8 @@ export interface Bootstrapped {
     readonly ready: pulumi.Resource;
     /** One install step per release the host's nodes use, by release name; each after `ready`. */
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
+    /** The host's drift check (read by `pulumi refresh`). */
+    readonly drift: HostDrift;
 }
 
 /**
@@ -27,17 +30,31 @@ export interface Bootstrapped {
  */
 export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): Bootstrapped {
     const base = { connection: args.connection, user: args.user };
+    const drift = new HostDrift(`${name}-drift`, { host: args.plan.name, connection: args.connection }, { parent });
     const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount) }, { parent, dependsOn: after });
-    const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap) : bootstrap;
+    const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap, drift) : bootstrap;
     const releases = new Map<string, pulumi.Resource>();
     for (const r of args.plan.releases) {
         const scripts = renderRelease(args.plan.name, r);
-        releases.set(r.name, remoteStep(`${name}-release-${r.name}`, { ...base, script: scripts.install, onDelete: scripts.remove }, { parent, dependsOn: [ready] }));
+        // The removal is held by a step whose create never changes, so it never runs on a
+        // replacement: the install step is replaced (run again) by a new version, a new install
+        // script or a repair, and the removal of its original would delete what it just installed.
+        // The install removes the release's other versions itself.
+        const teardown = remoteStep(
+            `${name}-release-${r.name}-teardown`,
+            { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove },
+            { parent, dependsOn: [ready] },
+        );
+        releases.set(r.name, remoteStep(
+            `${name}-release-${r.name}`,
+            { ...base, script: scripts.install, drift: { drift, group: scripts.driftGroup } },
+            { parent, dependsOn: [teardown] },
+        ));
     }
-    return { ready, releases };
+    return { ready, releases, drift };
 }
 
-function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource): pulumi.Resource {
+function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource, drift: HostDrift): pulumi.Resource {
     const fw = renderFirewallScripts(args.plan);
     // Holds only the removal for `pulumi destroy`; its create never changes, so it is
     // never replaced, and the table is never dropped while the apply step is replaced.
@@ -47,10 +64,11 @@ function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pu
         { parent, dependsOn: [bootstrap] },
     );
     const apply = remoteStep(`${name}-firewall-apply`, { ...base, script: fw.apply }, { parent, dependsOn: [teardown] });
-    // A fresh SSH connection after the apply: if it cannot get in, the revert fires.
+    // A fresh SSH connection after the apply: if it cannot get in, the revert fires. It records the
+    // table for the drift check, and run again (a repair) loads the confirmed ruleset again.
     return remoteStep(
         `${name}-firewall-confirm`,
-        { ...base, script: fw.confirm, inputsHash: [contentHash(fw.ruleset)] },
+        { ...base, script: fw.confirm, inputsHash: [contentHash(fw.ruleset)], drift: { drift, group: FIREWALL_DRIFT_GROUP } },
         { parent, dependsOn: [apply] },
     );
 }

@@ -7,6 +7,7 @@ import { hostTarget } from "../hardware";
 import { renderPreflight } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection } from "./host";
 import { bootstrapSteps } from "./bootstrap";
+import type { HostDrift } from "./drift";
 
 export interface ExistingHostArgs {
     readonly plan: HostPlan & { readonly spec: ExistingHostSpec };
@@ -21,6 +22,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly dataMountPoint: string;
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
+    readonly drift: HostDrift;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
 
@@ -41,6 +43,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
         const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
         this.ready = steps.ready;
         this.releases = steps.releases;
+        this.drift = steps.drift;
         this.registerOutputs({ publicAddress: this.publicAddress, hardwareFacts: this.hardwareFacts });
     }
 }

@@ -9,6 +9,7 @@ import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
+import type { HostDrift } from "./drift";
 
 /**
  * The hcloud provider plugin nodefleet runs and is tested with (the cli tier previews Hetzner hosts
@@ -50,6 +51,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
+    readonly drift: HostDrift;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:HetznerHost", name, {}, opts);
@@ -100,6 +102,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
+        this.drift = steps.drift;
         this.registerOutputs({ publicAddress: this.publicAddress });
     }
 }

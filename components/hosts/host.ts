@@ -3,6 +3,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { contentHash, shellWord } from "../render";
+import type { DriftBinding, HostDrift } from "./drift";
 
 export type Connection = command.types.input.remote.ConnectionArgs;
 
@@ -19,6 +20,8 @@ export interface Host {
     readonly ready: pulumi.Resource;
     /** The install step of each release this host's nodes use, by release name. */
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
+    /** The host's drift as `pulumi refresh` reads it; steps answer to its repair counts. */
+    readonly drift: HostDrift;
 }
 
 export interface ConnectionParts {
@@ -58,6 +61,8 @@ export interface StepArgs {
      * message, so such scripts print nothing secret, ever.
      */
     readonly sensitive?: boolean;
+    /** The drift group this step records (and runs again to repair). */
+    readonly drift?: DriftBinding;
 }
 
 /** The command that runs a script with root rights: from stdin, or (for delete) as an argument. */
@@ -78,7 +83,7 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             connection: args.connection,
             create: rootShell(args.user),
             stdin: args.script,
-            triggers: [scriptHash, ...(args.inputsHash ?? [])],
+            triggers: [scriptHash, ...(args.inputsHash ?? []), ...(args.drift ? [args.drift.drift.repairCount(args.drift.group)] : [])],
             // The provider would otherwise send the last stdout/stderr as SSH env requests, which
             // sshd refuses unless it AcceptEnvs them (a warning per update), and no script reads them.
             addPreviousOutputInEnv: false,

@@ -5,6 +5,7 @@ import type { Target } from "../hardware";
 import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "../firewall";
 import { ingressRules } from "../ports";
 import { render } from "../render";
+import { driftRecord } from "./drift";
 
 /** The unprivileged user every node service runs as. */
 export const OPERATOR_USER = "nodefleet";
@@ -34,15 +35,33 @@ export function renderBootstrap(plan: HostPlan, mount: string): string {
 export const RELEASES_DIR = "/opt/nodefleet/releases";
 export const releaseLink = (name: string): string => `/opt/nodefleet/${name}`;
 
+/**
+ * Where a release is unpacked: its name and a digest prefix. 24 hex digits since nodefleet stopped
+ * removing a release when its install step is replaced: steps of earlier versions (16 digits) still
+ * hold that removal in their state, and run it once on the upgrade, on a directory no longer used.
+ */
+export function releaseDir(r: Pick<ResolvedRelease, "name" | "sha256">): string {
+    return `${RELEASES_DIR}/${r.name}-${r.sha256.slice(0, 24)}`;
+}
+
 export interface ReleaseScripts {
     readonly install: string;
     readonly remove: string;
+    /** The drift group of the release's files (the install step records and repairs them). */
+    readonly driftGroup: string;
 }
 
 export function renderRelease(host: string, r: ResolvedRelease): ReleaseScripts {
-    const vars = { host, name: r.name, url: r.url, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: `${RELEASES_DIR}/${r.name}-${r.sha256.slice(0, 16)}`, link: releaseLink(r.name) };
-    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars) };
+    const driftGroup = `release.${r.name}`;
+    const vars = {
+        host, name: r.name, url: r.url, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
+        driftRecord: driftRecord(driftGroup),
+    };
+    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup };
 }
+
+/** The firewall's drift group: its confirm step records the table and, run again, loads it again. */
+export const FIREWALL_DRIFT_GROUP = "firewall";
 
 export function renderDataVolume(host: string, device: string, mount: string): string {
     return render("data-volume.sh", { host, device, mount });
@@ -73,7 +92,7 @@ export function renderFirewallScripts(plan: HostPlan): FirewallScripts {
             ruleset,
             unit: heredocSafe(renderFirewallUnit(), "NODEFLEET_UNIT"),
         }),
-        confirm: render("firewall-confirm.sh", { ...common, ruleset: RULESET_PATH, sha256 }),
-        remove: render("firewall-remove.sh", common),
+        confirm: render("firewall-confirm.sh", { ...common, ruleset: RULESET_PATH, sha256, driftRecord: driftRecord(FIREWALL_DRIFT_GROUP) }),
+        remove: render("firewall-remove.sh", { ...common, driftRecord: driftRecord(FIREWALL_DRIFT_GROUP) }),
     };
 }

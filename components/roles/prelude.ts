@@ -4,6 +4,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { Host, remoteStep } from "../hosts/host";
+import { nodeDriftGroup } from "../hosts/drift";
 
 export interface PreludeArgs {
     readonly node: { readonly name: string; readonly release?: string };
@@ -39,6 +40,6 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
         { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript },
         { parent, dependsOn: [after] },
     );
-    const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true }, { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] });
+    const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true, drift: { drift: host.drift, group: nodeDriftGroup(node.name, "key") } }, { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] });
     return { release, base, key };
 }

@@ -5,6 +5,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
+import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, hostFile } from "../render";
@@ -105,6 +106,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
     const docker = node.sequencer.runtime === "docker";
     return render("sequencer-configure.sh", {
         host,
+        driftRecord: driftRecord(nodeDriftGroup(node.name, "configure")),
         node: node.name,
         service: p.service,
         etcDir: p.etcDir,
@@ -150,6 +152,7 @@ export function renderSequencerKey(node: SequencerSpec, mount: string, key: stri
         registerEnv.push(["NODEFLEET_BLS_SECRET_KEY", blsSecretKey!]);
     }
     return render("sequencer-key.sh", {
+        driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
         node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile,
         nodeEnv, registerEnv,
     });
@@ -167,7 +170,7 @@ export function renderSequencerVersion(node: SequencerSpec, release: string): st
 /** What `pulumi destroy` runs: unit, key files and config removed; data kept. */
 export function renderSequencerRemove(host: string, node: SequencerSpec, mount: string): string {
     const p = sequencerPaths(node, mount);
-    return render("sequencer-remove.sh", { host, node: node.name, service: p.service, etcDir: p.etcDir, dataDir: p.dataDir });
+    return render("sequencer-remove.sh", { host, node: node.name, service: p.service, etcDir: p.etcDir, dataDir: p.dataDir, drift: nodeDriftGlob(node.name) });
 }
 
 export interface SequencerNodeArgs {
@@ -208,7 +211,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         // The version is part of the configure inputs: a new version restarts the node once, there.
         const configure = remoteStep(
             `${name}-configure`,
-            { ...base, script: configureScript, inputsHash: [contentHash(node.sequencer.version)] },
+            { ...base, script: configureScript, inputsHash: [contentHash(node.sequencer.version)], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } },
             { parent: this, dependsOn: [version] },
         );
         const register = remoteStep(

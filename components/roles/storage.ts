@@ -6,6 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
+import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash, hostFile } from "../render";
 import { urlsHash } from "./urls";
@@ -83,9 +84,12 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         urls: p.urlsFile,
         minerKey: p.minerKeyFile,
         service: p.service,
+        // zgs-endpoint records config.toml here (it renders the file on the host).
+        driftRecord: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+endpoint`,
     }, null, 2);
     return render("storage-configure.sh", {
         host,
+        driftRecord: driftRecord(nodeDriftGroup(node.name, "configure")),
         node: node.name,
         service: p.service,
         dataDir: p.dataDir,
@@ -123,6 +127,7 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
         etcDir: p.etcDir,
         dataDir: p.dataDir,
         runDir: p.runDir,
+        drift: nodeDriftGlob(node.name),
     });
 }
 
@@ -132,6 +137,7 @@ export function renderStorageKey(node: StorageSpec, mount: string, minerKey: str
     if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
     const urlsJson = JSON.stringify({ rpcEndpoints: endpoints }, null, 2);
     return render("storage-key.sh", {
+        driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
         node: node.name, service: p.service, etcDir: p.etcDir, minerKeyFile: p.minerKeyFile, minerKey: heredocSafe(minerKey, "NODEFLEET_EOF"), urlsFile: p.urlsFile,
         urlsJson: heredocSafe(urlsJson, "NODEFLEET_EOF"), lib: HOST_LIB,
     });
@@ -163,7 +169,7 @@ export class StorageNode extends pulumi.ComponentResource {
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [endpointsHash] }, { parent: this, dependsOn: [key] });
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [endpointsHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(
             `${name}-health`,
             { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript), endpointsHash] },

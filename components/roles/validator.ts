@@ -7,6 +7,7 @@ import type { NodeSpec } from "../config/schema";
 import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
+import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -137,6 +138,8 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         cleanupAfterHours: 24,
         cleanup: v.cleanup,
         carriedSigningState: carriedSigningState ?? null,
+        // The units the tool enables are recorded here for the drift check (and dropped when it disables them).
+        driftUnits: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+units`,
     }, null, 2);
 }
 
@@ -179,6 +182,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
     const D = "NODEFLEET_EOF";
     return render("validator-configure.sh", {
         host,
+        driftRecord: driftRecord(nodeDriftGroup(node.name, "configure")),
         node: node.name,
         lib: LIB,
         etcDir: p.etcDir,
@@ -196,6 +200,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
 export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string, referenceRpcUrl: string | null = null): string {
     const p = validatorPaths(node, mount);
     return render("validator-key.sh", {
+        driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
         urlsFile: `${p.etcDir}/urls.json`,
         etcDir: p.etcDir,
         urlsJson: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF"),
@@ -211,7 +216,7 @@ export function renderValidatorKey(node: ValidatorSpec, mount: string, key: stri
 
 export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
     const p = validatorPaths(node, mount);
-    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p) });
+    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p), drift: nodeDriftGlob(node.name) });
 }
 
 /** One command of the host tool: `zg-validator.py <settings> <args...>`. */
@@ -287,7 +292,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));
         const referenceHash = urlsHash(reference);
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [referenceHash] }, { parent: this, dependsOn: [key] });
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [referenceHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;

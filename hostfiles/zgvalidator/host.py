@@ -34,8 +34,33 @@ def run(cmd, check=True, user=None, **kw):
     return done
 
 
+# The drift record of the node's units (set from its settings by Validator): a unit this tool
+# enables or starts is recorded as meant to be enabled and running; one it stops or disables is
+# dropped. `pulumi refresh` compares the record with the host (components/hosts/drift.ts).
+DRIFT = {"dir": None, "units": frozenset()}
+
+
 def systemctl(*args, check=True):
-    return run(["systemctl", *args], check=check)
+    done = run(["systemctl", *args], check=check)
+    if done.returncode == 0 and DRIFT["dir"] and args:
+        record_units(args[0], [a for a in args[1:] if a in DRIFT["units"]])
+    return done
+
+
+def record_units(verb, units):
+    if not units or verb not in ("enable", "start", "restart", "disable", "stop"):
+        return
+    os.makedirs(DRIFT["dir"], mode=0o700, exist_ok=True)
+    for unit in units:
+        entry = os.path.join(DRIFT["dir"], f"u.{unit}")
+        if verb in ("disable", "stop"):
+            try:
+                os.remove(entry)
+            except FileNotFoundError:
+                pass
+        else:
+            with open(entry, "w") as f:
+                f.write(f"unit\t{unit}\n")
 
 
 # Unit properties read once for a read-only command (see units_snapshot): unit -> {property: value}.

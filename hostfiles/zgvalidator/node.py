@@ -10,7 +10,7 @@ import re
 import shutil
 import time
 
-from .host import (Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
+from .host import (DRIFT, Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
                    systemctl, tree_diff, tree_stat, unit_props, wait)
 from nodefleet_rpc import RpcFailure, block_number, rpc
 
@@ -63,6 +63,7 @@ class Validator:
         self.export_file = os.path.join(self.mig, "chain-export.rlp")
         self.el_url = f"http://127.0.0.1:{s['ports']['http']}"
         self.units = s["services"]
+        DRIFT.update(dir=s.get("driftUnits"), units=frozenset(self.units.values()))
 
     # ---- host state ------------------------------------------------------------------------------
 

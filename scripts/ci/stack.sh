@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The pipeline's steps for one stack, the same on a laptop as in GitHub Actions:
 #   scripts/ci/stack.sh preview STACK   pulumi preview --diff with the policy pack (diff in .state/ci/)
-#   scripts/ci/stack.sh up STACK        pulumi up with the policy pack
+#   scripts/ci/stack.sh up STACK        pulumi up --refresh with the policy pack: reads the hosts
+#                                       first, so the up also puts back what drifted
 #   scripts/ci/stack.sh drift STACK     pulumi refresh --preview-only --expect-no-changes: exits
 #                                       non-zero, loudly, when a cloud resource (server, volume,
-#                                       firewall, IP) differs from the state. It does not see inside
-#                                       the hosts: the command provider reads nothing back (no
-#                                       refresh of a remote command), so a hand-edited file or a
-#                                       stopped unit passes (docs/gitops.md, Drift)
+#                                       firewall, IP) differs from the state, or a host from what
+#                                       nodefleet last applied there (files, units, firewall table,
+#                                       releases: docs/gitops.md, Drift), naming each difference
 # The stack's backend comes from PULUMI_BACKEND_URL and its passphrase from
 # PULUMI_CONFIG_PASSPHRASE; keys come from NODEFLEET_SECRET_<configKey> variables (the CI secret
 # store), set into the stack's config here and never written to the repository.
@@ -34,14 +34,23 @@ policy=(--policy-pack "$ROOT/policy" --policy-pack-config "$ROOT/policy/config/$
 mkdir -p .state/ci
 case "$action" in
 preview) pulumi preview --stack "$stack" --diff --non-interactive "${policy[@]}" 2>&1 | tee ".state/ci/preview-$stack.txt" ;;
-up) pulumi up --stack "$stack" --yes --non-interactive --skip-preview "${policy[@]}" ;;
+up) pulumi up --stack "$stack" --refresh --yes --non-interactive --skip-preview "${policy[@]}" ;;
 drift)
     # The program reads its own previous outputs through a stack reference to itself (where each
     # validator ran): after an up that changed them, a refresh reads the new ones and would report
     # that as a change. It is not drift of anything nodefleet manages: left out of the refresh.
-    if ! pulumi refresh --stack "$stack" --preview-only --expect-no-changes --non-interactive \
-        --exclude "urn:pulumi:$stack::*::pulumi:pulumi:StackReference::*" 2>&1 | tee ".state/ci/drift-$stack.txt"; then
-        echo "::error title=drift on $stack::a cloud resource of $stack differs from its state: see the refresh preview above" >&2
+    # Each host's HostDrift resource reads the host on refresh: a difference is a line of its
+    # `drift` output, "HOST: ITEM: CHANGE [GROUP]", named here one by one.
+    out=".state/ci/drift-$stack.txt"
+    if ! pulumi refresh --stack "$stack" --preview-only --expect-no-changes --diff --non-interactive \
+        --exclude "urn:pulumi:$stack::*::pulumi:pulumi:StackReference::*" 2>&1 | tee "$out"; then
+        found=0
+        while IFS= read -r line; do
+            echo "::error title=drift on $stack::host $line" >&2
+            found=1
+        done < <(grep -oE '^ *\+ +\[[0-9]+\]: "[^"]+ \[[A-Za-z0-9._+-]+\]"$' "$out" | sed -E 's/^ *\+ +\[[0-9]+\]: "(.*)"$/\1/')
+        [ "$found" = 1 ] || echo "::error title=drift on $stack::a resource of $stack differs from its state: see the refresh preview above" >&2
+        echo "drift on $stack: pulumi up --refresh (scripts/ci/stack.sh up $stack) puts the hosts back" >&2
         exit 1
     fi ;;
 esac

@@ -4,8 +4,9 @@
 // (policy pack) → `up` → `drift` → `scripts/promote.mjs` → `preview` of the next stack; then two
 // `up`s started at once on one stack. The stacks' hosts are the scripted SSH host
 // (lab/sim/scripted-host: real SSH, runs nothing), so `up` runs every remote step without a VM.
-// What this cannot show: drift on a real host (the scripted host has no files or units), or an
-// AWS/Hetzner stack's up (no cloud here).
+// The scripted host answers the drift check (hostfiles/drift.py, sent on refresh) as this test
+// says: what the check reads on a real host (files, units, nftables, releases) is shown on the
+// dev VMs (test/e2e/dev-stack.test.ts). Not shown: an AWS/Hetzner stack's up (no cloud here).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -19,6 +20,8 @@ import { ScriptedHosts } from "../support/scripted-hosts";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const BUCKET = "nodefleet-state";
+/** A line of the drift check's docstring: how the scripted host knows the script it is sent. */
+const DRIFT_CHECK = "nodefleet's drift check of a host";
 const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "scripts", "lab"];
 
 function freePort(): Promise<number> {
@@ -62,6 +65,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
 
         let ports: number[];
         ({ project, ports } = await lab.start("ci-a", stackConfig, SOURCES));
+        answerDrift([]);
         fs.writeFileSync(path.join(project.dir, "Pulumi.ci-b.yaml"), stackConfig(ports));
         env = toolEnv({
             PULUMI_HOME: path.join(project.dir, ".pulumi-home"),
@@ -79,6 +83,19 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         s3?.kill();
         lab.dispose();
     });
+
+    /** What the hosts' drift check finds from now on (both hosts answer alike). */
+    function answerDrift(drift: { group: string; item: string; change: string }[]): void {
+        fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift }) }));
+    }
+
+    /** The first line of each script the hosts ran since the last call. */
+    function ran(): string[] {
+        const file = path.join(lab.dir, "log");
+        const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean) : [];
+        fs.rmSync(file, { force: true });
+        return lines.map((l) => (JSON.parse(l) as { line: string }).line);
+    }
 
     /** A pipeline script in the scratch project, as a workflow step runs it. */
     function step(args: string[]): Run {
@@ -114,7 +131,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     it("previews with the policy pack, brings the stack up, and finds no drift right after that up", async () => {
         const preview = step(["scripts/ci/stack.sh", "preview", "ci-a"]);
         assert.equal(preview.status, 0, preview.output.slice(-5000));
-        assert.match(fs.readFileSync(path.join(project.dir, ".state/ci/preview-ci-a.txt"), "utf8"), /\+ 34 to create/);
+        assert.match(fs.readFileSync(path.join(project.dir, ".state/ci/preview-ci-a.txt"), "utf8"), /\+ 36 to create/);
         const up = step(["scripts/ci/stack.sh", "up", "ci-a"]);
         assert.equal(up.status, 0, up.output.slice(-5000));
         // The state is in the bucket, not on this machine.
@@ -128,6 +145,30 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.equal(drift.status, 0, drift.output.slice(-5000));
     });
 
+    it("a host that drifted fails the drift check, each difference named; the next up runs that group's steps again, and the check passes", () => {
+        ran();
+        answerDrift([
+            { group: "storage-1.configure", item: "/data/storage-1/run/config.toml", change: "content changed" },
+            { group: "storage-1.configure", item: "unit zgs-storage-1.service", change: "not running (inactive)" },
+        ]);
+        const drift = step(["scripts/ci/stack.sh", "drift", "ci-a"]);
+        assert.notEqual(drift.status, 0, drift.output.slice(-5000));
+        for (const host of ["dev-1", "dev-2"]) {
+            assert.match(drift.output, new RegExp(`::error title=drift on ci-a::host ${host}: /data/storage-1/run/config\\.toml: content changed \\[storage-1\\.configure\\]`));
+            assert.match(drift.output, new RegExp(`::error title=drift on ci-a::host ${host}: unit zgs-storage-1\\.service: not running \\(inactive\\) \\[storage-1\\.configure\\]`));
+        }
+        assert.match(drift.output, /pulumi up --refresh \(scripts\/ci\/stack\.sh up ci-a\) puts the hosts back/);
+        assert.ok(ran().every((l) => l.startsWith("# nodefleet: the drift check")), "the check only reads");
+        // The up reads the hosts first (--refresh): storage-1's configure runs again, nothing else.
+        const repair = step(["scripts/ci/stack.sh", "up", "ci-a"]);
+        assert.equal(repair.status, 0, repair.output.slice(-5000));
+        const steps = ran().filter((l) => !l.startsWith("# nodefleet: the drift check"));
+        assert.deepEqual(steps.map((l) => l.replace(/ on host .*/, "")), ["# nodefleet: configure 0G storage node storage-1"], steps.join("\n"));
+        answerDrift([]);
+        const clean = step(["scripts/ci/stack.sh", "drift", "ci-a"]);
+        assert.equal(clean.status, 0, clean.output.slice(-5000));
+    });
+
     it("promotes a release to the next stack as a change to its file alone, and previews that stack", () => {
         const file = path.join(project.dir, "Pulumi.ci-b.yaml");
         const before = fs.readFileSync(file, "utf8");
@@ -139,7 +180,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.match(after, /sha256: "?2{64}"?/, "the digest resolved inline from ci-a's SHA256SUMS");
         const preview = step(["scripts/ci/stack.sh", "preview", "ci-b"]);
         assert.equal(preview.status, 0, preview.output.slice(-5000));
-        assert.match(preview.output, /\+ 34 to create/);
+        assert.match(preview.output, /\+ 36 to create/);
     });
 
     it("lets one of two ups at once run, refuses the other by the backend's lock, and keeps the state whole", async () => {

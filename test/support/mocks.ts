@@ -53,6 +53,7 @@ const KNOWN_TYPES = new Set([
     "nodefleet:role:ValidatorNode",
     "pulumi:pulumi:StackReference",
     "pulumi:providers:hcloud",
+    "pulumi-nodejs:dynamic:Resource",
 ]);
 
 /** What this stack's own outputs were after the "last up" (read by previousValidatorHosts through a stack reference). */
@@ -75,6 +76,10 @@ function outputsFor(type: string, name: string, inputs: any): { id: string; stat
             return { id: String(nextNumericId++), state: { ...inputs, ipAddress: "203.0.113.60" } };
         case "command:remote:Command":
             return { id: `${name}-id`, state: { ...inputs, stdout: "", stderr: "" } };
+        case "pulumi-nodejs:dynamic:Resource":
+            // HostDrift as its create leaves it (the mocks run no provider code: its read, diff and
+            // update are tested on their own and on the dev VMs).
+            return { id: `drift-${inputs.host}`, state: { ...inputs, drift: [], repairs: {} } };
         case "pulumi:pulumi:StackReference":
             return { id: inputs.name, state: { ...inputs, outputs: { ...previousStackOutputs }, secretOutputNames: [] } };
         default:

@@ -27,8 +27,8 @@ const LOCAL_PORTS = [56545, 56546, 56551, 56657, 56658, 56660, 5678, 5679, 50051
 describe("existing host", () => {
     it("registers no cloud resources and chains preflight -> bootstrap -> firewall", async () => {
         const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
-        // host: preflight, bootstrap, 3 firewall steps, the 0g-chain release; validator: teardown, key, configure, health
-        assert.deepEqual(countByType(), { "command:remote:Command": 10 });
+        // host: preflight, bootstrap, 3 firewall steps, the 0g-chain release and its teardown; validator: teardown, key, configure, health
+        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1 });
         assert.deepEqual(calls, []);
         const steps = ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
         assert.deepEqual(steps[0].dependsOn, []);
@@ -43,13 +43,19 @@ describe("existing host", () => {
         (fleet as any).releases = { "0g-chain": { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) } };
         (fleet.nodes[0] as any).release = "0g-chain";
         const { recorded } = await buildStack(fleet, SECRETS);
-        assert.deepEqual(countByType(), { "command:remote:Command": 10 });
-        const step = byName(recorded, "fleet-h1-release-0g-chain");
-        assert.deepEqual(step.dependsOn, ["fleet-h1-firewall-confirm"]);
+        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1 });
+        // The removal is held by a teardown whose create never changes (never replaced, so never
+        // run but by destroy); the install, replaced by a new version or a repair, removes nothing.
+        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-firewall-confirm"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown"]);
         const inputs = inputsOf("fleet-h1-release-0g-chain");
         assert.match(inputs.stdin, new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
         assert.match(inputs.stdin, /^url=https:\/\/example\.org\/aristotle-v1\.0\.6\.tar\.gz$/m);
-        assert.match(inputs.delete, /^\/bin\/sh -c /);
+        assert.equal(inputs.delete, undefined);
+        const teardown = inputsOf("fleet-h1-release-0g-chain-teardown");
+        assert.match(teardown.delete, /^\/bin\/sh -c /);
+        assert.match(teardown.delete, new RegExp(`dest=/opt/nodefleet/releases/0g-chain-${"ab".repeat(12)}`));
+        assert.equal(teardown.stdin, "echo 'release 0g-chain: teardown registered'\n");
     });
 
     it("connects with the pinned host key and a secret private key, runs scripts from stdin", async () => {
@@ -75,6 +81,27 @@ describe("existing host", () => {
             const expected = r.name.endsWith("-validator-key") ? ["connection", "stdin", "triggers"] : r.name.endsWith("-configure") || r.name.endsWith("-health") ? ["connection", "triggers"] : ["connection"];
             assert.deepEqual(r.secretPaths.sort(), expected, `${r.name}: the connection (with the private key) must arrive as a secret`);
         }
+    });
+
+    it("one drift check per host, its SSH connection a secret; each step that records the host answers to its group's repair count", async () => {
+        await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
+        const drift = registered.filter((r) => r.type === "pulumi-nodejs:dynamic:Resource");
+        assert.deepEqual(drift.map((r) => [r.name, r.inputs.host]), [["fleet-h1-drift", "h1"]]);
+        assert.deepEqual(drift[0]!.secretPaths, ["connection"]);
+        assert.match(drift[0]!.inputs.toolHash, /^[0-9a-f]{16}$/);
+        assert.ok(!JSON.stringify(drift[0]!.inputs.__provider ?? "").includes("PRIVATE KEY"), "the serialized provider holds no key");
+        // The last trigger of each recording step is its group's repair count (0 until a repair).
+        const answering = registered.filter((r) => r.type === "command:remote:Command" && /(-release-(?!.*-teardown$).*|-firewall-confirm|-configure|-validator-key)$/.test(r.name));
+        assert.deepEqual(answering.map((r) => r.name).sort(), ["fleet-h1-firewall-confirm", "fleet-h1-release-0g-chain", "fleet-validator-1-configure", "fleet-validator-1-validator-key"]);
+        for (const r of answering) assert.equal(r.inputs.triggers.at(-1), 0, r.name);
+        for (const name of ["fleet-h1-bootstrap", "fleet-h1-firewall-apply", "fleet-h1-release-0g-chain-teardown", "fleet-validator-1-health"]) {
+            assert.ok(!inputsOf(name).triggers.includes(0), `${name} is not run again by a repair`);
+        }
+        // Their scripts record into their group's directory.
+        assert.match(inputsOf("fleet-h1-firewall-confirm").stdin, /^record=\/var\/lib\/nodefleet\/drift\/firewall$/m);
+        assert.match(inputsOf("fleet-h1-release-0g-chain").stdin, /^record=\/var\/lib\/nodefleet\/drift\/release\.0g-chain$/m);
+        assert.match(inputsOf("fleet-validator-1-configure").stdin, /^record=\/var\/lib\/nodefleet\/drift\/validator-1\.configure$/m);
+        assert.match(inputsOf("fleet-validator-1-configure").stdin, /"driftUnits": "\/var\/lib\/nodefleet\/drift\/validator-1\.configure\+units"/);
     });
 
     it("opens exactly the validator's p2p ports and SSH from admin CIDRs in nftables", async () => {
@@ -106,7 +133,8 @@ describe("existing host", () => {
         assert.equal(inputsOf("fleet-h1-firewall-teardown").delete.startsWith("/bin/sh -c "), true);
         assert.match(inputsOf("fleet-h1-firewall-teardown").delete, /nft delete table inet nodefleet/);
         assert.equal(inputsOf("fleet-h1-firewall-apply").delete, undefined);
-        assert.equal(inputsOf("fleet-h1-firewall-confirm").triggers.length, 2);
+        // its script, the ruleset's digest, and the firewall's repair count (the drift check's)
+        assert.deepEqual(inputsOf("fleet-h1-firewall-confirm").triggers.slice(2), [0]);
     });
 
     it("puts two nodes on one host behind one firewall with both roles' ports", async () => {
@@ -116,9 +144,9 @@ describe("existing host", () => {
         f.nodes = [f.nodes[0], f.nodes[2]];
         delete f.hosts["h-sequencer"];
         await buildStack(f, SECRETS);
-        // host: preflight, bootstrap, 3 firewall steps, the zgs and 0g-chain releases; storage and
+        // host: preflight, bootstrap, 3 firewall steps, the zgs and 0g-chain releases and their teardowns; storage and
         // validator roles: teardown, key, configure, health each
-        assert.deepEqual(countByType(), { "command:remote:Command": 15 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 17, "pulumi-nodejs:dynamic:Resource": 1 });
         const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
         assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
@@ -137,8 +165,10 @@ describe("AWS host", () => {
             "aws:ebs/volume:Volume": 1,
             "aws:ec2/volumeAttachment:VolumeAttachment": 1,
             "aws:ec2/eip:Eip": 1,
-            // the data volume and bootstrap steps, the release, and the validator's four steps
-            "command:remote:Command": 7,
+            // the data volume and bootstrap steps, the release and its teardown, and the validator's four steps
+            "command:remote:Command": 8,
+            // the host's drift check (HostDrift)
+            "pulumi-nodejs:dynamic:Resource": 1,
         });
         assert.deepEqual(calls.map((c) => c.token).sort(), ["aws:ec2/getAmi:getAmi", "aws:ec2/getVpc:getVpc"]);
         assert.deepEqual(calls.find((c) => c.token === "aws:ec2/getAmi:getAmi")!.inputs.owners, ["136693071363"]);
@@ -212,8 +242,10 @@ describe("Hetzner host", () => {
             "hcloud:index/server:Server": 1,
             "hcloud:index/volume:Volume": 1,
             "hcloud:index/volumeAttachment:VolumeAttachment": 1,
-            // data volume mount, bootstrap, release; the storage role's teardown, key, configure, health
-            "command:remote:Command": 7,
+            // data volume mount, bootstrap, release and its teardown; the storage role's teardown, key, configure, health
+            "command:remote:Command": 8,
+            // the host's drift check (HostDrift)
+            "pulumi-nodejs:dynamic:Resource": 1,
         });
         assert.deepEqual(calls, []);
         // Every hcloud resource through the one explicit provider, pinned to the plugin nodefleet is tested with.

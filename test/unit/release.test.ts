@@ -34,7 +34,7 @@ const downloads = () => (fs.existsSync(accessLog) ? fs.readFileSync(accessLog, "
 
 /** The script with /opt/nodefleet under `root`, so it runs unprivileged-safe in a temp dir. */
 function local(script: string, root: string): string {
-    return script.replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`);
+    return script.replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`).replaceAll("/var/lib/nodefleet", `${root}/var/lib/nodefleet`);
 }
 
 describe("release install", () => {
@@ -51,10 +51,11 @@ describe("release install", () => {
     it("renders install and remove scripts that match golden copies and pass shellcheck", () => {
         requireTool("shellcheck", "shellcheck");
         const s = renderRelease("h1", { name: "0g-chain", url: "https://github.com/0glabs/0g-chain/releases/download/v1.0.6/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) });
-        for (const [kind, text] of Object.entries(s)) {
+        for (const [kind, text] of [["install", s.install], ["remove", s.remove]] as const) {
             const r = runTool("shellcheck", ["--shell=sh", "--severity=style", golden(`release/0g-chain-${kind}.sh`, text)]);
             assert.equal(r.status, 0, r.output);
         }
+        assert.equal(s.driftGroup, "release.0g-chain");
     });
 
     it("installs a verified archive's top directory behind a link, and reuses it without downloading", () => {
@@ -64,12 +65,39 @@ describe("release install", () => {
         assert.equal(first.status, 0, first.output);
         const link = `${root}/opt/nodefleet/0g-chain`;
         assert.equal(fs.readFileSync(`${link}/bin/reth`, "utf8"), "#!/bin/sh\necho reth\n");
-        assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 16)}`);
+        assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`);
         const before = downloads();
         const again = runTool("sh", ["-s"], local(s.install, root));
         assert.equal(again.status, 0, again.output);
         assert.equal(downloads(), before, "a verified release must not be downloaded again");
         assert.doesNotMatch(again.output, /downloading/);
+    });
+
+    it("a file changed after the install (a swapped binary) is installed again from the archive; the record lists the release's files", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
+        assert.equal(runTool("sh", ["-s"], local(s.install, root)).status, 0);
+        const dest = `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`;
+        assert.equal(fs.readFileSync(`${root}/var/lib/nodefleet/drift/release.0g-chain/t.release`, "utf8"), `tree\t${dest}\t${root}/opt/nodefleet/0g-chain\n`);
+        assert.match(fs.readFileSync(`${dest}/.nodefleet-files.sha256`, "utf8"), /^[0-9a-f]{64} {2}bin\/reth\n[0-9a-f]{64} {2}geth-genesis\.json\n$/);
+        fs.writeFileSync(`${dest}/bin/reth`, "#!/bin/sh\necho swapped\n");
+        const before = downloads();
+        const again = runTool("sh", ["-s"], local(s.install, root));
+        assert.equal(again.status, 0, again.output);
+        assert.match(again.output, /files under .* differ from the release; installing it again/);
+        assert.equal(downloads(), before + 1);
+        assert.equal(fs.readFileSync(`${dest}/bin/reth`, "utf8"), "#!/bin/sh\necho reth\n");
+    });
+
+    it("a new version removes the release's other versions once it is linked (and no other release's)", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const releases = `${root}/opt/nodefleet/releases`;
+        for (const d of ["0g-chain-0123456789abcdef", "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"]) fs.mkdirSync(`${releases}/${d}`, { recursive: true });
+        const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
+        const r = runTool("sh", ["-s"], local(s.install, root));
+        assert.equal(r.status, 0, r.output);
+        assert.deepEqual(fs.readdirSync(releases).sort(), [`0g-chain-${SHA.slice(0, 24)}`, "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"]);
+        assert.match(r.output, /removed the unused .*0g-chain-0123456789abcdef/);
     });
 
     it("refuses an archive whose sha256 differs, installing nothing and keeping the current link", () => {
@@ -81,8 +109,8 @@ describe("release install", () => {
         const r = runTool("sh", ["-s"], local(bad.install, root));
         assert.equal(r.status, 1);
         assert.match(r.output, new RegExp(`sha256 mismatch .*: expected ${wrong}, got ${SHA}; nothing was installed`));
-        assert.deepEqual(fs.readdirSync(`${root}/opt/nodefleet/releases`), [`0g-chain-${SHA.slice(0, 16)}`]);
-        assert.equal(fs.readlinkSync(`${root}/opt/nodefleet/0g-chain`), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 16)}`);
+        assert.deepEqual(fs.readdirSync(`${root}/opt/nodefleet/releases`), [`0g-chain-${SHA.slice(0, 24)}`]);
+        assert.equal(fs.readlinkSync(`${root}/opt/nodefleet/0g-chain`), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`);
     });
 
     it("fails on a download error without leaving a partial directory", () => {
@@ -104,6 +132,6 @@ describe("release install", () => {
         fs.symlinkSync(`${root}/opt/nodefleet/releases/0g-chain-newer`, link);
         assert.equal(runTool("sh", ["-s"], local(s.remove, root)).status, 0);
         assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-newer`);
-        assert.ok(!fs.existsSync(`${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 16)}`));
+        assert.ok(!fs.existsSync(`${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`));
     });
 });

@@ -7,9 +7,24 @@ set -eu
 name=0g-chain
 url=https://github.com/0glabs/0g-chain/releases/download/v1.0.6/aristotle-v1.0.6.tar.gz
 sha256=abababababababababababababababababababababababababababababababab
-dest=/opt/nodefleet/releases/0g-chain-abababababababab
+dest=/opt/nodefleet/releases/0g-chain-abababababababababababab
 link=/opt/nodefleet/0g-chain
 
+record=/var/lib/nodefleet/drift/release.0g-chain
+files=.nodefleet-files.sha256
+# A release installed before nodefleet listed its files: the list is taken from it as it is.
+if [ -f "$dest/.nodefleet-sha256" ] && [ ! -f "$dest/$files" ]; then
+	(cd "$dest" && find . -type f ! -name '.nodefleet-*' -print0 | sort -z | xargs -0 -r sha256sum | sed 's#  \./#  #') > "$dest/$files.new"
+	mv "$dest/$files.new" "$dest/$files"
+fi
+# A file changed since the install (a swapped binary): the release is installed again, and the
+# running units that start from it are restarted onto it.
+reinstalled=""
+if [ -f "$dest/.nodefleet-sha256" ] && ! (cd "$dest" && sha256sum -c --quiet --strict "$files" >/dev/null 2>&1); then
+	echo "release $name: files under $dest differ from the release; installing it again" >&2
+	rm -f "$dest/.nodefleet-sha256"
+	reinstalled=1
+fi
 if [ ! -f "$dest/.nodefleet-sha256" ]; then
 	install -d -m 0755 /opt/nodefleet/releases
 	tmp="$(mktemp -d /opt/nodefleet/releases/.download.XXXXXX)"
@@ -28,6 +43,8 @@ if [ ! -f "$dest/.nodefleet-sha256" ]; then
 	if [ "$(find "$root" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ] && [ -d "$(find "$root" -mindepth 1 -maxdepth 1)" ]; then
 		root="$(find "$root" -mindepth 1 -maxdepth 1)"
 	fi
+	(cd "$root" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum | sed 's#  \./#  #') > "$tmp/$files"
+	mv "$tmp/$files" "$root/$files"
 	echo "$sha256" > "$root/.nodefleet-sha256"
 	chmod -R go-w "$root"
 	rm -rf "$dest"
@@ -37,3 +54,25 @@ fi
 ln -sfn "$dest" "$link.new"
 mv -T "$link.new" "$link"
 echo "release $name: $link -> $dest"
+# Its other versions (name-<hex digest prefix>) are no longer used: removed.
+for old in /opt/nodefleet/releases/"$name"-*; do
+	suffix="${old##*/}"
+	suffix="${suffix#"$name"-}"
+	case "$suffix" in "" | *[!0-9a-f]*) continue ;; esac
+	if [ "$old" != "$dest" ] && [ -d "$old" ]; then
+		rm -rf "$old"
+		echo "release $name: removed the unused $old"
+	fi
+done
+if [ -n "$reinstalled" ]; then
+	for unit in $(grep -l -F "$link/" /etc/systemd/system/*.service 2>/dev/null | xargs -r -n1 basename); do
+		if systemctl is-active --quiet "$unit"; then
+			systemctl restart "$unit"
+			echo "release $name: restarted $unit onto the release"
+		fi
+	done
+fi
+# The drift record: the release's files (their digests are in $files) and its link.
+rm -rf "$record"
+install -d -m 0700 "$record"
+printf 'tree\t%s\t%s\n' "$dest" "$link" > "$record/t.release"

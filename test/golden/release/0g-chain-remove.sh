@@ -2,10 +2,13 @@
 # nodefleet release removal for host h1 (pulumi destroy or a new version): removes this
 # version's directory, and the link only while it still points here.
 set -eu
-dest=/opt/nodefleet/releases/0g-chain-abababababababab
+dest=/opt/nodefleet/releases/0g-chain-abababababababababababab
 link=/opt/nodefleet/0g-chain
 if [ "$(readlink "$link" 2>/dev/null || true)" = "$dest" ]; then
 	rm -f "$link"
 fi
 rm -rf "$dest"
+if [ -f /var/lib/nodefleet/drift/release.0g-chain/t.release ] && [ "$(cut -f2 /var/lib/nodefleet/drift/release.0g-chain/t.release)" = "$dest" ]; then
+	rm -rf /var/lib/nodefleet/drift/release.0g-chain
+fi
 echo "release 0g-chain: removed $dest"

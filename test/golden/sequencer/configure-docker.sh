@@ -20,6 +20,22 @@ put() {
 		mv "$tmp" "$1"
 		changed="$changed $1"
 	fi
+	record_file "$1"
+}
+
+# The drift record of this step (read by `pulumi refresh` through nodefleet's drift check): what it
+# put on the host, as digests, modes, owners and wanted unit states, never contents. Written anew
+# each run, so it holds what the last run applied.
+record=/var/lib/nodefleet/drift/sequencer-1.configure
+rm -rf "$record"
+install -d -m 0700 "$record"
+# record_file PATH: its sha256, mode and owner as this step left them.
+record_file() {
+	printf 'file\t%s\t%s\t%s\n' "$1" "$(sha256sum "$1" | cut -c1-64)" "$(stat -c '%a %U:%G' "$1")" > "$record/f.$(printf '%s' "$1" | sha256sum | cut -c1-16)"
+}
+# record_unit NAME: the unit is meant to be enabled and running.
+record_unit() {
+	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
 if ! command -v docker >/dev/null 2>&1; then
@@ -606,6 +622,7 @@ if ! cmp -s "$etc/version" "$etc/started-version"; then
 fi
 
 systemctl enable "$service" >/dev/null 2>&1
+record_unit "$service"
 if ! systemctl is-active --quiet "$service"; then
 	systemctl start "$service"
 	echo "sequencer $node: started $service"

@@ -6,5 +6,6 @@ set -eu
 systemctl disable --now aztec-sequencer-1.service >/dev/null 2>&1 || true
 rm -f /etc/systemd/system/aztec-sequencer-1.service
 rm -rf /etc/nodefleet/sequencer-1
+rm -rf /var/lib/nodefleet/drift/sequencer-1.*
 systemctl daemon-reload
 echo "sequencer sequencer-1: removed aztec-sequencer-1.service; data kept in /data/sequencer-1"

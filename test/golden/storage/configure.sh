@@ -22,6 +22,22 @@ put() {
 		mv "$tmp" "$1"
 		changed="$changed $1"
 	fi
+	record_file "$1"
+}
+
+# The drift record of this step (read by `pulumi refresh` through nodefleet's drift check): what it
+# put on the host, as digests, modes, owners and wanted unit states, never contents. Written anew
+# each run, so it holds what the last run applied.
+record=/var/lib/nodefleet/drift/storage-1.configure
+rm -rf "$record"
+install -d -m 0700 "$record"
+# record_file PATH: its sha256, mode and owner as this step left them.
+record_file() {
+	printf 'file\t%s\t%s\t%s\n' "$1" "$(sha256sum "$1" | cut -c1-64)" "$(stat -c '%a %U:%G' "$1")" > "$record/f.$(printf '%s' "$1" | sha256sum | cut -c1-16)"
+}
+# record_unit NAME: the unit is meant to be enabled and running.
+record_unit() {
+	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
 if [ ! -x /opt/nodefleet/zgs/zgs_node ]; then
@@ -92,7 +108,8 @@ put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
   "config": "/data/storage-1/run/config.toml",
   "urls": "/etc/nodefleet/storage-1/urls.json",
   "minerKey": "/etc/nodefleet/storage-1/miner.key",
-  "service": "zgs-storage-1.service"
+  "service": "zgs-storage-1.service",
+  "driftRecord": "/var/lib/nodefleet/drift/storage-1.configure+endpoint"
 }
 NODEFLEET_EOF
 put /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root <<'NODEFLEET_EOF'
@@ -296,6 +313,25 @@ def healthy(url):
         return False
 
 
+def record(spec):
+    """The drift record of config.toml as written (its digest, mode, owner; never its content)."""
+    directory = spec.get("driftRecord")
+    if not directory:
+        return
+    import grp
+    import hashlib
+    import pwd
+    st = os.stat(spec["config"])
+    with open(spec["config"], "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    owner = f"{pwd.getpwuid(st.st_uid).pw_name}:{grp.getgrgid(st.st_gid).gr_name}"
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    tmp = os.path.join(directory, ".f.config.new")
+    with open(tmp, "w") as f:
+        f.write(f"file\t{spec['config']}\t{digest}\t{format(st.st_mode & 0o7777, 'o')} {owner}\n")
+    os.replace(tmp, os.path.join(directory, "f.config"))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -333,6 +369,7 @@ def main(argv):
         # A JSON string is a TOML basic string; the key is 64 hex digits (checked above).
         text = f.read().replace(PLACEHOLDER, json.dumps(chosen)).replace(KEY_PLACEHOLDER, json.dumps(key))
     if current == text:
+        record(spec)
         return 0 if answered else 2
     # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
@@ -343,6 +380,7 @@ def main(argv):
         os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
     os.replace(tmp, spec["config"])
+    record(spec)
     print(f"zgs-endpoint {node}: config.toml written, blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)
@@ -569,6 +607,8 @@ chown "$operator:$operator" /data/storage-1/run/config.toml
 chmod 0600 /data/storage-1/run/config.toml
 
 systemctl enable "$service" zgs-storage-1-failover.timer >/dev/null 2>&1
+record_unit "$service"
+record_unit zgs-storage-1-failover.timer
 systemctl start zgs-storage-1-failover.timer
 if ! systemctl is-active --quiet "$service"; then
 	systemctl start "$service"

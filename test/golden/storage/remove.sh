@@ -7,5 +7,6 @@ systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service >/dev
 rm -f /etc/systemd/system/zgs-storage-1.service /etc/systemd/system/zgs-storage-1-failover.service /etc/systemd/system/zgs-storage-1-failover.timer
 rm -rf /etc/nodefleet/storage-1
 rm -f /data/storage-1/run/config.toml /data/storage-1/run/config.toml.new
+rm -rf /var/lib/nodefleet/drift/storage-1.*
 systemctl daemon-reload
 echo "storage storage-1: removed zgs-storage-1.service; data kept in /data/storage-1"

@@ -11,5 +11,6 @@ for unit in geth-validator-1.service reth-validator-1.service nodefleet-export-v
 done
 rm -f /etc/systemd/system/0gchaind-validator-1.service
 rm -rf /etc/nodefleet/validator-1
+rm -rf /var/lib/nodefleet/drift/validator-1.*
 systemctl daemon-reload
 echo "validator validator-1: removed its units; data kept in /data/validator-1"
