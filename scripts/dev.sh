@@ -6,6 +6,9 @@
 #   scripts/dev.sh preview     the same, but `pulumi preview` (VMs are not needed)
 #   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the VMs down
 #   scripts/dev.sh status ...  `nodefleet status` on the dev stack: every node's health now
+#   scripts/dev.sh drift       the pipeline's drift check on the dev stack (scripts/ci/stack.sh
+#                              drift dev): the hosts against what nodefleet last applied there;
+#                              `scripts/dev.sh up --refresh` puts back what drifted
 #   scripts/dev.sh pulumi ...  any pulumi command with the dev stack's environment
 #
 # State lives in .state/ of this checkout (file backend, Pulumi home); nothing is written to
@@ -67,13 +70,17 @@ status)
     dev_env
     exec "$ROOT/scripts/nodefleet" status --stack dev "$@"
     ;;
+drift)
+    dev_env
+    exec bash "$ROOT/scripts/ci/stack.sh" drift dev
+    ;;
 pulumi)
     shift
     dev_env
     exec pulumi "$@"
     ;;
 *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

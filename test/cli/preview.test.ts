@@ -32,12 +32,14 @@ describe("pulumi preview with the real engine", () => {
         const r = project.preview();
         assert.equal(r.status, 0, r.output);
         for (const host of ["dev-1", "dev-2"]) {
-            const releases = host === "dev-1" ? ["release-aztec", "release-zgs"] : ["release-0g-chain"];
+            const releases = (host === "dev-1" ? ["release-aztec", "release-zgs"] : ["release-0g-chain"]).flatMap((r) => [r, `${r}-teardown`]);
             for (const step of ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm", ...releases]) {
                 assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${host}-${step}\\s+create`), `${host} ${step}`);
             }
+            // The host's drift check (read by `pulumi refresh`), through the real dynamic provider.
+            assert.match(r.output, new RegExp(`pulumi-nodejs:dynamic:Resource\\s+fleet-${host}-drift\\s+create`), `${host} drift`);
         }
-        assert.match(r.output, /\+ 34 to create/);
+        assert.match(r.output, /\+ 39 to create/);
         for (const step of ["teardown", "miner-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-storage-1-${step}\\s+create`));
         for (const step of ["teardown", "validator-key", "version", "configure", "registration", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-sequencer-1-${step}\\s+create`));
         for (const step of ["teardown", "validator-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-validator-1-${step}\\s+create`));

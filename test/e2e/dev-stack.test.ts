@@ -86,6 +86,15 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.doesNotMatch(r.output, /from \$PATH|pending operations?/, "a plugin or pending-operation warning");
     });
 
+    // Right after the up that made the stack's outputs: the program reads its own previous
+    // outputs through a stack reference, which a refresh reads anew; that is no drift.
+    it("the drift check passes on the untouched fleet right after the up that made its outputs", () => {
+        const r = timed("scripts/dev.sh drift", () => sh("bash", [DEV, "drift"], { allowFail: true, timeoutMs: 600_000 }));
+        assert.equal(r.status, 0, r.output.slice(-4000));
+        assert.doesNotMatch(r.output, /::error/);
+        assert.match(r.output, /\d+ unchanged/);
+    });
+
     it("the host units are active under systemd", () => {
         for (const vm of Object.keys(EXPECTED)) {
             const r = onVm(vm, "systemctl is-active nodefleet-firewall.service chrony.service ssh.service; systemctl is-enabled nodefleet-firewall.service");
@@ -223,7 +232,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     it("a second pulumi up changes nothing and runs no command", () => {
         const before = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
         const r = timed("second pulumi up", () => sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--non-interactive", "--expect-no-changes"]));
-        assert.match(r.output, /34 unchanged/);
+        assert.match(r.output, /39 unchanged/);
         assert.doesNotMatch(r.output, /created|updated|replaced|deleted/);
         const afterCount = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
         // The two checks above opened one SSH session each; pulumi must have opened none.
@@ -362,6 +371,58 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(rounds.length, 2, watch.output);
         assert.equal(row(rounds[1], "sequencer-1").service, "active", "the sequencer runs again");
         assert.ok(Date.parse(rounds[1].at) > Date.parse(rounds[0].at));
+    });
+
+    it("drift: a hand-edited config.toml, stopped units, a flushed ruleset and a swapped binary are each named by the drift check; pulumi up --refresh puts them back and the check passes", { timeout: 15 * 60_000 }, () => {
+        const release = onVm("dev-1", "readlink /opt/nodefleet/zgs").output.trim();
+        // As an operator (or an intruder) would: the failover timer stopped and config.toml edited
+        // (the timer would rewrite it within a minute), the sequencer disabled and stopped, the
+        // firewall flushed, zgs_node replaced on disk; on dev-2, validator-1's 0gchaind stopped.
+        onVm("dev-1", [
+            "set -e",
+            "systemctl stop zgs-storage-1-failover.timer",
+            "echo '# edited by hand' >> /data/storage-1/run/config.toml",
+            "systemctl disable --now aztec-sequencer-1.service 2>/dev/null",
+            "nft flush ruleset",
+            "cp /opt/nodefleet/zgs/zgs_node /tmp/zgs_node.swapped && printf swapped >> /tmp/zgs_node.swapped && chmod 0755 /tmp/zgs_node.swapped",
+            "mv /tmp/zgs_node.swapped /opt/nodefleet/zgs/zgs_node",
+        ].join("\n"));
+        onVm("dev-2", "systemctl stop 0gchaind-validator-1.service");
+        const drift = timed("scripts/dev.sh drift (drifted)", () => sh("bash", [DEV, "drift"], { allowFail: true, timeoutMs: 600_000 }));
+        assert.notEqual(drift.status, 0, drift.output.slice(-4000));
+        const named = drift.output.split("\n").filter((l) => l.startsWith("::error title=drift on dev::")).map((l) => l.replace("::error title=drift on dev::", "")).sort();
+        assert.deepEqual(named, [
+            "host dev-1: /data/storage-1/run/config.toml: content changed [storage-1.configure]",
+            `host dev-1: ${release}/zgs_node: differs from the release nodefleet installed [release.zgs]`,
+            "host dev-1: nftables table inet nodefleet: missing (the firewall is not loaded) [firewall]",
+            "host dev-1: unit aztec-sequencer-1.service: not enabled (disabled); not running (inactive) [sequencer-1.configure]",
+            "host dev-1: unit zgs-storage-1-failover.timer: not running (inactive) [storage-1.configure]",
+            "host dev-2: unit 0gchaind-validator-1.service: not running (inactive) [validator-1.configure]",
+        ].sort(), drift.output.slice(-4000));
+        // Digests and modes are compared on the host; what the check reports holds no digest (nor a key).
+        assert.doesNotMatch(drift.output, /[0-9a-f]{64}/);
+
+        const repair = timed("scripts/dev.sh up --refresh (repair)", () => sh("bash", [DEV, "up", "--refresh"], { timeoutMs: 900_000 }));
+        // Only the drifted groups' steps ran: their configure steps, the release, the firewall confirm.
+        const replaced = [...repair.output.matchAll(/command:remote:Command (fleet-[\w-]+) created replacement/g)].map((m) => m[1]).sort();
+        assert.deepEqual([...new Set(replaced)], ["fleet-dev-1-firewall-confirm", "fleet-dev-1-release-zgs", "fleet-sequencer-1-configure", "fleet-storage-1-configure", "fleet-validator-1-configure"], repair.output.slice(-4000));
+        const host1 = onVm("dev-1", [
+            "systemctl is-active zgs-storage-1.service zgs-storage-1-failover.timer aztec-sequencer-1.service",
+            "systemctl is-enabled aztec-sequencer-1.service",
+            "nft list table inet nodefleet >/dev/null && echo firewall",
+            "grep -c 'edited by hand' /data/storage-1/run/config.toml || true",
+            "cd /opt/nodefleet/zgs && sha256sum -c --quiet .nodefleet-files.sha256 && echo release-intact",
+        ].join("; ")).output.trim().split("\n");
+        assert.deepEqual(host1, ["active", "active", "active", "enabled", "firewall", "0", "release-intact"]);
+        assert.equal(onVm("dev-2", "systemctl is-active 0gchaind-validator-1.service").output.trim(), "active");
+        // The storage node runs the installed binary again (the release step restarted it onto it).
+        assert.match(repair.output, /release zgs: restarted zgs-storage-1\.service onto the release/);
+
+        const clean = timed("scripts/dev.sh drift (repaired)", () => sh("bash", [DEV, "drift"], { allowFail: true, timeoutMs: 600_000 }));
+        assert.equal(clean.status, 0, clean.output.slice(-4000));
+        // And the repair is done: the next up changes nothing.
+        const again = sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--non-interactive", "--expect-no-changes"], { allowFail: true });
+        assert.equal(again.status, 0, again.output.slice(-3000));
     });
 
     // The last storage scenario. Once the log sync has caught up, the real zgs_node v1.1.0 keeps one
