@@ -248,11 +248,25 @@ def install_unit(etc, unit):
     """Copies the staged unit file into /etc/systemd/system; returns [unit] when it changed."""
     src, dst = os.path.join(etc, unit), f"/etc/systemd/system/{unit}"
     if os.path.exists(dst) and same_bytes(src, dst):
+        record_unit_file(dst)
         return []
     shutil.copy(src, dst + ".nodefleet-new")
     os.chmod(dst + ".nodefleet-new", 0o644)
     os.replace(dst + ".nodefleet-new", dst)
+    record_unit_file(dst)
     return [unit]
+
+
+def record_unit_file(path):
+    """The drift record of an installed unit file (digest, mode, owner; see record_units)."""
+    if not DRIFT["dir"]:
+        return
+    import hashlib
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    os.makedirs(DRIFT["dir"], mode=0o700, exist_ok=True)
+    with open(os.path.join(DRIFT["dir"], f"f.{os.path.basename(path)}"), "w") as f:
+        f.write(f"file\t{path}\t{digest}\t644 root:root\n")
 
 
 def find_key(doc, key):
