@@ -12,6 +12,7 @@ import { SequencerNode } from "./roles/sequencer";
 import { validatorHandover, ValidatorNode, type Handover } from "./roles/validator";
 import { resolveUrls } from "./roles/urls";
 import { withoutPromiseTraces } from "./sdk";
+import { DriftCheckProvider } from "./hosts/drift";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -46,6 +47,8 @@ export class Fleet extends pulumi.ComponentResource {
     readonly validatorHosts: Record<string, string> = {};
     /** Validators moving host this run: node -> the host they leave, and their handover once that host is built. */
     private readonly moves = new Map<string, { readonly from: string; readonly handover: Deferred<Handover> }>();
+    /** The provider of the hosts' drift checks (configured with nothing; made with the first host). */
+    private driftProvider?: pulumi.ProviderResource;
     /** The hcloud provider of the Hetzner hosts (one, made with the first). */
     private hcloud?: pulumi.ProviderResource;
 
@@ -112,7 +115,8 @@ export class Fleet extends pulumi.ComponentResource {
     }
 
     private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {
-        const opts = { parent: this };
+        this.driftProvider ??= new DriftCheckProvider("drift", { parent: this });
+        const opts = { parent: this, providers: [this.driftProvider] };
         const spec = plan.spec;
         const privateKey = sshPrivateKey(spec, args.secret);
         switch (spec.kind) {
@@ -120,7 +124,7 @@ export class Fleet extends pulumi.ComponentResource {
                 return new AwsHost(name, { plan: { ...plan, spec }, privateKey }, opts);
             case "hetzner":
                 this.hcloud ??= hetznerProvider(this);
-                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey }, { ...opts, providers: [this.hcloud] });
+                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey }, { ...opts, providers: [this.driftProvider, this.hcloud] });
             case "existing":
                 return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck }, opts);
             default:

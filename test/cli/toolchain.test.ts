@@ -27,7 +27,7 @@ describe("toolchain plugin routes", () => {
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-toolchain-"));
-        for (const f of ["lab/toolchain.sh", "lab/lib/go.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/upstream.sha256"]) {
+        for (const f of ["lab/toolchain.sh", "lab/lib/go.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/upstream.sha256", "lab/toolchain/pulumi-resource-pulumi-nodejs"]) {
             fs.mkdirSync(path.dirname(path.join(dir, "root", f)), { recursive: true });
             fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
         }
@@ -86,6 +86,8 @@ describe("toolchain plugin routes", () => {
         assert.deepEqual(fs.readdirSync(path.join(tools, "bin")), ["pulumi"]);
         assert.equal(fs.realpathSync(path.join(tools, "bin/pulumi")), path.join(tools, "pulumi/bin/pulumi"));
         assert.equal(fs.realpathSync(path.join(tools, "pulumi/bin/pulumi-language-nodejs")), real("pulumi-language-nodejs"));
+        // The dynamic-provider launcher (the drift check's HostDrift) beside it, as a release bundles it.
+        assert.equal(fs.statSync(path.join(tools, "pulumi/bin/pulumi-resource-pulumi-nodejs")).mode & 0o777, 0o755);
         const home = path.join(dir, "home/.pulumi-test");
         const linked = spawnSync("bash", [path.join(dir, "root/lab/toolchain.sh"), "home", home], { encoding: "utf8" });
         assert.equal(linked.status, 0, linked.stderr);

@@ -54,6 +54,7 @@ const KNOWN_TYPES = new Set([
     "pulumi:pulumi:StackReference",
     "pulumi:providers:hcloud",
     "pulumi-nodejs:dynamic:Resource",
+    "pulumi:providers:pulumi-nodejs",
 ]);
 
 /** What this stack's own outputs were after the "last up" (read by previousValidatorHosts through a stack reference). */

@@ -28,7 +28,7 @@ describe("existing host", () => {
     it("registers no cloud resources and chains preflight -> bootstrap -> firewall", async () => {
         const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
         // host: preflight, bootstrap, 3 firewall steps, the 0g-chain release and its teardown; validator: teardown, key, configure, health
-        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         assert.deepEqual(calls, []);
         const steps = ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
         assert.deepEqual(steps[0].dependsOn, []);
@@ -43,7 +43,7 @@ describe("existing host", () => {
         (fleet as any).releases = { "0g-chain": { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) } };
         (fleet.nodes[0] as any).release = "0g-chain";
         const { recorded } = await buildStack(fleet, SECRETS);
-        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         // The removal is held by a teardown whose create never changes (never replaced, so never
         // run but by destroy); the install, replaced by a new version or a repair, removes nothing.
         assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-firewall-confirm"]);
@@ -88,6 +88,11 @@ describe("existing host", () => {
         const drift = registered.filter((r) => r.type === "pulumi-nodejs:dynamic:Resource");
         assert.deepEqual(drift.map((r) => [r.name, r.inputs.host]), [["fleet-h1-drift", "h1"]]);
         assert.deepEqual(drift[0]!.secretPaths, ["connection"]);
+        // Through a provider of its own, configured with nothing: Pulumi gives the default dynamic
+        // provider the whole stack config, keys included.
+        assert.match(String(drift[0]!.provider), /\$pulumi:providers:pulumi-nodejs::drift::/);
+        const provider = registered.find((r) => r.type === "pulumi:providers:pulumi-nodejs")!;
+        assert.deepEqual(Object.keys(provider.inputs).filter((k) => k !== "version"), []);
         assert.match(drift[0]!.inputs.toolHash, /^[0-9a-f]{16}$/);
         assert.ok(!JSON.stringify(drift[0]!.inputs.__provider ?? "").includes("PRIVATE KEY"), "the serialized provider holds no key");
         // The last trigger of each recording step is its group's repair count (0 until a repair).
@@ -146,7 +151,7 @@ describe("existing host", () => {
         await buildStack(f, SECRETS);
         // host: preflight, bootstrap, 3 firewall steps, the zgs and 0g-chain releases and their teardowns; storage and
         // validator roles: teardown, key, configure, health each
-        assert.deepEqual(countByType(), { "command:remote:Command": 17, "pulumi-nodejs:dynamic:Resource": 1 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 17, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
         assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
@@ -167,13 +172,15 @@ describe("AWS host", () => {
             "aws:ec2/eip:Eip": 1,
             // the data volume and bootstrap steps, the release and its teardown, and the validator's four steps
             "command:remote:Command": 8,
-            // the host's drift check (HostDrift)
+            // the host's drift check (HostDrift) and its provider
             "pulumi-nodejs:dynamic:Resource": 1,
+            "pulumi:providers:pulumi-nodejs": 1,
         });
         assert.deepEqual(calls.map((c) => c.token).sort(), ["aws:ec2/getAmi:getAmi", "aws:ec2/getVpc:getVpc"]);
         assert.deepEqual(calls.find((c) => c.token === "aws:ec2/getAmi:getAmi")!.inputs.owners, ["136693071363"]);
         const roleParts = (x: Recorded) => x.type === "nodefleet:role:ValidatorNode" || x.parent === "fleet-validator-1";
-        for (const r of recorded.filter((x) => x.type !== "nodefleet:host:AwsHost" && x.type !== "nodefleet:fleet:Fleet" && !roleParts(x))) assert.equal(r.parent, "fleet-h1", r.name);
+        // (the drift checks' provider is the fleet's, one for all hosts)
+        for (const r of recorded.filter((x) => x.type !== "nodefleet:host:AwsHost" && x.type !== "nodefleet:fleet:Fleet" && x.type !== "pulumi:providers:pulumi-nodejs" && !roleParts(x))) assert.equal(r.parent, "fleet-h1", r.name);
 
         const instance = inputsOf("fleet-h1-instance");
         assert.equal(instance.instanceType, "m6i.2xlarge");
@@ -244,8 +251,9 @@ describe("Hetzner host", () => {
             "hcloud:index/volumeAttachment:VolumeAttachment": 1,
             // data volume mount, bootstrap, release and its teardown; the storage role's teardown, key, configure, health
             "command:remote:Command": 8,
-            // the host's drift check (HostDrift)
+            // the host's drift check (HostDrift) and its provider
             "pulumi-nodejs:dynamic:Resource": 1,
+            "pulumi:providers:pulumi-nodejs": 1,
         });
         assert.deepEqual(calls, []);
         // Every hcloud resource through the one explicit provider, pinned to the plugin nodefleet is tested with.

@@ -8,7 +8,8 @@ service=aztec-sequencer-1.service
 etc=/etc/nodefleet/sequencer-1
 changed=""
 
-# put PATH MODE OWNER < content: replace PATH only when the content differs.
+# put PATH MODE OWNER < content: replace PATH only when the content differs (its mode and owner
+# are set either way).
 put() {
 	tmp="$1.nodefleet-new"
 	cat > "$tmp"
@@ -16,6 +17,8 @@ put() {
 	chown "$3" "$tmp"
 	if cmp -s "$tmp" "$1"; then
 		rm -f "$tmp"
+		chmod "$2" "$1"
+		chown "$3" "$1"
 	else
 		mv "$tmp" "$1"
 		changed="$changed $1"

@@ -9,7 +9,8 @@ umask 077
 install -d -m 0700 /etc/nodefleet/sequencer-1
 changed=""
 
-# put PATH MODE OWNER < content: replace PATH only when the content differs.
+# put PATH MODE OWNER < content: replace PATH only when the content differs (its mode and owner
+# are set either way).
 put() {
 	tmp="$1.nodefleet-new"
 	cat > "$tmp"
@@ -17,6 +18,8 @@ put() {
 	chown "$3" "$tmp"
 	if cmp -s "$tmp" "$1"; then
 		rm -f "$tmp"
+		chmod "$2" "$1"
+		chown "$3" "$1"
 	else
 		mv "$tmp" "$1"
 		changed="$changed $1"

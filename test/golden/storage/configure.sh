@@ -10,7 +10,8 @@ db=/data/storage-1/db
 operator=nodefleet
 changed=""
 
-# put PATH MODE OWNER < content: replace PATH only when the content differs.
+# put PATH MODE OWNER < content: replace PATH only when the content differs (its mode and owner
+# are set either way).
 put() {
 	tmp="$1.nodefleet-new"
 	cat > "$tmp"
@@ -18,6 +19,8 @@ put() {
 	chown "$3" "$tmp"
 	if cmp -s "$tmp" "$1"; then
 		rm -f "$tmp"
+		chmod "$2" "$1"
+		chown "$3" "$1"
 	else
 		mv "$tmp" "$1"
 		changed="$changed $1"
