@@ -2,7 +2,7 @@
 // file's sha256, mode and owner, the units it left enabled and running, the firewall table's digest,
 // each release's file digests: never contents) under DRIFT_DIR/<group>/. One HostDrift resource per
 // host reads the host against those records when Pulumi refreshes it (never on preview or up: a
-// no-op up opens no SSH session), through status's SSH path, so `pulumi refresh` shows a drifted
+// no-op up opens no SSH session), over SSH as `nodefleet status` goes, so `pulumi refresh` shows a drifted
 // host as a diff of its `drift` output. The next `pulumi up` (after that refresh, or as
 // `pulumi up --refresh`) counts one repair for each drifted group; the steps of that group take the
 // count in their triggers and run again, putting the host back.
@@ -57,13 +57,29 @@ export function driftLineGroup(line: string): string | undefined {
 const TOOL = hostFile("drift.py");
 const TOOL_HASH = crypto.createHash("sha256").update(TOOL).digest("hex").slice(0, 16);
 
+/** The most differences a host's answer is read for (a host is not trusted to be small). */
+const MAX_ITEMS = 200;
+
+/**
+ * One difference as the host answered it, made safe to show: the host is not trusted, and its words
+ * reach the state, the refresh diff and CI annotations. Printable characters only, no quote (the
+ * drift check's output is read line by line), a bounded length, a group that is a group's name.
+ */
+export function cleanDriftItem(raw: unknown): DriftItem {
+    const o = (raw !== null && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+    const text = (v: unknown, max: number) => String(v ?? "").replace(/[^\x20-\x7e]|"/g, "?").slice(0, max);
+    const group = typeof o.group === "string" && /^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$/.test(o.group) ? o.group : "unknown";
+    return { group, item: text(o.item, 300), change: text(o.change, 300) };
+}
+
 /** Seconds a host has to answer, SSH connection included. */
 const READ_TIMEOUT_SECONDS = 120;
 
 /**
- * Runs the drift check on a host over SSH (the system's OpenSSH client, as `nodefleet status`
- * does): the key goes to a private temporary file, removed when the check ends. Self-contained:
- * the dynamic provider serializes it into the state.
+ * Runs the drift check on a host over SSH: the system's OpenSSH client with the options of
+ * `nodefleet status` (status/probe.ts sshArgs, repeated here: the dynamic provider serializes this
+ * function into the state, with what it uses); the key goes to a private temporary file, removed
+ * when the check ends.
  */
 async function readHost(host: string, c: Connection, tool: string, timeoutSeconds: number): Promise<DriftItem[]> {
     const dir = fsm.mkdtempSync(pathm.join(osm.tmpdir(), "nodefleet-drift-"));
@@ -119,7 +135,7 @@ async function readHost(host: string, c: Connection, tool: string, timeoutSecond
             const why = err.trim().split("\n").filter((l) => l !== "").pop() ?? `exit ${code}`;
             throw new Error(`host ${host}: the drift check failed (${code === 255 ? "ssh" : `exit ${code}`}): ${why}`);
         }
-        return (answer.drift as DriftItem[]).map((d) => ({ group: String(d.group), item: String(d.item), change: String(d.change) }));
+        return (answer.drift as unknown[]).slice(0, MAX_ITEMS).map(cleanDriftItem);
     } finally {
         fsm.rmSync(dir, { recursive: true, force: true });
     }

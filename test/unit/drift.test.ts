@@ -4,7 +4,7 @@
 // (test/cli/pipeline.test.ts); what the check reads is tested in hostfiles/tests/test_drift.py.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { driftLine, driftLineGroup, driftProvider, driftRecord } from "../../components/hosts/drift";
+import { cleanDriftItem, driftLine, driftLineGroup, driftProvider, driftRecord } from "../../components/hosts/drift";
 
 const conn = { host: "192.0.2.10", port: 22, user: "root", privateKey: "k" };
 const props = (drift: string[], repairs: Record<string, number> = {}) => ({ host: "dev-1", connection: conn, toolHash: "t", drift, repairs });
@@ -43,6 +43,15 @@ describe("drift: HostDrift's provider", () => {
     it("creates with nothing read (the steps after it record the host) and no repairs", async () => {
         const made = await driftProvider.create({ host: "dev-1", connection: conn, toolHash: "t" });
         assert.deepEqual([made.id, made.outs.drift, made.outs.repairs], ["drift-dev-1", [], {}]);
+    });
+
+    it("what a host answers is made safe to show: printable, no quote or newline, bounded, a group's name or 'unknown'", () => {
+        assert.deepEqual(cleanDriftItem({ group: "storage-1.configure", item: "/etc/x", change: "content changed" }), { group: "storage-1.configure", item: "/etc/x", change: "content changed" });
+        const hostile = cleanDriftItem({ group: "x] [firewall", item: 'a"\n::error::b', change: "y".repeat(1000) });
+        assert.deepEqual([hostile.group, hostile.item, hostile.change.length], ["unknown", "a??::error::b", 300]);
+        assert.deepEqual(cleanDriftItem("not an object"), { group: "unknown", item: "", change: "" });
+        // A drift line of it still ends in its group, the only one.
+        assert.equal(driftLineGroup(driftLine("dev-1", hostile)), "unknown");
     });
 
     it("a group is a plain name: a record directory never leaves the drift directory", () => {
