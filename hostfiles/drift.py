@@ -16,9 +16,11 @@ one JSON object: {"records": N, "drift": [{"group", "item", "change"}]}. A chang
 unit, table or release file and what differs: never a content or a digest.
 """
 # nodefleet: the drift check (read-only)
+import grp
 import hashlib
 import json
 import os
+import pwd
 import subprocess
 import sys
 
@@ -51,10 +53,8 @@ def check_file(path, digest, mode_owner):
     if now_mode != mode:
         changes.append(f"mode {now_mode}, nodefleet left {mode}")
     try:
-        import grp
-        import pwd
         now_owner = f"{pwd.getpwuid(st.st_uid).pw_name}:{grp.getgrgid(st.st_gid).gr_name}"
-    except (ImportError, KeyError):
+    except KeyError:
         now_owner = f"{st.st_uid}:{st.st_gid}"
     if now_owner != owner:
         changes.append(f"owner {now_owner}, nodefleet left {owner}")

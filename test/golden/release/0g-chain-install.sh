@@ -12,9 +12,13 @@ link=/opt/nodefleet/0g-chain
 
 record=/var/lib/nodefleet/drift/release.0g-chain
 files=.nodefleet-files.sha256
+# list DIR: the sha256 of each file under DIR but nodefleet's own, paths relative to it, sorted.
+list() {
+	(cd "$1" && find . -type f ! -name '.nodefleet-*' -print0 | sort -z | xargs -0 -r sha256sum | sed 's#  \./#  #')
+}
 # A release installed before nodefleet listed its files: the list is taken from it as it is.
 if [ -f "$dest/.nodefleet-sha256" ] && [ ! -f "$dest/$files" ]; then
-	(cd "$dest" && find . -type f ! -name '.nodefleet-*' -print0 | sort -z | xargs -0 -r sha256sum | sed 's#  \./#  #') > "$dest/$files.new"
+	list "$dest" > "$dest/$files.new"
 	mv "$dest/$files.new" "$dest/$files"
 fi
 # A file changed since the install (a swapped binary): the release is installed again, and the
@@ -43,7 +47,7 @@ if [ ! -f "$dest/.nodefleet-sha256" ]; then
 	if [ "$(find "$root" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ] && [ -d "$(find "$root" -mindepth 1 -maxdepth 1)" ]; then
 		root="$(find "$root" -mindepth 1 -maxdepth 1)"
 	fi
-	(cd "$root" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum | sed 's#  \./#  #') > "$tmp/$files"
+	list "$root" > "$tmp/$files"
 	mv "$tmp/$files" "$root/$files"
 	echo "$sha256" > "$root/.nodefleet-sha256"
 	chmod -R go-w "$root"
