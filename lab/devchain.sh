@@ -4,6 +4,8 @@
 # 0gchaind simulator through the engine API (a block every 2 s), reachable from the VMs as
 #   http://10.0.2.2:8545   geth itself
 #   http://10.0.2.2:8546   the same chain through a forwarder (a second endpoint for failover)
+#   http://127.0.0.1:3500  the consensus simulator's beacon node API (blob sidecars: what an Aztec
+#                          node reads its L1's blobs from; lab/sim/nodefleet_sim/beacon.py)
 # It also stands in for the sequencer's L1: the genesis holds a minimal validator registry at
 # 0x00000000000000000000000000000000000a2ec1 (getInfo(address) -> stake, withdrawer, proposer,
 # status from storage; see lab/sim/README.md). A changed genesis starts the chain afresh. On it,
@@ -60,7 +62,8 @@ cmd_start() {
     answers http://127.0.0.1:8545 || { tail -20 "$STATE/geth.log" >&2; say "geth did not start"; exit 1; }
     if ! running cl; then
         mkdir -p "$STATE/cl/config" "$STATE/cl/data"
-        printf '[beacon-kit.engine]\nrpc-dial-url = "http://localhost:8651"\njwt-secret-path = "%s"\n' "$STATE/jwt.hex" > "$STATE/cl/config/app.toml"
+        # The node API (beacon-kit's beacon API) on 3500: an Aztec node reads its L1's blobs there.
+        printf '[beacon-kit.engine]\nrpc-dial-url = "http://localhost:8651"\njwt-secret-path = "%s"\n[beacon-kit.node-api]\nenabled = true\naddress = "127.0.0.1:3500"\n' "$STATE/jwt.hex" > "$STATE/cl/config/app.toml"
         printf '[rpc]\nladdr = "tcp://127.0.0.1:8657"\n' > "$STATE/cl/config/config.toml"
         echo '{"pub_key": {"value": "ZGV2Y2hhaW4="}}' > "$STATE/cl/config/priv_validator_key.json"
         [ -f "$STATE/cl/data/priv_validator_state.json" ] || echo '{}' > "$STATE/cl/data/priv_validator_state.json"

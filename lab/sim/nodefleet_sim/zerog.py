@@ -36,6 +36,7 @@ true while the EL is unreachable or rejects the forkchoice.
 rollback moves the consensus height back by one per run (like `0gchaind rollback`).
 """
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -44,7 +45,7 @@ import sys
 import threading
 import time
 
-from . import common
+from . import beacon, common
 from .common import Log, RpcError
 
 VERSION = "v1.0.6"
@@ -99,6 +100,16 @@ def laddr_port(laddr, default):
     return int(m.group(1)) if m else default
 
 
+def node_api_address(flags, app):
+    """beacon-kit's node API (app.toml [beacon-kit.node-api] enabled/address, or the flags): its
+    address when enabled, else None."""
+    section = app.get("beacon-kit", {}).get("node-api", {})
+    enabled = flags.get("chaincfg.node-api.enabled", section.get("enabled", False))
+    if str(enabled).lower() not in ("true", "1"):
+        return None
+    return flags.get("chaincfg.node-api.address") or section.get("address") or "127.0.0.1:3500"
+
+
 def cmd_start(flags, log):
     home = flags.get("home") or os.path.expanduser("~/.0gchaind")
     cfg_dir = os.path.join(home, "config")
@@ -147,6 +158,12 @@ def cmd_start(flags, log):
         }}
 
     server = common.serve_jsonrpc("127.0.0.1", rpc_port, {}, get_routes={"/status": status_route})
+    blobs = beacon.BlobStore(home)
+    node_api = node_api_address(flags, app)
+    if node_api:
+        host, _, port = node_api.rpartition(":")
+        api = common.serve_jsonrpc(host or "127.0.0.1", int(port), {}, get_handler=beacon.handler(st, blobs))
+        log.info("Node API server started", address=node_api)
     log.info("Starting 0gchaind", version=VERSION, home=home, note=common.SIMULATOR_NOTE.replace(" ", "_"))
     log.info("Connected to execution client", url=dial)
     stop = threading.Event()
@@ -182,7 +199,8 @@ def cmd_start(flags, log):
             status["catching_up"] = False
             # Propose the next block: forkchoice with payload attributes, get, execute, adopt.
             parent = engine.call("eth_getBlockByNumber", [hex(st["height"]), False])
-            new_hash = engine.build(parent, fee_recipient, lambda: stop.wait(build_time))
+            new_hash, bundle = engine.build(parent, fee_recipient, lambda: stop.wait(build_time))
+            blobs.put(st["height"] + 1, bundle)
             commit(st, st["height"] + 1, new_hash, log)
             save_state(home, st)
         except ElSyncing as e:
@@ -206,6 +224,8 @@ def cmd_start(flags, log):
                     return 1
     save_state(home, st)
     server.shutdown()
+    if node_api:
+        api.shutdown()
     log.info("Stopped")
     return 0
 
@@ -254,17 +274,20 @@ class Engine:
         building: asked at once, it answers with the empty block whenever a transaction takes it
         longer to execute than that round trip (a 3 M gas contract call stayed pending for minutes)."""
         ts = max(int(time.time()), int(parent["timestamp"], 16) + 1)
-        beacon_root = "0x" + common.keccak256(parent["hash"].encode()).hex()
+        beacon_root = beacon.block_root(parent["hash"])
         attrs = {"timestamp": hex(ts), "prevRandao": "0x" + common.keccak256(str(ts).encode()).hex(),
                  "suggestedFeeRecipient": fee_recipient, "withdrawals": [], "parentBeaconBlockRoot": beacon_root}
         payload_id = self.forkchoice(parent["hash"], attrs)["payloadId"]
         pause()
-        payload = self.call("engine_getPayloadV3", [payload_id])["executionPayload"]
-        status = self.call("engine_newPayloadV3", [payload, [], beacon_root])
+        built = self.call("engine_getPayloadV3", [payload_id])
+        payload, bundle = built["executionPayload"], built.get("blobsBundle") or {"commitments": [], "proofs": [], "blobs": []}
+        # The blob transactions' versioned hashes, in order (EIP-4844: 0x01 ++ sha256(commitment)[1:]).
+        hashes = ["0x01" + hashlib.sha256(bytes.fromhex(c[2:])).hexdigest()[2:] for c in bundle["commitments"]]
+        status = self.call("engine_newPayloadV3", [payload, hashes, beacon_root])
         if status["status"] != "VALID":
             raise RpcError(-32000, f"payload {payload['blockNumber']} rejected: {status.get('validationError')}")
         self.forkchoice(payload["blockHash"])
-        return payload["blockHash"]
+        return payload["blockHash"], bundle
 
 
 def cmd_rollback(flags, log):
