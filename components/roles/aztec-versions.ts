@@ -17,14 +17,19 @@ export interface AztecDialect {
     readonly senderKeyEnv: "PRIVATE_KEY";
     /** How aztec-register.py registers and looks the validator up (hostfiles/aztec-register.py). */
     readonly registration: "staking-asset-handler" | "rollup-deposit";
+    /**
+     * Whether the node's admin API takes the hash of a key nodefleet makes on the host
+     * (AZTEC_ADMIN_API_KEY_HASH): 4.1.2 otherwise makes a key itself and prints it into its log.
+     */
+    readonly adminKeyHash: boolean;
 }
 
 export const AZTEC_DIALECTS: Record<"2.0.x" | "4.1.2", AztecDialect> = {
     // Seed 2.4 names the flag --sequencer.validatorPrivateKey; its variable is VALIDATOR_PRIVATE_KEY.
-    "2.0.x": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEY", senderKeyEnv: "PRIVATE_KEY", registration: "staking-asset-handler" },
+    "2.0.x": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEY", senderKeyEnv: "PRIVATE_KEY", registration: "staking-asset-handler", adminKeyHash: false },
     // 4.x: --sequencer.validatorPrivateKeys / VALIDATOR_PRIVATE_KEYS (a list; VALIDATOR_PRIVATE_KEY
     // is only its fallback in @aztec/validator-client's config).
-    "4.1.2": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEYS", senderKeyEnv: "PRIVATE_KEY", registration: "rollup-deposit" },
+    "4.1.2": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEYS", senderKeyEnv: "PRIVATE_KEY", registration: "rollup-deposit", adminKeyHash: true },
 };
 
 /** The version family a version belongs to: what decides the names (a 2.0.x patch release changes none). */
@@ -45,6 +50,10 @@ export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string)
     // l1Contracts.registryAddress, which only REGISTRY_CONTRACT_ADDRESS fills): found by the
     // contract tests, and by the real node refusing to start without a registry.
     if (node.sequencer.version === "4.1.2" && node.sequencer.registryAddress !== undefined) env.push(["REGISTRY_CONTRACT_ADDRESS", node.sequencer.registryAddress]);
+    // 4.1.2 starts no P2P subsystem unless told to (P2P_ENABLED, default false; neither --network
+    // nor the network's config sets it): no listener on 40400, no peerId, no gossip. Found by the
+    // real node (issue 30).
+    if (node.sequencer.version === "4.1.2") env.push(["P2P_ENABLED", "true"]);
     return env;
 }
 

@@ -25,6 +25,10 @@ export interface SequencerPaths {
     readonly etcDir: string;
     readonly envFile: string;
     readonly registerEnvFile: string;
+    /** The registration's settings (no key), kept for the health check's look-up on L1. */
+    readonly registrationFile: string;
+    /** 4.x: the admin API's key, made on the host; the node gets its hash. */
+    readonly adminKeyFile: string;
 }
 
 export function sequencerPaths(node: SequencerSpec, mount: string): SequencerPaths {
@@ -38,6 +42,8 @@ export function sequencerPaths(node: SequencerSpec, mount: string): SequencerPat
         etcDir,
         envFile: `${etcDir}/aztec.env`,
         registerEnvFile: `${etcDir}/register.env`,
+        adminKeyFile: `${etcDir}/admin-api.key`,
+        registrationFile: `${etcDir}/registration.json`,
     };
 }
 
@@ -68,7 +74,8 @@ export function renderSequencerUnit(node: SequencerSpec, mount: string, release:
 /** What the health script reads: /etc/nodefleet/<node>/sequencer.json. */
 export function sequencerJson(node: SequencerSpec, mount: string): string {
     const p = sequencerPaths(node, mount);
-    return JSON.stringify({ node: node.name, service: p.service, rpcPort: AZTEC_PORTS.rpc }, null, 2);
+    // api: the version family, whose RPC shapes the health script reads (hostfiles/aztec-health.py).
+    return JSON.stringify({ node: node.name, service: p.service, rpcPort: AZTEC_PORTS.rpc, api: versionFamily(node) }, null, 2);
 }
 
 /** The registration step's script: aztec-register.py with its settings on stdin (seed 2.5). */
@@ -96,7 +103,9 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
         argvPreload: dialect.registration === "rollup-deposit" ? `${LIB}/aztec-argv.mjs` : null,
         args: registrationArgs(node),
     }, null, 2);
-    return render("sequencer-register.sh", { node: node.name, script: `${LIB}/aztec-register.py`, settings: heredocSafe(settings, "NODEFLEET_EOF") });
+    return render("sequencer-register.sh", {
+        node: node.name, script: `${LIB}/aztec-register.py`, etcDir: p.etcDir, settingsFile: p.registrationFile, settings: heredocSafe(settings, "NODEFLEET_EOF"),
+    });
 }
 
 /** The configure step's script: unit and host scripts, then start, or restart on a unit/version change. */
@@ -154,6 +163,7 @@ export function renderSequencerKey(node: SequencerSpec, mount: string, key: stri
     return render("sequencer-key.sh", {
         driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
         node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile,
+        adminKey: dialect.adminKeyHash, adminKeyFile: p.adminKeyFile,
         nodeEnv, registerEnv,
     });
 }

@@ -97,6 +97,8 @@ async function startConfig(options) {
         p2pIp: text(node.p2pIp),
         p2pPort: node.p2pPort ?? null,
         dataDirectory: text(node.dataDirectory),
+        p2pEnabled: node.p2pEnabled ?? null,
+        adminApiKeyHash: text(options.adminApiKeyHash),
         validatorKeys: keys.map((k) => sha(secret(k))),
     };
 }

@@ -14,7 +14,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit, sequencerPaths } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR } from "../../components/render";
 import { ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
-import { aztecInstall, heredocOf, probe, registrationSettings, type ProbeResult, unitLaunch } from "../support/aztec";
+import { aztecInstall, heredocOf, HOST_COMPUTED, probe, registrationSettings, type ProbeResult, unitLaunch } from "../support/aztec";
 
 const Q = 1;
 const sha = (v: string) => createHash("sha256").update(v).digest("hex");
@@ -55,6 +55,10 @@ function startIssues(r: ProbeResult, node: ReturnType<typeof spec>): string[] {
         p2pIp: PUBLIC_IP,
         p2pPort: 40400,
         dataDirectory: "/data/sequencer-1/data",
+        // Without it 4.1.2 starts no P2P at all (the real node: no 40400 listener, no peerId).
+        p2pEnabled: true,
+        // The admin API key's hash, which the key step computes on the host (never the key itself).
+        adminApiKeyHash: HOST_COMPUTED,
         validatorKeys: [sha(SECRETS.sequencerKey!)],
     };
     for (const [k, v] of Object.entries(want)) if (JSON.stringify(p[k]) !== JSON.stringify(v)) issues.push(`${k}: the CLI has ${JSON.stringify(p[k])}, nodefleet meant ${JSON.stringify(v)}`);
@@ -92,6 +96,9 @@ describe("Aztec 4.1.2 contract: the real CLI reads what nodefleet renders", () =
         // The 2.x name of the key variable: 4.1.2 reads it only as VALIDATOR_PRIVATE_KEYS's fallback.
         const fallback = startIssues(probe(install, argv, renameEnv("VALIDATOR_PRIVATE_KEYS", "VALIDATOR_PRIVATE_KEY")), node);
         assert.ok(fallback.includes("VALIDATOR_PRIVATE_KEY: fallback"), fallback.join("\n"));
+
+        const p2p = startIssues(probe(install, argv, renameEnv("P2P_ENABLED", "P2P_ENABLE")), node);
+        assert.ok(p2p.includes("P2P_ENABLE: unread") && p2p.some((i) => i.startsWith("p2pEnabled: the CLI has")), p2p.join("\n"));
 
         const unread = startIssues(probe(install, argv, renameEnv("DATA_DIRECTORY", "DATA_DIR")), node);
         assert.ok(unread.includes("DATA_DIR: unread"), unread.join("\n"));

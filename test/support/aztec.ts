@@ -81,12 +81,26 @@ export function unitLaunch(unit: string, envFile: string): UnitLaunch {
     return { argv: words.slice(1), env: { ...settings, ...fileEnv } };
 }
 
-/** The env file a key script writes: the heredoc after `put <file>`. */
+/** A value the host computes while writing an env file (the admin API key's sha256), as a sample. */
+export const HOST_COMPUTED = "ab".repeat(32);
+
+/**
+ * The env file a key script writes: the heredoc after `put <file>`, or, where the script pipes a
+ * block into `put <file>`, that block's heredoc and its `printf 'NAME=%s\n'` lines (values the host
+ * computes, given here as HOST_COMPUTED).
+ */
 export function heredocOf(script: string, file: string): string {
     const start = script.indexOf(`put ${file} 0600 root:root <<'NODEFLEET_EOF'\n`);
-    if (start < 0) throw new Error(`no put ${file} in the script`);
-    const body = script.slice(script.indexOf("\n", start) + 1);
-    return body.slice(0, body.indexOf("NODEFLEET_EOF"));
+    if (start >= 0) {
+        const body = script.slice(script.indexOf("\n", start) + 1);
+        return body.slice(0, body.indexOf("NODEFLEET_EOF"));
+    }
+    const end = script.indexOf(`} | put ${file} 0600 root:root\n`);
+    if (end < 0) throw new Error(`no put ${file} in the script`);
+    const block = script.slice(script.lastIndexOf("{\n\tcat <<'NODEFLEET_EOF'\n", end), end);
+    const body = block.slice(block.indexOf("\n", block.indexOf("cat <<")) + 1);
+    const computed = [...block.matchAll(/^\s*printf '([A-Z_]+)=%s\\n'/gm)].map((m) => `${m[1]}=${HOST_COMPUTED}\n`);
+    return body.slice(0, body.indexOf("NODEFLEET_EOF")) + computed.join("");
 }
 
 /** The JSON settings a rendered registration script hands aztec-register.py (its heredoc). */

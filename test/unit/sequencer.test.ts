@@ -6,7 +6,10 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
@@ -92,6 +95,9 @@ describe("sequencer role: rendered files", () => {
         assert.equal(flags[flags.indexOf("--l1-chain-id") + 1], "11155111");
         assert.match(unit, /VALIDATOR_PRIVATE_KEYS/);
         assert.doesNotMatch(unit, /VALIDATOR_PRIVATE_KEY\b|PRIVATE_KEY=|4c0883a6/);
+        // 4.1.2 starts its P2P subsystem only when told to (the real node: no 40400 listener without it).
+        assert.match(unit, /^Environment=P2P_ENABLED=true$/m);
+        assert.doesNotMatch(renderSequencerUnit(sequencerSpec(), "/data", "aztec", "198.51.100.20"), /P2P_ENABLED/);
         const local = renderSequencerUnit(sequencerSpec(() => {}, true), "/data", "aztec", "198.51.100.20");
         assert.match(local, / aztecprotocol\/aztec:4\.1\.2 start --node /);
         const dev = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b }), true);
@@ -115,6 +121,23 @@ describe("sequencer role: rendered files", () => {
         assert.equal(text.match(/^ETHEREUM_HOSTS=https:\/\/sepolia\.example\.org\/rpc$/gm)?.length, 2);
         assert.equal(text.match(/^L1_CONSENSUS_HOST_URLS=https:\/\/beacon\.example\.org$/gm)?.length, 1);
         assert.equal(runTool("shellcheck", ["--shell=sh", "--severity=style", file]).status, 0);
+        // Run by sh, in a scratch /etc: the admin API key is made once, root-only, and the node's env
+        // file holds its sha256 (what 4.1.2 compares the x-api-key header with), never the key.
+        const etc = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-seqkey-"));
+        const script = text.replaceAll("/etc/nodefleet/sequencer-1", etc).replaceAll("/var/lib/nodefleet/drift", path.join(etc, "drift"));
+        const first = spawnSync("sh", ["-s"], { input: script, encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
+        assert.equal(first.status, 0, first.stderr);
+        const key = fs.readFileSync(path.join(etc, "admin-api.key"), "utf8");
+        assert.match(key, /^[0-9a-f]{64}$/);
+        assert.equal(fs.statSync(path.join(etc, "admin-api.key")).mode & 0o777, 0o600);
+        const env = fs.readFileSync(path.join(etc, "aztec.env"), "utf8");
+        assert.match(env, new RegExp(`^AZTEC_ADMIN_API_KEY_HASH=${createHash("sha256").update(key).digest("hex")}$`, "m"));
+        assert.ok(!(first.stdout + first.stderr + env).includes(key), "the admin key itself is printed or in the env file");
+        const second = spawnSync("sh", ["-s"], { input: script, encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
+        assert.equal(second.status, 0, second.stderr);
+        assert.match(second.stdout, /validator key unchanged/);
+        assert.equal(fs.readFileSync(path.join(etc, "admin-api.key"), "utf8"), key, "a second run keeps the key");
+        fs.rmSync(etc, { recursive: true, force: true });
         assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, undefined, l1Urls(spec)), /sequencer-1: the BLS secret key: it is missing/);
         assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, "0x0", l1Urls(spec)), /sequencer-1: the BLS secret key: BLS secret key is outside the BN254 scalar field/);
         // 2.0.2 never gets a BLS key line, even when one is passed.
@@ -171,7 +194,8 @@ describe("sequencer role: rendered files", () => {
         assert.equal(settings.registerEnvFile, "/etc/nodefleet/sequencer-1/register.env");
         assert.deepEqual([settings.registryAddress, settings.validatorAddress, settings.l1ChainId], [ADDR.a, SEQUENCER_KEY_ADDRESS, 11155111]);
         assert.doesNotMatch(registration, /--private-key|PRIVATE_KEY=/);
-        assert.deepEqual(JSON.parse(sequencerJson(release, "/data")), { node: "sequencer-1", service: "aztec-sequencer-1.service", rpcPort: 8080 });
+        assert.deepEqual(JSON.parse(sequencerJson(release, "/data")), { node: "sequencer-1", service: "aztec-sequencer-1.service", rpcPort: 8080, api: "2.0.x" });
+        assert.equal(JSON.parse(sequencerJson(sequencerSpec(() => {}, true), "/data")).api, "4.1.2", "the health script reads 4.1.2's RPC shapes");
     });
 
     it("the host scripts compile", () => {
@@ -217,7 +241,7 @@ describe("sequencer role: steps", () => {
         }
         // The public IP defaults to the host's address (here an existing host's).
         assert.match(inputsOf("fleet-sequencer-1-configure").stdin, / --p2p\.p2pIp 192\.0\.2\.11$/m);
-        assert.match(inputsOf("fleet-sequencer-1-registration").stdin, /aztec-register\.py sequencer-1 <<'NODEFLEET_EOF'/);
+        assert.match(inputsOf("fleet-sequencer-1-registration").stdin, /aztec-register\.py sequencer-1 < \/etc\/nodefleet\/sequencer-1\/registration\.json$/m);
         assert.match(inputsOf("fleet-sequencer-1-health").stdin, /aztec-health.py sequencer-1 --wait 90/);
     });
 

@@ -2,7 +2,10 @@
 # nodefleet: validator registration of Aztec sequencer sequencer-1 (seed 2.5): skipped when the
 # registry's getInfo already shows it; the key is read on the host from a root-only file.
 set -eu
-python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
+# The settings stay on the host (no key in them): the health check reads the registration's state
+# on L1 with them.
+install -d -m 0700 /etc/nodefleet/sequencer-1
+cat > /etc/nodefleet/sequencer-1/registration.json.nodefleet-new <<'NODEFLEET_EOF'
 {
   "dialect": "staking-asset-handler",
   "runtime": "release",
@@ -29,3 +32,5 @@ python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 <<'NODEFLEET_EOF'
   ]
 }
 NODEFLEET_EOF
+mv /etc/nodefleet/sequencer-1/registration.json.nodefleet-new /etc/nodefleet/sequencer-1/registration.json
+python3 /usr/local/lib/nodefleet/aztec-register.py sequencer-1 < /etc/nodefleet/sequencer-1/registration.json

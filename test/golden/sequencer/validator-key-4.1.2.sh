@@ -42,11 +42,23 @@ record_unit() {
 	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
-put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root <<'NODEFLEET_EOF'
+# The admin API's key (4.x): made here once, kept root-only, never printed. The node gets only its
+# sha256 (AZTEC_ADMIN_API_KEY_HASH); without one it makes a key itself and prints it into its log.
+if [ ! -s /etc/nodefleet/sequencer-1/admin-api.key ]; then
+	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > /etc/nodefleet/sequencer-1/admin-api.key.nodefleet-new
+	mv /etc/nodefleet/sequencer-1/admin-api.key.nodefleet-new /etc/nodefleet/sequencer-1/admin-api.key
+	echo "sequencer sequencer-1: admin API key made in /etc/nodefleet/sequencer-1/admin-api.key (mode 0600; header x-api-key)"
+fi
+chmod 0600 /etc/nodefleet/sequencer-1/admin-api.key
+admin_hash="$(tr -d '\n' < /etc/nodefleet/sequencer-1/admin-api.key | sha256sum | cut -c1-64)"
+{
+	cat <<'NODEFLEET_EOF'
 VALIDATOR_PRIVATE_KEYS=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 ETHEREUM_HOSTS=https://sepolia.example.org/rpc
 L1_CONSENSUS_HOST_URLS=https://beacon.example.org
 NODEFLEET_EOF
+	printf 'AZTEC_ADMIN_API_KEY_HASH=%s\n' "$admin_hash"
+} | put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root
 node_changed="$changed"
 put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
 PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
