@@ -3,12 +3,20 @@
 
     aztec-health.py <node> [--wait SECONDS]
 
-active: systemd state of the unit; provenBlock: node_getL2Tips result.proven.number (a number or
-a numeric string, seed 2.3); siblingPath: node_getArchiveSiblingPath with that number twice
-(seed 4.1), whether it answered and the length of what it returned; peerId: from the node's
-`Started P2P service` log line in the journal, ANSI colour codes stripped; diagnoses: what is
-wrong, with what to do; tipsError / siblingPathError: why those calls failed. --wait waits up to SECONDS for all of them.
+active: systemd state of the unit; provenBlock and latestBlock: node_getL2Tips's proven and newest
+block number, in the shape the node's version answers (2.0.x: result.proven.number, a number or a
+numeric string, seed 2.3; 4.1.2: result.proven.block.number and result.proposed.number);
+siblingPath: the archive's sibling path of the proven block (2.0.x: node_getArchiveSiblingPath with
+that number twice, seed 4.1; 4.1.2: node_getBlockHashMembershipWitness), whether it answered and
+the length of what it returned; peerId: from the node's `Started P2P service` log line in the
+journal, ANSI colour codes stripped; l1Unreachable: host[:port] of an L1 endpoint the node's log
+says it failed to reach in the last 90 s; diagnoses: what is wrong, with what to do; tipsError /
+siblingPathError: why those calls failed; registration: what L1 says of the validator now
+(status NONE/VALIDATING/…, or QUEUED with queuePosition; read only, as the registration step
+looks it up). --wait waits up to SECONDS for all of them.
+The version's shapes come from sequencer.json's `api` (2.0.x when absent).
 """
+import importlib.util
 import json
 import os
 import re
@@ -17,24 +25,41 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodefleet_rpc import RpcFailure, rpc  # noqa: E402
+from nodefleet_rpc import RpcFailure, rpc, url_label  # noqa: E402
 
 ETC = os.environ.get("NODEFLEET_ETC", "/etc/nodefleet")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 PEER_ID = re.compile(r"""["']?peerId["']?\s*[:=]\s*["']?([1-9A-HJ-NP-Za-km-z]{20,})""")
 
 
-def proven_number(tips):
-    """result.proven.number as an int; a clear error for any other shape."""
-    proven = tips.get("proven") if isinstance(tips, dict) else None
-    number = proven.get("number") if isinstance(proven, dict) else None
+# Where node_getL2Tips keeps a tip's block: 2.0.x (the seed, 2.3) `{latest, proven, finalized}`,
+# each `{number, hash}`; 4.1.2 `{proposed: {number, hash}, checkpointed, proven, finalized}`, the
+# last three `{block: {number, hash}, checkpoint: {number, hash}}` (@aztec/stdlib L2TipsSchema).
+TIPS = {"2.0.x": {"proven": ("proven",), "latest": ("latest",)},
+        "4.1.2": {"proven": ("proven", "block"), "latest": ("proposed",)}}
+
+
+def tip(tips, api, name):
+    """A tip of node_getL2Tips as (number, hash) in the shape `api` answers; a clear error for any other."""
+    where = TIPS[api][name]
+    field = "result." + ".".join(where) + ".number"
+    node = tips
+    for key in where:
+        node = node.get(key) if isinstance(node, dict) else None
+    number = node.get("number") if isinstance(node, dict) else None
     if isinstance(number, bool) or number is None:
-        raise ValueError(f"node_getL2Tips: result.proven.number is missing or not a number: {json.dumps(tips)[:120]}")
-    if isinstance(number, int) and number >= 0:
-        return number
+        raise ValueError(f"node_getL2Tips: {field} is missing or not a number: {json.dumps(tips)[:160]}")
     if isinstance(number, str) and re.fullmatch(r"[0-9]+", number):
-        return int(number)
-    raise ValueError(f"node_getL2Tips: result.proven.number is {number!r}, not a number or numeric string")
+        number = int(number)
+    if not isinstance(number, int) or number < 0:
+        raise ValueError(f"node_getL2Tips: {field} is {number!r}, not a number or numeric string")
+    block_hash = node.get("hash")
+    return number, block_hash if isinstance(block_hash, str) else None
+
+
+def proven_number(tips, api="2.0.x"):
+    """result.proven's block number as an int (see tip)."""
+    return tip(tips, api, "proven")[0]
 
 
 def peer_id(lines):
@@ -49,37 +74,104 @@ def peer_id(lines):
     return found
 
 
+# A failed L1 request as the node logs it (viem, through pino): "HTTP request failed." and the URL.
+L1_FAILURE = re.compile(r"HTTP request failed\.?\s*(?:\\n|\s)*URL:\s*(\S+?)(?:\\n|\s|\"|$)")
+# How recent an L1 failure in the log must be to count (the node retries every second or two).
+L1_FAILURE_WINDOW_MS = 90_000
+
+
+def l1_failure(lines, now_ms):
+    """host[:port] of the L1 endpoint the node's current process most recently failed to reach within
+    the window, or None. The current process is the pid of the newest JSON line: a failure of an
+    earlier run (before a restart) no longer counts. The node logs the whole URL (an API key in it
+    would be in the journal); only the origin leaves this function."""
+    found, last_pid = {}, None
+    for line in lines:
+        if not line.startswith("{"):
+            continue  # the node's own lines are JSON (LOG_JSON=1); a crash's raw stack trace repeats the line before it
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        last_pid = entry.get("pid", last_pid)
+        when = entry.get("time")
+        if "HTTP request failed" not in line or not isinstance(when, (int, float)) or now_ms - when > L1_FAILURE_WINDOW_MS:
+            continue
+        m = L1_FAILURE.search(line)
+        found[entry.get("pid")] = url_label(m.group(1)) if m else "(an L1 endpoint)"
+    return found.get(last_pid)
+
+
 def journal(service):
     out = subprocess.run(["journalctl", "-u", service, "-b", "-o", "cat", "--no-pager"], capture_output=True, text=True)
     return out.stdout.splitlines()
 
 
+def archive_witness(url, api, number, block_hash):
+    """The archive's sibling path of the proven block: 2.0.x node_getArchiveSiblingPath(n, n) (seed
+    4.1); 4.1.2 has no such method (it answers -32601) and gives the same path as
+    node_getBlockHashMembershipWitness(n + 1, hash of n), read from the world state at block n.
+    Returns what the node answered (None: it does not have that block)."""
+    if api == "2.0.x":
+        return rpc(url, "node_getArchiveSiblingPath", [str(number), str(number)])
+    return rpc(url, "node_getBlockHashMembershipWitness", [number + 1, block_hash], optional=True)
+
+
+def registration(node):
+    """What L1 says of the validator now (aztec-register.py's read-only look-up, with the settings the
+    registration step left on the host): {status, queuePosition, l1RpcUrl}, {error} when L1 did not
+    answer it, or None before the first registration step."""
+    path = os.path.join(ETC, node, "registration.json")
+    if not os.path.exists(path):
+        return None
+    register = importlib.util.spec_from_file_location("aztec_register", os.path.join(os.path.dirname(os.path.abspath(__file__)), "aztec-register.py"))
+    module = importlib.util.module_from_spec(register)
+    register.loader.exec_module(module)
+    try:
+        with open(path) as f:
+            return module.lookup(json.load(f))
+    except (module.Failure, RpcFailure, OSError, ValueError, KeyError) as e:
+        return {"error": str(e.args[0] if e.args else e)[:300]}
+
+
 def check(node, spec):
     url = f"http://127.0.0.1:{spec['rpcPort']}"
-    out = {"node": node, "service": spec["service"], "active": None, "provenBlock": None, "siblingPath": None, "peerId": None, "diagnoses": []}
+    api = spec.get("api", "2.0.x")
+    out = {"node": node, "service": spec["service"], "active": None, "provenBlock": None, "latestBlock": None,
+           "siblingPath": None, "peerId": None, "l1Unreachable": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["active"], out["state"] = state == "active", state or "unknown"
     if not out["active"]:
         out["diagnoses"].append(f"{spec['service']} is {state or 'unknown'}: journalctl -u {spec['service']}")
+    proven_hash = None
     try:
-        out["provenBlock"] = proven_number(rpc(url, "node_getL2Tips"))
+        tips = rpc(url, "node_getL2Tips")
+        out["provenBlock"], proven_hash = tip(tips, api, "proven")
+        out["latestBlock"] = tip(tips, api, "latest")[0]
     except (RpcFailure, ValueError) as e:
         out["tipsError"] = str(e)
         out["diagnoses"].append(f"{e}: the node's RPC is not answering as expected")
     if out["provenBlock"] is not None:
-        n = str(out["provenBlock"])
+        n = out["provenBlock"]
         try:
-            path = rpc(url, "node_getArchiveSiblingPath", [n, n])
+            path = archive_witness(url, api, n, proven_hash)
             out["siblingPath"] = {"ok": path is not None, "length": len(path) if isinstance(path, (str, list)) else None}
             if path is None:
-                out["diagnoses"].append(f"node_getArchiveSiblingPath({n}, {n}) returned null: the archiver has not synced that block")
+                out["diagnoses"].append(f"the archive has no sibling path for block {n}: the archiver has not synced that block")
         except RpcFailure as e:
             out["siblingPath"] = {"ok": False, "length": None}
             out["siblingPathError"] = str(e)
             out["diagnoses"].append(str(e))
-    out["peerId"] = peer_id(journal(spec["service"]))
+    lines = journal(spec["service"])
+    out["peerId"] = peer_id(lines)
     if out["peerId"] is None:
         out["diagnoses"].append("no 'Started P2P service' line with a peerId in this boot's journal yet: the P2P service has not started")
+    out["registration"] = registration(node)
+    out["l1Unreachable"] = l1_failure(lines, time.time() * 1000)
+    if out["l1Unreachable"]:
+        out["diagnoses"].append(f"the node cannot reach its L1 RPC {out['l1Unreachable']} (HTTP request failed, in its log within {L1_FAILURE_WINDOW_MS // 1000} s)")
     return out
 
 

@@ -168,15 +168,29 @@ def quota_until(output):
     return int(m.group(1)) if m else None
 
 
-def register(node, spec):
-    summary = {"node": node, "validatorAddress": spec["validatorAddress"], "dialect": spec["dialect"],
-               "contract": spec["rollupAddress"] if spec["dialect"] == "rollup-deposit" else spec["registryAddress"]}
-    # The L1 RPC URLs (they may carry an API key) come from the root-only env file, as ETHEREUM_HOSTS,
-    # the variable the CLI reads for --l1-rpc-urls; never from the settings on stdin.
+def with_l1_urls(spec):
+    """The settings with the L1 RPC URLs (they may carry an API key), which come from the root-only env
+    file as ETHEREUM_HOSTS, the variable the CLI reads for --l1-rpc-urls; never from the settings."""
     env = read_env_file(spec)
     spec = {**spec, "l1RpcUrls": [u for u in env.get("ETHEREUM_HOSTS", "").split(",") if u]}
     if not spec["l1RpcUrls"]:
         raise Failure(f"{spec['registerEnvFile']} holds no L1 RPC URL (ETHEREUM_HOSTS): nothing sent")
+    return spec
+
+
+def lookup(spec):
+    """What L1 says of the validator now, read only: {status, queuePosition, l1RpcUrl} (the health
+    check shows it; status is the dialect's name, or QUEUED while the deposit waits in the queue)."""
+    spec = with_l1_urls(spec)
+    status, queued, url = registry_status(spec)
+    name = "QUEUED" if status == 0 and queued is not None else STATUS[spec["dialect"]][status]
+    return {"status": name, "queuePosition": queued, "l1RpcUrl": url_label(url)}
+
+
+def register(node, spec):
+    summary = {"node": node, "validatorAddress": spec["validatorAddress"], "dialect": spec["dialect"],
+               "contract": spec["rollupAddress"] if spec["dialect"] == "rollup-deposit" else spec["registryAddress"]}
+    spec = with_l1_urls(spec)
     status, queued, url = registry_status(spec)
     name = STATUS[spec["dialect"]][status]
     summary.update(status=name, l1RpcUrl=url_label(url))

@@ -51,7 +51,9 @@ def url_label(url):
     return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
-def rpc(url, method, params=None, timeout=5):
+def rpc(url, method, params=None, timeout=5, optional=False):
+    """The result of `method` at url. optional: an answer without a result is None (an Aztec node
+    leaves the result out when a call found nothing) instead of a failure."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}).encode()
     req = rpc_request(url, body)
     try:
@@ -72,6 +74,8 @@ def rpc(url, method, params=None, timeout=5):
         text = err.get("message", err) if isinstance(err, dict) else err
         raise RpcFailure(f"{method} at {url_label(url)}: JSON-RPC error: {text}")
     if "result" not in answer:
+        if optional:
+            return None
         raise RpcFailure(f"{method} at {url_label(url)}: the answer has no result")
     return answer["result"]
 
@@ -131,6 +135,8 @@ def ipc(path, method, params=None, timeout=None):
         err = answer["error"]
         raise RpcFailure(f"{where}: JSON-RPC error: {err.get('message', err) if isinstance(err, dict) else err}")
     if "result" not in answer:
+        if optional:
+            return None
         raise RpcFailure(f"{where}: the answer has no result")
     return answer["result"]
 

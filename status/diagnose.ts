@@ -48,7 +48,15 @@ export interface NodeRow {
     readonly lag: number | null;
     readonly peers: number | null;
     readonly storage?: { readonly synced: boolean; readonly endpoint: string | null };
-    readonly sequencer?: { readonly provenBlock: number | null; readonly siblingPath: boolean | null; readonly peerId: string | null };
+    /** latestBlock: the newest L2 block the node has (2.0.x latest, 4.1.2 proposed), null when its answer has none. */
+    readonly sequencer?: {
+        readonly provenBlock: number | null;
+        readonly latestBlock: number | null;
+        readonly siblingPath: boolean | null;
+        readonly peerId: string | null;
+        /** What L1 says of the validator: NONE, VALIDATING, …, `QUEUED #n`; unknown when L1 did not answer; null before any registration step. */
+        readonly registration: string | null;
+    };
     readonly validator?: {
         readonly client: string | null;
         readonly consensusHeight: number | null;
@@ -184,23 +192,40 @@ function sequencerRow(node: string, host: string, a: Answer): NodeRow {
     const d: Diagnosis[] = [];
     const unit = str(a.service) ?? `aztec-${node}.service`;
     const state = a.active === true ? "active" : str(a.state) ?? (a.active === false ? "inactive" : "unknown");
+    const l1 = str(a.l1Unreachable);
+    const proven = num(a.provenBlock);
+    const sibling = obj(a.siblingPath);
+    const siblingOk = sibling === null ? null : sibling.ok === true;
+    const peerId = str(a.peerId);
+    const latest = num(a.latestBlock);
+    const reg = obj(a.registration);
+    // What L1 says of the validator (shown, not judged: a queued or pending registration is normal).
+    const registration = reg === null ? null : str(reg.status) !== null ? `${reg.status}${num(reg.queuePosition) !== null ? ` #${reg.queuePosition}` : ""}` : "unknown";
+    const sequencer = { provenBlock: proven, latestBlock: latest, siblingPath: siblingOk, peerId, registration };
+    if (l1 !== null) {
+        // The real 4.1.2 node runs on with its L1 gone (its archiver and sequencer retry, logging each
+        // failure) and exits at start without it, which systemd restarts: one fault, whatever else the
+        // answer shows follows from it.
+        const exits = a.active !== true || a.tipsError !== undefined;
+        d.push({
+            fault: "l1-endpoint-down", severity: "error",
+            detail: `the node cannot reach its L1 RPC ${l1} ("HTTP request failed" in its log)${exits ? `; it exits at start without it (${unit} is ${state}, its RPC does not answer)` : "; it runs on, neither syncing L1 nor proposing"}`,
+            remedy: "check it with eth_blockNumber; fix or replace it in l1RpcUrls (ETHEREUM_HOSTS in the node's env file) and run `pulumi up`",
+        });
+        return row({ node, role: "sequencer", host, service: state, height: proven, lag: null, peers: null, sequencer, diagnoses: d });
+    }
     if (a.active === false) d.push({ fault: "service-down", severity: "error", detail: `${unit} is ${state}`, remedy: REMEDY.serviceDown(unit) });
     if (a.tipsError !== undefined) {
         d.push({ fault: "sequencer-rpc-down", severity: "error", detail: `node_getL2Tips: ${String(a.tipsError)}`, remedy: a.active === false ? REMEDY.serviceDown(unit) : `journalctl -u ${unit}; the RPC listens on port 8080` });
     }
-    const proven = num(a.provenBlock);
-    const sibling = obj(a.siblingPath);
-    const siblingOk = sibling === null ? null : sibling.ok === true;
     if (proven !== null && siblingOk === false) {
         d.push({ fault: "sibling-path-missing", severity: "error", detail: `node_getArchiveSiblingPath(${proven}, ${proven}) gave no path${a.siblingPathError !== undefined ? `: ${String(a.siblingPathError)}` : ""}`, remedy: "the archiver has not synced that block: wait, and check the L1 endpoints if it stays" });
     }
-    const peerId = str(a.peerId);
     if (peerId === null && a.active === true) {
         d.push({ fault: "no-peer-id", severity: "error", detail: "no 'Started P2P service' line with a peerId in this boot's journal", remedy: `the P2P service has not started: journalctl -u ${unit}; port 40400 TCP and UDP must be open` });
     }
     return row({
-        node, role: "sequencer", host, service: state, height: proven, lag: null, peers: null,
-        sequencer: { provenBlock: proven, siblingPath: siblingOk, peerId }, diagnoses: d,
+        node, role: "sequencer", host, service: state, height: proven, lag: null, peers: null, sequencer, diagnoses: d,
     });
 }
 

@@ -69,7 +69,9 @@ export function details(n: NodeRow): string {
     if (n.sequencer) {
         const s = n.sequencer;
         const peer = s.peerId === null ? "no peerId" : `peerId ${s.peerId.length > 16 ? `${s.peerId.slice(0, 6)}…${s.peerId.slice(-6)}` : s.peerId}`;
-        return `proven ${dash(s.provenBlock)}, sibling path ${s.siblingPath === null ? "-" : s.siblingPath ? "ok" : "missing"}, ${peer}`;
+        const latest = s.latestBlock === null ? "" : `, latest ${s.latestBlock}`;
+        const registration = s.registration === null ? "" : `, registration ${s.registration}`;
+        return `proven ${dash(s.provenBlock)}${latest}, sibling path ${s.siblingPath === null ? "-" : s.siblingPath ? "ok" : "missing"}, ${peer}${registration}`;
     }
     if (n.validator) {
         const v = n.validator;

@@ -21,6 +21,8 @@ SIM = os.path.join(os.path.dirname(HOSTFILES), "lab", "sim")
 KEY = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
 VALIDATOR = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
 REGISTRY = "0x00000000000000000000000000000000000a2ec1"
+# Recorded from the real Aztec 4.1.2 node on the dev L1 (issue 30): its getL2Tips answer and log lines.
+FIXTURES = os.path.join(HERE, "fixtures", "aztec-4.1.2")
 
 
 def load(name):
@@ -338,6 +340,41 @@ class Health(unittest.TestCase):
         self.assertEqual(self.health.peer_id(["unrelated", coloured]), peer)
         self.assertEqual(self.health.peer_id([coloured, as_json]), peer[:-1] + "Z", "the newest line wins")
         self.assertIsNone(self.health.peer_id(["Started P2P service {}", "peerId: 0x12"]))
+
+
+    def test_tips_of_4_1_2_as_the_real_node_answers_them(self):
+        # Recorded from the real 4.1.2 node on the dev L1 (fixtures/aztec-4.1.2/l2tips.json): blocks sit
+        # under proven.block / proposed, not the seed's proven.number.
+        with open(os.path.join(FIXTURES, "l2tips.json")) as f:
+            tips = json.load(f)
+        self.assertEqual(self.health.tip(tips, "4.1.2", "proven"), (0, tips["proven"]["block"]["hash"]))
+        self.assertEqual(self.health.tip(tips, "4.1.2", "latest")[0], tips["proposed"]["number"])
+        with self.assertRaises(ValueError) as cm:
+            self.health.tip(tips, "2.0.x", "proven")  # read as 2.0.x, the real answer has no proven.number
+        self.assertIn("result.proven.number is missing", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            self.health.tip({"proven": {"number": 3}}, "4.1.2", "proven")
+        self.assertIn("result.proven.block.number is missing", str(cm.exception))
+
+    def test_peer_id_from_the_real_4_1_2_log_line(self):
+        with open(os.path.join(FIXTURES, "journal-started.jsonl")) as f:
+            line = f.read().strip()
+        self.assertEqual(self.health.peer_id([line]), json.loads(line)["peerId"])
+
+    def test_l1_failure_from_the_real_log_recent_only_and_without_the_url_path(self):
+        with open(os.path.join(FIXTURES, "journal-l1-down-at-start.jsonl")) as f:
+            line = f.read().strip()
+        when = json.loads(line)["time"]
+        # The node's own line names the whole URL; the health answer names scheme, host and port.
+        keyed = line.replace("http://127.0.0.1:28545", "https://l1.example.org/v2/SECRETKEY")
+        self.assertEqual(self.health.l1_failure([keyed], when + 1000), "https://l1.example.org/…")
+        self.assertEqual(self.health.l1_failure([line], when + 1000), "http://127.0.0.1:28545")
+        self.assertIsNone(self.health.l1_failure([line], when + self.health.L1_FAILURE_WINDOW_MS + 1))
+        # A crash's raw stack trace (not the node's JSON) does not count on its own.
+        self.assertIsNone(self.health.l1_failure(["ContractFunctionExecutionError: HTTP request failed.", "URL: http://10.0.0.1:8545"], when))
+        # A failure of an earlier run (another pid) no longer counts once the node started again.
+        restarted = json.dumps({"level": 30, "time": when + 500, "pid": json.loads(line)["pid"] + 1, "module": "node", "msg": "Aztec Node started on chain 0x4115"})
+        self.assertIsNone(self.health.l1_failure([line, restarted], when + 1000))
 
 
 if __name__ == "__main__":

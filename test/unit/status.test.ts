@@ -95,12 +95,32 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
 
     it("a sequencer: proven block, sibling path and peerId; stopped, no sibling path, no peerId", () => {
         const ok = sequencer("healthy");
-        assert.deepEqual([ok.healthy, ok.service, ok.height, ok.sequencer], [true, "active", 57, { provenBlock: 57, siblingPath: true, peerId: "16Uiu2HAmQk7DnUo4h8aLaf8p3uFxNs7SoqFAVmCwDZh2gzcPRs9K" }]);
+        assert.deepEqual([ok.healthy, ok.service, ok.height, ok.sequencer], [true, "active", 57, { provenBlock: 57, latestBlock: null, siblingPath: true, peerId: "16Uiu2HAmQk7DnUo4h8aLaf8p3uFxNs7SoqFAVmCwDZh2gzcPRs9K", registration: null }]);
         const stopped = sequencer("stopped");
         assert.deepEqual([stopped.healthy, stopped.service, faults(stopped)], [false, "inactive", ["service-down", "sequencer-rpc-down"]]);
         assert.match(stopped.diagnoses[1]!.remedy, /systemctl start aztec-sequencer-1\.service/);
         assert.deepEqual(faults(sequencer("sibling-path-null")), ["sibling-path-missing"]);
         assert.deepEqual(faults(sequencer("no-peer-id")), ["no-peer-id"]);
+    });
+
+    it("a sequencer on the real 4.1.2 node (answers recorded by the e2e tier): healthy; its L1 gone while running and at start is one fault; stopped", () => {
+        const ok = sequencer("4.1.2-healthy");
+        assert.deepEqual([ok.healthy, ok.height, ok.sequencer!.latestBlock, ok.sequencer!.siblingPath], [true, 0, 1, true]);
+        assert.equal(details(ok), "proven 0, latest 1, sibling path ok, peerId 16Uiu2…6j9GKJ");
+        const running = sequencer("4.1.2-l1-down-running");
+        assert.deepEqual([running.healthy, running.service, faults(running)], [false, "active", ["l1-endpoint-down"]]);
+        assert.match(running.diagnoses[0]!.detail, /^the node cannot reach its L1 RPC http:\/\/127\.0\.0\.1:\d+ .*; it runs on, neither syncing L1 nor proposing$/);
+        // Restarting between failed starts, the RPC silent: still the one fault, saying it exits at start.
+        const restarting = sequencer("4.1.2-l1-down-restarting");
+        assert.deepEqual(faults(restarting), ["l1-endpoint-down"]);
+        assert.match(restarting.diagnoses[0]!.detail, /it exits at start without it/);
+        assert.match(restarting.diagnoses[0]!.remedy, /l1RpcUrls/);
+        assert.deepEqual(faults(sequencer("4.1.2-stopped")), ["service-down", "sequencer-rpc-down"]);
+        // What L1 says of the registration, shown in the details (not judged).
+        const queued = diagnose("sequencer-1", "sequencer", "dev-1", { ...SEQUENCER["4.1.2-healthy"], registration: { status: "QUEUED", queuePosition: 3, l1RpcUrl: "http://127.0.0.1:8545" } });
+        assert.deepEqual([queued.healthy, queued.sequencer!.registration], [true, "QUEUED #3"]);
+        assert.match(details(queued), /registration QUEUED #3$/);
+        assert.equal(diagnose("sequencer-1", "sequencer", "dev-1", { ...SEQUENCER["4.1.2-healthy"], registration: { error: "no L1 RPC URL answered" } }).sequencer!.registration, "unknown");
     });
 
     it("a validator on reth: healthy; reth without peers is the seed's 'expected at first' warning with its p2p port", () => {
