@@ -33,6 +33,11 @@ GET /status on the CometBFT RPC port (from --rpc.laddr or config.toml [rpc] ladd
 {"result": {"sync_info": {"latest_block_height": "N", "catching_up": false}}}; catching_up is
 true while the EL is unreachable or rejects the forkchoice.
 
+With app.toml's [beacon-kit.node-api] enabled (or --chaincfg.node-api.enabled true), it serves
+beacon-kit's node API at its address: the beacon API an L1 client reads blobs with (beacon.py).
+The blob transactions of a block it proposes go into engine_newPayloadV3 as their versioned
+hashes, and their sidecars (the payload's blobsBundle) are kept per slot.
+
 rollback moves the consensus height back by one per run (like `0gchaind rollback`).
 """
 import fcntl
