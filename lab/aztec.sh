@@ -27,12 +27,11 @@
 #   dies at start ("no valid addresses were provided for transports [@libp2p/tcp]"). mafmt gets
 #   the transport's copy (the versions are the lockfile's; only where one is found changes).
 # - `release` writes a bin/aztec that sets what the lab's install and the dev L1 need and nodefleet
-#   does not render (an operator's release or image has the first two; the last two are the dev
-#   L1's): NODE_BACKEND=js (bcrypto's native build is an install script, skipped),
+#   does not render (an operator's release or image has the first two; the last is the dev L1's):
+#   NODE_BACKEND=js (bcrypto's native build is an install script, skipped),
 #   PROVER_REAL_PROOFS=false (no network to download the proving CRS from; the dev L1's rollup
-#   takes fake proofs), ETHEREUM_SLOT_DURATION=2 (the dev chain makes a block every 2 s, not 12:
-#   the node times its proposals by it, and with 12 each landed a slot early and was dropped) and
-#   SEQ_MIN_TX_PER_BLOCK=0 (nothing sends L2 transactions here: it proposes empty blocks).
+#   takes fake proofs) and SEQ_MIN_TX_PER_BLOCK=0 (nothing sends L2 transactions here: it proposes
+#   empty blocks). The dev L1's 2 s blocks are the config's `l1SlotSeconds` (rendered).
 # - forge wants solc 0.8.30 and would download it; solc.cjs serves solc's command line
 #   (--version, --standard-json) from the npm solc package, the same compiler built to wasm. The
 #   contracts come precompiled with the package, so forge only checks its cache.
@@ -130,7 +129,7 @@ release() {
     {
         echo '#!/bin/sh'
         echo '# The real Aztec CLI, as the lab runs it (lab/aztec.sh release says why each variable).'
-        echo 'export NODE_BACKEND=js PROVER_REAL_PROOFS=false ETHEREUM_SLOT_DURATION=2 SEQ_MIN_TX_PER_BLOCK=0'
+        echo 'export NODE_BACKEND=js PROVER_REAL_PROOFS=false SEQ_MIN_TX_PER_BLOCK=0'
         echo "exec $DIR/bin/node --no-warnings $DIR/node_modules/@aztec/aztec/dest/bin/index.js \"\$@\""
     } > "$dir/bin/aztec"
     chmod 0755 "$dir/bin/aztec"

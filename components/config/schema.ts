@@ -258,6 +258,13 @@ const sequencerV4 = z
             .describe("The Aztec network (`--network`): `testnet` (L1 Sepolia) or `mainnet` take the network's bootnodes and registry from Aztec's published network config; `local` is an L1 of your own (a dev chain), named by `registryAddress` and `l1ChainId`."),
         l1ChainId: z.number().int().min(1).max(2 ** 53 - 1).describe("The L1 chain id (`--l1-chain-id`; 11155111 for testnet, 1 for mainnet); the registration refuses an L1 that answers another."),
         registryAddress: usableAddress.optional().describe("4.1.2 with network `local`: the L1 registry of your deployment (REGISTRY_CONTRACT_ADDRESS; 4.1.2 drops its `--registry-address` flag)."),
+        l1SlotSeconds: z
+            .number()
+            .int()
+            .min(1)
+            .max(3600)
+            .optional()
+            .describe("4.1.2 with network `local`: how many seconds your L1 makes a block in (the node's ETHEREUM_SLOT_DURATION; 12 when absent). The node times its proposals by it: with 12 on an L1 of 2 s blocks each proposal lands a slot early and is dropped."),
         rollupAddress: usableAddress.describe("4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered."),
         withdrawerAddress: usableAddress.describe("4.1.2: who may withdraw the stake (`--withdrawer`)."),
         blsSecretKeySecret: secretRef.describe("4.1.2: config key holding the attester's BLS secret key (a BN254 scalar, 0x and up to 64 hex digits) the registration proves possession of; never on a command line."),
@@ -270,6 +277,8 @@ const sequencerV4 = z
             ctx.addIssue({ code: "custom", path: ["registryAddress"], message: "network local needs the registry of your L1 deployment (registryAddress)" });
         if (s.network !== "local" && s.registryAddress !== undefined)
             ctx.addIssue({ code: "custom", path: ["registryAddress"], message: `network ${s.network} takes its registry from the network config; registryAddress is only for network local` });
+        if (s.network !== "local" && s.l1SlotSeconds !== undefined)
+            ctx.addIssue({ code: "custom", path: ["l1SlotSeconds"], message: `network ${s.network} runs on L1 slots of 12 s; l1SlotSeconds is only for network local` });
     })
     .describe("An Aztec 4.1.2 sequencer.");
 

@@ -54,6 +54,9 @@ export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string)
     // nor the network's config sets it): no listener on 40400, no peerId, no gossip. Found by the
     // real node (issue 30).
     if (node.sequencer.version === "4.1.2") env.push(["P2P_ENABLED", "true"]);
+    // An L1 of one's own may make blocks faster than Ethereum's 12 s; the node reads the slot from
+    // its environment, not from the rollup (the real node on the dev L1's 2 s blocks: issue 30).
+    if (node.sequencer.version === "4.1.2" && node.sequencer.l1SlotSeconds !== undefined) env.push(["ETHEREUM_SLOT_DURATION", String(node.sequencer.l1SlotSeconds)]);
     return env;
 }
 

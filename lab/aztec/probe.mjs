@@ -98,6 +98,7 @@ async function startConfig(options) {
         p2pPort: node.p2pPort ?? null,
         dataDirectory: text(node.dataDirectory),
         p2pEnabled: node.p2pEnabled ?? null,
+        ethereumSlotDuration: node.ethereumSlotDuration ?? null,
         adminApiKeyHash: text(options.adminApiKeyHash),
         validatorKeys: keys.map((k) => sha(secret(k))),
     };

@@ -60,6 +60,7 @@ function startIssues(r: ProbeResult, node: ReturnType<typeof spec>): string[] {
         // The admin API key's hash, which the key step computes on the host (never the key itself).
         adminApiKeyHash: HOST_COMPUTED,
         validatorKeys: [sha(SECRETS.sequencerKey!)],
+        ethereumSlotDuration: s.l1SlotSeconds ?? 12,
     };
     for (const [k, v] of Object.entries(want)) if (JSON.stringify(p[k]) !== JSON.stringify(v)) issues.push(`${k}: the CLI has ${JSON.stringify(p[k])}, nodefleet meant ${JSON.stringify(v)}`);
     return issues;
@@ -73,7 +74,7 @@ describe("Aztec 4.1.2 contract: the real CLI reads what nodefleet renders", () =
 
     for (const [label, mutate] of [
         ["testnet, release runtime", (s: any) => (s.runtime = "release")],
-        ["a local L1 (the dev chain's shape), docker runtime", (s: any) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b })],
+        ["a local L1 (the dev chain's shape), docker runtime", (s: any) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b, l1SlotSeconds: 2 })],
     ] as const) {
         it(`start (${label}): every flag parses, every variable is a primary one, and the node's config holds each value`, () => {
             const node = spec(true, mutate);

@@ -139,6 +139,7 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
             ...sequencerV4Settings(), network: "local", l1ChainId: CHAIN_ID, l1RpcUrls: [L1], l1ConsensusHostUrls: [BEACON],
             registryAddress: contracts.registryAddress, rollupAddress: contracts.rollupAddress, validatorAddress: address, withdrawerAddress: address,
             coinbase: address, runtime: "release", publicIp: PUBLIC_IP, rpcAllowedCidrs: ["198.51.100.0/24"],
+            l1SlotSeconds: 2, // the dev chain's block time (lab/devchain.sh)
         };
         const spec = parseFleet(f, secretSource({ ...SECRETS, sequencerKey: key })).spec;
         node = spec.nodes[1];

@@ -98,6 +98,10 @@ describe("sequencer role: rendered files", () => {
         // 4.1.2 starts its P2P subsystem only when told to (the real node: no 40400 listener without it).
         assert.match(unit, /^Environment=P2P_ENABLED=true$/m);
         assert.doesNotMatch(renderSequencerUnit(sequencerSpec(), "/data", "aztec", "198.51.100.20"), /P2P_ENABLED/);
+        // An L1 of one's own with its block time: the node's ETHEREUM_SLOT_DURATION; absent, the node's 12.
+        assert.doesNotMatch(unit, /ETHEREUM_SLOT_DURATION/);
+        const fast = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b, l1SlotSeconds: 2 }), true);
+        assert.match(renderSequencerUnit(fast, "/data", "aztec", "198.51.100.20"), /^Environment=ETHEREUM_SLOT_DURATION=2$/m);
         const local = renderSequencerUnit(sequencerSpec(() => {}, true), "/data", "aztec", "198.51.100.20");
         assert.match(local, / aztecprotocol\/aztec:4\.1\.2 start --node /);
         const dev = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b }), true);
