@@ -8,8 +8,9 @@
 // builds it (env-read config under the namespace-extracted options), the sequencer's, and the
 // ports the start action reads. For `add-l1-validator`: the options its action gets. For every
 // variable set in the environment: how the CLI reads it ("option": the primary variable of a
-// start option; "fallback": only as another's fallback; "direct": read by name in the code;
-// "unread"). No secret is printed: keys are reported by sha256.
+// start option; "fallback": only as another's fallback; "config": the variable of a setting of the
+// node's config that no start flag carries, such as ETHEREUM_SLOT_DURATION; "direct": read by name
+// in the code; "unread"). No secret is printed: keys are reported by sha256.
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -46,8 +47,12 @@ for (const group of Object.values(aztecStartOptions))
         if (o.env) optionEnv.add(o.env);
         for (const f of o.fallback ?? []) fallbackEnv.add(f);
     }
+// The node's config settings (what start_node.js reads from the environment), by variable.
+const { aztecNodeConfigMappings } = await load("@aztec/aztec-node/dest/aztec-node/config.js");
+const configEnv = new Set(Object.values(aztecNodeConfigMappings).map((m) => m.env).filter(Boolean));
 const direct = directReads(path.join(modules, "@aztec"), new Set(given));
-for (const name of given) out.env[name] = optionEnv.has(name) ? "option" : fallbackEnv.has(name) ? "fallback" : direct.has(name) ? "direct" : "unread";
+for (const name of given)
+    out.env[name] = optionEnv.has(name) ? "option" : fallbackEnv.has(name) ? "fallback" : configEnv.has(name) ? "config" : direct.has(name) ? "direct" : "unread";
 
 // The real program, its actions replaced by a capture.
 const program = new Command("aztec").exitOverride().enablePositionalOptions();
@@ -77,7 +82,7 @@ process.exit(0);
 
 async function startConfig(options) {
     // As cmds/start_node.js: the env-read config, under the options extracted for 'node'.
-    const { aztecNodeConfigMappings, getConfigEnvVars } = await load("@aztec/aztec-node/dest/aztec-node/config.js");
+    const { getConfigEnvVars } = await load("@aztec/aztec-node/dest/aztec-node/config.js");
     const { extractNamespacedOptions, extractRelevantOptions } = await load("@aztec/aztec/dest/cli/util.js");
     const fromEnv = getConfigEnvVars();
     const node = { ...fromEnv, ...extractRelevantOptions(options, aztecNodeConfigMappings, "node") };

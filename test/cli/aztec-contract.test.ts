@@ -39,7 +39,7 @@ function startIssues(r: ProbeResult, node: ReturnType<typeof spec>): string[] {
     const s = node.sequencer as any;
     const issues: string[] = [];
     if (r.error) issues.push(`parser: ${r.error.trim()}`);
-    for (const [name, how] of Object.entries(r.env)) if (how !== "option" && how !== "direct") issues.push(`${name}: ${how}`);
+    for (const [name, how] of Object.entries(r.env)) if (how !== "option" && how !== "direct" && how !== "config") issues.push(`${name}: ${how}`);
     const p = r.parsed;
     if (!p) return [...issues, "no config"];
     const want: Record<string, unknown> = {
@@ -86,7 +86,7 @@ describe("Aztec 4.1.2 contract: the real CLI reads what nodefleet renders", () =
     }
 
     it("fails on a deliberately wrong flag, a fallback-only or unread variable, and a flag the CLI drops", () => {
-        const node = spec(true, (s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b }));
+        const node = spec(true, (s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b, l1SlotSeconds: 2 }));
         const { argv, env } = launch(node);
         const rename = (words: string[], from: string, to: string) => words.map((w) => (w === from ? to : w));
         const renameEnv = (from: string, to: string) => Object.fromEntries(Object.entries(env).map(([k, v]) => [k === from ? to : k, v]));
@@ -97,6 +97,9 @@ describe("Aztec 4.1.2 contract: the real CLI reads what nodefleet renders", () =
         // The 2.x name of the key variable: 4.1.2 reads it only as VALIDATOR_PRIVATE_KEYS's fallback.
         const fallback = startIssues(probe(install, argv, renameEnv("VALIDATOR_PRIVATE_KEYS", "VALIDATOR_PRIVATE_KEY")), node);
         assert.ok(fallback.includes("VALIDATOR_PRIVATE_KEY: fallback"), fallback.join("\n"));
+
+        const slot = startIssues(probe(install, argv, renameEnv("ETHEREUM_SLOT_DURATION", "ETHEREUM_SLOT_SECONDS")), node);
+        assert.ok(slot.includes("ETHEREUM_SLOT_SECONDS: unread") && slot.includes("ethereumSlotDuration: the CLI has 12, nodefleet meant 2"), slot.join("\n"));
 
         const p2p = startIssues(probe(install, argv, renameEnv("P2P_ENABLED", "P2P_ENABLE")), node);
         assert.ok(p2p.includes("P2P_ENABLE: unread") && p2p.some((i) => i.startsWith("p2pEnabled: the CLI has")), p2p.join("\n"));

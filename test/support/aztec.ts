@@ -15,7 +15,7 @@ export function aztecInstall(): string {
 export interface ProbeResult {
     readonly flags: string[];
     readonly error: string | null;
-    readonly env: Record<string, "option" | "fallback" | "direct" | "unread">;
+    readonly env: Record<string, "option" | "fallback" | "config" | "direct" | "unread">;
     readonly parsed: Record<string, any> | null;
 }
 
