@@ -146,7 +146,10 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         hostSpec = spec.hosts[node.host];
     });
 
-    it("starts from the rendered unit and answers the health check: healthy, as `nodefleet status` reads it", async () => {
+    it("nodefleet's registration as `nodefleet status` shows it: queued after the deposit, VALIDATING after the flush", () => {
+        // Before the node starts, as on a host whose validator is not yet in a committee: here anyone
+        // may propose, and the node's blob transactions from the same key would make geth refuse the
+        // deposit ("address already reserved": one account, one of geth's two transaction pools).
         assert.ok(node, "the L1 was deployed");
         const p = sequencerPaths(node, mount);
         fs.mkdirSync(p.dataDirectory, { recursive: true });
@@ -154,8 +157,20 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         fs.writeFileSync(path.join("/etc/nodefleet", NODE, "sequencer.json"), sequencerJson(node, mount));
         // The L1 through the forwarder, so that the scenario below can take it away.
         keyStep([`http://127.0.0.1:${proxyPort}`]);
-        const rendered = renderSequencerUnit(node, mount, RELEASE, PUBLIC_IP);
-        unit = new UnitHost(NODE, rendered, () => fs.readFileSync(p.envFile, "utf8"), path.join(mount, "systemd"));
+        unit = new UnitHost(NODE, renderSequencerUnit(node, mount, RELEASE, PUBLIC_IP), () => fs.readFileSync(p.envFile, "utf8"), path.join(mount, "systemd"));
+        const first = sh("sh", ["-s"], { input: renderSequencerRegistration(node, mount, RELEASE), timeoutMs: 600_000 });
+        assert.equal(JSON.parse(first.stdout.trim().split("\n").pop()!).action, "submitted", first.output);
+        const queued = health();
+        assert.equal(queued.registration.status, "QUEUED", JSON.stringify(queued.registration));
+        assert.match(details(status().nodes[0]!), /registration QUEUED #\d+/);
+        aztec(["l1", "flush", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey() });
+        const validating = health();
+        assert.deepEqual([validating.registration.status, validating.registration.queuePosition], ["VALIDATING", null]);
+    });
+
+    it("starts from the rendered unit and answers the health check: healthy, as `nodefleet status` reads it", async () => {
+        assert.ok(unit, "the key step ran");
+        const p = sequencerPaths(node, mount);
         const started = Date.now();
         unit.start();
         const h = health(240);
@@ -169,7 +184,7 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         const st = status();
         console.log(table(st));
         assert.equal(st.healthy, true, JSON.stringify(st.nodes));
-        assert.deepEqual([st.nodes[0]!.service, st.nodes[0]!.sequencer!.peerId], ["active", h.peerId]);
+        assert.deepEqual([st.nodes[0]!.service, st.nodes[0]!.sequencer!.peerId, st.nodes[0]!.sequencer!.registration], ["active", h.peerId, "VALIDATING"]);
         // Secrets: neither the validator key nor an admin API key in its journal (the node gets the key's hash).
         const journal = fs.readFileSync(unit.journal, "utf8");
         const adminKey = fs.readFileSync(p.adminKeyFile, "utf8");
@@ -180,23 +195,6 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         const admin = (extra: string[]) => sh("curl", ["-sS", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", ...extra, "--data", '{"jsonrpc":"2.0","id":1,"method":"nodeAdmin_getConfig","params":[]}', "http://127.0.0.1:8880"], { allowFail: true }).stdout;
         assert.equal(admin(["-H", `x-api-key: ${adminKey}`]), "200");
         assert.equal(admin([]), "401");
-    });
-
-    it("its registration as `nodefleet status` shows it: queued after nodefleet's deposit, VALIDATING after the flush", () => {
-        assert.ok(unit, "the node runs");
-        const script = renderSequencerRegistration(node, mount, RELEASE);
-        const first = sh("sh", ["-s"], { input: script, timeoutMs: 600_000 });
-        assert.equal(JSON.parse(first.stdout.trim().split("\n").pop()!).action, "submitted", first.output);
-        const queued = health();
-        assert.equal(queued.registration.status, "QUEUED", JSON.stringify(queued.registration));
-        assert.match(details(status().nodes[0]!), /registration QUEUED #\d+/);
-        aztec(["l1", "flush", L1, contracts.rollupAddress!], { DEPLOYER_KEY: devKey() });
-        const validating = health();
-        assert.deepEqual([validating.registration.status, validating.registration.queuePosition], ["VALIDATING", null]);
-        const st = status();
-        console.log(table(st));
-        assert.match(details(st.nodes[0]!), /registration VALIDATING/);
-        assert.equal(st.healthy, true);
     });
 
     it("binds 40400 TCP+UDP, 8080 and 8880 (on every address); the firewall opens only 40400 and 8080 to its CIDRs", () => {
