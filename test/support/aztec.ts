@@ -85,9 +85,9 @@ export function unitLaunch(unit: string, envFile: string): UnitLaunch {
 export const HOST_COMPUTED = "ab".repeat(32);
 
 /**
- * The env file a key script writes: the heredoc after `put <file>`, or, where the script pipes a
- * block into `put <file>`, that block's heredoc and its `printf 'NAME=%s\n'` lines (values the host
- * computes, given here as HOST_COMPUTED).
+ * The env file a key script writes: the heredoc after `put <file>`, or, where the script assembles
+ * a block into `<file>.nodefleet-in` for put, that block's heredoc and its `printf 'NAME=%s\n'`
+ * lines (values the host computes, given here as HOST_COMPUTED).
  */
 export function heredocOf(script: string, file: string): string {
     const start = script.indexOf(`put ${file} 0600 root:root <<'NODEFLEET_EOF'\n`);
@@ -95,7 +95,7 @@ export function heredocOf(script: string, file: string): string {
         const body = script.slice(script.indexOf("\n", start) + 1);
         return body.slice(0, body.indexOf("NODEFLEET_EOF"));
     }
-    const end = script.indexOf(`} | put ${file} 0600 root:root\n`);
+    const end = script.indexOf(`} > ${file}.nodefleet-in\n`);
     if (end < 0) throw new Error(`no put ${file} in the script`);
     const block = script.slice(script.lastIndexOf("{\n\tcat <<'NODEFLEET_EOF'\n", end), end);
     const body = block.slice(block.indexOf("\n", block.indexOf("cat <<")) + 1);

@@ -141,6 +141,17 @@ describe("sequencer role: rendered files", () => {
         assert.equal(second.status, 0, second.stderr);
         assert.match(second.stdout, /validator key unchanged/);
         assert.equal(fs.readFileSync(path.join(etc, "admin-api.key"), "utf8"), key, "a second run keeps the key");
+        assert.ok(!fs.existsSync(path.join(etc, "aztec.env.nodefleet-in")), "the assembled env file is removed");
+        // A new validator key restarts the running node (a systemctl stand-in records what it is asked).
+        const bin = path.join(etc, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "systemctl"), `#!/bin/sh\necho "$*" >> ${etc}/systemctl.calls\n`, { mode: 0o755 });
+        const otherKey = `0x${"5a".repeat(32)}`;
+        const rekey = renderSequencerKey(spec, "/data", otherKey, SECRETS.blsKey, l1Urls(spec)).replaceAll("/etc/nodefleet/sequencer-1", etc).replaceAll("/var/lib/nodefleet/drift", path.join(etc, "drift"));
+        const third = spawnSync("sh", ["-s"], { input: rekey, encoding: "utf8", env: { PATH: `${bin}:/usr/bin:/bin` } });
+        assert.equal(third.status, 0, third.stderr);
+        assert.match(third.stdout, /restarted aztec-sequencer-1\.service for the new key/);
+        assert.match(fs.readFileSync(path.join(etc, "systemctl.calls"), "utf8"), /^restart aztec-sequencer-1\.service$/m);
         fs.rmSync(etc, { recursive: true, force: true });
         assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, undefined, l1Urls(spec)), /sequencer-1: the BLS secret key: it is missing/);
         assert.throws(() => renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, "0x0", l1Urls(spec)), /sequencer-1: the BLS secret key: BLS secret key is outside the BN254 scalar field/);

@@ -51,6 +51,7 @@ if [ ! -s /etc/nodefleet/sequencer-1/admin-api.key ]; then
 fi
 chmod 0600 /etc/nodefleet/sequencer-1/admin-api.key
 admin_hash="$(tr -d '\n' < /etc/nodefleet/sequencer-1/admin-api.key | sha256sum | cut -c1-64)"
+# Assembled in a file (umask 077), not piped: put must run in this shell to record what changed.
 {
 	cat <<'NODEFLEET_EOF'
 VALIDATOR_PRIVATE_KEYS=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
@@ -58,7 +59,9 @@ ETHEREUM_HOSTS=https://sepolia.example.org/rpc
 L1_CONSENSUS_HOST_URLS=https://beacon.example.org
 NODEFLEET_EOF
 	printf 'AZTEC_ADMIN_API_KEY_HASH=%s\n' "$admin_hash"
-} | put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root
+} > /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
+put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root < /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
+rm -f /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 node_changed="$changed"
 put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
 PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318

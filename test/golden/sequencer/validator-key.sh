@@ -42,13 +42,16 @@ record_unit() {
 	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
+# Assembled in a file (umask 077), not piped: put must run in this shell to record what changed.
 {
 	cat <<'NODEFLEET_EOF'
 VALIDATOR_PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 ETHEREUM_HOSTS=https://sepolia.example.org/rpc
 L1_CONSENSUS_HOST_URLS=https://beacon.example.org
 NODEFLEET_EOF
-} | put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root
+} > /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
+put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root < /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
+rm -f /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 node_changed="$changed"
 put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
 PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
