@@ -46,17 +46,20 @@ export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string)
         ["AZTEC_ADMIN_PORT", String(AZTEC_PORTS.admin)],
         ["LOG_JSON", "1"],
     ];
-    // 4.1.2 parses --registry-address but never puts it into the node's config (it reads
-    // l1Contracts.registryAddress, which only REGISTRY_CONTRACT_ADDRESS fills): found by the
-    // contract tests, and by the real node refusing to start without a registry.
-    if (node.sequencer.version === "4.1.2" && node.sequencer.registryAddress !== undefined) env.push(["REGISTRY_CONTRACT_ADDRESS", node.sequencer.registryAddress]);
-    // 4.1.2 starts no P2P subsystem unless told to (P2P_ENABLED, default false; neither --network
-    // nor the network's config sets it): no listener on 40400, no peerId, no gossip. Found by the
-    // real node (issue 30).
-    if (node.sequencer.version === "4.1.2") env.push(["P2P_ENABLED", "true"]);
-    // An L1 of one's own may make blocks faster than Ethereum's 12 s; the node reads the slot from
-    // its environment, not from the rollup (the real node on the dev L1's 2 s blocks: issue 30).
-    if (node.sequencer.version === "4.1.2" && node.sequencer.l1SlotSeconds !== undefined) env.push(["ETHEREUM_SLOT_DURATION", String(node.sequencer.l1SlotSeconds)]);
+    const s = node.sequencer;
+    if (s.version === "4.1.2") {
+        // 4.1.2 parses --registry-address but never puts it into the node's config (it reads
+        // l1Contracts.registryAddress, which only REGISTRY_CONTRACT_ADDRESS fills): found by the
+        // contract tests, and by the real node refusing to start without a registry.
+        if (s.registryAddress !== undefined) env.push(["REGISTRY_CONTRACT_ADDRESS", s.registryAddress]);
+        // 4.1.2 starts no P2P subsystem unless told to (P2P_ENABLED, default false; neither --network
+        // nor the network's config sets it): no listener on 40400, no peerId, no gossip. Found by the
+        // real node (issue 30).
+        env.push(["P2P_ENABLED", "true"]);
+        // An L1 of one's own may make blocks faster than Ethereum's 12 s; the node reads the slot from
+        // its environment, not from the rollup (the real node on the dev L1's 2 s blocks: issue 30).
+        if (s.l1SlotSeconds !== undefined) env.push(["ETHEREUM_SLOT_DURATION", String(s.l1SlotSeconds)]);
+    }
     return env;
 }
 
