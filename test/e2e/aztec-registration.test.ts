@@ -9,8 +9,8 @@
 //
 // Where this runs: on this machine, not on a dev VM. The VMs are Debian 12, whose node (18) is older
 // than the CLI needs (20.10) and whose glibc (2.36) its native modules refuse, and the CLI is 1 GB;
-// the contract tests (cli tier) prove the unit's side with the same CLI. The real node itself stops
-// at its blob client without a beacon API (docs/roles.md).
+// the contract tests (cli tier) prove the unit's side with the same CLI. The real node itself runs in
+// test/e2e/aztec-node.test.ts.
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -20,23 +20,16 @@ import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, sequencerPaths } from "../../components/roles/sequencer";
-import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
-import { HOSTFILES_DIR } from "../../components/render";
+import { releaseLink } from "../../components/hosts/scripts";
 import { baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
-import { aztecInstall } from "../support/aztec";
+import { aztecInstall, aztecLab as aztec, devKey, prepareAztecHost } from "../support/aztec";
 
 const L1 = "http://127.0.0.1:8545";
 const CHAIN_ID = 16661;
 const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
-const AZTEC = path.join(ROOT, "lab/aztec.sh");
 const NODE = "aztec-reg-e2e";
 const RELEASE = "aztec-reg-e2e";
-/** The dev chain's funded account (lab/sim/nodefleet_sim/txgen.py: a public test key). */
-const devKey = () => sh("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], { cwd: path.join(ROOT, "lab/sim") }).stdout.trim();
-
-/** lab/aztec.sh with extra variables (keys go there, never into an argv); its stdout. */
-const aztec = (args: string[], env: Record<string, string> = {}) => sh("bash", [AZTEC, ...args], { env, timeoutMs: 600_000 }).stdout;
 
 /** Runs a script with sh as the remote step would, watching every process's command line every 50 ms for the secrets. */
 function runWatched(script: string, secrets: string[]): Promise<{ code: number | null; stdout: string; stderr: string; exposed: string[] }> {
@@ -77,8 +70,7 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
     let sender: string;
 
     before(() => {
-        for (const p of [path.join("/etc/nodefleet", NODE), releaseLink(RELEASE)]) assert.ok(!fs.existsSync(p), `${p} exists on this machine: not touching it`);
-        for (const p of ["/etc/nodefleet", path.dirname(releaseLink(RELEASE))]) if (!fs.existsSync(p)) created.push(p);
+        prepareAztecHost(NODE, RELEASE, ["aztec-register.py", "nodefleet_rpc.py", "aztec-argv.mjs"], created);
         install = aztecInstall();
         // `devchain.sh status` exits 0 either way: it says "geth running" or "geth stopped".
         chainWasRunning = /^geth running$/m.test(sh("bash", [DEVCHAIN, "status"]).stdout);
@@ -86,17 +78,7 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
         // The release's bin/aztec is the real CLI, as aztec-up installs it (node dest/bin/index.js).
         const bin = path.join(releaseLink(RELEASE), "bin");
         fs.mkdirSync(bin, { recursive: true });
-        created.push(releaseLink(RELEASE));
         fs.writeFileSync(path.join(bin, "aztec"), `#!/bin/sh\nexec ${install}/bin/node --no-warnings ${install}/node_modules/@aztec/aztec/dest/bin/index.js "$@"\n`, { mode: 0o755 });
-        // The host files the configure step installs, where the registration step expects them.
-        if (!fs.existsSync(HOST_LIB)) created.push(HOST_LIB);
-        fs.mkdirSync(HOST_LIB, { recursive: true });
-        for (const f of ["aztec-register.py", "nodefleet_rpc.py", "aztec-argv.mjs"]) {
-            const to = path.join(HOST_LIB, f);
-            if (!fs.existsSync(to)) created.push(to);
-            fs.copyFileSync(path.join(HOSTFILES_DIR, f), to);
-        }
-        created.push(path.join("/etc/nodefleet", NODE));
     });
 
     after(() => {

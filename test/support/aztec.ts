@@ -2,14 +2,45 @@
 // the cache), and what a rendered sequencer unit hands it: argv and environment, read back the
 // way systemd and docker read them.
 import { spawnSync } from "node:child_process";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT } from "./cli";
+import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
+import { HOSTFILES_DIR } from "../../components/render";
+import { ROOT, sh } from "./cli";
 
 /** The install directory of the real CLI (installs it when missing: minutes, once). */
 export function aztecInstall(): string {
     const r = spawnSync("bash", [path.join(ROOT, "lab/aztec.sh"), "path"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 900_000 });
     if (r.status !== 0) throw new Error(`lab/aztec.sh path failed (${r.status})`);
     return r.stdout.trim();
+}
+
+/** The dev chain's funded account (lab/sim/nodefleet_sim/txgen.py: a public test key). */
+export const devKey = (): string => sh("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], { cwd: path.join(ROOT, "lab/sim") }).stdout.trim();
+
+/** lab/aztec.sh with extra variables (keys go there, never into an argv); its stdout. */
+export const aztecLab = (args: string[], env: Record<string, string> = {}): string => sh("bash", [path.join(ROOT, "lab/aztec.sh"), ...args], { env, timeoutMs: 600_000 }).stdout;
+
+/**
+ * Makes this machine a host of `node` as the configure step would: the given host files in HOST_LIB.
+ * Refuses if the node's /etc/nodefleet directory or the release link already exist (not ours to
+ * touch). Appends to `created`, in order, what the test made and must remove in reverse: the
+ * release link (the caller fills it), the host files and the node's /etc/nodefleet directory.
+ */
+export function prepareAztecHost(node: string, release: string, hostFiles: string[], created: string[]): void {
+    const etc = path.join("/etc/nodefleet", node);
+    for (const p of [etc, releaseLink(release)]) assert.ok(!fs.existsSync(p), `${p} exists on this machine: not touching it`);
+    for (const p of ["/etc/nodefleet", path.dirname(releaseLink(release))]) if (!fs.existsSync(p)) created.push(p);
+    created.push(releaseLink(release));
+    if (!fs.existsSync(HOST_LIB)) created.push(HOST_LIB);
+    fs.mkdirSync(HOST_LIB, { recursive: true });
+    for (const f of hostFiles) {
+        const to = path.join(HOST_LIB, f);
+        if (!fs.existsSync(to)) created.push(to);
+        fs.copyFileSync(path.join(HOSTFILES_DIR, f), to);
+    }
+    created.push(etc);
 }
 
 export interface ProbeResult {
