@@ -20,15 +20,14 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit, sequencerJson, sequencerPaths } from "../../components/roles/sequencer";
-import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
-import { HOSTFILES_DIR } from "../../components/render";
+import { releaseLink } from "../../components/hosts/scripts";
 import { ingressRules, rolePorts, sourceCidrs } from "../../components/ports";
 import { diagnose } from "../../status/diagnose";
 import { details, report, table } from "../../status/report";
 import { checkArgv, type HostTarget } from "../../status/targets";
 import { baseFleet, SECRETS, secretSource, sequencerV4Settings } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
-import { aztecInstall } from "../support/aztec";
+import { aztecInstall, aztecLab as aztec, devKey, prepareAztecHost } from "../support/aztec";
 import { UnitHost } from "../support/unit-host";
 import { until } from "../support/lab";
 
@@ -36,12 +35,9 @@ const L1 = "http://127.0.0.1:8545";
 const BEACON = "http://127.0.0.1:3500"; // the dev chain's consensus simulator (lab/devchain.sh)
 const CHAIN_ID = 16661;
 const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
-const AZTEC = path.join(ROOT, "lab/aztec.sh");
 const NODE = "aztec-node-e2e";
 const RELEASE = "aztec-node-e2e";
 const PUBLIC_IP = "127.0.0.1";
-const devKey = () => sh("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], { cwd: path.join(ROOT, "lab/sim") }).stdout.trim();
-const aztec = (args: string[], env: Record<string, string> = {}) => sh("bash", [AZTEC, ...args], { env, timeoutMs: 600_000 }).stdout;
 
 describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L1 (runner)", { timeout: 30 * 60_000 }, () => {
     const created: string[] = [];
@@ -97,21 +93,11 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
     }
 
     before(async () => {
-        for (const p of [path.join("/etc/nodefleet", NODE), releaseLink(RELEASE)]) assert.ok(!fs.existsSync(p), `${p} exists on this machine: not touching it`);
-        for (const p of ["/etc/nodefleet", path.dirname(releaseLink(RELEASE))]) if (!fs.existsSync(p)) created.push(p);
+        prepareAztecHost(NODE, RELEASE, ["aztec-health.py", "aztec-register.py", "aztec-argv.mjs", "nodefleet_rpc.py"], created);
         aztecInstall();
         chainWasRunning = /^geth running$/m.test(sh("bash", [DEVCHAIN, "status"]).stdout);
         sh("bash", [DEVCHAIN, "start"]);
-        created.push(releaseLink(RELEASE));
         aztec(["release", releaseLink(RELEASE)]);
-        if (!fs.existsSync(HOST_LIB)) created.push(HOST_LIB);
-        fs.mkdirSync(HOST_LIB, { recursive: true });
-        for (const f of ["aztec-health.py", "aztec-register.py", "aztec-argv.mjs", "nodefleet_rpc.py"]) {
-            const to = path.join(HOST_LIB, f);
-            if (!fs.existsSync(to)) created.push(to);
-            fs.copyFileSync(path.join(HOSTFILES_DIR, f), to);
-        }
-        created.push(path.join("/etc/nodefleet", NODE));
         mount = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-aztec-node-"));
         created.push(mount);
         await startProxy();
@@ -186,11 +172,14 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         assert.equal(st.healthy, true, JSON.stringify(st.nodes));
         assert.deepEqual([st.nodes[0]!.service, st.nodes[0]!.sequencer!.peerId, st.nodes[0]!.sequencer!.registration], ["active", h.peerId, "VALIDATING"]);
         // Secrets: neither the validator key nor an admin API key in its journal (the node gets the key's hash).
+        // The admin API starts after the node answers on 8080 (its line may come a few seconds after healthy).
+        const adminLine = /Admin API key authentication enabled \(using pre-configured key hash\)/;
+        await until("the node's admin API line in its log", () => adminLine.test(fs.readFileSync(unit.journal, "utf8")), 60_000);
         const journal = fs.readFileSync(unit.journal, "utf8");
         const adminKey = fs.readFileSync(p.adminKeyFile, "utf8");
         assert.ok(!journal.includes(key.slice(2)), "the validator key is in the node's log");
         assert.ok(!journal.includes(adminKey) && !/ADMIN API KEY/.test(journal), "an admin API key is in the node's log");
-        assert.match(journal, /Admin API key authentication enabled \(using pre-configured key hash\)/);
+
         // The admin API answers with the key nodefleet made, and not without it.
         const admin = (extra: string[]) => sh("curl", ["-sS", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", ...extra, "--data", '{"jsonrpc":"2.0","id":1,"method":"nodeAdmin_getConfig","params":[]}', "http://127.0.0.1:8880"], { allowFail: true }).stdout;
         assert.equal(admin(["-H", `x-api-key: ${adminKey}`]), "200");
