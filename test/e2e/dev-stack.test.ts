@@ -2,7 +2,7 @@
 // `scripts/dev.sh up` (pulumi up on the dev stack over real SSH), then checks from outside
 // the VMs: units active under systemd, only the intended ports answering from another host
 // address (the lab network), a second `up` that changes nothing, and a destroy that leaves
-// no nodefleet firewall behind. Ends with the VMs shut down and no qemu left running.
+// no nodefleet firewall behind. Ends with the VMs shut down and no qemu (nor pulumi plugin) left running.
 import { after, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
@@ -807,7 +807,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         }
     });
 
-    it("shuts the VMs down cleanly with no qemu left running", () => {
+    it("shuts the VMs down cleanly with no qemu left running, nor a killed run's pulumi plugin", () => {
         const down = sh("bash", [VM, "down"]);
         for (const vm of Object.keys(EXPECTED)) assert.match(down.output, new RegExp(`${vm}: powered off`), `${vm} did not power off cleanly:\n${down.output}`);
         const ps = sh("pgrep", ["-f", `nodefleet-dev-`], { allowFail: true });
@@ -815,5 +815,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         const pids = fs.readdirSync(vms).filter((d) => d.startsWith("dev-")).map((d) => path.join(vms, d, "qemu.pid"));
         assert.ok(pids.every((p) => !fs.existsSync(p)), "pid files are removed");
         assert.equal(ps.output.trim(), "", `qemu still running:\n${ps.output}`);
+        // Nor a plugin of the pulumi runs this scenario killed (their dynamic provider outlived them once).
+        const plugins = sh("pgrep", ["-af", path.join(ROOT, "node_modules/@pulumi/pulumi/cmd/dynamic-provider")], { allowFail: true });
+        assert.equal(plugins.output.trim(), "", `pulumi's dynamic provider still running:\n${plugins.output}`);
     });
 });

@@ -79,6 +79,29 @@ export const settled = (y: string) => y.replace('          version: "2.0.1"   # 
 export const withSwitch = (client: "geth" | "reth", sw: string, attempt = 1) => (y: string) =>
     settled(y).replace("          validatorKeySecret: devValidatorKey\n", `          validatorKeySecret: devValidatorKey\n          executionClient: ${client}\n          switch: ${sw}\n          switchAttempt: ${attempt}\n`);
 
+/** Every process below `pid`, from /proc's parent links (read before anything is killed: orphans lose them). */
+export function descendants(pid: number): number[] {
+    const children = new Map<number, number[]>();
+    for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue;
+        let stat: string;
+        try {
+            stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+        } catch {
+            continue; // ended meanwhile
+        }
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]); // "pid (comm) state ppid ..."
+        children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    }
+    const found: number[] = [];
+    for (let queue = [pid]; queue.length > 0; ) {
+        const next = children.get(queue.shift()!) ?? [];
+        found.push(...next);
+        queue.push(...next);
+    }
+    return found;
+}
+
 let backgroundRuns = 0;
 /** `pulumi up` with an edited config, in the background: its output so far, its end, and a hard kill. */
 export function upInBackground(edit: (yaml: string) => string) {
@@ -95,8 +118,20 @@ export function upInBackground(edit: (yaml: string) => string) {
         fs.writeFileSync(log, run.output); // the whole run, for a failure's post-mortem
         resolve();
     }));
-    // SIGKILL to the whole process group: pulumi, its language host and providers die at once, as with a killed terminal.
-    const kill = () => process.kill(-child.pid!, "SIGKILL");
+    // SIGKILL to the whole process tree at once, as when the machine running it dies: pulumi puts
+    // its plugins in process groups of their own, so its dynamic provider would outlive a kill of
+    // this group alone (it did, one per kill, until the end of the CI run).
+    const kill = () => {
+        const tree = descendants(child.pid!);
+        process.kill(-child.pid!, "SIGKILL");
+        for (const pid of tree) {
+            try {
+                process.kill(pid, "SIGKILL");
+            } catch {
+                // already gone with the group
+            }
+        }
+    };
     return { run, ended, kill };
 }
 
