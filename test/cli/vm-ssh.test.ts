@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ROOT } from "../support/cli";
+import { withoutRetryNotices } from "../support/lab";
 
 describe("vm.sh ssh: one command on a dev VM", () => {
     let dir: string;
@@ -58,6 +59,11 @@ describe("vm.sh ssh: one command on a dev VM", () => {
         assert.equal(r.stdout, "from stdin\nran: systemctl is-active x\n");
         assert.equal((r.stderr.match(/failed before the session opened/g) ?? []).length, 2, r.stderr);
         assert.match(r.stderr, /inactive/);
+        // The E2E helper (onVm) reads the command's output without these notices: they are
+        // vm.sh's progress, not what the command printed.
+        const split = withoutRetryNotices(r.stderr);
+        assert.equal(split.notices.length, 2, r.stderr);
+        assert.equal(split.said, "inactive\n");
     });
 
     it("does not run a command twice: a failure after the session opened is passed through at once", () => {

@@ -75,12 +75,21 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     });
 
     it("the main job brings the dev fleet up with pulumi up", { timeout: 30 * 60_000 }, () => {
-        const r = timed("scripts/dev.sh up (image if not cached, boot, pulumi up)", () => sh("bash", [DEV, "up"], { timeoutMs: 30 * 60_000 }));
+        const r = timed("scripts/dev.sh up (image if not cached, boot, pulumi up)", () => sh("bash", [DEV, "up"], { allowFail: true, timeoutMs: 30 * 60_000 }));
+        // Kept whatever happened: the key test below reads it, and a failed run is read from it.
         fs.writeFileSync(path.join(ROOT, ".state", "e2e-up.log"), r.output);
+        assert.equal(r.status, 0, `scripts/dev.sh up exited ${r.status}:\n${r.output.slice(-6000)}`);
         // On a fresh checkout this creates everything; on a re-run it may change nothing. What
-        // the hosts then run is checked from outside by the tests below.
-        assert.doesNotMatch(r.output, /errored|failed/);
-        assert.match(r.output, /Resources:\n(\s+\+ \d+ created\n)?\s+(\d+ unchanged|\+ \d+ created)/);
+        // the hosts then run is checked from outside by the tests below. A failure is shown by
+        // its own lines (the whole log is in .state/e2e-up.log), so that CI's excerpt names it.
+        // The command provider's "Dial 1/10 failed: retrying" is a connection tried again (sshd in
+        // an emulated guest under load); what it then ran is judged by the lines around it.
+        const lines = r.output.split("\n");
+        const redials = lines.filter((l) => /\bDial \d+\/\d+ failed: retrying$/.test(l));
+        if (redials.length > 0) console.log(`# pulumi tried ${redials.length} SSH connection(s) again`);
+        const failures = lines.filter((l) => /errored|failed/.test(l) && !redials.includes(l));
+        assert.deepEqual(failures.map((l) => l.slice(0, 600)).slice(0, 20), [], "lines of scripts/dev.sh up that say errored or failed");
+        assert.match(r.output, /Resources:\n(\s+\+ \d+ created\n)?\s+(\d+ unchanged|\+ \d+ created)/, r.output.slice(-3000));
         // A clean run prints no warning an operator has to learn to ignore (issue 27): the
         // plugins are where Pulumi looks for them, and no operation is left pending.
         assert.doesNotMatch(r.output, /from \$PATH|pending operations?/, "a plugin or pending-operation warning");
@@ -129,16 +138,20 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         const active = onVm("dev-1", "systemctl is-active zgs-storage-1.service zgs-storage-1-failover.timer; systemctl show -p User --value zgs-storage-1.service");
         assert.deepEqual(active.output.trim().split("\n"), ["active", "active", "nodefleet"]);
         const health = stackHealth()["storage-1"];
-        assert.equal(health.endpoint, "http://10.0.2.2:8545");
-        assert.ok(typeof health.chainHead === "number" && health.chainHead > 0, JSON.stringify(health));
-        assert.ok(typeof health.logSyncHeight === "number", JSON.stringify(health));
-        assert.equal(health.synced, true, JSON.stringify(health));
-        assert.equal(health.connectedPeers, 0); // no boot nodes in the dev config
-        assert.ok(health.diagnoses.some((d: string) => /connectedPeers is 0: set network_boot_nodes/.test(d)));
-        assert.match(health.logFile, new RegExp(`^/data/storage-1/log/zgs\\.log\\.${new Date().toISOString().slice(0, 10)}$`));
-        assert.equal(health.logFileExists, true);
+        const seen = JSON.stringify(health);
+        assert.equal(health.endpoint, "http://10.0.2.2:8545", seen);
+        assert.ok(typeof health.chainHead === "number" && health.chainHead > 0, seen);
+        assert.ok(typeof health.logSyncHeight === "number", seen);
+        assert.equal(health.synced, true, seen);
+        assert.equal(health.connectedPeers, 0, seen); // no boot nodes in the dev config
+        assert.ok(health.diagnoses.some((d: string) => /connectedPeers is 0: set network_boot_nodes/.test(d)), seen);
+        // Today's file (UTC), named as zgs_node names it; the health step ran during the up, at
+        // most the main job's 30 minutes ago (a run across midnight names the day before).
+        const days = [Date.now() - 31 * 60_000, Date.now()].map((t) => `/data/storage-1/log/zgs.log.${new Date(t).toISOString().slice(0, 10)}`);
+        assert.ok(days.includes(health.logFile), seen);
+        assert.equal(health.logFileExists, true, seen);
         const log = onVm("dev-1", `grep -c 'log sync to block number' ${health.logFile}`);
-        assert.ok(Number(log.output.trim()) > 0);
+        assert.ok(Number(log.output.trim()) > 0, log.output);
     });
 
     it("runs the sequencer under systemd with seed 2.4's flags, registered against the L1 registry, with health in the stack outputs", () => {
@@ -189,8 +202,8 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             "    print(procs, journal.count(key))",
         ].join("\n");
         for (const vm of Object.keys(EXPECTED)) {
-            sh("bash", [VM, "ssh", vm, "cat > /tmp/nodefleet-find-key.py"], { input: finder, timeoutMs: 60_000 });
-            const seen = sh("bash", [VM, "ssh", vm, "python3 /tmp/nodefleet-find-key.py"], { input: `${keys.miner}\n${keys.sequencer}\n${keys.validator}\n`, timeoutMs: 60_000 });
+            onVm(vm, "cat > /tmp/nodefleet-find-key.py", false, { input: finder });
+            const seen = onVm(vm, "python3 /tmp/nodefleet-find-key.py", false, { input: `${keys.miner}\n${keys.sequencer}\n${keys.validator}\n` });
             assert.deepEqual(seen.output.trim().split("\n"), ["0 0", "0 0", "0 0"], `${vm}: a key shows in a command line or the journal (per key: processes, journal lines)`);
         }
         const env = onVm("dev-1", "stat -c '%n %U %a' /etc/nodefleet/storage-1/miner.key /data/storage-1/run/config.toml /etc/nodefleet/sequencer-1/aztec.env /etc/nodefleet/sequencer-1/register.env");
@@ -213,19 +226,25 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             // probed port instead.
             const nodeUnits = vm === "dev-1" ? "zgs-storage-1-failover.timer zgs-storage-1.service aztec-sequencer-1.service" : "0gchaind-validator-1.service geth-validator-1.service";
             if (nodeUnits) onVm(vm, `systemctl stop ${nodeUnits}`);
-            sh("bash", [VM, "ssh", vm, "cat > /tmp/nodefleet-ports.py"], { input: fs.readFileSync(PORTS_PY, "utf8") });
-            // Listeners on every probed port, so a port that stays silent is silent because of the firewall.
-            onVm(vm, [
-                "systemctl stop nodefleet-e2e-ports 2>/dev/null; rm -f /tmp/nodefleet-ports.ready",
-                `systemd-run --unit=nodefleet-e2e-ports --collect -E PORTS_READY_FILE=/tmp/nodefleet-ports.ready python3 /tmp/nodefleet-ports.py listen 90 ${ports.join(" ")}`,
-                "for i in $(seq 60); do [ -f /tmp/nodefleet-ports.ready ] && exit 0; sleep 0.5; done; echo listeners not ready >&2; exit 1",
-            ].join("\n"));
-            const r = fromLab("python3", PORTS_PY, "probe", want.ip, ...ports);
-            const answered = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, boolean>;
-            for (const p of want.open) assert.equal(answered[p], true, `${vm} ${p} must answer`);
-            for (const p of want.closed) assert.equal(answered[p], false, `${vm} ${p} must not answer`);
-            onVm(vm, "systemctl stop nodefleet-e2e-ports 2>/dev/null || true");
-            if (nodeUnits) onVm(vm, `systemctl start ${nodeUnits}`);
+            // The units start again whatever the probe finds: a failure here must not leave the
+            // nodes stopped for the scenarios after it.
+            try {
+                onVm(vm, "cat > /tmp/nodefleet-ports.py", false, { input: fs.readFileSync(PORTS_PY, "utf8") });
+                // Listeners on every probed port, so a port that stays silent is silent because of the firewall.
+                onVm(vm, [
+                    "systemctl stop nodefleet-e2e-ports 2>/dev/null; rm -f /tmp/nodefleet-ports.ready",
+                    `systemd-run --unit=nodefleet-e2e-ports --collect -E PORTS_READY_FILE=/tmp/nodefleet-ports.ready python3 /tmp/nodefleet-ports.py listen 90 ${ports.join(" ")}`,
+                    "for i in $(seq 60); do [ -f /tmp/nodefleet-ports.ready ] && exit 0; sleep 0.5; done; echo listeners not ready >&2; exit 1",
+                ].join("\n"));
+                const r = fromLab("python3", PORTS_PY, "probe", want.ip, ...ports);
+                const answered = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, boolean>;
+                const wanted = Object.fromEntries([...want.open.map((p) => [p, true]), ...want.closed.map((p) => [p, false])]);
+                const got = Object.fromEntries(ports.map((p) => [p, answered[p]]));
+                assert.deepEqual(got, wanted, `${vm} (${want.ip}): which ports answer (true) from the lab network; probe output:\n${r.output.slice(-2000)}`);
+            } finally {
+                onVm(vm, "systemctl stop nodefleet-e2e-ports 2>/dev/null || true");
+                if (nodeUnits) onVm(vm, `systemctl start ${nodeUnits}`);
+            }
         }
     });
 
@@ -472,7 +491,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         // Geth under TCG emulation makes about 2 blocks/s; the acceptance wants a few thousand.
         // The path is the script's stdout; its progress ("making a chain …") goes to stderr.
         const rlp = sh("bash", [DEVCHAIN, "chain", String(CHAIN_BLOCKS)], { timeoutMs: 900_000 }).stdout.trim();
-        sh("bash", [VM, "ssh", "dev-2", "base64 -d > /tmp/chain.rlp"], { input: fs.readFileSync(rlp).toString("base64") });
+        onVm("dev-2", "base64 -d > /tmp/chain.rlp", false, { input: fs.readFileSync(rlp).toString("base64"), timeoutMs: 900_000 });
         const imported = timed(`geth import of ${CHAIN_BLOCKS} blocks on dev-2`, () => onV([
             "set -e",
             "systemctl stop 0gchaind-validator-1 geth-validator-1",

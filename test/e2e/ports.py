@@ -75,13 +75,18 @@ def listen(seconds, ports, ready_file=None):
 
 def answers(host, port, proto):
     if proto == "tcp":
-        try:
-            with socket.create_connection((host, port), timeout=TIMEOUT):
+        # A loaded emulated host may answer a SYN late: a port is silent after three timeouts.
+        for _ in range(3):
+            try:
+                with socket.create_connection((host, port), timeout=TIMEOUT):
+                    return True
+            except ConnectionRefusedError:
                 return True
-        except ConnectionRefusedError:
-            return True
-        except OSError:
-            return False
+            except socket.timeout:
+                continue
+            except OSError:
+                return False
+        return False
     # A datagram may be lost or answered late on a loaded emulated host: send up to three.
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(TIMEOUT)

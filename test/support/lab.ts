@@ -5,13 +5,35 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { ROOT, sh } from "./cli";
+import { ROOT, sh, type Run } from "./cli";
 
 export const VM = path.join(ROOT, "lab/vm.sh");
 export const DEV = path.join(ROOT, "scripts/dev.sh");
 export const PORTS_PY = path.join(ROOT, "test/e2e/ports.py");
 
-export const onVm = (vm: string, command: string, allowFail = false) => sh("bash", [VM, "ssh", vm, command], { allowFail, timeoutMs: 120_000 });
+/** vm.sh's own notice that it tries a connection again (an emulated guest under load can miss the banner deadline). */
+export const RETRY_NOTICE = /^\[vm\] ssh to \S+ failed before the session opened .*; trying again$/;
+
+/** vm.sh ssh's stderr split into what the command (and ssh) said and vm.sh's retry notices. */
+export function withoutRetryNotices(stderr: string): { said: string; notices: string[] } {
+    const lines = stderr.split("\n");
+    return { said: lines.filter((l) => !RETRY_NOTICE.test(l)).join("\n"), notices: lines.filter((l) => RETRY_NOTICE.test(l)) };
+}
+
+/**
+ * One command on a dev VM through `lab/vm.sh ssh` (stdin from `opts.input`), as the command ran it: its
+ * output holds what the command printed, without vm.sh's notices of a connection tried again,
+ * which are shown on the test's stderr instead: a test that splits a command's output into lines
+ * (unit states, counts, "0 0") must not read a notice as one of them.
+ */
+export function onVm(vm: string, command: string, allowFail = false, opts: { input?: string; timeoutMs?: number } = {}): Run {
+    const r = sh("bash", [VM, "ssh", vm, command], { allowFail: true, timeoutMs: opts.timeoutMs ?? 120_000, input: opts.input });
+    const { said, notices } = withoutRetryNotices(r.output.slice(r.stdout.length));
+    if (notices.length > 0) process.stderr.write(`${notices.join("\n")}\n`);
+    const run: Run = { status: r.status, stdout: r.stdout, output: r.stdout + said };
+    if (!allowFail && run.status !== 0) throw new Error(`vm.sh ssh ${vm} ${command} exited ${run.status}:\n${r.output.slice(-6000)}`);
+    return run;
+}
 /** When a unit last became active (changes exactly when it is (re)started). */
 export const since = (unit: string) => onVm("dev-1", `systemctl show -p ActiveEnterTimestampMonotonic --value ${unit}`).output.trim();
 export const fromLab = (...args: string[]) => sh("bash", [VM, "lab", ...args], { timeoutMs: 120_000 });
@@ -36,13 +58,19 @@ export const NODES: Record<string, string[]> = { "dev-1": ["storage-1", "sequenc
 
 /** A stack output (`health`, `registration`), per node. */
 export function stackOutput(name: string): Record<string, any> {
-    return JSON.parse(sh("bash", [DEV, "pulumi", "stack", "output", name, "--json", "--stack", "dev"]).output) as Record<string, any>;
+    // stdout only: the data; a warning pulumi prints goes to stderr and must not spoil the JSON.
+    const r = sh("bash", [DEV, "pulumi", "stack", "output", name, "--json", "--stack", "dev"]);
+    try {
+        return JSON.parse(r.stdout) as Record<string, any>;
+    } catch {
+        throw new Error(`pulumi stack output ${name} --json gave no JSON:\n${r.output.slice(-3000)}`);
+    }
 }
 export const stackHealth = () => stackOutput("health");
 
 /** A dev stack secret's value (the test compares it against what the hosts and state hold). */
 export function devSecret(key: string): string {
-    return sh("bash", [DEV, "pulumi", "config", "get", key, "--stack", "dev"]).output.trim();
+    return sh("bash", [DEV, "pulumi", "config", "get", key, "--stack", "dev"]).stdout.trim();
 }
 
 /** `pulumi up` with an edited copy of Pulumi.dev.yaml (the checkout's file is left untouched). */
