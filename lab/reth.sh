@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The real reth, built once from the pinned upstream source archive (paradigmxyz/reth v1.11.4).
-#   lab/reth.sh build   build it if the cache lacks it (about 20 CPU-minutes; 28 min wall beside a cold
-#                       run's other builds), progress
-#                       on stderr: "[reth] compiled N/M crates" as cargo goes
+# The real reth v1.11.4: the pinned prebuilt artifact (lab/lib/prebuilt.sh: ../shared/prebuilt, sha256
+# checked against lab/toolchain/prebuilt.sha256) or, without it, built once from the pinned upstream
+# source archive (paradigmxyz/reth v1.11.4).
+#   lab/reth.sh build   take the artifact or build it if the cache lacks it (the source build: about
+#                       20 CPU-minutes; 28 min wall beside a cold run's other builds), progress on
+#                       stderr: "[reth] compiled N/M crates" as cargo goes
 #   lab/reth.sh path    print the binary's path (building it first if needed); data on stdout only
 #   lab/reth.sh key     print the cache key (the archive's digest and the build settings)
 # The archive's sha256 must equal the digest pinned in lab/toolchain/upstream.sha256 before anything
@@ -32,6 +34,9 @@ say() { printf '[reth] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 # shellcheck source=lab/lib/cargo.sh
 . "$ROOT/lab/lib/cargo.sh" # PROFILE_ENV, pinned_digest, verify_archive, build_deps, cargo_build_progress
+# shellcheck source=lab/lib/prebuilt.sh
+. "$ROOT/lab/lib/prebuilt.sh" # prebuilt_take
+PREBUILT="reth-$VERSION-lab-x86_64-linux-gnu.tar.xz"
 
 cache_key() {
     local digest
@@ -47,6 +52,7 @@ build() {
     dir="$NODEFLEET_CACHE/reth/$key"
     bin="$dir/reth"
     [ -x "$bin" ] && return 0
+    prebuilt_take "$PREBUILT" reth "$key" "$bin" && return 0
     # shellcheck disable=SC2119 # reth needs no package beyond the common ones
     build_deps
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes

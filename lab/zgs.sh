@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The real 0G storage node (zgs_node), built once from the pinned upstream source archives:
-# 0glabs/0g-storage-node v1.1.0 and its one git dependency, the `metrics` crate of
-# Conflux-Chain/conflux-rust at rev c4734e33 (GPL-3.0: a build input of the lab, never shipped).
-#   lab/zgs.sh build       build it if the cache lacks it (about 28 CPU-minutes; 32 min wall beside a
-#                          cold run's other builds), progress
+# The real 0G storage node (zgs_node): the pinned prebuilt artifact (lab/lib/prebuilt.sh:
+# ../shared/prebuilt, sha256 checked against lab/toolchain/prebuilt.sha256) or, without it, built
+# once from the pinned upstream source archives: 0glabs/0g-storage-node v1.1.0 and its one git
+# dependency, the `metrics` crate of Conflux-Chain/conflux-rust at rev c4734e33 (GPL-3.0: a build
+# input of the lab, never shipped).
+#   lab/zgs.sh build       take the artifact or build it if the cache lacks it (the source build:
+#                          about 28 CPU-minutes; 32 min wall beside a cold run's other builds), progress
 #                          on stderr: "[zgs] compiled N/M crates" as cargo goes
 #   lab/zgs.sh path        print the binary's path (building it first if needed); data on stdout only
 #   lab/zgs.sh contracts   print the directory of the compiled storage contracts (the archive's
@@ -41,6 +43,9 @@ say() { printf '[zgs] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 # shellcheck source=lab/lib/cargo.sh
 . "$ROOT/lab/lib/cargo.sh"
+# shellcheck source=lab/lib/prebuilt.sh
+. "$ROOT/lab/lib/prebuilt.sh" # prebuilt_take
+PREBUILT="zgs_node-$VERSION-lab-x86_64-linux-gnu.tar.xz"
 BUILD_ENV=(RUSTUP_TOOLCHAIN=stable RUSTFLAGS=--cap-lints=warn)
 
 cache_key() {
@@ -74,6 +79,7 @@ build() {
     dir="$NODEFLEET_CACHE/zgs/$key"
     bin="$dir/zgs_node"
     [ -x "$bin" ] && return 0
+    prebuilt_take "$PREBUILT" zgs_node "$key" "$bin" && return 0
     build_deps protobuf-compiler:protoc
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes
     src="$(unpack "$work")"
