@@ -35,14 +35,14 @@ die() { say "$*"; exit 1; }
 # shellcheck source=lab/lib/cargo.sh
 . "$ROOT/lab/lib/cargo.sh" # PROFILE_ENV, pinned_digest, verify_archive, build_deps, cargo_build_progress
 # shellcheck source=lab/lib/prebuilt.sh
-. "$ROOT/lab/lib/prebuilt.sh" # prebuilt_take
+. "$ROOT/lab/lib/prebuilt.sh" # from_cache_or_artifact
 PREBUILT="reth-$VERSION-lab-x86_64-linux-gnu.tar.xz"
 
 cache_key() {
     local digest
     digest="$(pinned_digest "$ARCHIVE")"
     [ -n "$digest" ] || die "no digest pinned for $ARCHIVE in $PINS"
-    printf '%s\n' "$digest" "--no-default-features --features $FEATURES" "${PROFILE_ENV[@]}" "$(rustc --version 2>/dev/null)" |
+    printf '%s\n' "$digest" "--no-default-features --features $FEATURES" "${PROFILE_ENV[@]}" "${1-$(rustc --version 2>/dev/null)}" |
         sha256sum | cut -c1-16
 }
 
@@ -51,8 +51,7 @@ build() {
     key="$(cache_key)"
     dir="$NODEFLEET_CACHE/reth/$key"
     bin="$dir/reth"
-    [ -x "$bin" ] && return 0
-    prebuilt_take "$PREBUILT" reth "$key" "$bin" && return 0
+    from_cache_or_artifact reth reth "$PREBUILT" && return 0
     # shellcheck disable=SC2119 # reth needs no package beyond the common ones
     build_deps
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes
@@ -77,7 +76,7 @@ build() {
 
 case "${1:-}" in
 build) build ;;
-path) build && echo "$NODEFLEET_CACHE/reth/$(cache_key)/reth" ;;
+path) build && echo "$BIN" ;;
 key) cache_key ;;
 *) die "usage: lab/reth.sh build | path | key" ;;
 esac

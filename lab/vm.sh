@@ -75,8 +75,18 @@ cmd_image() {
     trap 'rm -rf "$work"' RETURN
     say "building the Debian bookworm image (debootstrap, about 2 minutes, once)"
     local t0=$SECONDS
-    debootstrap --variant=minbase --include="$PACKAGES" bookworm "$work/rootfs" "$(debian_mirror)" >"$work/debootstrap.log" 2>&1 ||
-        { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
+    local log="$work/debootstrap.log" pid rc=0 last=$SECONDS
+    debootstrap --variant=minbase --include="$PACKAGES" bookworm "$work/rootfs" "$(debian_mirror)" >"$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do # its progress every 15 s: what it is at, from its own log
+        sleep 1
+        if [ $((SECONDS - last)) -ge 15 ]; then
+            last=$SECONDS
+            say "debootstrap, $((SECONDS - t0)) s: $(grep -c '^I: Retrieving' "$log") packages fetched, $(grep -c '^I: Unpacking' "$log") unpacked; $(grep '^I: ' "$log" | tail -1 | cut -c4-)"
+        fi
+    done
+    wait "$pid" || rc=$?
+    [ "$rc" -eq 0 ] || { tail -20 "$log" >&2; die "debootstrap failed"; }
     local r="$work/rootfs"
     install -m 0755 "$ROOT/lab/guest/nodefleet-vm-init" "$r/usr/local/sbin/nodefleet-vm-init"
     install -m 0644 "$ROOT/lab/guest/nodefleet-vm-init.service" "$r/etc/systemd/system/"

@@ -44,7 +44,7 @@ die() { say "$*"; exit 1; }
 # shellcheck source=lab/lib/cargo.sh
 . "$ROOT/lab/lib/cargo.sh"
 # shellcheck source=lab/lib/prebuilt.sh
-. "$ROOT/lab/lib/prebuilt.sh" # prebuilt_take
+. "$ROOT/lab/lib/prebuilt.sh" # from_cache_or_artifact
 PREBUILT="zgs_node-$VERSION-lab-x86_64-linux-gnu.tar.xz"
 BUILD_ENV=(RUSTUP_TOOLCHAIN=stable RUSTFLAGS=--cap-lints=warn)
 
@@ -52,7 +52,7 @@ cache_key() {
     local a b
     a="$(pinned_digest "$ARCHIVE")" b="$(pinned_digest "$METRICS_ARCHIVE")"
     if [ -z "$a" ] || [ -z "$b" ]; then die "no digest pinned for $ARCHIVE or $METRICS_ARCHIVE in $PINS"; fi
-    printf '%s\n' "$a" "$b" "--bin zgs_node" "${BUILD_ENV[@]}" "${PROFILE_ENV[@]}" "$(rustc --version 2>/dev/null)" |
+    printf '%s\n' "$a" "$b" "--bin zgs_node" "${BUILD_ENV[@]}" "${PROFILE_ENV[@]}" "${1-$(rustc --version 2>/dev/null)}" |
         sha256sum | cut -c1-16
 }
 
@@ -78,8 +78,7 @@ build() {
     key="$(cache_key)"
     dir="$NODEFLEET_CACHE/zgs/$key"
     bin="$dir/zgs_node"
-    [ -x "$bin" ] && return 0
-    prebuilt_take "$PREBUILT" zgs_node "$key" "$bin" && return 0
+    from_cache_or_artifact zgs zgs_node "$PREBUILT" && return 0
     build_deps protobuf-compiler:protoc
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes
     src="$(unpack "$work")"
@@ -116,7 +115,7 @@ files() {
 
 case "${1:-}" in
 build) build ;;
-path) build && echo "$NODEFLEET_CACHE/zgs/$(cache_key)/zgs_node" ;;
+path) build && echo "$BIN" ;;
 contracts) echo "$(files)/storage-contracts-abis" ;;
 run) echo "$(files)/run" ;;
 key) cache_key ;;

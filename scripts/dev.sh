@@ -43,7 +43,16 @@ prepare() {
 case "${1:-}" in
 up)
     shift
+    # On a cold machine the slow parts run side by side: the release archives (geth built from the
+    # Go module proxy, reth and zgs_node from their prebuilt artifacts) and the VM image
+    # (debootstrap: mostly downloads) in the background while the toolchain builds; each says
+    # what it does on stderr, prefixed. On a warm one each returns at once.
+    bash "$ROOT/scripts/setup.sh"
+    bash "$ROOT/lab/artifacts.sh" build >/dev/null & artifacts=$!
+    bash "$ROOT/lab/vm.sh" image >/dev/null & image=$!
     prepare
+    wait "$artifacts" || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
+    wait "$image" || { echo "[dev] the VM image could not be built (lines above)" >&2; exit 1; }
     bash "$ROOT/lab/artifacts.sh" serve
     bash "$ROOT/lab/devchain.sh" start
     bash "$ROOT/lab/vm.sh" up 2

@@ -16,8 +16,9 @@ source scripts/setup.sh
 TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
 
-# What is slow to build once and then cached (the toolchain, geth, the VM image, the Aztec CLI, reth,
-# zgs_node: several minutes each on a cold machine, reth about 20 CPU-minutes, zgs_node about 28) starts now in the background at low
+# What is slow to provide once and then cached (the toolchain, geth, the VM image, the Aztec CLI:
+# minutes each on a cold machine; reth and zgs_node: seconds from their pinned prebuilt artifacts,
+# about 20 and 28 CPU-minutes when built from source) starts now in the background at low
 # priority, while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
 # at once.
 mkdir -p .state/prebuild
@@ -48,8 +49,8 @@ trap 'stop_prebuilds; rm -rf "$TMPDIR"' EXIT
 if has_tier cli || has_tier e2e; then
     prebuild toolchain bash lab/toolchain.sh hcloud # with the hcloud provider: the Hetzner preview test
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
-    prebuild reth bash lab/reth.sh build     # the real reth from upstream source (20 CPU-min cold): its contract test
-    prebuild zgs bash lab/zgs.sh build       # the real zgs_node from upstream source (28 CPU-min cold): its contract test
+    prebuild reth bash lab/reth.sh build     # the real reth (prebuilt artifact, or 20 CPU-min from source): its contract test
+    prebuild zgs bash lab/zgs.sh build       # the real zgs_node (prebuilt artifact, or 28 CPU-min from source): its contract test
     prebuild geth bash lab/artifacts.sh geth # the real geth (a few minutes cold): the chain of the zgs_node contract test
     prebuild s3 bash lab/s3.sh path          # moto's S3 server (PyPI, under a minute cold): the pipeline test's state backend
 fi

@@ -4,6 +4,8 @@
 # of pinned sha256 digests), and defines die/say.
 # shellcheck source=lab/lib/apt.sh
 source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+# shellcheck source=lab/lib/progress.sh
+source "$(dirname "${BASH_SOURCE[0]}")/progress.sh" # line_awk
 #
 #   pinned_digest ARCHIVE            the digest PINS pins for ARCHIVE (empty if none)
 #   verify_archive DIR ARCHIVE       refuse to go on unless DIR/ARCHIVE has the pinned digest
@@ -66,7 +68,7 @@ cargo_build_progress() {
     local total="$1"
     shift
     env "${PROFILE_ENV[@]}" CARGO_TERM_COLOR=never CARGO_TERM_PROGRESS_WHEN=never cargo "$@" 2>&1 |
-        awk -v total="$total" -v start="$(date +%s)" -v tag="$TAG" '
+        line_awk -v total="$total" -v start="$(date +%s)" -v tag="$TAG" '
             /^ *Compiling / { n++; if (systime() - last >= 15 || n == total) {
                 printf "[%s] compiled %d/%d crates, %d s\n", tag, n, total, systime() - start; fflush(); last = systime() } ; next }
             /^ *Finished/ { next }

@@ -3,15 +3,28 @@
 # $NODEFLEET_CACHE (default ~/.cache/nodefleet), keyed by what it is built from, so a second run,
 # or a fresh clone on the same machine, builds nothing. The checksum database is not reachable
 # here: the go.sum beside each go.mod (or inside a source archive) pins every dependency.
+# shellcheck source=lab/lib/progress.sh
+source "$(dirname "${BASH_SOURCE[0]}")/progress.sh" # line_awk
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 
 # go_build PREFIX DIR OUT LDFLAGS TARGET: `go build TARGET` in module directory DIR to OUT, the
-# compiler's output prefixed on stderr; fails unless OUT was made.
+# compiler's output prefixed on stderr; fails unless OUT was made. Progress every 15 s on stderr:
+# "PREFIX compiled N/M packages" (M: the target's dependencies, `go list -deps`; packages Go's
+# build cache already holds are not compiled, so N may stop short of M).
 go_build() {
-    local prefix="$1" dir="$2" out="$3" ldflags="$4" target="$5"
+    local prefix="$1" dir="$2" out="$3" ldflags="$4" target="$5" total
     command -v go >/dev/null || { printf '%s Go 1.25 or newer is needed to build %s (https://go.dev/doc/install, or the golang-1.25 Debian backport)\n' "$prefix" "$(basename "$out")" >&2; return 1; }
-    (cd "$dir" && GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}" \
-        go build -trimpath -ldflags "-s -w $ldflags" -o "$out" "$target" 2>&1 | sed "s/^/$prefix go: /" >&2)
+    (
+        cd "$dir" && export GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}"
+        printf '%s downloading the modules of %s\n' "$prefix" "$(basename "$out")" >&2
+        total="$(go list -deps "$target" 2>/dev/null | wc -l)"
+        go build -v -trimpath -ldflags "-s -w $ldflags" -o "$out" "$target" 2>&1 |
+            line_awk -v total="$total" -v start="$(date +%s)" -v prefix="$prefix" '
+                /^[[:alnum:]_.~\/-]+$/ { n++; if (systime() - last >= 15) {
+                    printf "%s compiled %d/%d packages, %d s\n", prefix, n, total, systime() - start; fflush(); last = systime() }; next }
+                { print prefix " go: " $0; fflush() }
+                END { printf "%s compiled %d/%d packages, %d s\n", prefix, n, total, systime() - start }' >&2
+    )
     [ -x "$out" ] || { printf '%s the build in %s produced no %s\n' "$prefix" "$dir" "$(basename "$out")" >&2; return 1; }
 }
 

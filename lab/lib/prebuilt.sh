@@ -2,7 +2,8 @@
 # Node software taken as a pinned prebuilt artifact instead of built from source: a release-style
 # `NAME-VERSION-…-x86_64-linux-gnu.tar.xz` holding one binary, made on this machine image from the
 # same pinned source with the lab's own build settings (../shared/prebuilt/README.md says how).
-# Sourced by lab/reth.sh and lab/zgs.sh after lab/lib/cargo.sh; the caller defines say/die and ROOT.
+# Sourced by lab/reth.sh and lab/zgs.sh after lab/lib/cargo.sh; the caller defines say/die, ROOT,
+# NODEFLEET_CACHE and cache_key.
 #
 #   prebuilt_take ARTIFACT MEMBER KEY DEST
 #       puts MEMBER of the artifact at DEST (the cache entry the source build with cache key KEY
@@ -10,8 +11,8 @@
 #       In order:
 #       - NODEFLEET_PREBUILT set and empty: the operator wants the source build (return 1);
 #       - no artifact in the folder (NODEFLEET_PREBUILT, default ../shared/prebuilt): return 1;
-#       - KEY is not the cache key pinned for the artifact (a build setting or the compiler
-#         changed, so the artifact is not what this build makes): return 1;
+#       - KEY is not the cache key pinned for the artifact (a build setting changed, so the
+#         artifact is not what this build makes): return 1;
 #       - the artifact's sha256, and then the binary's, must equal the digests pinned in
 #         lab/toolchain/prebuilt.sha256. A mismatch is refused naming the file and both digests,
 #         nothing is unpacked into the cache and nothing is run; it stops here (exit 1) unless
@@ -19,7 +20,27 @@
 #         artifact never turns silently into a 40-minute build either.
 PREBUILT_PINS="$ROOT/lab/toolchain/prebuilt.sha256"
 
-prebuilt_pin() { awk -v f="$1" '$1 !~ /^#/ && $2 == f { print $1 }' "$PREBUILT_PINS"; }
+# The value pinned for NAME: a line "VALUE  NAME" (NAME has no spaces, VALUE may).
+prebuilt_pin() { awk -v f="$1" '$1 !~ /^#/ && $NF == f { sub(/  [^ ]+$/, ""); print }' "$PREBUILT_PINS"; }
+
+# from_cache_or_artifact SUBDIR MEMBER ARTIFACT: sets BIN to the binary and returns 0 when the cache
+# has it (the entry of this machine's compiler, or the entry of the compiler the artifact was built
+# with) or the artifact provides it (prebuilt_take); else sets BIN to the entry the source build is
+# to fill and returns 1. The caller's cache_key [RUSTC-VERSION] names the entries: the artifact is
+# taken whatever compiler this machine has (or lacks), but only for the build settings it was made
+# with.
+from_cache_or_artifact() {
+    local subdir="$1" member="$2" artifact="$3" key akey
+    key="$(cache_key)"
+    BIN="$NODEFLEET_CACHE/$subdir/$key/$member"
+    [ -x "$BIN" ] && return 0
+    akey="$(cache_key "$(prebuilt_pin "$artifact#compiler")")"
+    BIN="$NODEFLEET_CACHE/$subdir/$akey/$member"
+    [ -x "$BIN" ] && return 0
+    prebuilt_take "$artifact" "$member" "$akey" "$BIN" && return 0
+    BIN="$NODEFLEET_CACHE/$subdir/$key/$member"
+    return 1
+}
 
 prebuilt_dir() { printf '%s\n' "${NODEFLEET_PREBUILT-$ROOT/../shared/prebuilt}"; }
 
@@ -49,7 +70,7 @@ prebuilt_take() {
         die "$PREBUILT_PINS pins no digest, binary digest or cache key for $artifact"
     fi
     if [ "$key" != "$pinned_key" ]; then
-        say "the prebuilt artifact $artifact stands for cache key $pinned_key, this build's is $key (a build setting or the compiler differs): building from source"
+        say "the prebuilt artifact $artifact stands for cache key $pinned_key, this build's is $key (a build setting differs): building from source"
         return 1
     fi
     digest="$(sha256sum "$file" | cut -d' ' -f1)"
