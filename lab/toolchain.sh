@@ -155,9 +155,22 @@ build_language_host() { # out
     rm -rf "$work"
 }
 
+# The patches the lab applies to a plugin's upstream source (lab/toolchain/patches/NAME/*.patch, in
+# order, `git apply` in the archive's top directory), each documented in its own header and in
+# docs/toolchain.md; their text is part of the plugin's cache key.
+patches_of() { find "$ROOT/lab/toolchain/patches/$1" -name '*.patch' 2>/dev/null | sort; }
+apply_patches() { # name dir
+    local p
+    for p in $(patches_of "$1"); do
+        say "patching $1: $(basename "$p")"
+        (cd "$2" && git apply "$p") || die "the patch $p does not apply to $2"
+    done
+}
+
 build_command_provider() { # out
     local work
     work="$(unpack_verified "pulumi-command-$COMMAND_VERSION-provider.tar.gz")"
+    apply_patches pulumi-resource-command "$work/pulumi-command-$COMMAND_VERSION"
     go_build "[toolchain]" "$work/pulumi-command-$COMMAND_VERSION/provider" "$1" \
         "-X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$COMMAND_VERSION" ./cmd/pulumi-resource-command
     rm -rf "$work"
@@ -194,6 +207,10 @@ provide() { # binary version plugin-cache-dir builder archive [second archive]
     fi
     key="$(pinned_digest "$5" | cut -c1-16)"
     [ -z "${6:-}" ] || key="$( (pinned_digest "$5"; pinned_digest "$6") | sha256sum | cut -c1-16)"
+    if [ -n "$(patches_of "$name")" ]; then
+        # shellcheck disable=SC2046 # one file name a line, no spaces
+        key="$( (echo "$key"; cat $(patches_of "$name")) | sha256sum | cut -c1-16)"
+    fi
     out="$CACHE/$name-$version-$key/$name"
     local when="cached"
     if [ ! -x "$out" ]; then

@@ -68,6 +68,14 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
         failOn("migrate s05-export");
         const first = up(config(ports, "reth", "migrate"));
         assert.notEqual(first.status, 0, first.output.slice(-4000));
+        // The whole dev fleet was just created on the two hosts. The command provider closes each
+        // step's SSH connection when the step ends (the lab's patch: docs/toolchain.md); without it
+        // every step's connection stayed open to the end of the run (15 and 19 here, measured).
+        // Two at once on dev-1: its storage and sequencer chains run side by side.
+        const conns = lab.connections();
+        console.log(`# SSH connections open at once per scripted host during the first up: ${JSON.stringify([...conns])}`);
+        assert.deepEqual([...conns.keys()].sort(), [...ports].sort(), "both hosts were reached");
+        for (const [port, c] of conns) assert.ok(c.peak <= 2, `port ${port}: ${c.peak} SSH connections open at once`);
         assert.match(first.output, /scripted failure: migrate s05-export/);
         assert.deepEqual(ran(), migrate(0, 5));
 

@@ -24,6 +24,18 @@ export class ScriptedHosts {
         return { project, ports };
     }
 
+    /** Per port: the SSH connections open now and the most open at once so far (the host's DIR/connections). */
+    connections(): Map<number, { open: number; peak: number }> {
+        const file = path.join(this.dir, "connections");
+        const out = new Map<number, { open: number; peak: number }>();
+        if (!fs.existsSync(file)) return out;
+        for (const line of fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean)) {
+            const [port, open, peak] = line.split(" ").map(Number);
+            out.set(port!, { open: open!, peak: peak! });
+        }
+        return out;
+    }
+
     dispose(): void {
         this.host?.kill();
         this.project?.dispose();

@@ -12,6 +12,8 @@
 //	DIR/log    appended per command: one JSON line {"port": the port it came in on, "line": the
 //	           script's zg-validator.py line, else its "# nodefleet:" line, else its first line,
 //	           "script": the file under DIR/scripts holding it whole, "status": the exit status}
+//	DIR/connections  rewritten whenever an SSH connection opens or closes: one line per port,
+//	           "PORT OPEN PEAK", the connections open now and the most open at once so far
 //
 // It accepts any client key: it listens on loopback for one test and is never a real host.
 package main
@@ -26,6 +28,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -33,6 +36,35 @@ import (
 )
 
 var logMu sync.Mutex
+
+// Connections open now and the most at once, per port (DIR/connections).
+var (
+	connMu   sync.Mutex
+	connOpen = map[int]int{}
+	connPeak = map[int]int{}
+)
+
+func countConnection(dir string, port, delta int) {
+	connMu.Lock()
+	defer connMu.Unlock()
+	connOpen[port] += delta
+	if connOpen[port] > connPeak[port] {
+		connPeak[port] = connOpen[port]
+	}
+	ports := make([]int, 0, len(connPeak))
+	for p := range connPeak {
+		ports = append(ports, p)
+	}
+	sort.Ints(ports)
+	var b strings.Builder
+	for _, p := range ports {
+		fmt.Fprintf(&b, "%d %d %d\n", p, connOpen[p], connPeak[p])
+	}
+	tmp := filepath.Join(dir, "connections.tmp")
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err == nil {
+		os.Rename(tmp, filepath.Join(dir, "connections"))
+	}
+}
 
 func main() {
 	hosts := 1
@@ -88,6 +120,8 @@ func accept(ln net.Listener, config *ssh.ServerConfig, dir string) {
 func serve(conn net.Conn, config *ssh.ServerConfig, dir string) {
 	port := conn.LocalAddr().(*net.TCPAddr).Port
 	defer conn.Close()
+	countConnection(dir, port, 1)
+	defer countConnection(dir, port, -1)
 	_, chans, reqs, err := ssh.NewServerConn(conn, config)
 	if err != nil {
 		return
