@@ -9,7 +9,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
-import { CHAIN_BLOCKS, DEV, DEVCHAIN, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, withSwitch } from "../support/lab";
+import { CHAIN_BLOCKS, DEV, DEVCHAIN, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, watchSshConnections, withSwitch } from "../support/lab";
 
 /** `scripts/dev.sh status` (the README's status command): its table, exit status and output. */
 const status = () => sh("bash", [DEV, "status"], { allowFail: true, timeoutMs: 120_000 });
@@ -75,7 +75,10 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     });
 
     it("the main job brings the dev fleet up with pulumi up", { timeout: 30 * 60_000 }, () => {
+        const ssh = watchSshConnections();
         const r = timed("scripts/dev.sh up (image if not cached, boot, pulumi up)", () => sh("bash", [DEV, "up"], { allowFail: true, timeoutMs: 30 * 60_000 }));
+        const sshPeaks = ssh.stop();
+        console.log(`# SSH connections open at once during the up, per VM: ${JSON.stringify(sshPeaks)}`);
         // Kept whatever happened: the key test below reads it, and a failed run is read from it.
         fs.writeFileSync(path.join(ROOT, ".state", "e2e-up.log"), r.output);
         assert.equal(r.status, 0, `scripts/dev.sh up exited ${r.status}:\n${r.output.slice(-6000)}`);

@@ -183,3 +183,31 @@ export function stackHealthOnHost(): { executionHeight: number; consensusHeight:
 export const unitState = (unit: string) => onV(`systemctl is-active ${unit} || true`, true).output.trim();
 export const marker = (step: string) => JSON.parse(onV(`cat /data/validator-1/.nodefleet-switch/migration/${step}.json`).output) as Record<string, any>;
 export const FAILPOINTS = "/run/nodefleet/failpoints";
+
+/**
+ * Counts, every 200 ms until stopped, the SSH connections open from this runner to each dev VM's
+ * forwarded SSH port (127.0.0.1:2201 for dev-1, 2202 for dev-2): qemu forwards each one to the
+ * guest's sshd as a connection of its own, so the count is what the guest's sshd holds. `stop()`
+ * gives the most open at once per VM.
+ */
+export function watchSshConnections(): { stop: () => Record<string, number> } {
+    const file = path.join(ROOT, ".state", "e2e-ssh-peaks");
+    fs.rmSync(file, { force: true });
+    const loop = [
+        "a=0; b=0",
+        "while :; do",
+        "  n=$(ss -Htn state established '( dport = :2201 )' | wc -l); [ \"$n\" -gt \"$a\" ] && a=$n",
+        "  m=$(ss -Htn state established '( dport = :2202 )' | wc -l); [ \"$m\" -gt \"$b\" ] && b=$m",
+        `  echo "$a $b" > ${JSON.stringify(file)}.tmp && mv ${JSON.stringify(file)}.tmp ${JSON.stringify(file)}`,
+        "  sleep 0.2",
+        "done",
+    ].join("\n");
+    const child = spawn("bash", ["-c", loop], { stdio: "ignore", detached: true });
+    return {
+        stop: () => {
+            process.kill(-child.pid!, "SIGKILL");
+            const [a, b] = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split(" ").map(Number) : [NaN, NaN];
+            return { "dev-1": a!, "dev-2": b! };
+        },
+    };
+}
