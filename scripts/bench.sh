@@ -5,6 +5,11 @@
 #                                     strict mocks: seconds, ms per node, resources, peak RSS, with
 #                                     the SDK's per-key config lookups and its per-promise stack
 #                                     traces side by side (a few minutes)
+#   scripts/bench.sh engine [sizes…]  the real engine on generated fleets (default 10 30 90 nodes)
+#                                     against scripted SSH hosts: preview, first up, no-op up and
+#                                     destroy in CPU seconds, CLI peak RSS, state bytes per node, SSH
+#                                     connections open at once per host, growth exponents, and the
+#                                     mocks' figures beside them (test/bench/engine.ts; tens of minutes)
 #   scripts/bench.sh trim [args…]     test/bench/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
 #   scripts/bench.sh switch [args…]   test/bench/bench_switch.py: both switch modes' downtime on the
@@ -21,6 +26,13 @@ scale)
     npx --no-install tsc -p tsconfig.json >&2
     exec node dist/test/bench/scale.js "$@"
     ;;
+engine)
+    shift
+    source scripts/setup.sh
+    bash lab/toolchain.sh >&2
+    npx --no-install tsc -p tsconfig.json >&2
+    exec node dist/test/bench/engine.js "$@"
+    ;;
 trim)
     shift
     exec python3 test/bench/bench_trim.py "$@"
@@ -30,7 +42,7 @@ switch)
     exec python3 test/bench/bench_switch.py "$@"
     ;;
 *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -7,49 +7,14 @@
 // per-promise stack traces left on, as PULUMI_DEBUG_PROMISE_LEAKS does ("promise-traces").
 //   node dist/test/bench/scale.js [sizes…]     (scripts/bench.sh scale)
 import { spawnSync } from "node:child_process";
-import * as crypto from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { loadFleet, readStackConfig, StackConfig } from "../../components/config/load";
 import { Fleet } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig } from "../support/mocks";
-import { existingHost, FAKE_SSH_KEY, RELEASES, sequencerNode, storageNode, validatorKeyJson, validatorNode } from "../support/fixtures";
-import { addressOfPrivateKey } from "../../components/config/validators";
+import { generate } from "./fleet-gen";
 
 const VARIANTS = ["nodefleet", "sdk-lookups", "promise-traces"] as const;
 type Loader = (typeof VARIANTS)[number];
-
-/** n nodes, roles in turn, each on its own host, each with its own key. */
-function generate(n: number): { fleet: unknown; secrets: Record<string, string> } {
-    const hosts: Record<string, unknown> = {};
-    const nodes: unknown[] = [];
-    const secrets: Record<string, string> = { sshKey: FAKE_SSH_KEY };
-    const hex = (i: number, salt: string) => crypto.createHash("sha256").update(`${salt}${i}`).digest("hex");
-    for (let i = 0; i < n; i++) {
-        const host = `h-${i}`;
-        hosts[host] = existingHost(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
-        const name = `node-${i}`;
-        switch (i % 3) {
-            case 0: {
-                const s = storageNode();
-                nodes.push({ ...s, name, host, storage: { ...s.storage, minerKeySecret: `key${i}` } });
-                secrets[`key${i}`] = hex(i, "miner");
-                break;
-            }
-            case 1: {
-                const s = sequencerNode();
-                secrets[`key${i}`] = `0x${hex(i, "sequencer")}`;
-                nodes.push({ ...s, name, host, sequencer: { ...s.sequencer, validatorPrivateKeySecret: `key${i}`, validatorAddress: addressOfPrivateKey(secrets[`key${i}`]!) } });
-                break;
-            }
-            default: {
-                const v = validatorNode();
-                nodes.push({ ...v, name, host, validator: { ...v.validator, validatorKeySecret: `key${i}` } });
-                secrets[`key${i}`] = validatorKeyJson(hex(i, "validator").slice(0, 16));
-            }
-        }
-    }
-    return { fleet: { hosts, nodes, releases: RELEASES() }, secrets };
-}
 
 /** The lookups nodefleet used before: the SDK parses the whole config on every call. */
 function sdkLookups(): StackConfig {

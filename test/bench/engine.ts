@@ -1,0 +1,185 @@
+// Real-engine scale benchmark (a report, not a gate): generated fleets (test/bench/fleet-gen.ts: the
+// three roles in turn, each node on an existing host of its own) planned and applied by the real
+// Pulumi CLI, language host and command provider (lab/toolchain.sh) with the file backend, against
+// the cli tier's scripted SSH host (one port per host: real SSH, runs nothing). Per size, measured
+// in one run side by side:
+//   preview, first `up`, no-op `up`, destroy:  CPU seconds of the whole process tree (GNU time:
+//                                               the CLI, the language host, the program, the
+//                                               providers) and wall seconds
+//   CLI peak RSS                                 VmHWM of the pulumi process, read until it exits
+//   state bytes per node                         `pulumi stack export` after the first up
+//   SSH connections per host                     the most open at once on any host during the
+//                                                first up, as the scripted host counted them
+//   mocks                                        the same fleet evaluated under the strict mocks
+//                                                (test/bench/scale.ts --child), seconds
+// and the growth exponent of each phase's CPU between consecutive sizes (1 is linear, 2 square).
+//   node dist/test/bench/engine.js [sizes…]     (scripts/bench.sh engine; default 10 30 90)
+// Data on stdout; progress on stderr.
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { stringify } from "yaml";
+import { ROOT, ScratchProject, sh } from "../support/cli";
+import { generate } from "./fleet-gen";
+
+const progress = (s: string) => process.stderr.write(`[bench engine] ${s}\n`);
+
+interface Measured {
+    readonly status: number | null;
+    readonly wallS: number;
+    readonly cpuS: number;
+    readonly cliPeakMb: number;
+    readonly output: string;
+}
+
+/** Reads a process's VmHWM (peak RSS) in MB, or 0 when it is gone. */
+function vmHwmMb(pid: number): number {
+    try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+        return m ? Number(m[1]) / 1024 : 0;
+    } catch {
+        return 0;
+    }
+}
+
+/** `pulumi ARGS` in the project under GNU time; the pulumi process's VmHWM polled until it exits. */
+function measure(project: ScratchProject, args: string[]): Promise<Measured> {
+    const timeFile = path.join(project.dir, ".time");
+    const child = project.start("/usr/bin/time", ["-f", "%e %U %S", "-o", timeFile, "pulumi", ...args, "--non-interactive", "--color", "never"]);
+    let output = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
+    let peak = 0;
+    const poll = setInterval(() => {
+        let pids: string[] = [];
+        try {
+            pids = fs.readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+        } catch {
+            /* time has exited */
+        }
+        for (const pid of pids) peak = Math.max(peak, vmHwmMb(Number(pid)));
+    }, 200);
+    return new Promise((resolve) => {
+        child.on("close", (status) => {
+            clearInterval(poll);
+            const [wall, user, sys] = fs.readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
+            resolve({ status, wallS: wall!, cpuS: user! + sys!, cliPeakMb: peak, output });
+        });
+    });
+}
+
+interface Row {
+    n: number;
+    resources: number;
+    preview: Measured;
+    up: Measured;
+    noop: Measured;
+    destroy: Measured;
+    stateBytesPerNode: number;
+    sshPeakPerHost: number;
+    mocksS: number;
+}
+
+async function startHosts(dir: string, n: number): Promise<{ ports: number[]; stop: () => void }> {
+    const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
+    const host = spawn(bin, [dir, String(n)], { stdio: ["ignore", "ignore", "inherit"] });
+    const portFile = path.join(dir, "ports");
+    for (let i = 0; i < 200 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
+    return { ports: fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number), stop: () => host.kill() };
+}
+
+/** The most connections open at once on any one host (DIR/connections: "PORT OPEN PEAK" lines). */
+function sshPeak(dir: string): number {
+    const file = path.join(dir, "connections");
+    if (!fs.existsSync(file)) return 0;
+    return Math.max(0, ...fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => Number(l.split(" ")[2])));
+}
+
+function mocksSeconds(n: number): number {
+    const r = spawnSync(process.execPath, [path.join(__dirname, "scale.js"), "--child", String(n), "nodefleet"], { encoding: "utf8", maxBuffer: 1 << 26 });
+    if (r.status !== 0) throw new Error(`the mocks' run of ${n} nodes failed:\n${r.stderr.slice(-3000)}`);
+    return (JSON.parse(r.stdout.trim().split("\n").pop()!) as { ms: number }).ms / 1000;
+}
+
+async function run(n: number): Promise<Row> {
+    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-bench-hosts-"));
+    const hosts = await startHosts(hostDir, n);
+    const { fleet, secrets } = generate(n, (i) => ({ kind: "existing", address: "127.0.0.1", port: hosts.ports[i], user: "root", sshPrivateKeyFile: ".state/vm/id_ed25519", adminCidrs: ["10.0.2.2/32"] }));
+    delete secrets.sshKey; // the hosts' key is a file, as in the dev stack
+    const yaml = stringify({ config: { "nodefleet:fleet": { hardwareCheck: "warn", ...fleet } } });
+    const project = new ScratchProject("bench", yaml);
+    try {
+        project.writeDevFiles("generated");
+        const set = project.pulumi(["config", "set-all", "--stack", "bench", ...Object.entries(secrets).flatMap(([k, v]) => ["--secret", `nodefleet:${k}=${v}`])]);
+        if (set.status !== 0) throw new Error(`pulumi config set-all failed:\n${set.output.slice(-3000)}`);
+        const phase = async (name: string, args: string[]) => {
+            progress(`${n} nodes: ${name}`);
+            const m = await measure(project, args);
+            if (m.status !== 0) throw new Error(`${n} nodes: ${name} failed:\n${m.output.slice(-4000)}`);
+            progress(`${n} nodes: ${name}: ${m.cpuS.toFixed(1)} CPU-s, ${m.wallS.toFixed(1)} s, CLI peak ${m.cliPeakMb.toFixed(0)} MB`);
+            return m;
+        };
+        const preview = await phase("preview", ["preview", "--stack", "bench"]);
+        const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
+        const sshPeakPerHost = sshPeak(hostDir);
+        const exported = project.pulumi(["stack", "export", "--stack", "bench"]);
+        if (exported.status !== 0) throw new Error(`pulumi stack export failed:\n${exported.output.slice(-2000)}`);
+        const resources = (JSON.parse(exported.stdout) as { deployment: { resources?: unknown[] } }).deployment.resources?.length ?? 0;
+        const noop = await phase("no-op up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
+        const destroy = await phase("destroy", ["destroy", "--stack", "bench", "--yes", "--skip-preview"]);
+        progress(`${n} nodes: the mocks`);
+        const mocksS = mocksSeconds(n);
+        return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(exported.stdout) / n, sshPeakPerHost, mocksS };
+    } finally {
+        hosts.stop();
+        project.dispose();
+        fs.rmSync(hostDir, { recursive: true, force: true });
+    }
+}
+
+function report(rows: Row[]): void {
+    const out = (s: string) => process.stdout.write(`${s}\n`);
+    const cpu = (m: Measured) => m.cpuS.toFixed(1);
+    out("nodes  resources  preview CPU-s  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node  SSH conns/host  mocks s");
+    for (const r of rows) {
+        out(
+            [
+                String(r.n).padStart(5),
+                String(r.resources).padStart(10),
+                cpu(r.preview).padStart(14),
+                `${cpu(r.up)} (${r.up.wallS.toFixed(0)})`.padStart(22),
+                `${cpu(r.noop)} (${r.noop.wallS.toFixed(0)})`.padStart(22),
+                cpu(r.destroy).padStart(14),
+                r.up.cliPeakMb.toFixed(0).padStart(17),
+                (r.stateBytesPerNode / 1024).toFixed(1).padStart(14),
+                String(r.sshPeakPerHost).padStart(15),
+                r.mocksS.toFixed(1).padStart(8),
+            ].join(" "),
+        );
+    }
+    for (let i = 1; i < rows.length; i++) {
+        const [a, b] = [rows[i - 1]!, rows[i]!];
+        const k = (f: (r: Row) => number) => (Math.log(f(b) / f(a)) / Math.log(b.n / a.n)).toFixed(2);
+        out(`growth exponent ${a.n} -> ${b.n} nodes (1 linear, 2 square): preview ${k((r) => r.preview.cpuS)}, first up ${k((r) => r.up.cpuS)}, no-op up ${k((r) => r.noop.cpuS)}, destroy ${k((r) => r.destroy.cpuS)}, CLI peak ${k((r) => r.up.cliPeakMb)}, mocks ${k((r) => r.mocksS)}`);
+    }
+    const big = rows.find((r) => r.n === 90);
+    if (big) {
+        const k30 = rows.find((r) => r.n === 30);
+        const exp = k30 ? Math.log(big.up.cpuS / k30.up.cpuS) / Math.log(3) : NaN;
+        const check = (ok: boolean) => (ok ? "met" : "MISSED");
+        out(`targets at 90 nodes: first up <= 120 CPU-s ${check(big.up.cpuS <= 120)} (${cpu(big.up)}); exponent 30->90 <= 1.3 ${check(exp <= 1.3)} (${exp.toFixed(2)}); CLI peak <= 1 GB ${check(big.up.cliPeakMb <= 1024)} (${big.up.cliPeakMb.toFixed(0)} MB); state <= 40 KB/node ${check(big.stateBytesPerNode <= 40 * 1024)} (${(big.stateBytesPerNode / 1024).toFixed(1)} KB); no-op up <= 45 s ${check(big.noop.wallS <= 45)} (${big.noop.wallS.toFixed(0)} s); SSH <= 2 per host ${check(big.sshPeakPerHost <= 2)} (${big.sshPeakPerHost})`);
+    }
+}
+
+async function main(): Promise<void> {
+    const sizes = process.argv.slice(2).map(Number);
+    const rows: Row[] = [];
+    for (const n of sizes.length ? sizes : [10, 30, 90]) rows.push(await run(n));
+    report(rows);
+}
+
+main().catch((e) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+});
