@@ -3,9 +3,10 @@
 // Pulumi CLI, language host and command provider (lab/toolchain.sh) with the file backend, against
 // the cli tier's scripted SSH host (one port per host: real SSH, runs nothing). Per size, measured
 // in one run side by side:
-//   preview, first `up`, no-op `up`, destroy:  CPU seconds of the whole process tree (GNU time:
-//                                               the CLI, the language host, the program, the
-//                                               providers) and wall seconds
+//   preview, first `up`, no-op `up`, destroy:  CPU seconds of the whole process tree (the CLI, the
+//                                               language host, the program, the providers: a
+//                                               cpuacct cgroup where root can make one, else GNU
+//                                               time) and wall seconds
 //   CLI peak RSS                                 VmHWM of the pulumi process, read until it exits
 //   state bytes per node                         `pulumi stack export` after the first up
 //   SSH connections per host                     the most open at once on any host during the
@@ -14,6 +15,7 @@
 //                                                (test/bench/scale.ts --child), seconds
 // and the growth exponent of each phase's CPU between consecutive sizes (1 is linear, 2 square).
 //   node dist/test/bench/engine.js [sizes…]     (scripts/bench.sh engine; default 10 30 90)
+// NODEFLEET_BENCH_KEEP_STATE=PREFIX keeps each size's exported state as PREFIX-N.json.
 // Data on stdout; progress on stderr.
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -43,10 +45,33 @@ function vmHwmMb(pid: number): number {
     }
 }
 
-/** `pulumi ARGS` in the project under GNU time; the pulumi process's VmHWM polled until it exits. */
+/**
+ * A cpuacct cgroup (v1) of its own for one measured command, where this machine lets root make one:
+ * it counts the CPU of every process the command starts, plugins that outlive their parent's wait
+ * included (GNU time counts only the descendants that were waited for).
+ */
+const CPUACCT = "/sys/fs/cgroup/cpuacct";
+let cgroups = 0;
+function cpuCgroup(): string | undefined {
+    const dir = path.join(CPUACCT, `nodefleet-bench-${process.pid}-${++cgroups}`);
+    try {
+        fs.mkdirSync(dir);
+        return dir;
+    } catch {
+        return undefined;
+    }
+}
+export const CPU_METHOD = fs.existsSync(path.join(CPUACCT, "cpuacct.usage")) ? "cpuacct cgroup (the whole process tree)" : "GNU time (waited-for descendants only)";
+
+/** `pulumi ARGS` in the project under GNU time (and a cpuacct cgroup); the pulumi process's VmHWM polled until it exits. */
 function measure(project: ScratchProject, args: string[]): Promise<Measured> {
     const timeFile = path.join(project.dir, ".time");
-    const child = project.start("/usr/bin/time", ["-f", "%e %U %S", "-o", timeFile, "pulumi", ...args, "--non-interactive", "--color", "never"]);
+    const cgroup = cpuCgroup();
+    const timed = ["/usr/bin/time", "-f", "%e %U %S", "-o", timeFile, "pulumi", ...args, "--non-interactive", "--color", "never"];
+    // In the cgroup before anything is started: the shell joins it, then becomes GNU time.
+    const child = cgroup
+        ? project.start("sh", ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...timed])
+        : project.start(timed[0]!, timed.slice(1));
     let output = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
@@ -61,10 +86,21 @@ function measure(project: ScratchProject, args: string[]): Promise<Measured> {
         for (const pid of pids) peak = Math.max(peak, vmHwmMb(Number(pid)));
     }, 200);
     return new Promise((resolve) => {
-        child.on("close", (status) => {
+        child.on("close", async (status) => {
             clearInterval(poll);
             const [wall, user, sys] = fs.readFileSync(timeFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
-            resolve({ status, wallS: wall!, cpuS: user! + sys!, cliPeakMb: peak, output });
+            let cpuS = user! + sys!;
+            if (cgroup) {
+                // Plugins the CLI did not wait for may still be ending: the cgroup empties, then is read.
+                for (let i = 0; i < 50 && fs.readFileSync(path.join(cgroup, "cgroup.procs"), "utf8").trim() !== ""; i++) await new Promise((r) => setTimeout(r, 100));
+                cpuS = Number(fs.readFileSync(path.join(cgroup, "cpuacct.usage"), "utf8")) / 1e9;
+                try {
+                    fs.rmdirSync(cgroup);
+                } catch {
+                    /* a process left in it: the cgroup stays, empty of meaning */
+                }
+            }
+            resolve({ status, wallS: wall!, cpuS, cliPeakMb: peak, output });
         });
     });
 }
@@ -123,14 +159,17 @@ async function run(n: number): Promise<Row> {
         const preview = await phase("preview", ["preview", "--stack", "bench"]);
         const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
         const sshPeakPerHost = sshPeak(hostDir);
-        const exported = project.pulumi(["stack", "export", "--stack", "bench"]);
+        const stateFile = path.join(hostDir, "state.json");
+        const exported = project.pulumi(["stack", "export", "--stack", "bench", "--file", stateFile]);
         if (exported.status !== 0) throw new Error(`pulumi stack export failed:\n${exported.output.slice(-2000)}`);
-        const resources = (JSON.parse(exported.stdout) as { deployment: { resources?: unknown[] } }).deployment.resources?.length ?? 0;
+        const state = fs.readFileSync(stateFile, "utf8");
+        const resources = (JSON.parse(state) as { deployment: { resources?: unknown[] } }).deployment.resources?.length ?? 0;
+        if (process.env.NODEFLEET_BENCH_KEEP_STATE) fs.copyFileSync(stateFile, `${process.env.NODEFLEET_BENCH_KEEP_STATE}-${n}.json`);
         const noop = await phase("no-op up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
         const destroy = await phase("destroy", ["destroy", "--stack", "bench", "--yes", "--skip-preview"]);
         progress(`${n} nodes: the mocks`);
         const mocksS = mocksSeconds(n);
-        return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(exported.stdout) / n, sshPeakPerHost, mocksS };
+        return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, sshPeakPerHost, mocksS };
     } finally {
         hosts.stop();
         project.dispose();
@@ -141,6 +180,7 @@ async function run(n: number): Promise<Row> {
 function report(rows: Row[]): void {
     const out = (s: string) => process.stdout.write(`${s}\n`);
     const cpu = (m: Measured) => m.cpuS.toFixed(1);
+    out(`CPU seconds counted by ${CPU_METHOD}; wall seconds in brackets`);
     out("nodes  resources  preview CPU-s  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node  SSH conns/host  mocks s");
     for (const r of rows) {
         out(
