@@ -82,6 +82,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         // Kept whatever happened: the key test below reads it, and a failed run is read from it.
         fs.writeFileSync(path.join(ROOT, ".state", "e2e-up.log"), r.output);
         assert.equal(r.status, 0, `scripts/dev.sh up exited ${r.status}:\n${r.output.slice(-6000)}`);
+        // The command provider closes each step's connection (the lab's patch, docs/toolchain.md):
+        // dev-1 runs two chains side by side (storage, sequencer), dev-2 one.
+        for (const [vm, peak] of Object.entries(sshPeaks)) assert.ok(peak >= 1 && peak <= 2, `${vm}: ${peak} SSH connections open at once during the up`);
         // On a fresh checkout this creates everything; on a re-run it may change nothing. What
         // the hosts then run is checked from outside by the tests below. A failure is shown by
         // its own lines (the whole log is in .state/e2e-up.log), so that CI's excerpt names it.
