@@ -161,10 +161,10 @@ build_language_host() { # out
 patches_of() { find "$ROOT/lab/toolchain/patches/$1" -name '*.patch' 2>/dev/null | sort; }
 apply_patches() { # name dir
     local p
-    for p in $(patches_of "$1"); do
+    while IFS= read -r p; do
         say "patching $1: $(basename "$p")"
         (cd "$2" && git apply "$p") || die "the patch $p does not apply to $2"
-    done
+    done < <(patches_of "$1")
 }
 
 build_command_provider() { # out
@@ -208,8 +208,7 @@ provide() { # binary version plugin-cache-dir builder archive [second archive]
     key="$(pinned_digest "$5" | cut -c1-16)"
     [ -z "${6:-}" ] || key="$( (pinned_digest "$5"; pinned_digest "$6") | sha256sum | cut -c1-16)"
     if [ -n "$(patches_of "$name")" ]; then
-        # shellcheck disable=SC2046 # one file name a line, no spaces
-        key="$( (echo "$key"; cat $(patches_of "$name")) | sha256sum | cut -c1-16)"
+        key="$( (echo "$key"; patches_of "$name" | while IFS= read -r p; do cat "$p"; done) | sha256sum | cut -c1-16)"
     fi
     out="$CACHE/$name-$version-$key/$name"
     local when="cached"
