@@ -195,7 +195,7 @@ export function watchSshConnections(): { stop: () => Record<string, number> } {
     fs.rmSync(file, { force: true });
     const loop = [
         "a=0; b=0",
-        "while :; do",
+        `while kill -0 ${process.pid} 2>/dev/null; do # ends with the test process, however that ends`,
         "  n=$(ss -Htn state established '( dport = :2201 )' | wc -l); [ \"$n\" -gt \"$a\" ] && a=$n",
         "  m=$(ss -Htn state established '( dport = :2202 )' | wc -l); [ \"$m\" -gt \"$b\" ] && b=$m",
         `  echo "$a $b" > ${JSON.stringify(file)}.tmp && mv ${JSON.stringify(file)}.tmp ${JSON.stringify(file)}`,
