@@ -48,10 +48,9 @@ cache_key() {
 
 build() {
     local key dir bin work src total started
-    key="$(cache_key)"
-    dir="$NODEFLEET_CACHE/reth/$key"
-    bin="$dir/reth"
     from_cache_or_artifact reth reth "$PREBUILT" && return 0
+    bin="$BIN" dir="${BIN%/*}" # the entry of this machine's compiler, to be built
+    key="${dir##*/}"
     # shellcheck disable=SC2119 # reth needs no package beyond the common ones
     build_deps
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes

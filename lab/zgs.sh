@@ -75,10 +75,9 @@ unpack() {
 
 build() {
     local key dir bin work src total started
-    key="$(cache_key)"
-    dir="$NODEFLEET_CACHE/zgs/$key"
-    bin="$dir/zgs_node"
     from_cache_or_artifact zgs zgs_node "$PREBUILT" && return 0
+    bin="$BIN" dir="${BIN%/*}" # the entry of this machine's compiler, to be built
+    key="${dir##*/}"
     build_deps protobuf-compiler:protoc
     work="$dir/work" # kept until the binary is in place, so an interrupted build resumes
     src="$(unpack "$work")"
