@@ -17,12 +17,12 @@
 //   node dist/test/bench/engine.js [sizes…]     (scripts/bench.sh engine; default 10 30 90)
 // NODEFLEET_BENCH_KEEP_STATE=PREFIX keeps each size's exported state as PREFIX-N.json.
 // Data on stdout; progress on stderr.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
-import { ROOT, ScratchProject, sh } from "../support/cli";
+import type { ScratchProject } from "../support/cli";
+import { ScriptedHosts } from "../support/scripted-hosts";
 import { generate } from "./fleet-gen";
 
 const progress = (s: string) => process.stderr.write(`[bench engine] ${s}\n`);
@@ -117,21 +117,6 @@ interface Row {
     mocksS: number;
 }
 
-async function startHosts(dir: string, n: number): Promise<{ ports: number[]; stop: () => void }> {
-    const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
-    const host = spawn(bin, [dir, String(n)], { stdio: ["ignore", "ignore", "inherit"] });
-    const portFile = path.join(dir, "ports");
-    for (let i = 0; i < 200 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
-    return { ports: fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number), stop: () => host.kill() };
-}
-
-/** The most connections open at once on any one host (DIR/connections: "PORT OPEN PEAK" lines). */
-function sshPeak(dir: string): number {
-    const file = path.join(dir, "connections");
-    if (!fs.existsSync(file)) return 0;
-    return Math.max(0, ...fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => Number(l.split(" ")[2])));
-}
-
 function mocksSeconds(n: number): number {
     const r = spawnSync(process.execPath, [path.join(__dirname, "scale.js"), "--child", String(n), "nodefleet"], { encoding: "utf8", maxBuffer: 1 << 26 });
     if (r.status !== 0) throw new Error(`the mocks' run of ${n} nodes failed:\n${r.stderr.slice(-3000)}`);
@@ -139,14 +124,20 @@ function mocksSeconds(n: number): number {
 }
 
 async function run(n: number): Promise<Row> {
-    const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-bench-hosts-"));
-    const hosts = await startHosts(hostDir, n);
-    const { fleet, secrets } = generate(n, (i) => ({ kind: "existing", address: "127.0.0.1", port: hosts.ports[i], user: "root", sshPrivateKeyFile: ".state/vm/id_ed25519", adminCidrs: ["10.0.2.2/32"] }));
-    delete secrets.sshKey; // the hosts' key is a file, as in the dev stack
-    const yaml = stringify({ config: { "nodefleet:fleet": { hardwareCheck: "warn", ...fleet } } });
-    const project = new ScratchProject("bench", yaml);
+    const lab = new ScriptedHosts();
     try {
-        project.writeDevFiles("generated");
+        let secrets: Record<string, string> = {};
+        const { project } = await lab.start(
+            "bench",
+            (ports) => {
+                const generated = generate(n, (i) => ({ kind: "existing", address: "127.0.0.1", port: ports[i], user: "root", sshPrivateKeyFile: ".state/vm/id_ed25519", adminCidrs: ["10.0.2.2/32"] }));
+                secrets = generated.secrets;
+                return stringify({ config: { "nodefleet:fleet": { hardwareCheck: "warn", ...generated.fleet } } });
+            },
+            undefined,
+            n,
+        );
+        delete secrets.sshKey; // the hosts' key is a file, as in the dev stack
         const set = project.pulumi(["config", "set-all", "--stack", "bench", ...Object.entries(secrets).flatMap(([k, v]) => ["--secret", `nodefleet:${k}=${v}`])]);
         if (set.status !== 0) throw new Error(`pulumi config set-all failed:\n${set.output.slice(-3000)}`);
         const phase = async (name: string, args: string[]) => {
@@ -158,8 +149,8 @@ async function run(n: number): Promise<Row> {
         };
         const preview = await phase("preview", ["preview", "--stack", "bench"]);
         const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
-        const sshPeakPerHost = sshPeak(hostDir);
-        const stateFile = path.join(hostDir, "state.json");
+        const sshPeakPerHost = Math.max(0, ...[...lab.connections().values()].map((c) => c.peak));
+        const stateFile = path.join(lab.dir, "state.json");
         const exported = project.pulumi(["stack", "export", "--stack", "bench", "--file", stateFile]);
         if (exported.status !== 0) throw new Error(`pulumi stack export failed:\n${exported.output.slice(-2000)}`);
         const state = fs.readFileSync(stateFile, "utf8");
@@ -171,9 +162,7 @@ async function run(n: number): Promise<Row> {
         const mocksS = mocksSeconds(n);
         return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, sshPeakPerHost, mocksS };
     } finally {
-        hosts.stop();
-        project.dispose();
-        fs.rmSync(hostDir, { recursive: true, force: true });
+        lab.dispose();
     }
 }
 

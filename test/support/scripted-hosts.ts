@@ -13,9 +13,10 @@ export class ScriptedHosts {
     private host?: ChildProcess;
     private project?: ScratchProject;
 
-    async start(stack: string, configFor: (ports: number[]) => string, sources?: Sources): Promise<{ project: ScratchProject; ports: number[] }> {
+    /** `hosts` SSH endpoints (one port each); the project's config is `configFor` their ports. */
+    async start(stack: string, configFor: (ports: number[]) => string, sources?: Sources, hosts = 2): Promise<{ project: ScratchProject; ports: number[] }> {
         const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
-        this.host = spawn(bin, [this.dir, "2"], { stdio: ["ignore", "ignore", "inherit"] });
+        this.host = spawn(bin, [this.dir, String(hosts)], { stdio: ["ignore", "ignore", "inherit"] });
         const portFile = path.join(this.dir, "ports");
         for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
         const ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
