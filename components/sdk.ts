@@ -1,5 +1,6 @@
 // What nodefleet does about the Pulumi SDK's own costs at fleet scale (measured by
 // `scripts/bench.sh scale`, which shows each choice side by side with the SDK's default).
+import * as pulumi from "@pulumi/pulumi";
 
 /**
  * The SDK formats a stack trace for every promise it makes (`debuggablePromise`) and keeps it only
@@ -17,4 +18,19 @@ export function withoutPromiseTraces<T>(make: () => T): T {
     } finally {
         Error.stackTraceLimit = limit;
     }
+}
+
+/**
+ * The SDK records the whole call stack of every resource's registration, and the engine keeps it in
+ * the state: 4 % of a fleet's state, a few hundred bytes per step, rewritten at every checkpoint
+ * (scripts/bench.sh engine). nodefleet keeps the first frame only: the source position the engine
+ * shows in its errors. Applied once, to the SDK loaded by the program; a later SDK without the hook
+ * is left as it is.
+ */
+export function trimResourceStackTraces(): void {
+    const resource = pulumi.Resource as unknown as { stackTrace?: (skip: number) => unknown[]; nodefleetTrimmed?: boolean };
+    const full = resource.stackTrace;
+    if (typeof full !== "function" || resource.nodefleetTrimmed) return;
+    resource.stackTrace = (skip: number) => full.call(pulumi.Resource, skip).slice(0, 1);
+    resource.nodefleetTrimmed = true;
 }

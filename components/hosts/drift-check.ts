@@ -1,0 +1,159 @@
+// The drift check's provider: what `pulumi refresh` runs for each host's HostDrift resource (see
+// drift.ts). The state keeps only a loader of this module (driftCheckLoader), so it is loaded by the
+// dynamic provider's process itself: it imports nothing of the program but node's modules and the
+// host file it sends.
+import * as cp from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fsm from "node:fs";
+import * as osm from "node:os";
+import * as pathm from "node:path";
+import type * as pulumi from "@pulumi/pulumi";
+import { hostFile } from "../render";
+import type { Connection } from "./host";
+
+/** One difference between a host and what nodefleet last applied there. */
+export interface DriftItem {
+    /** The group whose steps put it there (and run again to repair it). */
+    readonly group: string;
+    /** The file, unit, table or release. */
+    readonly item: string;
+    /** What changed, in words; never a content or a digest. */
+    readonly change: string;
+}
+
+export interface DriftProps {
+    readonly host: string;
+    readonly connection: Connection;
+    readonly toolHash: string;
+    /** What differs, a line each: "HOST: ITEM: CHANGE [GROUP]" (see driftLine). */
+    readonly drift?: string[];
+    readonly repairs?: Record<string, number>;
+}
+
+/** One difference as `pulumi refresh --diff` shows it and scripts/ci/stack.sh drift reports it. */
+export function driftLine(host: string, d: DriftItem): string {
+    return `${host}: ${d.item}: ${d.change} [${d.group}]`;
+}
+
+/** The group of a drift line (the steps that run again to repair it). */
+export function driftLineGroup(line: string): string | undefined {
+    return /\[([A-Za-z0-9._+-]+)\]$/.exec(line)?.[1];
+}
+
+// The check sent to the host on stdin (it needs nothing installed there but python3).
+const TOOL = hostFile("drift.py");
+export const TOOL_HASH = crypto.createHash("sha256").update(TOOL).digest("hex").slice(0, 16);
+
+/** The most differences a host's answer is read for (a host is not trusted to be small). */
+const MAX_ITEMS = 200;
+
+/**
+ * One difference as the host answered it, made safe to show: the host is not trusted, and its words
+ * reach the state, the refresh diff and CI annotations. Printable characters only, no quote (the
+ * drift check's output is read line by line), a bounded length, a group that is a group's name.
+ */
+export function cleanDriftItem(raw: unknown): DriftItem {
+    const o = (raw !== null && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+    const text = (v: unknown, max: number) => String(v ?? "").replace(/[^\x20-\x7e]|"/g, "?").slice(0, max);
+    const group = typeof o.group === "string" && /^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$/.test(o.group) ? o.group : "unknown";
+    return { group, item: text(o.item, 300), change: text(o.change, 300) };
+}
+
+/** Seconds a host has to answer, SSH connection included. */
+const READ_TIMEOUT_SECONDS = 120;
+
+/**
+ * Runs the drift check on a host over SSH: the system's OpenSSH client with the options of
+ * `nodefleet status` (status/probe.ts sshArgs, repeated here: the dynamic provider serializes this
+ * function into the state, with what it uses); the key goes to a private temporary file, removed
+ * when the check ends.
+ */
+async function readHost(host: string, c: Connection, tool: string, timeoutSeconds: number): Promise<DriftItem[]> {
+    const dir = fsm.mkdtempSync(pathm.join(osm.tmpdir(), "nodefleet-drift-"));
+    try {
+        fsm.chmodSync(dir, 0o700);
+        const keyFile = pathm.join(dir, "key");
+        const key = String(c.privateKey ?? "");
+        fsm.writeFileSync(keyFile, key.endsWith("\n") ? key : `${key}\n`, { mode: 0o600 });
+        const user = String(c.user ?? "root");
+        const args = [
+            "-F", "/dev/null", "-i", keyFile, "-p", String(c.port ?? 22),
+            "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "ConnectTimeout=10",
+            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
+            "-o", "GlobalKnownHostsFile=/dev/null",
+        ];
+        if (typeof c.hostKey === "string" && c.hostKey !== "") {
+            const known = pathm.join(dir, "known_hosts");
+            fsm.writeFileSync(known, `nodefleet-${host} ${c.hostKey}\n`, { mode: 0o600 });
+            args.push("-o", `UserKnownHostsFile=${known}`, "-o", `HostKeyAlias=nodefleet-${host}`, "-o", "StrictHostKeyChecking=yes");
+        } else {
+            args.push("-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no");
+        }
+        args.push("-l", user, "--", String(c.host), user === "root" ? "python3 -S -" : "sudo -n python3 -S -");
+        const { code, out, err } = await new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+            const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
+            let out = "";
+            let err = "";
+            const timer = setTimeout(() => {
+                child.kill("SIGKILL");
+                reject(new Error(`host ${host}: the drift check got no answer within ${timeoutSeconds} s`));
+            }, timeoutSeconds * 1000);
+            child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+            child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+            child.stdin.on("error", () => undefined);
+            child.stdin.end(tool);
+            child.on("error", (e) => {
+                clearTimeout(timer);
+                reject(new Error(`host ${host}: cannot run ssh: ${e.message}`));
+            });
+            child.on("close", (code) => {
+                clearTimeout(timer);
+                resolve({ code, out, err });
+            });
+        });
+        const last = out.trim().split("\n").pop() ?? "";
+        let answer: { drift?: unknown } | undefined;
+        try {
+            answer = JSON.parse(last) as { drift?: unknown };
+        } catch {
+            answer = undefined;
+        }
+        if (code !== 0 || answer === undefined || !Array.isArray(answer.drift)) {
+            const why = err.trim().split("\n").filter((l) => l !== "").pop() ?? `exit ${code}`;
+            throw new Error(`host ${host}: the drift check failed (${code === 255 ? "ssh" : `exit ${code}`}): ${why}`);
+        }
+        return (answer.drift as unknown[]).slice(0, MAX_ITEMS).map(cleanDriftItem);
+    } finally {
+        fsm.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+function sameConnection(a: Connection, b: Connection): boolean {
+    const key = (c: Connection) => JSON.stringify([c.host, c.port, c.user, c.privateKey, c.hostKey]);
+    return key(a) === key(b);
+}
+
+export const driftProvider: pulumi.dynamic.ResourceProvider = {
+    // Nothing to read yet: the steps that run after it record the host.
+    async create(inputs: DriftProps) {
+        return { id: `drift-${inputs.host}`, outs: { ...inputs, drift: [], repairs: {} } };
+    },
+    // `pulumi refresh`: the host against its records.
+    async read(id: string, props: DriftProps) {
+        const found = await readHost(props.host, props.connection, TOOL, READ_TIMEOUT_SECONDS);
+        return { id, props: { ...props, drift: found.map((d) => driftLine(props.host, d)) } };
+    },
+    async diff(_id: string, olds: DriftProps, news: DriftProps) {
+        const drifted = (olds.drift ?? []).length > 0;
+        // A state that keeps another provider text (an older nodefleet's) is rewritten with this one's.
+        const providerText = (p: DriftProps) => (p as unknown as Record<string, unknown>).__provider;
+        return { changes: drifted || olds.toolHash !== news.toolHash || !sameConnection(olds.connection, news.connection) || providerText(olds) !== providerText(news) };
+    },
+    // The up after a refresh that found drift: one more repair for each drifted group.
+    async update(_id: string, olds: DriftProps, news: DriftProps) {
+        const repairs: Record<string, number> = { ...(olds.repairs ?? {}) };
+        const groups = new Set((olds.drift ?? []).map(driftLineGroup).filter((g): g is string => g !== undefined));
+        for (const g of groups) repairs[g] = (repairs[g] ?? 0) + 1;
+        return { outs: { ...news, drift: [], repairs } };
+    },
+};
