@@ -32,7 +32,7 @@ LAB_NET=10.77.0
 # it on the first payload (in a 2 GB guest: "memory allocation of 2147483648 bytes failed", abort).
 MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-4096}"
 DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
-PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64
+PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
 # Bump when the image recipe in cmd_image changes (the package list and lab/guest/ count already).

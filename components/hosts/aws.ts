@@ -28,6 +28,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
+    readonly tools: pulumi.Resource;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -130,6 +131,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;
+        this.tools = steps.tools;
         this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
     }
 }

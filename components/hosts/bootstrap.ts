@@ -5,6 +5,7 @@ import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRel
 import { Connection, remoteStep } from "./host";
 import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
+import { hostToolsStep, roleTools } from "./tools";
 
 export interface BootstrapArgs {
     readonly plan: HostPlan;
@@ -22,11 +23,13 @@ export interface Bootstrapped {
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     /** The host's drift check (read by `pulumi refresh`). */
     readonly drift: HostDrift;
+    /** The copy of the host tools its nodes' steps install (tools.ts); `ready` when it has no node. */
+    readonly tools: pulumi.Resource;
 }
 
 /**
  * base packages + user + data dirs -> (existing hosts) firewall apply -> firewall confirm,
- * then the releases its nodes use.
+ * then the releases its nodes use, and the copy of the host tools its nodes use.
  */
 export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): Bootstrapped {
     const base = { connection: args.connection, user: args.user };
@@ -51,7 +54,10 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
             { parent, dependsOn: [teardown] },
         ));
     }
-    return { ready, releases, drift };
+    const tools = [...new Set(args.plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
+    const machine = pulumi.unsecret(args.connection.apply((c) => `${c.host}:${c.port ?? 22}`));
+    const toolsStep = tools.length === 0 ? ready : hostToolsStep(`${name}-tools`, { connection: args.connection, tools, machine }, { parent, dependsOn: [ready] });
+    return { ready, releases, drift, tools: toolsStep };
 }
 
 function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource, drift: HostDrift): pulumi.Resource {

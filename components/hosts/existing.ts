@@ -23,6 +23,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
+    readonly tools: pulumi.Resource;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
 
@@ -44,6 +45,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;
+        this.tools = steps.tools;
         this.registerOutputs({ publicAddress: this.publicAddress, hardwareFacts: this.hardwareFacts });
     }
 }

@@ -52,6 +52,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
+    readonly tools: pulumi.Resource;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:HetznerHost", name, {}, opts);
@@ -103,6 +104,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;
+        this.tools = steps.tools;
         this.registerOutputs({ publicAddress: this.publicAddress });
     }
 }

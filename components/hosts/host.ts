@@ -22,6 +22,8 @@ export interface Host {
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     /** The host's drift as `pulumi refresh` reads it; steps answer to its repair counts. */
     readonly drift: HostDrift;
+    /** The host tools its nodes' steps install are on the host (tools.ts). */
+    readonly tools: pulumi.Resource;
 }
 
 export interface ConnectionParts {

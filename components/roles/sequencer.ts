@@ -6,9 +6,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
+import { roleTools, type HostTool } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { AZTEC_PORTS } from "../ports";
-import { render, contentHash, hostFile } from "../render";
+import { render, contentHash } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
@@ -108,6 +109,11 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
     });
 }
 
+/** The host tools the sequencer's steps run, installed under LIB. */
+export function sequencerHostTools(): readonly HostTool[] {
+    return roleTools("sequencer");
+}
+
 /** The configure step's script: unit and host scripts, then start, or restart on a unit/version change. */
 export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: string, publicIp: string): string {
     const p = sequencerPaths(node, mount);
@@ -128,10 +134,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         binary: binaryOf(release),
         sequencerJson: heredocSafe(sequencerJson(node, mount), D),
         lib: LIB,
-        rpcModule: heredocSafe(hostFile("nodefleet_rpc.py"), D),
-        registerScript: heredocSafe(hostFile("aztec-register.py"), D),
-        argvPreload: heredocSafe(hostFile("aztec-argv.mjs"), D),
-        healthScript: heredocSafe(hostFile("aztec-health.py"), D),
+        tools: sequencerHostTools(),
         unit: heredocSafe(renderSequencerUnit(node, mount, release, publicIp), D),
     });
 }

@@ -8,10 +8,9 @@ import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
+import { roleTools, type HostTool } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { contentHash, hostFile, HOSTFILES_DIR, render } from "../render";
+import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
@@ -144,36 +143,10 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
 }
 
 /** The validator tool's package (hostfiles/zgvalidator/), one module a concern. */
-const VALIDATOR_PACKAGE = "zgvalidator";
 
-/**
- * The host tools the validator's steps run, installed under LIB: the entry point zg-validator.py,
- * its package, and the scripts it shares with the other roles or runs as commands.
- */
+/** The host tools the validator's steps run (hosts/tools.ts). */
 export function validatorHostTools(): readonly HostTool[] {
-    hostTools ??= listHostTools();
-    return hostTools;
-}
-
-interface HostTool {
-    readonly path: string;
-    readonly mode: string;
-    readonly body: string;
-}
-let hostTools: readonly HostTool[] | undefined;
-
-function listHostTools(): HostTool[] {
-    const modules = fs
-        .readdirSync(path.join(HOSTFILES_DIR, VALIDATOR_PACKAGE))
-        .filter((f) => f.endsWith(".py") || f.endsWith(".json"))
-        .sort()
-        .map((f) => ({ path: `${VALIDATOR_PACKAGE}/${f}`, mode: "0644", body: hostFile(`${VALIDATOR_PACKAGE}/${f}`) }));
-    const scripts = ["nodefleet_rpc.py", "trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "zg-validator.py"].map((f) => ({
-        path: f,
-        mode: f === "nodefleet_rpc.py" ? "0644" : "0755",
-        body: hostFile(f),
-    }));
-    return [...scripts, ...modules];
+    return roleTools("validator");
 }
 
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
@@ -187,7 +160,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         lib: LIB,
         etcDir: p.etcDir,
         services: unitNames(p),
-        tools: validatorHostTools().map((t) => ({ ...t, body: heredocSafe(t.body, D) })),
+        tools: validatorHostTools(),
         settings: heredocSafe(validatorSettingsJson(node, mount, release, carriedSigningState), D),
         appToml: heredocSafe(renderAppToml(node, mount), D),
         configToml: heredocSafe(renderConfigToml(node), D),

@@ -9,11 +9,13 @@
 // right thing on a host; the E2E tier runs them on VMs.
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, ScratchProject } from "../support/cli";
 import { ScriptedHosts } from "../support/scripted-hosts";
 import { SWITCH_STEPS } from "../../components/roles/switch-steps";
+import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const VALIDATOR = "          validatorKeySecret: devValidatorKey\n";
@@ -76,6 +78,17 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
         console.log(`# SSH connections open at once per scripted host during the first up: ${JSON.stringify([...conns])}`);
         assert.deepEqual([...conns.keys()].sort(), [...ports].sort(), "both hosts were reached");
         for (const [port, c] of conns) assert.ok(c.peak <= 2, `port ${port}: ${c.peak} SSH connections open at once`);
+        // The host tools reached each host once, over SFTP, into the SSH user's home: each file
+        // named by its sha256, all the three roles' tools between the two hosts.
+        const copied = new Set<string>();
+        for (const port of ports) {
+            const dir = path.join(lab.dir, "homes", String(port), HOST_TOOLS_DIR);
+            for (const f of fs.readdirSync(dir)) {
+                assert.equal(crypto.createHash("sha256").update(fs.readFileSync(path.join(dir, f))).digest("hex"), f, `${port}: ${f}`);
+                copied.add(f);
+            }
+        }
+        assert.deepEqual([...copied].sort(), [...new Set((["storage", "sequencer", "validator"] as const).flatMap((r) => roleTools(r).map((t) => t.digest)))].sort());
         assert.match(first.output, /scripted failure: migrate s05-export/);
         assert.deepEqual(ran(), migrate(0, 5));
 

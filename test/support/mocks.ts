@@ -44,6 +44,7 @@ const KNOWN_TYPES = new Set([
     "hcloud:index/volume:Volume",
     "hcloud:index/volumeAttachment:VolumeAttachment",
     "command:remote:Command",
+    "command:remote:CopyToRemote",
     "nodefleet:fleet:Fleet",
     "nodefleet:host:AwsHost",
     "nodefleet:host:HetznerHost",

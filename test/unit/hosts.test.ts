@@ -4,11 +4,16 @@
 // real provider checks its inputs in test/cli/hetzner-preview.test.ts).
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { buildStack } from "../support/stack";
 import { registered, countByType, inputsOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
 import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
 import { loadFleet } from "../../components/config/load";
+import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
+import { HOSTFILES_DIR } from "../../components/render";
 
 /** A fleet with one node of `role` on one host of the given spec. */
 function single(role: "storage" | "sequencer" | "validator", host: any) {
@@ -28,7 +33,7 @@ describe("existing host", () => {
     it("registers no cloud resources and chains preflight -> bootstrap -> firewall", async () => {
         const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
         // host: preflight, bootstrap, 3 firewall steps, the 0g-chain release and its teardown; validator: teardown, key, configure, health
-        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 11, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         assert.deepEqual(calls, []);
         const steps = ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
         assert.deepEqual(steps[0].dependsOn, []);
@@ -43,7 +48,7 @@ describe("existing host", () => {
         (fleet as any).releases = { "0g-chain": { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) } };
         (fleet.nodes[0] as any).release = "0g-chain";
         const { recorded } = await buildStack(fleet, SECRETS);
-        assert.deepEqual(countByType(), { "command:remote:Command": 11, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 11, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         // The removal is held by a teardown whose create never changes (never replaced, so never
         // run but by destroy); the install, replaced by a new version or a repair, removes nothing.
         assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-firewall-confirm"]);
@@ -56,6 +61,33 @@ describe("existing host", () => {
         assert.match(teardown.delete, /^\/bin\/sh -c /);
         assert.match(teardown.delete, new RegExp(`dest=/opt/nodefleet/releases/0g-chain-${"ab".repeat(12)}`));
         assert.equal(teardown.stdin, "echo 'release 0g-chain: teardown registered'\n");
+    });
+
+    it("copies the host tools its nodes use to the host once, after the firewall, as files named by their sha256; the nodes' steps wait for it", async () => {
+        // A storage node and a validator on one host: nodefleet_rpc.py, which both use, is copied once.
+        const fleet = baseFleet();
+        const both = { hosts: { h1: fleet.hosts["h-validator"] }, nodes: [{ ...validatorNode(), host: "h1" }, { ...storageNode(), host: "h1" }], releases: RELEASES() };
+        const { recorded } = await buildStack(both, SECRETS);
+        const copies = registered.filter((r) => r.type === "command:remote:CopyToRemote");
+        assert.deepEqual(copies.map((r) => r.name), ["fleet-h1-tools"]);
+        const copy = copies[0]!;
+        assert.equal(copy.inputs.remotePath, HOST_TOOLS_DIR);
+        assert.deepEqual(copy.secretPaths, ["connection"]);
+        assert.deepEqual(copy.inputs.triggers, ["192.0.2.12:22"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-firewall-confirm"]);
+        for (const node of ["validator-1", "storage-1"]) assert.ok(byName(recorded, `fleet-${node}-teardown`).dependsOn.includes("fleet-h1-tools"), `${node} waits for the tools`);
+        // The archive: a directory of the project (relative, so the same in every checkout), its
+        // files the union of both roles' tools, each named by the sha256 of its content.
+        const dir = await (byName(recorded, "fleet-h1-tools").props.source as pulumi.asset.FileArchive).path;
+        assert.match(dir, /^\.nodefleet\/tools\/[0-9a-f]{32}\/$/);
+        const wanted = new Map([...roleTools("validator"), ...roleTools("storage")].map((t) => [t.digest, t.name]));
+        assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys()].sort());
+        for (const [digest, name] of wanted) {
+            const body = fs.readFileSync(path.join(dir, digest));
+            assert.deepEqual(body, fs.readFileSync(path.join(HOSTFILES_DIR, name)), `${name}: copied as it is`);
+            assert.equal(crypto.createHash("sha256").update(body).digest("hex"), digest);
+        }
+        assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 1, "nodefleet_rpc.py once");
     });
 
     it("connects with the pinned host key and a secret private key, runs scripts from stdin", async () => {
@@ -151,7 +183,7 @@ describe("existing host", () => {
         await buildStack(f, SECRETS);
         // host: preflight, bootstrap, 3 firewall steps, the zgs and 0g-chain releases and their teardowns; storage and
         // validator roles: teardown, key, configure, health each
-        assert.deepEqual(countByType(), { "command:remote:Command": 17, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
+        assert.deepEqual(countByType(), { "command:remote:Command": 17, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
         assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
@@ -172,6 +204,7 @@ describe("AWS host", () => {
             "aws:ec2/eip:Eip": 1,
             // the data volume and bootstrap steps, the release and its teardown, and the validator's four steps
             "command:remote:Command": 8,
+            "command:remote:CopyToRemote": 1,
             // the host's drift check (HostDrift) and its provider
             "pulumi-nodejs:dynamic:Resource": 1,
             "pulumi:providers:pulumi-nodejs": 1,
@@ -251,6 +284,7 @@ describe("Hetzner host", () => {
             "hcloud:index/volumeAttachment:VolumeAttachment": 1,
             // data volume mount, bootstrap, release and its teardown; the storage role's teardown, key, configure, health
             "command:remote:Command": 8,
+            "command:remote:CopyToRemote": 1,
             // the host's drift check (HostDrift) and its provider
             "pulumi-nodejs:dynamic:Resource": 1,
             "pulumi:providers:pulumi-nodejs": 1,

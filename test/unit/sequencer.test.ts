@@ -236,7 +236,7 @@ describe("sequencer role: steps", () => {
         delete f.hosts["h-validator"];
         const { recorded } = await buildStack(f, SECRETS);
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
-        assert.deepEqual(dep("fleet-sequencer-1-teardown"), ["fleet-h-sequencer-release-aztec"]);
+        assert.deepEqual(dep("fleet-sequencer-1-teardown"), ["fleet-h-sequencer-release-aztec", "fleet-h-sequencer-tools"]);
         assert.deepEqual(dep("fleet-sequencer-1-validator-key"), ["fleet-sequencer-1-teardown"]);
         assert.deepEqual(dep("fleet-sequencer-1-version"), ["fleet-sequencer-1-validator-key"]);
         assert.deepEqual(dep("fleet-sequencer-1-configure"), ["fleet-sequencer-1-version"]);

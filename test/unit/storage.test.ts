@@ -151,7 +151,7 @@ describe("storage role: steps", () => {
         delete f.hosts["h-validator"];
         const { recorded } = await buildStack(f, SECRETS);
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
-        assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs"]);
+        assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs", "fleet-h-storage-tools"]);
         assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"]);
         assert.match(inputsOf("fleet-storage-1-teardown").delete, /systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service/);
         assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key"]);

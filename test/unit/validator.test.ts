@@ -4,6 +4,7 @@
 // the steps do on a host is proven by the host tool's python tests and the VM tier.
 import { afterEach, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
@@ -112,14 +113,16 @@ describe("validator role: consensus unit, config files and scripts", () => {
             const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
             assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
         }
-        // configure installs the host tools byte for byte and ends in the tool's setup.
+        // configure installs each host tool from the host's copy of the tools, by the sha256 of its
+        // file (hosts/tools.ts), and ends in the tool's setup.
         const text = fs.readFileSync(configure, "utf8");
         const tools = validatorHostTools();
         for (const tool of ["zg-validator.py", "consensus-height-rollback.py", "set-rpc-dial-url.py", "nodefleet_rpc.py", "trim_export.py", "zgvalidator/__init__.py", "zgvalidator/switch.py", "zgvalidator/steps.json"]) {
             assert.ok(tools.some((t) => t.path === tool), `${tool} is installed`);
         }
         for (const tool of tools) {
-            assert.ok(text.includes(`put /usr/local/lib/nodefleet/${tool.path} ${tool.mode} root:root <<'NODEFLEET_EOF'\n${fs.readFileSync(path.join(HOSTFILES_DIR, tool.path), "utf8")}NODEFLEET_EOF`), `${tool.path} embedded unchanged`);
+            assert.equal(tool.digest, crypto.createHash("sha256").update(fs.readFileSync(path.join(HOSTFILES_DIR, tool.path))).digest("hex"), `${tool.path}: the digest of its file`);
+            assert.ok(text.includes(`put_tool /usr/local/lib/nodefleet/${tool.path} ${tool.mode} root:root ${tool.digest}\n`), `${tool.path} installed from its copy`);
         }
         assert.match(text, /^exec python3 -S \/usr\/local\/lib\/nodefleet\/zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json setup$/m);
         fs.rmSync(dir, { recursive: true });
@@ -143,7 +146,7 @@ describe("validator role: consensus unit, config files and scripts", () => {
         const lib = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "nodefleet-lib-"));
         for (const t of validatorHostTools()) {
             fs.mkdirSync(path.dirname(path.join(lib, t.path)), { recursive: true });
-            fs.writeFileSync(path.join(lib, t.path), t.body, { mode: Number.parseInt(t.mode, 8) });
+            fs.writeFileSync(path.join(lib, t.path), fs.readFileSync(path.join(HOSTFILES_DIR, t.name)), { mode: Number.parseInt(t.mode, 8) });
         }
         const modules = fs.readdirSync(path.join(HOSTFILES_DIR, "zgvalidator")).filter((f) => f.endsWith(".py")).map((f) => `zgvalidator.${f.replace(/\.py$/, "")}`);
         const r = runTool("python3", ["-S", "-c", `import sys; sys.path.insert(0, ${JSON.stringify(lib)}); import ${modules.join(", ")}; print(list(zgvalidator.switch.STEPS))`]);
@@ -178,7 +181,7 @@ describe("validator role: steps", () => {
 
     it("without a switch: release -> teardown -> key -> configure -> health; the key only as a secret, never logged", async () => {
         const { recorded, fleet } = await stack();
-        assert.deepEqual(dep(recorded, "fleet-validator-1-teardown"), ["fleet-h-validator-release-0g-chain"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-teardown"), ["fleet-h-validator-release-0g-chain", "fleet-h-validator-tools"]);
         assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
         assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key"]);
         assert.deepEqual(dep(recorded, "fleet-validator-1-health"), ["fleet-validator-1-configure"]);

@@ -14,6 +14,8 @@
 //	           "script": the file under DIR/scripts holding it whole, "status": the exit status}
 //	DIR/connections  rewritten whenever an SSH connection opens or closes: one line per port,
 //	           "PORT OPEN PEAK", the connections open now and the most open at once so far
+//	DIR/homes/PORT   the SSH user's home of the host on PORT, as its SFTP subsystem serves it
+//	           (CopyToRemote writes there; relative paths start there, as OpenSSH's sftp-server's do)
 //
 // It accepts any client key: it listens on loopback for one test and is never a real host.
 package main
@@ -32,6 +34,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -143,6 +146,16 @@ func serve(conn net.Conn, config *ssh.ServerConfig, dir string) {
 func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string, port int) {
 	defer ch.Close()
 	for req := range requests {
+		if req.Type == "subsystem" {
+			var sub struct{ Name string }
+			if ssh.Unmarshal(req.Payload, &sub) != nil || sub.Name != "sftp" {
+				req.Reply(false, nil)
+				continue
+			}
+			req.Reply(true, nil)
+			serveSftp(ch, dir, port)
+			return
+		}
 		if req.Type != "exec" {
 			req.Reply(req.Type == "env" || req.Type == "pty-req", nil)
 			continue
@@ -153,6 +166,25 @@ func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string, port int)
 		ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 		return
 	}
+}
+
+// serveSftp serves the SFTP subsystem on one session, rooted in the host's home DIR/homes/PORT.
+func serveSftp(ch ssh.Channel, dir string, port int) {
+	home := filepath.Join(dir, "homes", fmt.Sprint(port))
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		log.Print(err)
+		return
+	}
+	server, err := sftp.NewServer(ch, sftp.WithServerWorkingDirectory(home))
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	if err := server.Serve(); err != nil && err != io.EOF {
+		log.Print(err)
+	}
+	server.Close()
+	ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
 }
 
 // answer writes the scripted outcome of one script to the channel and returns its exit status.

@@ -28,6 +28,18 @@ put() {
 	record_file "$1"
 }
 
+# put_tool PATH MODE OWNER DIGEST: put PATH from the host tools nodefleet copied to the SSH user's
+# ~/.nodefleet/tools (components/hosts/tools.ts, HOST_TOOLS_DIR), from the file named by DIGEST,
+# its sha256 checked first.
+put_tool() {
+	tool="$(getent passwd "${SUDO_USER:-root}" | cut -d: -f6)/.nodefleet/tools/$4"
+	if [ ! -f "$tool" ] || [ "$(sha256sum < "$tool" | cut -c1-64)" != "$4" ]; then
+		echo "nodefleet: $tool (for $1) is missing or altered on this host: the host's tools step copies it (pulumi up --replace on its urn, the one ending in -tools)" >&2
+		exit 1
+	fi
+	put "$1" "$2" "$3" < "$tool"
+}
+
 # The drift record of this step (read by `pulumi refresh` through nodefleet's drift check): what it
 # put on the host, as digests, modes, owners and wanted unit states, never contents. Written anew
 # each run, so it holds what the last run applied.

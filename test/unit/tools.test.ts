@@ -1,0 +1,89 @@
+// The host tools' way to a host (components/hosts/tools.ts): the bundle written on this machine and
+// the scripts' put_tool, run here with sh against a scratch home. The copy itself (SFTP by the real
+// command provider) is proven by the cli tier's scripted host and on the dev VMs.
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { HOST_TOOLS_DIR, roleTools, writeToolBundle } from "../../components/hosts/tools";
+import { HOSTFILES_DIR, TEMPLATES_DIR } from "../../components/render";
+
+describe("host tools", () => {
+    it("each role's tools are hostfiles/ files, named by the sha256 of their content", () => {
+        for (const role of ["storage", "sequencer", "validator"] as const) {
+            const tools = roleTools(role);
+            assert.ok(tools.length > 0);
+            for (const t of tools) assert.equal(t.digest, crypto.createHash("sha256").update(fs.readFileSync(path.join(HOSTFILES_DIR, t.name))).digest("hex"), t.name);
+        }
+        // The validator's package whole: every module of hostfiles/zgvalidator.
+        const modules = fs.readdirSync(path.join(HOSTFILES_DIR, "zgvalidator")).filter((f) => f.endsWith(".py"));
+        for (const m of modules) assert.ok(roleTools("validator").some((t) => t.path === `zgvalidator/${m}`), m);
+    });
+
+    it("writes a bundle once, named by its contents, in the project's working directory", () => {
+        const cwd = process.cwd();
+        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-tools-"));
+        try {
+            process.chdir(scratch);
+            const a = writeToolBundle(roleTools("storage"));
+            assert.match(a, /^\.nodefleet\/tools\/[0-9a-f]{32}\/$/);
+            const mtime = fs.statSync(path.join(a, roleTools("storage")[0]!.digest)).mtimeMs;
+            // The same tools in another order (and twice): the same bundle, not written again.
+            assert.equal(writeToolBundle([...roleTools("storage")].reverse().concat(roleTools("storage"))), a);
+            assert.equal(fs.statSync(path.join(a, roleTools("storage")[0]!.digest)).mtimeMs, mtime);
+            const b = writeToolBundle(roleTools("sequencer"));
+            assert.notEqual(b, a);
+            assert.deepEqual(fs.readdirSync(".nodefleet/tools").sort(), [path.basename(a), path.basename(b)].sort(), "no half-written bundle left beside them");
+        } finally {
+            process.chdir(cwd);
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
+    });
+
+    it("put_tool installs the file of a digest after checking it, and stops on a missing or altered one", () => {
+        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-put-tool-"));
+        try {
+            const home = path.join(scratch, "home");
+            const tools = path.join(home, HOST_TOOLS_DIR);
+            fs.mkdirSync(tools, { recursive: true });
+            // getent as the host answers it for the SSH user: the scratch home.
+            const bin = path.join(scratch, "bin");
+            fs.mkdirSync(bin);
+            fs.writeFileSync(path.join(bin, "getent"), `#!/bin/sh\necho "$2:x:1000:1000::${home}:/bin/sh"\n`, { mode: 0o755 });
+            const body = "print('tool')\n";
+            const digest = crypto.createHash("sha256").update(body).digest("hex");
+            fs.writeFileSync(path.join(tools, digest), body);
+            const partial = fs.readFileSync(path.join(TEMPLATES_DIR, "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record'`);
+            assert.doesNotMatch(partial, /\{\{/, "the partial has no other template field");
+            const run = (d: string) =>
+                spawnSync("sh", ["-c", `set -eu\nchanged=""\n${partial}\nput_tool "$0/out/tool.py" 0755 "$(id -un):$(id -gn)" "$1"\necho "changed:$changed"`, scratch, d], {
+                    encoding: "utf8",
+                    env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, SUDO_USER: "operator" },
+                });
+            fs.mkdirSync(path.join(scratch, "out"));
+            const ok = run(digest);
+            assert.equal(ok.status, 0, ok.stderr);
+            assert.equal(fs.readFileSync(path.join(scratch, "out/tool.py"), "utf8"), body);
+            assert.equal(fs.statSync(path.join(scratch, "out/tool.py")).mode & 0o777, 0o755);
+            assert.match(ok.stdout, new RegExp(`changed: ${scratch}/out/tool.py`));
+            assert.ok(fs.readdirSync(path.join(scratch, "record")).some((f) => f.startsWith("f.")), "recorded for the drift check");
+            // Run again: unchanged, nothing reported.
+            assert.match(run(digest).stdout, /^changed:$/m);
+            // Altered on the host: refused, the file in place untouched.
+            fs.writeFileSync(path.join(tools, digest), "print('not the tool')\n");
+            const altered = run(digest);
+            assert.equal(altered.status, 1);
+            assert.match(altered.stderr, new RegExp(`${tools}/${digest} \\(for ${scratch}/out/tool.py\\) is missing or altered on this host`));
+            assert.equal(fs.readFileSync(path.join(scratch, "out/tool.py"), "utf8"), body);
+            // Missing.
+            const missing = run("0".repeat(64));
+            assert.equal(missing.status, 1);
+            assert.match(missing.stderr, /is missing or altered on this host: the host's tools step copies it/);
+        } finally {
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
+    });
+});
