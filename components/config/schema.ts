@@ -156,7 +156,7 @@ export const hetznerHost = z
 
 export const existingHost = z
     .strictObject({
-        kind: z.literal("existing").describe("A server that already runs Debian 12, reached over SSH; nodefleet creates nothing in a cloud."),
+        kind: z.literal("existing").describe("A server that already runs Debian 12, reached over SSH (with its SFTP subsystem, which copies the host tools: OpenSSH's sftp-server, Debian's openssh-sftp-server); nodefleet creates nothing in a cloud."),
         address: checked(v.sshAddressReason, "IP address or DNS name").describe("Address nodefleet dials over SSH."),
         port: port.default(22).describe("Port nodefleet dials (a forwarded port in the dev stack)."),
         sshdPort: port.default(22).describe("Port sshd listens on inside the host; the host firewall keeps it open to adminCidrs."),
