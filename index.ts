@@ -2,11 +2,14 @@
 // export what operators look at. All logic lives in components/.
 import { loadFleet, readStackConfig } from "./components/config/load";
 import { Fleet, previousValidatorHosts } from "./components/fleet";
+import { checkShards } from "./components/shards";
 
 const config = readStackConfig();
 const plan = loadFleet(config);
 /** Stack outputs: what operators look at. */
 export = async () => {
+    // A shard of a larger fleet: refused when another shard holds one of its nodes, keys or hosts.
+    const signingKeys = await checkShards(plan, (key) => config.get(key));
     const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, undefined, await previousValidatorHosts());
     return {
         hosts: fleet.summary,
@@ -19,5 +22,7 @@ export = async () => {
         validatorSwitch: fleet.validatorSwitch,
         /** Per validator, the host it runs on: the next `up` reads it to hand a moving validator over. */
         validatorHosts: fleet.validatorHosts,
+        /** Per validator and sequencer, the public identity of its signing key: the other shards check theirs against it. */
+        signingKeys,
     };
 };

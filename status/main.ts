@@ -2,7 +2,10 @@
 // Pulumi Automation API (no `up`, nothing changed), runs each node's read-only health check over
 // SSH on every host at once, prints one table (or JSON) on stdout; progress and errors go to stderr.
 //
-//   nodefleet status [--stack S] [--json] [--watch SECONDS [--count N]] [--timeout SECONDS] [--parallel N]
+//   nodefleet status [--stack S]... [--shards] [--json] [--watch SECONDS [--count N]] [--timeout SECONDS] [--parallel N]
+//
+// Several stacks (--stack given more than once, or --shards: every shard of the stack's fleet) are
+// read and checked at once: one table per stack, or one JSON document {at, healthy, stacks: [...]}.
 //
 // Exit status: 0 every node healthy, 1 a node unhealthy or a host unreachable, 2 bad usage or a
 // stack that cannot be read.
@@ -14,7 +17,10 @@ import { report, table, type StatusReport } from "./report";
 import { planFromConfig, StatusInputError, targets, type ConfigValue, type HostTarget } from "./targets";
 
 export interface StatusArgs {
-    readonly stack: string | undefined;
+    /** The stacks named with --stack, in order (none: the selected one). */
+    readonly stacks: readonly string[];
+    /** Every shard of the (first) stack's fleet (`fleet.shards`) besides it. */
+    readonly shards: boolean;
     readonly json: boolean;
     readonly watch: number | undefined;
     readonly count: number | undefined;
@@ -22,10 +28,12 @@ export interface StatusArgs {
     readonly parallel: number;
 }
 
-export const USAGE = `usage: nodefleet status [--stack S] [--json] [--watch SECONDS [--count N]] [--timeout SECONDS] [--parallel N]
+export const USAGE = `usage: nodefleet status [--stack S]... [--shards] [--json] [--watch SECONDS [--count N]] [--timeout SECONDS] [--parallel N]
 
-  --stack S          the stack (default: the selected one)
-  --json             the same data as JSON (one document per round) for monitoring
+  --stack S          the stack (default: the selected one); more than once: each of them
+  --shards           every shard of the stack's fleet (its fleet.shards), all at once
+  --json             the same data as JSON (one document per round) for monitoring; for several
+                     stacks {at, healthy, stacks: [one report per stack]}
   --watch SECONDS    check again every SECONDS until interrupted (or --count rounds)
   --timeout SECONDS  per host, SSH included (default 30); a host that does not answer is unreachable
   --parallel N       hosts checked at once (default 16)
@@ -40,7 +48,8 @@ function positive(flag: string, value: string | undefined, integer: boolean): nu
 }
 
 export function parseArgs(argv: readonly string[]): StatusArgs {
-    let stack: string | undefined;
+    const stacks: string[] = [];
+    let shards = false;
     let json = false;
     let watch: number | undefined;
     let count: number | undefined;
@@ -54,9 +63,12 @@ export function parseArgs(argv: readonly string[]): StatusArgs {
             case "--stack": {
                 const s = value();
                 if (s === undefined || !/^[A-Za-z0-9_.\-/]+$/.test(s)) throw new UsageError(`--stack: needs a stack name (letters, digits, - _ . /), got ${s === undefined ? "nothing" : JSON.stringify(s)}`);
-                stack = s;
+                if (!stacks.includes(s)) stacks.push(s);
                 break;
             }
+            case "--shards":
+                shards = true;
+                break;
             case "--json":
                 json = true;
                 break;
@@ -77,7 +89,7 @@ export function parseArgs(argv: readonly string[]): StatusArgs {
         }
     }
     if (count !== undefined && watch === undefined) throw new UsageError("--count: only with --watch");
-    return { stack, json, watch, count, timeout, parallel };
+    return { stacks, shards, json, watch, count, timeout, parallel };
 }
 
 /** Strips control characters (a host's answer must not drive the operator's terminal). */
@@ -88,6 +100,8 @@ export function printable(text: string): string {
 
 interface Stack {
     readonly name: string;
+    /** The stacks of its fleet (`fleet.shards`), itself among them; empty when it is not split. */
+    readonly shards: readonly string[];
     readonly targets: readonly HostTarget[];
     /** The SSH private keys held in secret config, by full config key. */
     readonly secrets: Record<string, ConfigValue>;
@@ -106,10 +120,29 @@ async function readStack(workDir: string, wanted: string | undefined): Promise<S
     const plan = planFromConfig(config);
     for (const w of plan.warnings) process.stderr.write(`warning: ${printable(w)}\n`);
     const found = targets(plan, outputs.hosts?.value);
+    const shards = plan.spec.shards ?? [];
     // Then only the hosts' SSH keys are decrypted, one `pulumi config get` each.
     const keys = [...new Set(found.flatMap((t) => ("secret" in t.key ? [`nodefleet:${t.key.secret}`] : [])))];
     const secrets = Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await ws.getConfig(name, k)] as const)));
-    return { name, targets: found, secrets };
+    return { name, shards, targets: found, secrets };
+}
+
+/** The stacks to check: the ones named (or the selected one), and with --shards the others of its fleet. */
+async function readStacks(workDir: string, args: StatusArgs): Promise<Stack[]> {
+    const first = await readStack(workDir, args.stacks[0]);
+    const names = [first.name, ...args.stacks.slice(1)];
+    if (args.shards) {
+        if (first.shards.length === 0) throw new StatusInputError(`--shards: stack ${first.name} is not split into shards (its fleet names no shards)`);
+        for (const s of first.shards) if (!names.includes(s)) names.push(s);
+    }
+    return [first, ...(await Promise.all(names.slice(1).map((n) => readStack(workDir, n))))];
+}
+
+/** Several stacks' reports as one JSON document. */
+export interface FleetStatus {
+    readonly at: string;
+    readonly healthy: boolean;
+    readonly stacks: readonly StatusReport[];
 }
 
 async function round(stack: Stack, args: StatusArgs, cwd: string): Promise<StatusReport> {
@@ -135,20 +168,23 @@ export async function main(argv: readonly string[], cwd = process.cwd()): Promis
         process.stderr.write(`nodefleet status: ${e.message}\n${USAGE}\n`);
         return 2;
     }
-    let stack: Stack;
+    let stacks: Stack[];
     const t0 = Date.now();
     try {
-        stack = await readStack(cwd, args.stack);
+        stacks = await readStacks(cwd, args);
     } catch (e) {
         process.stderr.write(`nodefleet status: cannot read the stack: ${printable(firstLines(e))}\n`);
         return 2;
     }
-    process.stderr.write(`nodefleet status: stack ${stack.name}, ${stack.targets.length} host(s), read in ${((Date.now() - t0) / 1000).toFixed(1)} s; checking over SSH\n`);
+    for (const stack of stacks) process.stderr.write(`nodefleet status: stack ${stack.name}, ${stack.targets.length} host(s), read in ${((Date.now() - t0) / 1000).toFixed(1)} s; checking over SSH\n`);
     let status = 0;
     for (let n = 1; ; n++) {
-        const r = await round(stack, args, cwd);
-        status = r.healthy ? 0 : 1;
-        const text = args.json ? `${JSON.stringify(r)}\n` : printable(table(r));
+        // The stacks' hosts at once, each stack with the --parallel hosts of its own.
+        const reports = await Promise.all(stacks.map((stack) => round(stack, args, cwd)));
+        const healthy = reports.every((r) => r.healthy);
+        status = healthy ? 0 : 1;
+        const doc: StatusReport | FleetStatus = reports.length === 1 ? reports[0]! : { at: reports.map((r) => r.at).sort().pop()!, healthy, stacks: reports };
+        const text = args.json ? `${JSON.stringify(doc)}\n` : printable(reports.map((r) => (reports.length === 1 ? "" : `stack ${r.stack}:\n`) + table(r)).join("\n"));
         if (args.watch !== undefined && !args.json && process.stdout.isTTY) process.stdout.write("\x1b[2J\x1b[H");
         process.stdout.write(text);
         if (args.watch === undefined || (args.count !== undefined && n >= args.count)) break;

@@ -381,6 +381,12 @@ export const nodeSpec = z.discriminatedUnion(
 export const fleetSpec = z
     .strictObject({
         hardwareCheck: z.enum(["enforce", "warn"]).default("enforce").describe("`enforce` fails the preview on a host below its roles' hardware targets; `warn` only reports it."),
+        shards: z
+            .array(z.string().regex(/^[a-z0-9-]{1,64}$/, "a stack name: lowercase letters, digits and dashes"))
+            .min(2, "a fleet split into shards has two stacks or more")
+            .refine((a) => new Set(a).size === a.length, "each stack once")
+            .optional()
+            .describe("The stacks this fleet is split into, this one among them (docs/gitops.md, Shards). Each reads the others' Pulumi.<stack>.yaml and last outputs and refuses a node, key or host another shard holds: one key never signs on two machines."),
         hosts: z
             .record(hostName, hostSpec)
             .describe("The machines, by name (2-32 lowercase letters, digits and dashes)."),

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The stacks a change touches, as a JSON array: a stack whose Pulumi.<stack>.yaml changed, or
-# every stack when the program, templates, host files or the policy pack changed. dev is not
-# listed: it is local VMs, previewed and brought up by the test command's E2E tier instead.
+# The stacks a change touches, as a JSON array of {"stack", "env"} (a job matrix): a stack whose
+# Pulumi.<stack>.yaml changed, or every stack when the program, templates, host files or the
+# policy pack changed. A stack's environment is its name up to the first dash (a shard prod-eu is
+# of prod: docs/gitops.md, Shards). dev is not listed: it is local VMs, previewed and brought up by
+# the test command's E2E tier instead.
 #   scripts/ci/changed-stacks.sh BASE_REF
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -13,4 +15,4 @@ if grep -qE '^(index\.ts|components/|templates/|hostfiles/|policy/|package(-lock
 else
     stacks=$(sed -n 's#^Pulumi\.\([a-z0-9-]*\)\.yaml$#\1#p' <<<"$changed" | grep -vx dev | sort -u || true)
 fi
-printf '%s\n' "$stacks" | sed '/^$/d' | python3 -c 'import json, sys; print(json.dumps([l.strip() for l in sys.stdin]))'
+printf '%s\n' "$stacks" | sed '/^$/d' | python3 -c 'import json, sys; print(json.dumps([{"stack": l.strip(), "env": l.strip().split("-")[0]} for l in sys.stdin]))'

@@ -23,6 +23,13 @@ source scripts/setup.sh
 bash lab/toolchain.sh hcloud # the hcloud provider too (the prod example has a Hetzner host)
 export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
 bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
+# A shard reads the other shards' outputs through stack references: each must exist (a stack never
+# brought up has no outputs: nothing runs there), so the ones not made yet are made here, empty.
+shards="$(node -e 'const c = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8"))?.config?.["nodefleet:fleet"]; console.log((Array.isArray(c?.shards) ? c.shards : []).join(" "))' "Pulumi.$stack.yaml")"
+for shard in $shards; do
+    [[ "$shard" =~ ^[a-z0-9-]+$ && "$shard" != "$stack" ]] || continue
+    pulumi stack select "$shard" --create --non-interactive >/dev/null
+done
 pulumi stack select "$stack" --create --non-interactive >/dev/null
 while IFS='=' read -r name _; do
     key="${name#NODEFLEET_SECRET_}"

@@ -40,7 +40,7 @@ describe("workflows", () => {
 
     it("actionlint rejects a workflow whose job needs a job that does not exist", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-actionlint-"));
-        const broken = fs.readFileSync(path.join(ROOT, ".github/workflows/deploy.yml"), "utf8").replace("needs: staging", "needs: stagin");
+        const broken = fs.readFileSync(path.join(ROOT, ".github/workflows/deploy.yml"), "utf8").replace("needs: [stacks, staging]", "needs: [stacks, stagin]");
         fs.writeFileSync(path.join(dir, "deploy.yml"), broken);
         const r = run("bash", ["lab/actionlint.sh", path.join(dir, "deploy.yml")]);
         fs.rmSync(dir, { recursive: true });
@@ -70,10 +70,30 @@ describe("the stacks a change touches (scripts/ci/changed-stacks.sh)", () => {
             return JSON.parse(run("bash", ["scripts/ci/changed-stacks.sh", "main"], dir).output);
         };
         try {
-            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.staging.yaml"), "# a change\n")), ["staging"]);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.staging.yaml"), "# a change\n")), [{ stack: "staging", env: "staging" }]);
             assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.dev.yaml"), "# a change\n")), []);
-            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "components/x.ts"), "// y\n")), ["prod", "staging"]);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "components/x.ts"), "// y\n")), [{ stack: "prod", env: "prod" }, { stack: "staging", env: "staging" }]);
             assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "README.md"), "more\n")), []);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("the stacks of an environment (scripts/ci/stacks.sh)", () => {
+    it("an environment's stack and its shards, each a job of the matrix; a bad environment name refused", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-stacks-"));
+        try {
+            fs.mkdirSync(path.join(dir, "scripts/ci"), { recursive: true });
+            fs.cpSync(path.join(ROOT, "scripts/ci/stacks.sh"), path.join(dir, "scripts/ci/stacks.sh"));
+            for (const s of ["dev", "staging", "prod-eu", "prod-us", "production"]) fs.writeFileSync(path.join(dir, `Pulumi.${s}.yaml`), "config: {}\n");
+            const stacks = (...envs: string[]) => run("bash", ["scripts/ci/stacks.sh", ...envs], dir);
+            assert.deepEqual(JSON.parse(stacks("prod").output), [{ stack: "prod-eu", env: "prod" }, { stack: "prod-us", env: "prod" }], "production is not a shard of prod");
+            assert.deepEqual(JSON.parse(stacks("staging", "prod").output).map((x: { stack: string }) => x.stack), ["prod-eu", "prod-us", "staging"]);
+            assert.deepEqual(JSON.parse(stacks("qa").output), []);
+            const bad = stacks("prod-eu");
+            assert.equal(bad.status, 2);
+            assert.match(bad.output, /stacks\.sh: prod-eu: an environment is lowercase letters and digits/);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
