@@ -29,13 +29,18 @@ export interface Bootstrapped {
 
 /**
  * base packages + user + data dirs -> (existing hosts) firewall apply -> firewall confirm,
- * then the releases its nodes use, and the copy of the host tools its nodes use.
+ * then the copy of the host tools its nodes use, then the releases they use.
  */
 export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): Bootstrapped {
     const base = { connection: args.connection, user: args.user };
     const drift = new HostDrift(`${name}-drift`, { host: args.plan.name, connection: args.connection }, { parent });
     const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount) }, { parent, dependsOn: after });
     const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap, drift) : bootstrap;
+    // The tools are copied before the releases install, not beside them: with its nodes' chains
+    // side by side, a host holds at most two SSH connections at once (docs/development.md).
+    const tools = [...new Set(args.plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
+    const machine = pulumi.unsecret(args.connection.apply((c) => `${c.host}:${c.port ?? 22}`));
+    const toolsStep = tools.length === 0 ? ready : hostToolsStep(`${name}-tools`, { connection: args.connection, tools, machine }, { parent, dependsOn: [ready] });
     const releases = new Map<string, pulumi.Resource>();
     for (const r of args.plan.releases) {
         const scripts = renderRelease(args.plan.name, r);
@@ -46,7 +51,7 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
         const teardown = remoteStep(
             `${name}-release-${r.name}-teardown`,
             { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove },
-            { parent, dependsOn: [ready] },
+            { parent, dependsOn: [toolsStep] },
         );
         releases.set(r.name, remoteStep(
             `${name}-release-${r.name}`,
@@ -54,9 +59,6 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
             { parent, dependsOn: [teardown] },
         ));
     }
-    const tools = [...new Set(args.plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
-    const machine = pulumi.unsecret(args.connection.apply((c) => `${c.host}:${c.port ?? 22}`));
-    const toolsStep = tools.length === 0 ? ready : hostToolsStep(`${name}-tools`, { connection: args.connection, tools, machine }, { parent, dependsOn: [ready] });
     return { ready, releases, drift, tools: toolsStep };
 }
 

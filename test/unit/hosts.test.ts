@@ -43,7 +43,7 @@ describe("existing host", () => {
         assert.equal(byName(recorded, "fleet-h1").type, "nodefleet:host:ExistingHost");
     });
 
-    it("installs a node's release after the firewall is confirmed, removing it on destroy", async () => {
+    it("installs a node's release after the firewall is confirmed and the host tools copied, removing it on destroy", async () => {
         const fleet = single("validator", baseFleet().hosts["h-validator"]);
         (fleet as any).releases = { "0g-chain": { url: "https://example.org/aristotle-v1.0.6.tar.gz", sha256: "ab".repeat(32) } };
         (fleet.nodes[0] as any).release = "0g-chain";
@@ -51,7 +51,9 @@ describe("existing host", () => {
         assert.deepEqual(countByType(), { "command:remote:Command": 11, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         // The removal is held by a teardown whose create never changes (never replaced, so never
         // run but by destroy); the install, replaced by a new version or a repair, removes nothing.
-        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-firewall-confirm"]);
+        // (after the tools, not beside them: at most two SSH connections per host at once)
+        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-firewall-confirm"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-tools"]);
         assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown"]);
         const inputs = inputsOf("fleet-h1-release-0g-chain");
         assert.match(inputs.stdin, new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
