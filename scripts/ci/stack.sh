@@ -28,9 +28,10 @@ bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provide
 shards="$(node -e 'const c = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8"))?.config?.["nodefleet:fleet"]; console.log((Array.isArray(c?.shards) ? c.shards : []).join(" "))' "Pulumi.$stack.yaml")"
 for shard in $shards; do
     [[ "$shard" =~ ^[a-z0-9-]+$ && "$shard" != "$stack" ]] || continue
-    pulumi stack select "$shard" --create --non-interactive >/dev/null
+    # (another shard's job on this checkout may be making it at the same moment)
+    pulumi stack select "$shard" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$shard" --non-interactive >/dev/null
 done
-pulumi stack select "$stack" --create --non-interactive >/dev/null
+pulumi stack select "$stack" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$stack" --non-interactive >/dev/null
 while IFS='=' read -r name _; do
     key="${name#NODEFLEET_SECRET_}"
     printenv "$name" | pulumi config set --secret --stack "$stack" "nodefleet:$key" >/dev/null

@@ -15,7 +15,10 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { ROOT, ScratchProject, sh, toolEnv, type Run } from "../support/cli";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { until } from "../support/process";
+import { validatorKeyJson } from "../support/fixtures";
+import { addressOfPrivateKey } from "../../components/config/validators";
 import { ScriptedHosts } from "../support/scripted-hosts";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
@@ -42,8 +45,10 @@ function stackConfig(ports: readonly number[]): string {
     return out;
 }
 
-describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; two ups at once", { timeout: 20 * 60_000 }, () => {
+describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; two ups at once; a fleet in two shards", { timeout: 30 * 60_000 }, () => {
     const lab = new ScriptedHosts();
+    /** The two shards' hosts: each its own scripted hosts, so each answers its own drift. */
+    const shardLabs = { "shard-a": new ScriptedHosts(), "shard-b": new ScriptedHosts() };
     let s3: ChildProcess | undefined;
     let project: ScratchProject;
     let endpoint = "";
@@ -82,6 +87,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     after(() => {
         s3?.kill();
         lab.dispose();
+        for (const l of Object.values(shardLabs)) l.dispose();
     });
 
     /** What the hosts' drift check finds from now on (both hosts answer alike). */
@@ -97,9 +103,9 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         return lines.map((l) => (JSON.parse(l) as { line: string }).line);
     }
 
-    /** A pipeline script in the scratch project, as a workflow step runs it. */
-    function step(args: string[]): Run {
-        const r = spawnSync("bash", args, { cwd: project.dir, env, encoding: "utf8", timeout: 600_000 });
+    /** A pipeline script in the scratch project, as a workflow step runs it (`input` on its stdin). */
+    function step(args: string[], input?: string): Run {
+        const r = spawnSync("bash", args, { cwd: project.dir, env, encoding: "utf8", timeout: 600_000, ...(input === undefined ? {} : { input }) });
         return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}`, stdout: r.stdout ?? "" };
     }
 
@@ -131,7 +137,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     it("previews with the policy pack, brings the stack up, and finds no drift right after that up", async () => {
         const preview = step(["scripts/ci/stack.sh", "preview", "ci-a"]);
         assert.equal(preview.status, 0, preview.output.slice(-5000));
-        assert.match(fs.readFileSync(path.join(project.dir, ".state/ci/preview-ci-a.txt"), "utf8"), /\+ 40 to create/);
+        assert.match(fs.readFileSync(path.join(project.dir, ".state/ci/preview-ci-a.txt"), "utf8"), /\+ 42 to create/);
         const up = step(["scripts/ci/stack.sh", "up", "ci-a"]);
         assert.equal(up.status, 0, up.output.slice(-5000));
         // The state is in the bucket, not on this machine.
@@ -180,7 +186,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.match(after, /sha256: "?2{64}"?/, "the digest resolved inline from ci-a's SHA256SUMS");
         const preview = step(["scripts/ci/stack.sh", "preview", "ci-b"]);
         assert.equal(preview.status, 0, preview.output.slice(-5000));
-        assert.match(preview.output, /\+ 40 to create/);
+        assert.match(preview.output, /\+ 42 to create/);
     });
 
     it("lets one of two ups at once run, refuses the other by the backend's lock, and keeps the state whole", async () => {
@@ -199,5 +205,140 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.deepEqual(state.pending, []);
         const drift = step(["scripts/ci/stack.sh", "drift", "ci-a"]);
         assert.equal(drift.status, 0, drift.output.slice(-5000));
+    });
+    // A fleet split into two shards, each its own stack on the same backend: shard-a the dev fleet,
+    // shard-b the same roles under other names and keys, each on scripted hosts of its own.
+    const SHARDS = ["shard-a", "shard-b"];
+    /** What a failed run said: its error lines first, then its end. */
+    const errorsOf = (r: Run) => `${r.output.split("\n").filter((l) => /error|refused|failed/i.test(l)).join("\n")}\n...\n${r.output.slice(-3000)}`;
+    /** The dev config as a shard's: its hosts at `ports`, the fleet edited by `edit`. */
+    function shardConfig(ports: readonly number[], edit: (fleet: any) => void): string {
+        const doc = parseYaml(stackConfig(ports)) as { config: Record<string, any> };
+        const fleet = doc.config["nodefleet:fleet"];
+        fleet.shards = SHARDS;
+        edit(fleet);
+        return stringifyYaml(doc);
+    }
+    const SHARD_B_SEQUENCER_KEY = `0x${"5b".repeat(32)}`;
+    /** shard-b: storage-2, sequencer-2 and validator-2, with keys of their own. */
+    const shardB = (fleet: any) => {
+        for (const n of fleet.nodes) n.name = n.name.replace(/-1$/, "-2");
+        const seq = fleet.nodes.find((n: any) => n.role === "sequencer").sequencer;
+        seq.validatorPrivateKeySecret = "shardSequencerKey";
+        seq.validatorAddress = addressOfPrivateKey(SHARD_B_SEQUENCER_KEY);
+        fleet.nodes.find((n: any) => n.role === "validator").validator.validatorKeySecret = "shardValidatorKey";
+    };
+    const shardPorts: Record<string, number[]> = {};
+    /** Writes a shard's stack file; the secrets set on it since (config set) are kept. */
+    function writeShard(stack: string, edit: (fleet: any) => void): void {
+        const file = path.join(project.dir, `Pulumi.${stack}.yaml`);
+        const doc = parseYaml(shardConfig(shardPorts[stack]!, edit)) as { config: Record<string, unknown> };
+        const old = fs.existsSync(file) ? (parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> }).config ?? {} : {};
+        for (const [k, v] of Object.entries(old)) if (!(k in doc.config)) doc.config[k] = v;
+        fs.writeFileSync(file, stringifyYaml(doc));
+    }
+    function signingKeysOf(stack: string): Record<string, string> {
+        const r = step(["-c", `pulumi stack output signingKeys --stack ${stack} --json`]);
+        assert.equal(r.status, 0, r.output);
+        return JSON.parse(r.stdout) as Record<string, string>;
+    }
+
+    it("two shards: previewed and brought up side by side, each its own stack; each shard's drift named for it alone", async () => {
+        for (const [stack, l] of Object.entries(shardLabs)) {
+            shardPorts[stack] = await l.listen(stack === "shard-b" ? 3 : 2);
+            fs.writeFileSync(path.join(l.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [] }) }));
+        }
+        writeShard("shard-a", () => undefined);
+        writeShard("shard-b", shardB);
+        // shard-b's own keys, as an operator sets them (the value on stdin).
+        for (const [key, value] of [["shardSequencerKey", SHARD_B_SEQUENCER_KEY], ["shardValidatorKey", validatorKeyJson("shard-b")]] as const) {
+            const r = step(["-c", `pulumi stack select shard-b --create --non-interactive >/dev/null && pulumi config set --secret --stack shard-b nodefleet:${key}`], value);
+            assert.equal(r.status, 0, r.output);
+        }
+        const previews = await Promise.all(SHARDS.map((s) => start(["scripts/ci/stack.sh", "preview", s])));
+        for (const [i, p] of previews.entries()) {
+            assert.equal(p.status, 0, p.output.slice(-5000));
+            assert.match(fs.readFileSync(path.join(project.dir, `.state/ci/preview-${SHARDS[i]}.txt`), "utf8"), /\+ 42 to create/);
+        }
+        const ups = await Promise.all(SHARDS.map((s) => start(["scripts/ci/stack.sh", "up", s])));
+        for (const u of ups) assert.equal(u.status, 0, u.output.slice(-5000));
+        // Each shard ran its steps on its own hosts only.
+        for (const [stack, l] of Object.entries(shardLabs)) {
+            const lines = fs.readFileSync(path.join(l.dir, "log"), "utf8");
+            const other = stack === "shard-a" ? /storage-2|validator-2|sequencer-2/ : /storage-1|validator-1|sequencer-1/;
+            assert.match(lines, stack === "shard-a" ? /storage-1/ : /storage-2/);
+            assert.doesNotMatch(lines, other, `${stack}'s hosts ran another shard's steps`);
+        }
+        const a = signingKeysOf("shard-a");
+        const b = signingKeysOf("shard-b");
+        assert.deepEqual(Object.keys(a).sort(), ["sequencer-1", "validator-1"]);
+        assert.deepEqual(Object.keys(b).sort(), ["sequencer-2", "validator-2"]);
+        assert.equal(b["sequencer-2"], `aztec-attester:${addressOfPrivateKey(SHARD_B_SEQUENCER_KEY).toLowerCase()}`);
+        assert.ok(Object.values(a).every((k) => !Object.values(b).includes(k)));
+
+        // A host of shard-b drifts: its drift check fails naming shard-b; shard-a's passes.
+        fs.writeFileSync(path.join(shardLabs["shard-b"].dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [{ group: "storage-2.configure", item: "/data/storage-2/run/config.toml", change: "content changed" }] }) }));
+        const [driftA, driftB] = await Promise.all(SHARDS.map((s) => start(["scripts/ci/stack.sh", "drift", s])));
+        assert.equal(driftA!.status, 0, driftA!.output.slice(-5000));
+        assert.doesNotMatch(driftA!.output, /::error/);
+        assert.notEqual(driftB!.status, 0, driftB!.output.slice(-5000));
+        assert.match(driftB!.output, /::error title=drift on shard-b::host dev-1: \/data\/storage-2\/run\/config\.toml: content changed \[storage-2\.configure\]/);
+        assert.doesNotMatch(driftB!.output, /drift on shard-a/);
+        fs.writeFileSync(path.join(shardLabs["shard-b"].dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [] }) }));
+    });
+
+    it("nodefleet status reads every shard at once: one report per stack", () => {
+        const r = step(["-c", `node ${JSON.stringify(path.join(ROOT, "dist/status/main.js"))} status --stack shard-a --shards --json --timeout 20`]);
+        // The scripted hosts answer no health check: every node is reported, none healthy.
+        assert.equal(r.status, 1, r.output.slice(-3000));
+        const doc = JSON.parse(r.stdout) as { healthy: boolean; stacks: { stack: string; nodes: { node: string }[] }[] };
+        assert.equal(doc.healthy, false);
+        assert.deepEqual(doc.stacks.map((s) => [s.stack, s.nodes.map((n) => n.node).sort()]), [
+            ["shard-a", ["sequencer-1", "storage-1", "validator-1"]],
+            ["shard-b", ["sequencer-2", "storage-2", "validator-2"]],
+        ]);
+        assert.match(r.output, /nodefleet status: stack shard-a, 2 host\(s\)/);
+        assert.match(r.output, /nodefleet status: stack shard-b, 2 host\(s\)/);
+    });
+
+    it("a validator in two shards' configs is refused; moved between shards, it starts in the one it joins only after the one it leaves has stopped it", () => {
+        // Both files name validator-1 (with its key): shard-b's preview refuses, naming the field.
+        // validator-1 joins shard-b on a host of its own there (dev-3, its third scripted host).
+        const validator1 = (fleet: any) => {
+            shardB(fleet);
+            fleet.hosts["dev-3"] = { ...fleet.hosts["dev-2"], port: shardPorts["shard-b"]![2] };
+            const v = JSON.parse(JSON.stringify(fleet.nodes.find((n: any) => n.role === "validator")));
+            v.name = "validator-1";
+            v.host = "dev-3";
+            v.validator.validatorKeySecret = "devValidatorKey";
+            fleet.nodes.push(v);
+        };
+        writeShard("shard-b", validator1);
+        const both = step(["scripts/ci/stack.sh", "preview", "shard-b"]);
+        assert.notEqual(both.status, 0);
+        assert.match(both.output, /nodes\[3\]\.name: validator-1 is also a node of shard shard-a: a validator belongs to one shard/);
+        assert.match(both.output, /nodes\[3\]\.validator\.validatorKeySecret: shard shard-a's validator-1 signs with the key of the same config key/);
+        // The move, in one change: shard-a drops validator-1 (and its host), shard-b takes it.
+        // shard-b first: refused, shard-a's last up left the key running.
+        writeShard("shard-a", (fleet: any) => {
+            fleet.nodes = fleet.nodes.filter((n: any) => n.role !== "validator");
+            delete fleet.hosts["dev-2"];
+            delete fleet.releases["0g-chain"];
+        });
+        const logB = path.join(shardLabs["shard-b"].dir, "log");
+        const before = fs.readFileSync(logB, "utf8").split("\n").filter(Boolean).length;
+        const early = step(["scripts/ci/stack.sh", "up", "shard-b"]);
+        assert.notEqual(early.status, 0);
+        assert.match(early.output, /validator-1: its key \(0g-consensus:[0-9A-F]{40}\) signs in shard shard-a as validator-1, as that shard's last up left it: one key must never sign on two machines/);
+        // Refused before anything is registered: shard-b's hosts were only read (the up's refresh).
+        const since = fs.readFileSync(logB, "utf8").split("\n").filter(Boolean).slice(before).map((l) => (JSON.parse(l) as { line: string }).line);
+        assert.ok(since.every((l) => l.startsWith("# nodefleet: the drift check")), since.join("\n"));
+        const leave = step(["scripts/ci/stack.sh", "up", "shard-a"]);
+        assert.equal(leave.status, 0, errorsOf(leave));
+        assert.equal(signingKeysOf("shard-a")["validator-1"], undefined);
+        assert.ok(!exported("shard-a").urns.some((u) => u.includes("validator-1")), "validator-1's steps (its removal ran) are gone from shard-a");
+        const join = step(["scripts/ci/stack.sh", "up", "shard-b"]);
+        assert.equal(join.status, 0, errorsOf(join));
+        assert.match(signingKeysOf("shard-b")["validator-1"] ?? "", /^0g-consensus:[0-9A-F]{40}$/);
     });
 });

@@ -39,7 +39,7 @@ describe("pulumi preview with the real engine", () => {
             // The host's drift check (read by `pulumi refresh`), through the real dynamic provider.
             assert.match(r.output, new RegExp(`pulumi-nodejs:dynamic:Resource\\s+fleet-${host}-drift\\s+create`), `${host} drift`);
         }
-        assert.match(r.output, /\+ 40 to create/);
+        assert.match(r.output, /\+ 42 to create/);
         for (const step of ["teardown", "miner-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-storage-1-${step}\\s+create`));
         for (const step of ["teardown", "validator-key", "version", "configure", "registration", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-sequencer-1-${step}\\s+create`));
         for (const step of ["teardown", "validator-key", "configure", "health"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-validator-1-${step}\\s+create`));

@@ -15,14 +15,19 @@ export class ScriptedHosts {
 
     /** `hosts` SSH endpoints (one port each); the project's config is `configFor` their ports. */
     async start(stack: string, configFor: (ports: number[]) => string, sources?: Sources, hosts = 2): Promise<{ project: ScratchProject; ports: number[] }> {
+        const ports = await this.listen(hosts);
+        const project = (this.project = new ScratchProject(stack, configFor(ports), undefined, sources));
+        project.writeDevFiles("generated");
+        return { project, ports };
+    }
+
+    /** Starts `hosts` SSH endpoints without a project (for stacks of a project made elsewhere): their ports. */
+    async listen(hosts = 2): Promise<number[]> {
         const bin = sh("bash", [path.join(ROOT, "lab/scripted-host.sh")]).stdout.trim();
         this.host = spawn(bin, [this.dir, String(hosts)], { stdio: ["ignore", "ignore", "inherit"] });
         const portFile = path.join(this.dir, "ports");
         for (let i = 0; i < 100 && !fs.existsSync(portFile); i++) await new Promise((r) => setTimeout(r, 100));
-        const ports = fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
-        const project = (this.project = new ScratchProject(stack, configFor(ports), undefined, sources));
-        project.writeDevFiles("generated");
-        return { project, ports };
+        return fs.readFileSync(portFile, "utf8").trim().split("\n").map(Number);
     }
 
     /** Per port: the SSH connections open now and the most open at once so far (the host's DIR/connections). */
