@@ -64,9 +64,9 @@ const READ_TIMEOUT_SECONDS = 120;
 
 /**
  * Runs the drift check on a host over SSH: the system's OpenSSH client with the options of
- * `nodefleet status` (status/probe.ts sshArgs, repeated here: the dynamic provider serializes this
- * function into the state, with what it uses); the key goes to a private temporary file, removed
- * when the check ends.
+ * `nodefleet status` (status/probe.ts sshArgs, repeated here: this module is loaded by the dynamic
+ * provider's process, and imports nothing of the program but the host file it sends); the key goes
+ * to a private temporary file, removed when the check ends.
  */
 async function readHost(host: string, c: Connection, tool: string, timeoutSeconds: number): Promise<DriftItem[]> {
     const dir = fsm.mkdtempSync(pathm.join(osm.tmpdir(), "nodefleet-drift-"));
