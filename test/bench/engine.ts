@@ -8,7 +8,8 @@
 //                                               cpuacct cgroup where root can make one, else GNU
 //                                               time) and wall seconds
 //   CLI peak RSS                                 VmHWM of the pulumi process, read until it exits
-//   state bytes per node                         `pulumi stack export` after the first up
+//   state bytes per node                         `pulumi stack export` after the first up, and
+//                                                its largest fields as shares of it
 //   SSH connections per host                     the most open at once on any host during the
 //                                                first up, as the scripted host counted them
 //   mocks                                        the same fleet evaluated under the strict mocks
@@ -113,6 +114,8 @@ interface Row {
     noop: Measured;
     destroy: Measured;
     stateBytesPerNode: number;
+    /** What the state is made of: its largest fields, as shares of its bytes. */
+    stateShares: string;
     sshPeakPerHost: number;
     mocksS: number;
 }
@@ -160,10 +163,30 @@ async function run(n: number): Promise<Row> {
         const destroy = await phase("destroy", ["destroy", "--stack", "bench", "--yes", "--skip-preview"]);
         progress(`${n} nodes: the mocks`);
         const mocksS = mocksSeconds(n);
-        return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, sshPeakPerHost, mocksS };
+        return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, stateShares: stateShares(state), sshPeakPerHost, mocksS };
     } finally {
         lab.dispose();
     }
+}
+
+/**
+ * The largest fields of an exported state, as shares of the resources' bytes: a resource field
+ * ("stackTrace", "dependencies") or an input or output property ("stdin", "connection"), inputs and
+ * outputs counted together.
+ */
+export function stateShares(state: string, top = 6): string {
+    const resources = (JSON.parse(state) as { deployment: { resources?: Record<string, unknown>[] } }).deployment.resources ?? [];
+    const bytes = new Map<string, number>();
+    let total = 0;
+    const add = (key: string, value: unknown) => bytes.set(key, (bytes.get(key) ?? 0) + JSON.stringify(value).length);
+    for (const r of resources) {
+        total += JSON.stringify(r).length;
+        for (const [field, value] of Object.entries(r)) {
+            if ((field === "inputs" || field === "outputs") && value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) add(k, v);
+            else add(field, value);
+        }
+    }
+    return [...bytes].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, b]) => `${k} ${((100 * b) / Math.max(total, 1)).toFixed(0)} %`).join(", ");
 }
 
 function report(rows: Row[]): void {
@@ -187,6 +210,7 @@ function report(rows: Row[]): void {
             ].join(" "),
         );
     }
+    for (const r of rows) out(`state at ${r.n} nodes, by field: ${r.stateShares}`);
     for (let i = 1; i < rows.length; i++) {
         const [a, b] = [rows[i - 1]!, rows[i]!];
         const k = (f: (r: Row) => number) => (Math.log(f(b) / f(a)) / Math.log(b.n / a.n)).toFixed(2);
