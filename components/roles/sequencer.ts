@@ -6,7 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
-import { roleTools, type HostTool } from "../hosts/tools";
+import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { AZTEC_PORTS } from "../ports";
 import { render, contentHash } from "../render";
@@ -109,11 +109,6 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
     });
 }
 
-/** The host tools the sequencer's steps run, installed under LIB. */
-export function sequencerHostTools(): readonly HostTool[] {
-    return roleTools("sequencer");
-}
-
 /** The configure step's script: unit and host scripts, then start, or restart on a unit/version change. */
 export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: string, publicIp: string): string {
     const p = sequencerPaths(node, mount);
@@ -134,7 +129,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         binary: binaryOf(release),
         sequencerJson: heredocSafe(sequencerJson(node, mount), D),
         lib: LIB,
-        tools: sequencerHostTools(),
+        tools: roleTools("sequencer"),
         unit: heredocSafe(renderSequencerUnit(node, mount, release, publicIp), D),
     });
 }

@@ -7,7 +7,7 @@ import type { NodeSpec } from "../config/schema";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
-import { roleTools, type HostTool } from "../hosts/tools";
+import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
@@ -74,11 +74,6 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: st
     };
 }
 
-/** The host tools the storage node's steps run, installed under HOST_LIB. */
-export function storageHostTools(): readonly HostTool[] {
-    return roleTools("storage");
-}
-
 /** The configure step's script: every file of the node, the guard, the endpoint, (re)start. */
 export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: string): string {
     const p = storagePaths(node, mount);
@@ -112,7 +107,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         logConfig: heredocSafe("info", D),
         storageJson: heredocSafe(storageJson, D),
         lib: HOST_LIB,
-        tools: storageHostTools(),
+        tools: roleTools("storage"),
         unit: heredocSafe(units.unit, D),
         failoverUnit: heredocSafe(units.failoverService, D),
         failoverTimerUnit: heredocSafe(units.failoverTimer, D),

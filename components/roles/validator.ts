@@ -8,7 +8,7 @@ import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
-import { roleTools, type HostTool } from "../hosts/tools";
+import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
@@ -142,13 +142,6 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
     }, null, 2);
 }
 
-/** The validator tool's package (hostfiles/zgvalidator/), one module a concern. */
-
-/** The host tools the validator's steps run (hosts/tools.ts). */
-export function validatorHostTools(): readonly HostTool[] {
-    return roleTools("validator");
-}
-
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
 export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: string, publicIp: string, carriedSigningState: unknown = null): string {
     const p = validatorPaths(node, mount);
@@ -160,7 +153,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         lib: LIB,
         etcDir: p.etcDir,
         services: unitNames(p),
-        tools: validatorHostTools(),
+        tools: roleTools("validator"),
         settings: heredocSafe(validatorSettingsJson(node, mount, release, carriedSigningState), D),
         appToml: heredocSafe(renderAppToml(node, mount), D),
         configToml: heredocSafe(renderConfigToml(node), D),

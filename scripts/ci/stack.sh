@@ -25,13 +25,14 @@ export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_A
 bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
 # A shard reads the other shards' outputs through stack references: each must exist (a stack never
 # brought up has no outputs: nothing runs there), so the ones not made yet are made here, empty.
+# (another shard's job on this checkout may be making the same stack at the same moment)
+ensure_stack() { pulumi stack select "$1" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$1" --non-interactive >/dev/null; }
 shards="$(node -e 'const c = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8"))?.config?.["nodefleet:fleet"]; console.log((Array.isArray(c?.shards) ? c.shards : []).join(" "))' "Pulumi.$stack.yaml")"
 for shard in $shards; do
     [[ "$shard" =~ ^[a-z0-9-]+$ && "$shard" != "$stack" ]] || continue
-    # (another shard's job on this checkout may be making it at the same moment)
-    pulumi stack select "$shard" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$shard" --non-interactive >/dev/null
+    ensure_stack "$shard"
 done
-pulumi stack select "$stack" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$stack" --non-interactive >/dev/null
+ensure_stack "$stack"
 while IFS='=' read -r name _; do
     key="${name#NODEFLEET_SECRET_}"
     printenv "$name" | pulumi config set --secret --stack "$stack" "nodefleet:$key" >/dev/null

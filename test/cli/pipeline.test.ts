@@ -90,9 +90,9 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         for (const l of Object.values(shardLabs)) l.dispose();
     });
 
-    /** What the hosts' drift check finds from now on (both hosts answer alike). */
-    function answerDrift(drift: { group: string; item: string; change: string }[]): void {
-        fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift }) }));
+    /** What a lab's hosts' drift check finds from now on (its hosts answer alike). */
+    function answerDrift(drift: { group: string; item: string; change: string }[], hosts: ScriptedHosts = lab): void {
+        fs.writeFileSync(path.join(hosts.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift }) }));
     }
 
     /** The first line of each script the hosts ran since the last call. */
@@ -246,7 +246,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     it("two shards: previewed and brought up side by side, each its own stack; each shard's drift named for it alone", async () => {
         for (const [stack, l] of Object.entries(shardLabs)) {
             shardPorts[stack] = await l.listen(stack === "shard-b" ? 3 : 2);
-            fs.writeFileSync(path.join(l.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [] }) }));
+            answerDrift([], l);
         }
         writeShard("shard-a", () => undefined);
         writeShard("shard-b", shardB);
@@ -277,14 +277,14 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.ok(Object.values(a).every((k) => !Object.values(b).includes(k)));
 
         // A host of shard-b drifts: its drift check fails naming shard-b; shard-a's passes.
-        fs.writeFileSync(path.join(shardLabs["shard-b"].dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [{ group: "storage-2.configure", item: "/data/storage-2/run/config.toml", change: "content changed" }] }) }));
+        answerDrift([{ group: "storage-2.configure", item: "/data/storage-2/run/config.toml", change: "content changed" }], shardLabs["shard-b"]);
         const [driftA, driftB] = await Promise.all(SHARDS.map((s) => start(["scripts/ci/stack.sh", "drift", s])));
         assert.equal(driftA!.status, 0, driftA!.output.slice(-5000));
         assert.doesNotMatch(driftA!.output, /::error/);
         assert.notEqual(driftB!.status, 0, driftB!.output.slice(-5000));
         assert.match(driftB!.output, /::error title=drift on shard-b::host dev-1: \/data\/storage-2\/run\/config\.toml: content changed \[storage-2\.configure\]/);
         assert.doesNotMatch(driftB!.output, /drift on shard-a/);
-        fs.writeFileSync(path.join(shardLabs["shard-b"].dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [] }) }));
+        answerDrift([], shardLabs["shard-b"]);
     });
 
     it("nodefleet status reads every shard at once: one report per stack", () => {

@@ -8,7 +8,8 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorHostTools, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { roleTools } from "../../components/hosts/tools";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
@@ -116,7 +117,7 @@ describe("validator role: consensus unit, config files and scripts", () => {
         // configure installs each host tool from the host's copy of the tools, by the sha256 of its
         // file (hosts/tools.ts), and ends in the tool's setup.
         const text = fs.readFileSync(configure, "utf8");
-        const tools = validatorHostTools();
+        const tools = roleTools("validator");
         for (const tool of ["zg-validator.py", "consensus-height-rollback.py", "set-rpc-dial-url.py", "nodefleet_rpc.py", "trim_export.py", "zgvalidator/__init__.py", "zgvalidator/switch.py", "zgvalidator/steps.json"]) {
             assert.ok(tools.some((t) => t.path === tool), `${tool} is installed`);
         }
@@ -144,7 +145,7 @@ describe("validator role: consensus unit, config files and scripts", () => {
 
     it("the validator tool runs from the layout configure installs (every module of its package is installed)", () => {
         const lib = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "nodefleet-lib-"));
-        for (const t of validatorHostTools()) {
+        for (const t of roleTools("validator")) {
             fs.mkdirSync(path.dirname(path.join(lib, t.path)), { recursive: true });
             fs.writeFileSync(path.join(lib, t.path), fs.readFileSync(path.join(HOSTFILES_DIR, t.name)), { mode: Number.parseInt(t.mode, 8) });
         }
