@@ -75,9 +75,54 @@ hcloud) WITH_HCLOUD=1 ;;
 *) die "usage: lab/toolchain.sh [hcloud] | lab/toolchain.sh home DIR" ;;
 esac
 
+# The patches the lab applies to the CLI's modules and to a plugin's upstream source
+# (lab/toolchain/patches/NAME/*.patch, in order, `git apply` in the module's or archive's top
+# directory), each documented in its own header and in docs/toolchain.md; their text is part of
+# the binary's cache key.
+patches_of() { find "$ROOT/lab/toolchain/patches/$1" -name '*.patch' 2>/dev/null | sort; }
+apply_patches() { # name dir
+    local p
+    while IFS= read -r p; do
+        say "patching $1: $(basename "$p")"
+        (cd "$2" && git apply "$p") || die "the patch $p does not apply to $2"
+    done < <(patches_of "$1")
+}
+
 # ---- the CLI ------------------------------------------------------------------------------------
-cli="$(pinned_tool "[toolchain]" "$ROOT/lab/toolchain" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION")"
+# Built from the released pkg/v3 and sdk/v3 modules at the versions lab/toolchain/go.mod pins, with
+# the patches of lab/toolchain/patches/pulumi-pkg applied to a copy of pkg/v3 (the state saved once
+# for the steps that finish together, secrets encrypted once per operation, not at every save:
+# docs/toolchain.md); the patched packages' tests run before the build. Cached outside the clone, keyed by go.mod, go.sum and the patches.
+cli_module_dir() { # module@version: its directory in the module cache, downloaded if need be
+    (cd "$1" && GOFLAGS=-mod=mod GOSUMDB=off go mod download -json "$2" |
+        node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const m=JSON.parse(s);if(!m.Dir)process.exit(1);console.log(m.Dir)})')
+}
+build_cli() { # out
+    local work
+    work="$(mktemp -d)"
+    cp "$ROOT/lab/toolchain/go.mod" "$ROOT/lab/toolchain/go.sum" "$work/"
+    cp -r "$(cli_module_dir "$work" "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION")" "$work/pkg" || die "the module pkg/v3@$PULUMI_VERSION could not be downloaded"
+    cp -r "$(cli_module_dir "$work" "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION")" "$work/sdk" || die "the module sdk/v3@$PULUMI_VERSION could not be downloaded"
+    chmod -R u+w "$work/pkg" "$work/sdk"
+    apply_patches pulumi-pkg "$work/pkg"
+    # pkg's own go.mod points sdk/v3 at ../sdk: the released copy beside it.
+    say "testing the patched package"
+    (cd "$work/pkg" && GOFLAGS=-mod=mod GOSUMDB=off go test ./backend/ ./resource/stack/ 2>&1 |
+        sed 's/^/[toolchain] go test: /' >&2; exit "${PIPESTATUS[0]}") || die "the patched pkg/v3 fails its tests"
+    (cd "$work" && go mod edit -replace=github.com/pulumi/pulumi/pkg/v3=./pkg)
+    go_build "[toolchain]" "$work" "$work/pulumi" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
+        github.com/pulumi/pulumi/pkg/v3/cmd/pulumi || die "the Pulumi CLI did not build"
+    mv "$work/pulumi" "$1.tmp" && mv "$1.tmp" "$1"
+    rm -rf "$work"
+}
+mapfile -t cli_patches < <(patches_of pulumi-pkg)
+cli_stamp="$(cat "$ROOT/lab/toolchain/go.mod" "$ROOT/lab/toolchain/go.sum" "${cli_patches[@]}" | sha256sum | cut -c1-16)"
+cli="$NODEFLEET_CACHE/pulumi/$cli_stamp/pulumi"
+if [ ! -x "$cli" ]; then
+    say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy, patched (once; about 5 minutes on 2 cores)"
+    mkdir -p "$(dirname "$cli")"
+    build_cli "$cli"
+fi
 
 # ---- the plugins --------------------------------------------------------------------------------
 # The version a plugin binary reports: the language host answers `--version`; the provider has no
@@ -153,18 +198,6 @@ build_language_host() { # out
         -require=github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION -require=github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION)
     go_build "[toolchain]" "$src" "$1" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" .
     rm -rf "$work"
-}
-
-# The patches the lab applies to a plugin's upstream source (lab/toolchain/patches/NAME/*.patch, in
-# order, `git apply` in the archive's top directory), each documented in its own header and in
-# docs/toolchain.md; their text is part of the plugin's cache key.
-patches_of() { find "$ROOT/lab/toolchain/patches/$1" -name '*.patch' 2>/dev/null | sort; }
-apply_patches() { # name dir
-    local p
-    while IFS= read -r p; do
-        say "patching $1: $(basename "$p")"
-        (cd "$2" && git apply "$p") || die "the patch $p does not apply to $2"
-    done < <(patches_of "$1")
 }
 
 build_command_provider() { # out

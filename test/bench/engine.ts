@@ -17,6 +17,8 @@
 // and the growth exponent of each phase's CPU between consecutive sizes (1 is linear, 2 square).
 //   node dist/test/bench/engine.js [sizes…]     (scripts/bench.sh engine; default 10 30 90)
 // NODEFLEET_BENCH_KEEP_STATE=PREFIX keeps each size's exported state as PREFIX-N.json.
+// NODEFLEET_BENCH_PROFILE=PREFIX profiles each size's first up (`pulumi --profiling PREFIX-N`: CPU,
+// heap and trace files of the CLI, for `go tool pprof`).
 // Data on stdout; progress on stderr.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -151,7 +153,8 @@ async function run(n: number): Promise<Row> {
             return m;
         };
         const preview = await phase("preview", ["preview", "--stack", "bench"]);
-        const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
+        const profile = process.env.NODEFLEET_BENCH_PROFILE ? ["--profiling", `${process.env.NODEFLEET_BENCH_PROFILE}-${n}`] : [];
+        const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview", ...profile]);
         const sshPeakPerHost = Math.max(0, ...[...lab.connections().values()].map((c) => c.peak));
         const stateFile = path.join(lab.dir, "state.json");
         const exported = project.pulumi(["stack", "export", "--stack", "bench", "--file", stateFile]);
