@@ -31,6 +31,8 @@ describe("toolchain plugin routes", () => {
             fs.mkdirSync(path.dirname(path.join(dir, "root", f)), { recursive: true });
             fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
         }
+        // The patches are part of the CLI's cache key and of the command provider's.
+        fs.cpSync(path.join(ROOT, "lab/toolchain/patches"), path.join(dir, "root/lab/toolchain/patches"), { recursive: true });
         // The CLI's cache entry (…/pulumi/<stamp>/pulumi) is shared; the plugins' is not.
         fs.mkdirSync(path.join(dir, "cache"));
         fs.symlinkSync(path.join(CACHE, "pulumi"), path.join(dir, "cache", "pulumi"));
