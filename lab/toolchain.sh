@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Provides the Pulumi toolchain without any Pulumi download, linked into .tools/bin:
 #   pulumi                   the Pulumi CLI, built from the Go module proxy at the version pinned
-#                            in lab/toolchain/go.mod (checksums pinned in go.sum), cached outside the
-#                            clone (lab/lib/go.sh);
+#                            in lab/toolchain/go.mod (checksums pinned in go.sum) with the lab's
+#                            patches to pkg/v3 (lab/toolchain/patches/pulumi-pkg), cached outside
+#                            the clone;
 #   pulumi-language-nodejs   Pulumi's Node.js language host, v3.248.0;
 #   pulumi-resource-command  Pulumi's command provider, v1.2.1;
 #   pulumi-resource-hcloud   with `lab/toolchain.sh hcloud` only: Pulumi's Hetzner Cloud provider,
@@ -92,7 +93,8 @@ apply_patches() { # name dir
 # Built from the released pkg/v3 and sdk/v3 modules at the versions lab/toolchain/go.mod pins, with
 # the patches of lab/toolchain/patches/pulumi-pkg applied to a copy of pkg/v3 (the state saved once
 # for the steps that finish together, secrets encrypted once per operation, not at every save:
-# docs/toolchain.md); the patched packages' tests run before the build. Cached outside the clone, keyed by go.mod, go.sum and the patches.
+# docs/toolchain.md); the patched packages' tests run before the build. Cached outside the clone,
+# keyed by go.mod, go.sum and the patches.
 cli_module_dir() { # module@version: its directory in the module cache, downloaded if need be
     (cd "$1" && GOFLAGS=-mod=mod GOSUMDB=off go mod download -json "$2" |
         node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const m=JSON.parse(s);if(!m.Dir)process.exit(1);console.log(m.Dir)})')
