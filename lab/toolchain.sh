@@ -109,7 +109,7 @@ build_cli() { # out
     apply_patches pulumi-pkg "$work/pkg"
     # pkg's own go.mod points sdk/v3 at ../sdk: the released copy beside it.
     say "testing the patched package"
-    (cd "$work/pkg" && GOFLAGS=-mod=mod GOSUMDB=off go test ./backend/ ./resource/stack/ 2>&1 |
+    (cd "$work/pkg" && GOFLAGS=-mod=mod GOSUMDB=off go test ./backend/ ./backend/diy/ ./resource/stack/ 2>&1 |
         sed 's/^/[toolchain] go test: /' >&2; exit "${PIPESTATUS[0]}") || die "the patched pkg/v3 fails its tests"
     (cd "$work" && go mod edit -replace=github.com/pulumi/pulumi/pkg/v3=./pkg)
     go_build "[toolchain]" "$work" "$work/pulumi" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
