@@ -113,6 +113,8 @@ export class Fleet extends pulumi.ComponentResource {
                     assertNever(node);
             }
         }
+        // Every step of the host has put its script in the bundle: its copy step can be made.
+        host.tools.seal();
     }
 
     private buildHost(name: string, plan: HostPlan, args: FleetArgs): Host {

@@ -9,6 +9,7 @@ import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
+import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
 import { ruleResourceName } from "./names";
 
@@ -28,7 +29,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
-    readonly tools: pulumi.Resource;
+    readonly tools: HostBundle;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -118,7 +119,8 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         );
         const eip = new aws.ec2.Eip(`${name}-eip`, { region, domain: "vpc", instance: instance.id, tags }, child);
         this.publicAddress = eip.publicIp;
-        this.connection = sshConnection({ host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey });
+        const ssh = { host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey };
+        this.connection = sshConnection(ssh);
 
         // Nitro instances expose EBS volumes as NVMe devices named by volume id.
         const device = volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`);
@@ -127,7 +129,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment, eip] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

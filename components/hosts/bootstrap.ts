@@ -5,11 +5,13 @@ import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRel
 import { Connection, remoteStep } from "./host";
 import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
-import { hostToolsStep, roleTools } from "./tools";
+import { HostBundle, roleTools } from "./tools";
 
 export interface BootstrapArgs {
     readonly plan: HostPlan;
     readonly connection: pulumi.Output<Connection>;
+    /** The same connection with the key as given: the drift check runs OpenSSH's client with it. */
+    readonly checkConnection: pulumi.Output<Connection>;
     readonly user: string;
     readonly mount: string;
     /** Whether this host gets the nftables firewall (existing hosts; clouds use theirs). */
@@ -23,8 +25,8 @@ export interface Bootstrapped {
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     /** The host's drift check (read by `pulumi refresh`). */
     readonly drift: HostDrift;
-    /** The copy of the host tools its nodes' steps install (tools.ts); `ready` when it has no node. */
-    readonly tools: pulumi.Resource;
+    /** The host's bundle: the tools its nodes' steps install and the scripts they run (tools.ts). */
+    readonly tools: HostBundle;
 }
 
 /**
@@ -33,14 +35,14 @@ export interface Bootstrapped {
  */
 export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): Bootstrapped {
     const base = { connection: args.connection, user: args.user };
-    const drift = new HostDrift(`${name}-drift`, { host: args.plan.name, connection: args.connection }, { parent });
+    const drift = new HostDrift(`${name}-drift`, { host: args.plan.name, connection: args.checkConnection }, { parent });
     const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount) }, { parent, dependsOn: after });
     const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap, drift) : bootstrap;
     // The tools are copied before the releases install, not beside them: with its nodes' chains
     // side by side, a host holds at most two SSH connections at once (docs/development.md).
     const tools = [...new Set(args.plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
     const machine = pulumi.unsecret(args.connection.apply((c) => `${c.host}:${c.port ?? 22}`));
-    const toolsStep = tools.length === 0 ? ready : hostToolsStep(`${name}-tools`, { connection: args.connection, tools, machine }, { parent, dependsOn: [ready] });
+    const bundle = new HostBundle(`${name}-tools`, { connection: args.connection, tools, machine, after: ready }, { parent });
     const releases = new Map<string, pulumi.Resource>();
     for (const r of args.plan.releases) {
         const scripts = renderRelease(args.plan.name, r);
@@ -51,15 +53,15 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
         const teardown = remoteStep(
             `${name}-release-${r.name}-teardown`,
             { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove },
-            { parent, dependsOn: [toolsStep] },
+            { parent, dependsOn: [bundle.step] },
         );
         releases.set(r.name, remoteStep(
             `${name}-release-${r.name}`,
-            { ...base, script: scripts.install, drift: { drift, group: scripts.driftGroup } },
+            { ...base, script: scripts.install, bundle, drift: { drift, group: scripts.driftGroup } },
             { parent, dependsOn: [teardown] },
         ));
     }
-    return { ready, releases, drift, tools: toolsStep };
+    return { ready, releases, drift, tools: bundle };
 }
 
 function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource, drift: HostDrift): pulumi.Resource {

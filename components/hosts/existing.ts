@@ -7,6 +7,7 @@ import { hostTarget } from "../hardware";
 import { renderPreflight } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection } from "./host";
 import { bootstrapSteps } from "./bootstrap";
+import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
 
 export interface ExistingHostArgs {
@@ -23,7 +24,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
-    readonly tools: pulumi.Resource;
+    readonly tools: HostBundle;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
 
@@ -33,7 +34,8 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
         this.hostName = args.plan.name;
         this.dataMountPoint = spec.dataMountPoint;
         this.publicAddress = pulumi.output(spec.address);
-        this.connection = sshConnection({ host: spec.address, port: spec.port, user: spec.user, privateKey: args.privateKey, hostKey: spec.hostKey });
+        const ssh = { host: spec.address, port: spec.port, user: spec.user, privateKey: args.privateKey, hostKey: spec.hostKey };
+        this.connection = sshConnection(ssh);
 
         const preflight = remoteStep(
             `${name}-preflight`,
@@ -41,7 +43,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

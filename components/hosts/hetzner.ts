@@ -9,6 +9,7 @@ import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps } from "./bootstrap";
+import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
 
 /**
@@ -52,7 +53,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
     readonly ready: pulumi.Resource;
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
-    readonly tools: pulumi.Resource;
+    readonly tools: HostBundle;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:HetznerHost", name, {}, opts);
@@ -93,14 +94,15 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         const attachment = new hcloud.VolumeAttachment(`${name}-data-attach`, { volumeId: volume.id.apply(Number), serverId: server.id.apply(Number), automount: false }, child);
 
         this.publicAddress = ip.ipAddress;
-        this.connection = sshConnection({ host: ip.ipAddress, port: 22, user: spec.sshUser, privateKey: args.privateKey });
+        const ssh = { host: ip.ipAddress, port: 22, user: spec.sshUser, privateKey: args.privateKey };
+        this.connection = sshConnection(ssh);
         const device = volume.id.apply((id) => `/dev/disk/by-id/scsi-0HC_Volume_${id}`);
         const mountData = remoteStep(
             `${name}-data-volume`,
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

@@ -4,6 +4,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { contentHash, shellWord } from "../render";
 import type { DriftBinding, HostDrift } from "./drift";
+import type { HostBundle } from "./tools";
+import { compactSshKey } from "./ssh-key";
 
 export type Connection = command.types.input.remote.ConnectionArgs;
 
@@ -22,8 +24,11 @@ export interface Host {
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     /** The host's drift as `pulumi refresh` reads it; steps answer to its repair counts. */
     readonly drift: HostDrift;
-    /** The host tools its nodes' steps install are on the host (tools.ts). */
-    readonly tools: pulumi.Resource;
+    /**
+     * The host's bundle (tools.ts): the tools its nodes' steps install and the large scripts they
+     * run; its copy step (`tools.step`) is made when the fleet seals it, after the host's nodes.
+     */
+    readonly tools: HostBundle;
 }
 
 export interface ConnectionParts {
@@ -34,12 +39,16 @@ export interface ConnectionParts {
     readonly hostKey?: string;
 }
 
-export function sshConnection(parts: ConnectionParts): pulumi.Output<Connection> {
+/**
+ * The connection of a host's steps: its key in the shortest form the command provider reads
+ * (ssh-key.ts), unless `key` is "as given" (for what runs OpenSSH's client: the drift check).
+ */
+export function sshConnection(parts: ConnectionParts, key: "compact" | "as given" = "compact"): pulumi.Output<Connection> {
     return pulumi.output({
         host: parts.host,
         port: parts.port,
         user: parts.user,
-        privateKey: parts.privateKey,
+        privateKey: key === "compact" ? parts.privateKey.apply(compactSshKey) : parts.privateKey,
         // Pinned where known; without it the provider accepts any host key.
         ...(parts.hostKey ? { hostKey: parts.hostKey } : {}),
         // New cloud hosts take a while to answer SSH.
@@ -65,6 +74,12 @@ export interface StepArgs {
     readonly sensitive?: boolean;
     /** The drift group this step records (and runs again to repair). */
     readonly drift?: DriftBinding;
+    /**
+     * Run the script from the host's bundle: the state keeps a short runner instead of it. For large
+     * scripts without secrets whose inputs are this host's own (HostBundle.run); the step then runs
+     * after the bundle's copy.
+     */
+    readonly bundle?: HostBundle;
 }
 
 /** The command that runs a script with root rights: from stdin, or (for delete) as an argument. */
@@ -84,7 +99,7 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
         {
             connection: args.connection,
             create: rootShell(args.user),
-            stdin: args.script,
+            stdin: args.bundle ? args.bundle.run(name, args.script) : args.script,
             triggers: [scriptHash, ...(args.inputsHash ?? []), ...(args.drift ? [args.drift.drift.repairCount(args.drift.group)] : [])],
             // The provider would otherwise send the last stdout/stderr as SSH env requests, which
             // sshd refuses unless it AcceptEnvs them (a warning per update), and no script reads them.
@@ -92,8 +107,17 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             ...(args.onDelete ? { delete: rootShell(args.user, args.onDelete) } : {}),
             ...(args.sensitive ? { logging: "none" as const } : {}),
         },
-        args.sensitive ? { ...opts, additionalSecretOutputs: ["stdout", "stderr"] } : opts,
+        {
+            ...opts,
+            ...(args.bundle ? { dependsOn: [...dependsOnList(opts.dependsOn), args.bundle.step] } : {}),
+            ...(args.sensitive ? { additionalSecretOutputs: ["stdout", "stderr"] } : {}),
+        },
     );
+}
+
+function dependsOnList(d: pulumi.CustomResourceOptions["dependsOn"]): pulumi.Input<pulumi.Resource>[] {
+    if (d === undefined) return [];
+    return Array.isArray(d) ? d : [d as pulumi.Input<pulumi.Resource>];
 }
 
 /**

@@ -75,20 +75,28 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
     return tools;
 }
 
+/** The sha256 (hex) of a bundled script: its file's name in the bundle and on the host. */
+export function scriptDigest(script: string): string {
+    return crypto.createHash("sha256").update(script).digest("hex");
+}
+
 /**
- * Writes the bundle of these tools (each file named by its digest) unless it is there already, and
- * returns its directory relative to the project, with a trailing slash (CopyToRemote copies the
- * directory's files, not the directory). The directory is named by the digest of its contents,
- * so a bundle once written never changes; it is written beside and renamed into place whole.
+ * Writes the bundle of these tools and scripts (each file named by its digest) unless it is there
+ * already, and returns its directory relative to the project, with a trailing slash (CopyToRemote
+ * copies the directory's files, not the directory). The directory is named by the digest of its
+ * contents, so a bundle once written never changes; it is written beside and renamed into place whole.
  */
-export function writeToolBundle(tools: readonly HostTool[]): string {
-    const digests = [...new Set(tools.map((t) => t.digest))].sort();
+export function writeToolBundle(tools: readonly HostTool[], scripts: readonly string[] = []): string {
+    const files = new Map<string, () => string>();
+    for (const t of tools) files.set(t.digest, () => hostFile(t.name));
+    for (const s of scripts) files.set(scriptDigest(s), () => s);
+    const digests = [...files.keys()].sort();
     const name = crypto.createHash("sha256").update(digests.join("\n")).digest("hex").slice(0, 32);
     const dir = path.join(LOCAL_TOOLS_DIR, name);
     if (!fs.existsSync(dir)) {
         fs.mkdirSync(LOCAL_TOOLS_DIR, { recursive: true });
         const tmp = fs.mkdtempSync(path.join(LOCAL_TOOLS_DIR, `.${name}-`));
-        for (const t of tools) fs.writeFileSync(path.join(tmp, t.digest), hostFile(t.name));
+        for (const [digest, content] of files) fs.writeFileSync(path.join(tmp, digest), content());
         try {
             fs.renameSync(tmp, dir);
         } catch (e) {
@@ -100,24 +108,90 @@ export function writeToolBundle(tools: readonly HostTool[]): string {
     return `${dir}/`;
 }
 
+/**
+ * What a bundled step sends on stdin in place of its script: find the script in the host's bundle
+ * by its digest, check the digest, run it with sh. `label` names the step in its first line (the
+ * line the step's log and the cli tier's scripted host show).
+ */
+export function bundleRunner(label: string, digest: string): string {
+    if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error(`unreachable: a script digest is 64 hex digits, not ${digest}`);
+    return [
+        `# nodefleet: ${label.replace(/[^A-Za-z0-9 ._:/-]/g, "?")} (the script of the host bundle named by its sha256)`,
+        "set -eu",
+        `nodefleet_run=${digest}`,
+        `script="$(getent passwd "\${SUDO_USER:-root}" | cut -d: -f6)/${HOST_TOOLS_DIR}/$nodefleet_run"`,
+        `if [ ! -f "$script" ] || [ "$(sha256sum < "$script" | cut -c1-64)" != "$nodefleet_run" ]; then`,
+        `\techo "nodefleet: $script is missing or altered on this host: the host's tools step copies it (pulumi up --replace on its urn, the one ending in -tools)" >&2`,
+        "\texit 1",
+        "fi",
+        `exec /bin/sh "$script"`,
+        "",
+    ].join("\n");
+}
+
 export interface HostToolsArgs {
     readonly connection: pulumi.Input<Connection>;
     /** The tools of every node on the host (duplicates are fine). */
     readonly tools: readonly HostTool[];
     /** What identifies the machine behind the connection: a new one gets the tools again. */
     readonly machine: pulumi.Input<string>;
+    /** What the copy runs after (the host is bootstrapped and firewalled). */
+    readonly after: pulumi.Resource;
 }
 
-/** The step that copies a host's tools to it: the role steps that install them depend on it. */
-export function hostToolsStep(name: string, args: HostToolsArgs, opts: pulumi.CustomResourceOptions): command.remote.CopyToRemote {
-    return new command.remote.CopyToRemote(
-        name,
-        {
-            connection: args.connection,
-            source: new pulumi.asset.FileArchive(writeToolBundle(args.tools)),
-            remotePath: HOST_TOOLS_DIR,
-            triggers: [args.machine],
-        },
-        opts,
-    );
+/**
+ * A host's bundle: the tools its nodes install and the large scripts its steps run, copied to the
+ * host by one CopyToRemote step (NAME-tools) after the host is ready. A bundled step's state keeps
+ * the short runner (bundleRunner) instead of its script; the script's digest still decides when the
+ * step runs again (its triggers), exactly as the inline script did. Built in two phases: the steps
+ * add their scripts (`run`), then the fleet seals the bundle once the host's nodes are built, which
+ * makes the copy step; the steps depend on it through `step`.
+ */
+export class HostBundle {
+    private readonly scripts: pulumi.Output<string>[] = [];
+    private readonly copied: Promise<pulumi.Resource>;
+    private resolveCopied!: (r: pulumi.Resource) => void;
+    private sealed = false;
+
+    constructor(private readonly name: string, private readonly args: HostToolsArgs, private readonly opts: pulumi.CustomResourceOptions) {
+        this.copied = new Promise((resolve) => (this.resolveCopied = resolve));
+    }
+
+    /** The copy step (or, for a host with nothing to copy, what it would run after), once sealed. */
+    get step(): Promise<pulumi.Resource> {
+        return this.copied;
+    }
+
+    /**
+     * Puts a script in the bundle; returns what the step sends on stdin instead. Only for scripts that
+     * carry no secret (the bundle is a plain file here and on the host) and that depend on nothing
+     * but this host's own resources (the copy waits for every input of every script it holds).
+     */
+    run(label: string, script: pulumi.Input<string>): pulumi.Output<string> {
+        if (this.sealed) throw new Error(`unreachable: ${label}: the bundle of ${this.name} is sealed`);
+        const text = pulumi.output(script);
+        const checked = pulumi.all([text, pulumi.isSecret(text)]).apply(([s, secret]) => {
+            if (secret) throw new pulumi.RunError(`${label}: a script that carries a secret cannot go into the host bundle`);
+            return s;
+        });
+        this.scripts.push(checked);
+        return checked.apply((s) => bundleRunner(label, scriptDigest(s)));
+    }
+
+    /** Makes the copy step: call once, after every step of the host has added its script. */
+    seal(): void {
+        if (this.sealed) return;
+        this.sealed = true;
+        if (this.args.tools.length === 0 && this.scripts.length === 0) {
+            this.resolveCopied(this.args.after);
+            return;
+        }
+        const tools = this.args.tools;
+        const source = pulumi.all(this.scripts).apply((scripts) => new pulumi.asset.FileArchive(writeToolBundle(tools, scripts)));
+        this.resolveCopied(new command.remote.CopyToRemote(
+            this.name,
+            { connection: this.args.connection, source, remotePath: HOST_TOOLS_DIR, triggers: [this.args.machine] },
+            { ...this.opts, dependsOn: [this.args.after] },
+        ));
+    }
 }

@@ -38,7 +38,7 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
     const teardown = remoteStep(
         `${name}-teardown`,
         { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript },
-        { parent, dependsOn: [after, host.tools] },
+        { parent, dependsOn: [after, host.tools.step] },
     );
     const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true, drift: { drift: host.drift, group: nodeDriftGroup(node.name, "key") } }, { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] });
     return { release, base, key };

@@ -213,13 +213,13 @@ export class SequencerNode extends pulumi.ComponentResource {
                 renderSequencerKey(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
         });
         const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
-        const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release) }, { parent: this, dependsOn: [key] });
+        const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release), bundle: host.tools }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
         const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, release, ip));
         // The version is part of the configure inputs: a new version restarts the node once, there.
         const configure = remoteStep(
             `${name}-configure`,
-            { ...base, script: configureScript, inputsHash: [contentHash(node.sequencer.version)], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } },
+            { ...base, script: configureScript, bundle: host.tools, inputsHash: [contentHash(node.sequencer.version)], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } },
             { parent: this, dependsOn: [version] },
         );
         const register = remoteStep(

@@ -168,7 +168,7 @@ export class StorageNode extends pulumi.ComponentResource {
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [endpointsHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
+        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, bundle: host.tools, inputsHash: [endpointsHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
         const healthRun = remoteStep(
             `${name}-health`,
             { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript), endpointsHash] },

@@ -258,7 +258,15 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));
         const referenceHash = urlsHash(reference);
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, inputsHash: [referenceHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
+        const configure = remoteStep(`${name}-configure`, {
+            ...base,
+            script: configureScript,
+            // Moving in, the script carries the signing state the handover on the host it leaves
+            // read: bundled, the host's copy (and its releases' installs) would wait for that handover.
+            ...(args.handover ? {} : { bundle: host.tools }),
+            inputsHash: [referenceHash],
+            drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") },
+        }, { parent: this, dependsOn: [key] });
         let last: pulumi.Resource = configure;
         let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;

@@ -3,6 +3,8 @@
 // that AWS or Hetzner accept these inputs (the mocks took two inputs the real hcloud provider
 // warns about: test/cli/hetzner-preview.test.ts), or ordering enforced by the engine. The
 // dependsOn chains are read from the resource options (a transformation records them).
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 
 export interface Recorded {
@@ -28,6 +30,8 @@ export interface Registered {
     readonly provider: string | undefined;
     /** Input paths that arrived as secrets. */
     readonly secretPaths: string[];
+    /** A copy step's source archive: its directory, once the engine has read it. */
+    archivePath?: string;
 }
 
 const KNOWN_TYPES = new Set([
@@ -113,8 +117,16 @@ export function installMocks(): void {
                 if (!KNOWN_TYPES.has(args.type)) throw new Error(`strict mocks: unexpected resource type ${args.type} (${args.name})`);
                 const secretPaths: string[] = [];
                 const inputs = unwrapSecrets(args.inputs, "", secretPaths);
-                registered.push({ custom: args.custom === true, type: args.type, name: args.name, inputs, provider: args.provider, secretPaths });
-                return outputsFor(args.type, args.name, args.inputs);
+                const entry: Registered = { custom: args.custom === true, type: args.type, name: args.name, inputs, provider: args.provider, secretPaths };
+                registered.push(entry);
+                const result = outputsFor(args.type, args.name, args.inputs);
+                // An archive arrives with its path as a promise: resolved before the resource is.
+                const archive = (args.inputs.source as { path?: Promise<string> } | undefined)?.path;
+                if (archive === undefined) return result;
+                return archive.then((p) => {
+                    entry.archivePath = String(p);
+                    return result;
+                });
             },
             call(args) {
                 calls.push({ token: args.token, inputs: args.inputs });
@@ -180,6 +192,22 @@ export function inputsOf(name: string): any {
     const r = registered.find((x) => x.name === name);
     if (!r) throw new Error(`no registered resource named ${name}; have: ${registered.map((x) => x.name).join(", ")}`);
     return r.inputs;
+}
+
+/**
+ * A command step's script as its host runs it: its stdin, or for a step that runs a script of its
+ * host's bundle (components/hosts/tools.ts), that file of a registered copy step's bundle, found by
+ * the digest its runner names. Fails when no copy step's bundle holds it.
+ */
+export function scriptOf(name: string): string {
+    const stdin = String(inputsOf(name).stdin ?? "");
+    const digest = /^nodefleet_run=([0-9a-f]{64})$/m.exec(stdin)?.[1];
+    if (digest === undefined) return stdin;
+    for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
+        const dir = copy.archivePath;
+        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) return fs.readFileSync(path.join(dir, digest), "utf8");
+    }
+    throw new Error(`${name} runs the bundled script ${digest}, which no copy step's bundle holds`);
 }
 
 /** Custom (cloud and command) resources registered, by type; components left out. */

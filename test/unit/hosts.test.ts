@@ -5,14 +5,17 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { buildStack } from "../support/stack";
-import { registered, countByType, inputsOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
+import { registered, countByType, inputsOf, scriptOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
 import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
 import { loadFleet } from "../../components/config/load";
 import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
+import { compactSshKey } from "../../components/hosts/ssh-key";
 import { HOSTFILES_DIR } from "../../components/render";
 
 /** A fleet with one node of `role` on one host of the given spec. */
@@ -54,10 +57,10 @@ describe("existing host", () => {
         // (after the tools, not beside them: at most two SSH connections per host at once)
         assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-firewall-confirm"]);
         assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-tools"]);
-        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown", "fleet-h1-tools"]);
         const inputs = inputsOf("fleet-h1-release-0g-chain");
-        assert.match(inputs.stdin, new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
-        assert.match(inputs.stdin, /^url=https:\/\/example\.org\/aristotle-v1\.0\.6\.tar\.gz$/m);
+        assert.match(scriptOf("fleet-h1-release-0g-chain"), new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
+        assert.match(scriptOf("fleet-h1-release-0g-chain"), /^url=https:\/\/example\.org\/aristotle-v1\.0\.6\.tar\.gz$/m);
         assert.equal(inputs.delete, undefined);
         const teardown = inputsOf("fleet-h1-release-0g-chain-teardown");
         assert.match(teardown.delete, /^\/bin\/sh -c /);
@@ -79,15 +82,26 @@ describe("existing host", () => {
         assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-firewall-confirm"]);
         for (const node of ["validator-1", "storage-1"]) assert.ok(byName(recorded, `fleet-${node}-teardown`).dependsOn.includes("fleet-h1-tools"), `${node} waits for the tools`);
         // The archive: a directory of the project (relative, so the same in every checkout), its
-        // files the union of both roles' tools, each named by the sha256 of its content.
-        const dir = await (byName(recorded, "fleet-h1-tools").props.source as pulumi.asset.FileArchive).path;
+        // files the union of both roles' tools and the scripts of the host's large steps (its
+        // releases' installs, its nodes' configure steps), each named by the sha256 of its content.
+        const dir = copy.archivePath!;
         assert.match(dir, /^\.nodefleet\/tools\/[0-9a-f]{32}\/$/);
         const wanted = new Map([...roleTools("validator"), ...roleTools("storage")].map((t) => [t.digest, t.name]));
-        assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys()].sort());
+        const bundled = ["fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-configure", "fleet-storage-1-configure"];
+        const runs = new Map(bundled.map((n) => [/^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).stdin)?.[1] ?? `${n}: not bundled`, n]));
+        assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys(), ...runs.keys()].sort());
         for (const [digest, name] of wanted) {
             const body = fs.readFileSync(path.join(dir, digest));
             assert.deepEqual(body, fs.readFileSync(path.join(HOSTFILES_DIR, name)), `${name}: copied as it is`);
             assert.equal(crypto.createHash("sha256").update(body).digest("hex"), digest);
+        }
+        for (const [digest, name] of runs) {
+            assert.equal(crypto.createHash("sha256").update(fs.readFileSync(path.join(dir, digest))).digest("hex"), digest, name);
+            // Its state keeps the runner: its own digest, checked on the host before the script runs.
+            const runner: string = inputsOf(name).stdin;
+            assert.ok(runner.length < 700, `${name}: a runner of ${runner.length} characters`);
+            assert.match(runner, new RegExp(`!= "\\$nodefleet_run" \\]; then`));
+            assert.deepEqual(byName(recorded, name).dependsOn.at(-1), "fleet-h1-tools", `${name} runs after the copy`);
         }
         assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 1, "nodefleet_rpc.py once");
     });
@@ -117,6 +131,26 @@ describe("existing host", () => {
         }
     });
 
+    it("the steps carry an Ed25519 key as its short PKCS#8 form, the drift check (OpenSSH's client) the key as given", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-hostkey-"));
+        try {
+            assert.equal(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(dir, "k")]).status, 0);
+            const key = fs.readFileSync(path.join(dir, "k"), "utf8");
+            await buildStack(single("validator", baseFleet().hosts["h-validator"]), { ...SECRETS, sshKey: key });
+            const steps = registered.filter((r) => r.type === "command:remote:Command" || r.type === "command:remote:CopyToRemote");
+            assert.ok(steps.length > 5);
+            for (const r of steps) {
+                assert.equal(r.inputs.connection.privateKey, compactSshKey(key), r.name);
+                assert.ok(r.secretPaths.includes("connection"), r.name);
+            }
+            assert.notEqual(compactSshKey(key), key);
+            const drift = registered.find((r) => r.type === "pulumi-nodejs:dynamic:Resource")!;
+            assert.equal(drift.inputs.connection.privateKey, key);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("one drift check per host, its SSH connection a secret; each step that records the host answers to its group's repair count", async () => {
         await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
         const drift = registered.filter((r) => r.type === "pulumi-nodejs:dynamic:Resource");
@@ -137,15 +171,15 @@ describe("existing host", () => {
             assert.ok(!inputsOf(name).triggers.includes(0), `${name} is not run again by a repair`);
         }
         // Their scripts record into their group's directory.
-        assert.match(inputsOf("fleet-h1-firewall-confirm").stdin, /^record=\/var\/lib\/nodefleet\/drift\/firewall$/m);
-        assert.match(inputsOf("fleet-h1-release-0g-chain").stdin, /^record=\/var\/lib\/nodefleet\/drift\/release\.0g-chain$/m);
-        assert.match(inputsOf("fleet-validator-1-configure").stdin, /^record=\/var\/lib\/nodefleet\/drift\/validator-1\.configure$/m);
-        assert.match(inputsOf("fleet-validator-1-configure").stdin, /"driftUnits": "\/var\/lib\/nodefleet\/drift\/validator-1\.configure\+units"/);
+        assert.match(scriptOf("fleet-h1-firewall-confirm"), /^record=\/var\/lib\/nodefleet\/drift\/firewall$/m);
+        assert.match(scriptOf("fleet-h1-release-0g-chain"), /^record=\/var\/lib\/nodefleet\/drift\/release\.0g-chain$/m);
+        assert.match(scriptOf("fleet-validator-1-configure"), /^record=\/var\/lib\/nodefleet\/drift\/validator-1\.configure$/m);
+        assert.match(scriptOf("fleet-validator-1-configure"), /"driftUnits": "\/var\/lib\/nodefleet\/drift\/validator-1\.configure\+units"/);
     });
 
     it("opens exactly the validator's p2p ports and SSH from admin CIDRs in nftables", async () => {
         await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
-        const apply: string = inputsOf("fleet-h1-firewall-apply").stdin;
+        const apply: string = scriptOf("fleet-h1-firewall-apply");
         const accepts = apply.split("\n").filter((l) => / accept comment /.test(l)).map((l) => l.trim().replace(/ comment .*/, ""));
         assert.deepEqual(accepts, [
             "ip saddr { 198.51.100.0/24 } tcp dport 22 accept",
@@ -163,7 +197,7 @@ describe("existing host", () => {
         const boot = inputsOf("fleet-h1-bootstrap");
         assert.equal(boot.create, "sudo -n /bin/sh -s");
         assert.equal(boot.connection.port, 2222);
-        assert.match(inputsOf("fleet-h1-firewall-apply").stdin, /tcp dport 22 accept/);
+        assert.match(scriptOf("fleet-h1-firewall-apply"), /tcp dport 22 accept/);
         assert.match(boot.stdin, /install -d -o "\$operator" -g "\$operator" -m 0750 \/data\/storage-1/);
     });
 
@@ -186,9 +220,9 @@ describe("existing host", () => {
         // host: preflight, bootstrap, 3 firewall steps, the zgs and 0g-chain releases and their teardowns; storage and
         // validator roles: teardown, key, configure, health each
         assert.deepEqual(countByType(), { "command:remote:Command": 17, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
-        const apply: string = inputsOf("fleet-h-validator-firewall-apply").stdin;
+        const apply: string = scriptOf("fleet-h-validator-firewall-apply");
         for (const p of ["tcp dport 1234", "udp dport 1234", "tcp dport 56303", "udp dport 56303", "tcp dport 56656"]) assert.ok(apply.includes(p), p);
-        assert.match(inputsOf("fleet-h-validator-preflight").stdin, /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
+        assert.match(scriptOf("fleet-h-validator-preflight"), /want_cores=16\nwant_mem_gb=64\nwant_disk_gb=1500/);
     });
 });
 
@@ -311,7 +345,7 @@ describe("Hetzner host", () => {
         assert.equal(inputsOf("fleet-h1-data").deleteProtection, true);
         const rules = inputsOf("fleet-h1-fw").rules.map((r: any) => `${r.protocol}/${r.port ?? "-"} ${r.sourceIps.join(",")}`);
         assert.deepEqual(rules, ["tcp/22 198.51.100.0/24", "tcp/1234 0.0.0.0/0,::/0", "udp/1234 0.0.0.0/0,::/0", "icmp/- 0.0.0.0/0,::/0"]);
-        assert.match(inputsOf("fleet-h1-data-volume").stdin, /^dev=\/dev\/disk\/by-id\/scsi-0HC_Volume_\d+$/m);
+        assert.match(scriptOf("fleet-h1-data-volume"), /^dev=\/dev\/disk\/by-id\/scsi-0HC_Volume_\d+$/m);
         assert.equal(inputsOf("fleet-h1-data-volume").connection.host, "203.0.113.60");
     });
 });

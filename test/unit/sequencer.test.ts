@@ -18,7 +18,7 @@ import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registrationSettings } from "../support/aztec";
-import { registered, inputsOf } from "../support/mocks";
+import { registered, inputsOf, scriptOf } from "../support/mocks";
 
 const Q = 1;
 
@@ -238,8 +238,9 @@ describe("sequencer role: steps", () => {
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
         assert.deepEqual(dep("fleet-sequencer-1-teardown"), ["fleet-h-sequencer-release-aztec", "fleet-h-sequencer-tools"]);
         assert.deepEqual(dep("fleet-sequencer-1-validator-key"), ["fleet-sequencer-1-teardown"]);
-        assert.deepEqual(dep("fleet-sequencer-1-version"), ["fleet-sequencer-1-validator-key"]);
-        assert.deepEqual(dep("fleet-sequencer-1-configure"), ["fleet-sequencer-1-version"]);
+        // version and configure run scripts of the host's bundle: after its copy.
+        assert.deepEqual(dep("fleet-sequencer-1-version"), ["fleet-sequencer-1-validator-key", "fleet-h-sequencer-tools"]);
+        assert.deepEqual(dep("fleet-sequencer-1-configure"), ["fleet-sequencer-1-version", "fleet-h-sequencer-tools"]);
         assert.deepEqual(dep("fleet-sequencer-1-registration"), ["fleet-sequencer-1-configure"]);
         assert.deepEqual(dep("fleet-sequencer-1-health"), ["fleet-sequencer-1-registration"]);
         assert.match(inputsOf("fleet-sequencer-1-teardown").delete, /systemctl disable --now aztec-sequencer-1.service/);
@@ -255,9 +256,9 @@ describe("sequencer role: steps", () => {
             assert.ok(!JSON.stringify(r.inputs).includes(SECRETS.sequencerKey!.slice(2)), `${r.name} carries the validator key`);
         }
         // The public IP defaults to the host's address (here an existing host's).
-        assert.match(inputsOf("fleet-sequencer-1-configure").stdin, / --p2p\.p2pIp 192\.0\.2\.11$/m);
-        assert.match(inputsOf("fleet-sequencer-1-registration").stdin, /aztec-register\.py sequencer-1 < \/etc\/nodefleet\/sequencer-1\/registration\.json$/m);
-        assert.match(inputsOf("fleet-sequencer-1-health").stdin, /aztec-health.py sequencer-1 --wait 90/);
+        assert.match(scriptOf("fleet-sequencer-1-configure"), / --p2p\.p2pIp 192\.0\.2\.11$/m);
+        assert.match(scriptOf("fleet-sequencer-1-registration"), /aztec-register\.py sequencer-1 < \/etc\/nodefleet\/sequencer-1\/registration\.json$/m);
+        assert.match(scriptOf("fleet-sequencer-1-health"), /aztec-health.py sequencer-1 --wait 90/);
     });
 
     it("re-runs exactly what a change needs: version -> version, configure, health; registry -> registration only", async () => {

@@ -12,7 +12,7 @@ import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderSt
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID } from "../support/fixtures";
 import { buildStack } from "../support/stack";
-import { registered, inputsOf } from "../support/mocks";
+import { registered, inputsOf, scriptOf } from "../support/mocks";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-storage-"));
 
@@ -154,7 +154,7 @@ describe("storage role: steps", () => {
         assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs", "fleet-h-storage-tools"]);
         assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"]);
         assert.match(inputsOf("fleet-storage-1-teardown").delete, /systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service/);
-        assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key"]);
+        assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key", "fleet-h-storage-tools"], "configure runs a script of the host's bundle: after its copy");
         assert.deepEqual(dep("fleet-storage-1-health"), ["fleet-storage-1-configure"]);
         const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
         assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");
@@ -167,8 +167,8 @@ describe("storage role: steps", () => {
         for (const r of registered.filter((x) => x.custom && x.name !== "fleet-storage-1-miner-key")) {
             assert.ok(!JSON.stringify(r.inputs).includes(SECRETS.minerKey!), `${r.name} carries the miner key`);
         }
-        assert.match(inputsOf("fleet-storage-1-configure").stdin, /refusing to start/);
-        assert.match(inputsOf("fleet-storage-1-health").stdin, /zgs-health.py storage-1 --wait 60/);
+        assert.match(scriptOf("fleet-storage-1-configure"), /refusing to start/);
+        assert.match(scriptOf("fleet-storage-1-health"), /zgs-health.py storage-1 --wait 60/);
     });
 
     it("an endpoint given as a secret reaches the host only in the key step's secret script: in no other input, and its change re-runs configure through a secret trigger", async () => {

@@ -8,7 +8,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { HOST_TOOLS_DIR, roleTools, writeToolBundle } from "../../components/hosts/tools";
+import { bundleRunner, HOST_TOOLS_DIR, roleTools, scriptDigest, writeToolBundle } from "../../components/hosts/tools";
 import { HOSTFILES_DIR, TEMPLATES_DIR } from "../../components/render";
 
 describe("host tools", () => {
@@ -82,6 +82,45 @@ describe("host tools", () => {
             const missing = run("0".repeat(64));
             assert.equal(missing.status, 1);
             assert.match(missing.stderr, /is missing or altered on this host: the host's tools step copies it/);
+        } finally {
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
+    });
+
+    it("a bundled step's runner runs the script of its digest from the SSH user's bundle, and nothing when it is missing or altered", () => {
+        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-runner-"));
+        try {
+            const home = path.join(scratch, "home");
+            const tools = path.join(home, HOST_TOOLS_DIR);
+            fs.mkdirSync(tools, { recursive: true });
+            const bin = path.join(scratch, "bin");
+            fs.mkdirSync(bin);
+            fs.writeFileSync(path.join(bin, "getent"), `#!/bin/sh\n[ "$2" = operator ] || exit 2\necho "$2:x:1000:1000::${home}:/bin/sh"\n`, { mode: 0o755 });
+            const script = `#!/bin/sh\nset -eu\necho "ran as $0" > '${scratch}/ran'\n`;
+            const digest = scriptDigest(script);
+            assert.equal(digest, crypto.createHash("sha256").update(script).digest("hex"));
+            fs.writeFileSync(path.join(tools, digest), script);
+            const runner = bundleRunner("fleet-h1-release-0g-chain", digest);
+            // As the provider runs it: sh reading the runner on stdin.
+            const run = () => spawnSync("sh", ["-s"], { input: runner, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, SUDO_USER: "operator" } });
+            const ok = run();
+            assert.equal(ok.status, 0, ok.stderr);
+            assert.equal(fs.readFileSync(path.join(scratch, "ran"), "utf8"), `ran as ${tools}/${digest}\n`);
+            const shellcheck = spawnSync("shellcheck", ["-s", "sh", "-"], { input: runner, encoding: "utf8" });
+            assert.equal(shellcheck.status, 0, shellcheck.stdout);
+            // Altered on the host, then missing: refused, the script not run.
+            fs.rmSync(path.join(scratch, "ran"));
+            fs.writeFileSync(path.join(tools, digest), `${script}echo more\n`);
+            for (const state of ["altered", "missing"]) {
+                if (state === "missing") fs.rmSync(path.join(tools, digest));
+                const refused = run();
+                assert.equal(refused.status, 1, state);
+                assert.match(refused.stderr, new RegExp(`nodefleet: ${tools}/${digest} is missing or altered on this host: the host's tools step copies it`), state);
+                assert.equal(fs.existsSync(path.join(scratch, "ran")), false, `${state}: not run`);
+            }
+            // The label is the step's name: anything else in it cannot reach the shell.
+            assert.match(bundleRunner("a\nrm -rf / $(x)", digest).split("\n")[0]!, /^# nodefleet: a\?rm -rf \/ \?\?x\? /);
+            assert.throws(() => bundleRunner("x", "0; rm -rf /"), /a script digest is 64 hex digits/);
         } finally {
             fs.rmSync(scratch, { recursive: true, force: true });
         }

@@ -14,7 +14,7 @@ import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
 import { buildStack } from "../support/stack";
-import { inputsOf, previousStackOutputs, registered } from "../support/mocks";
+import { inputsOf, previousStackOutputs, registered, scriptOf } from "../support/mocks";
 
 const V = 2;
 
@@ -184,7 +184,7 @@ describe("validator role: steps", () => {
         const { recorded, fleet } = await stack();
         assert.deepEqual(dep(recorded, "fleet-validator-1-teardown"), ["fleet-h-validator-release-0g-chain", "fleet-h-validator-tools"]);
         assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
-        assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key", "fleet-h-validator-tools"], "configure runs a script of the host's bundle: after its copy");
         assert.deepEqual(dep(recorded, "fleet-validator-1-health"), ["fleet-validator-1-configure"]);
         assert.equal(recorded.filter((r) => r.name.includes("-switch-")).length, 0);
         assert.equal(fleet.validatorSwitch["validator-1"], undefined);
@@ -195,7 +195,7 @@ describe("validator role: steps", () => {
         assert.ok(key.inputs.stdin.includes(material));
         for (const r of registered.filter((x) => x.custom && x.name !== key.name)) assert.ok(!JSON.stringify(r.inputs).includes(material), `${r.name} carries the consensus key`);
         assert.match(inputsOf("fleet-validator-1-teardown").delete, /0gchaind-validator-1\.service/);
-        assert.match(inputsOf("fleet-validator-1-health").stdin, /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json health/);
+        assert.match(scriptOf("fleet-validator-1-health"), /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json health/);
     });
 
     describe("a validator moving host", () => {
@@ -220,7 +220,12 @@ describe("validator role: steps", () => {
             assert.match(handover.inputs.stdin, /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json handover$/m);
             assert.equal(handover.inputs.connection.host, "192.0.2.11");
             assert.equal(inputsOf("fleet-validator-1-configure").connection.host, "192.0.2.12");
-            assert.match(inputsOf("fleet-validator-1-configure").stdin, /"carriedSigningState": null/);
+            assert.match(scriptOf("fleet-validator-1-configure"), /"carriedSigningState": null/);
+            // Its script carries what the handover read: inline, not in the new host's bundle, whose
+            // copy (and the release install after it) would otherwise wait for the handover.
+            assert.doesNotMatch(inputsOf("fleet-validator-1-configure").stdin, /^nodefleet_run=/m);
+            assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key"]);
+            assert.deepEqual(dep(recorded, "fleet-h-validator-tools"), ["fleet-h-validator-firewall-confirm"]);
             assert.deepEqual(fleet.validatorHosts, { "validator-1": "h-validator" });
         });
 
@@ -256,14 +261,14 @@ describe("validator role: steps", () => {
         assert.deepEqual(dep(recorded, "fleet-validator-1-health"), [names[13]!]);
         const hashes = new Set<string>();
         for (const [i, n] of names.entries()) {
-            const m = /zg-validator\.py \S+ migrate (\S+) ([0-9a-f]{16,})$/m.exec(inputsOf(n).stdin);
+            const m = /zg-validator\.py \S+ migrate (\S+) ([0-9a-f]{16,})$/m.exec(scriptOf(n));
             assert.ok(m, n);
             assert.equal(m[1], SWITCH_STEPS[i]);
             hashes.add(m[2]!);
         }
         assert.equal(hashes.size, 1);
         assert.ok(fleet.validatorSwitch["validator-1"], "the switch report is a stack output");
-        assert.match(inputsOf("fleet-validator-1-configure").stdin, /"switch": "migrate"/);
+        assert.match(scriptOf("fleet-validator-1-configure"), /"switch": "migrate"/);
     });
 
     it("switch: migrate with lowDowntime chains the low-downtime switch's 14 steps instead, its last one giving the report", async () => {
@@ -274,7 +279,7 @@ describe("validator role: steps", () => {
         for (let i = 1; i < names.length; i++) assert.deepEqual(dep(recorded, names[i]!), [names[i - 1]!], names[i]!);
         assert.deepEqual(dep(recorded, "fleet-validator-1-health"), [names[13]!]);
         assert.equal(recorded.filter((r) => /-switch-s\d\d-/.test(r.name)).length, 0, "no step of the ordered switch");
-        for (const [i, n] of names.entries()) assert.match(inputsOf(n).stdin, new RegExp(`zg-validator\\.py \\S+ migrate ${LOW_DOWNTIME_STEPS[i]} [0-9a-f]{16,}$`, "m"));
+        for (const [i, n] of names.entries()) assert.match(scriptOf(n), new RegExp(`zg-validator\\.py \\S+ migrate ${LOW_DOWNTIME_STEPS[i]} [0-9a-f]{16,}$`, "m"));
         assert.ok(fleet.validatorSwitch["validator-1"], "the switch report is a stack output");
     });
 
@@ -308,14 +313,14 @@ describe("validator role: steps", () => {
     it("switch: rollback and cleanup are one step each; tunables do not change the steps' inputs hash", async () => {
         const { recorded } = await stack((v) => { v.executionClient = "geth"; v.switch = "rollback"; });
         assert.deepEqual(dep(recorded, "fleet-validator-1-switch-rollback"), ["fleet-validator-1-configure"]);
-        assert.match(inputsOf("fleet-validator-1-switch-rollback").stdin, / rollback$/m);
+        assert.match(scriptOf("fleet-validator-1-switch-rollback"), / rollback$/m);
         const c = await stack((v) => { v.executionClient = "reth"; v.switch = "cleanup"; v.cleanup = { removeBackup: true }; });
         assert.deepEqual(dep(c.recorded, "fleet-validator-1-health"), ["fleet-validator-1-switch-cleanup"]);
-        assert.match(inputsOf("fleet-validator-1-configure").stdin, /"removeBackup": true/);
+        assert.match(scriptOf("fleet-validator-1-configure"), /"removeBackup": true/);
         const a = await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
-        const before = inputsOf("fleet-validator-1-switch-s05-export").stdin;
+        const before = scriptOf("fleet-validator-1-switch-s05-export");
         await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; v.heightTolerance = 2; v.importRetries = 9; });
-        assert.equal(inputsOf("fleet-validator-1-switch-s05-export").stdin, before);
+        assert.equal(scriptOf("fleet-validator-1-switch-s05-export"), before);
         assert.ok(a);
     });
 });

@@ -17,12 +17,18 @@
 //	DIR/homes/PORT   the SSH user's home of the host on PORT, as its SFTP subsystem serves it
 //	           (CopyToRemote writes there; relative paths start there, as OpenSSH's sftp-server's do)
 //
+// A step that runs a script of its host's bundle sends a runner naming the script's sha256
+// ("nodefleet_run=DIGEST", components/hosts/tools.ts): the host takes the script that file of
+// DIR/homes/PORT/.nodefleet/tools holds (as sh would run it) and answers that; a missing or
+// altered file fails the step as the runner does.
+//
 // It accepts any client key: it listens on loopback for one test and is never a real host.
 package main
 
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,6 +36,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -162,7 +169,14 @@ func session(ch ssh.Channel, requests <-chan *ssh.Request, dir string, port int)
 		}
 		req.Reply(true, nil)
 		script, _ := io.ReadAll(ch)
-		status := answer(ch, string(script), dir, port)
+		var status uint32
+		if body, ok := bundled(string(script), dir, port); ok {
+			status = answer(ch, body, dir, port)
+		} else {
+			fmt.Fprintln(ch.Stderr(), body)
+			status = 1
+			record(dir, port, string(script), status)
+		}
 		ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 		return
 	}
@@ -185,6 +199,22 @@ func serveSftp(ch ssh.Channel, dir string, port int) {
 	}
 	server.Close()
 	ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
+}
+
+var runner = regexp.MustCompile(`(?m)^nodefleet_run=([0-9a-f]{64})$`)
+
+// bundled is the script a step runs: the file of the host's bundle its runner names, or the
+// script itself. For a missing or altered file: false, and the runner's complaint.
+func bundled(script, dir string, port int) (string, bool) {
+	m := runner.FindStringSubmatch(script)
+	if m == nil {
+		return script, true
+	}
+	body, err := os.ReadFile(filepath.Join(dir, "homes", fmt.Sprint(port), ".nodefleet", "tools", m[1]))
+	if err != nil || fmt.Sprintf("%x", sha256.Sum256(body)) != m[1] {
+		return "nodefleet: the bundled script " + m[1] + " is missing or altered on this host", false
+	}
+	return string(body), true
 }
 
 // answer writes the scripted outcome of one script to the channel and returns its exit status.
