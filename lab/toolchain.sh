@@ -274,14 +274,19 @@ fi
 # (`lab/toolchain.sh home DIR`: scripts/dev.sh, the cli tier's scratch projects).
 INSTALL="$ROOT/.tools/pulumi"
 mkdir -p "$INSTALL/bin"
+# Each file is made under a name of this run's and renamed into place: two runs in one checkout at
+# once (the pipeline's shards, side by side) each see the old file or the new one, never neither.
 if ! [ "$INSTALL/bin/pulumi" -ef "$cli" ]; then
-    rm -f "$INSTALL/bin/pulumi"
-    ln "$cli" "$INSTALL/bin/pulumi" 2>/dev/null || cp "$cli" "$INSTALL/bin/pulumi"
+    ln -f "$cli" "$INSTALL/bin/.pulumi.$$" 2>/dev/null || cp "$cli" "$INSTALL/bin/.pulumi.$$"
+    mv -f "$INSTALL/bin/.pulumi.$$" "$INSTALL/bin/pulumi"
     cmp -s "$cli" "$INSTALL/bin/pulumi" || die "could not place the CLI at $INSTALL/bin/pulumi"
 fi
 ln -sfn "${PROVIDED[pulumi-language-nodejs]}" "$INSTALL/bin/pulumi-language-nodejs"
 # Dynamic providers (nodefleet's HostDrift) run through the launcher a Pulumi release bundles there.
-install -m 0755 "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$INSTALL/bin/pulumi-resource-pulumi-nodejs"
+if ! cmp -s "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$INSTALL/bin/pulumi-resource-pulumi-nodejs"; then
+    install -m 0755 "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$INSTALL/bin/.pulumi-resource-pulumi-nodejs.$$"
+    mv -f "$INSTALL/bin/.pulumi-resource-pulumi-nodejs.$$" "$INSTALL/bin/pulumi-resource-pulumi-nodejs"
+fi
 ln -sfn "$INSTALL/bin/pulumi" "$BIN/pulumi"
 rm -f "$BIN/pulumi-language-nodejs" "$BIN/pulumi-resource-command" # the old layout's PATH links
 install_plugin "${PROVIDED[pulumi-resource-command]}" command "$COMMAND_VERSION" "$INSTALL"
