@@ -28,6 +28,8 @@ dev_env() {
     export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-nodefleet-dev}"
     export PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
     export PULUMI_NODEJS_TRANSPILE_ONLY=true # tsc type-checks in the test command
+    # shellcheck source=scripts/pulumi-env.sh
+    source "$ROOT/scripts/pulumi-env.sh"
     mkdir -p "$state/backend" "$PULUMI_HOME"
     # The plugins where Pulumi looks for them, not on PATH (no "using … from $PATH" warnings).
     if [ -d "$ROOT/.tools/pulumi/plugins" ]; then bash "$ROOT/lab/toolchain.sh" home "$PULUMI_HOME"; fi

@@ -48,3 +48,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     say "installing ${missing[*]} (apt-get)"
     apt_install "${missing[@]}"
 fi
+
+# How many of its operations Pulumi runs at once (scripts/pulumi-env.sh).
+# shellcheck source=scripts/pulumi-env.sh
+source "$ROOT/scripts/pulumi-env.sh"

@@ -1,0 +1,10 @@
+# Sourced by scripts/setup.sh (the tests, the pipeline's stack jobs, the benchmarks) and by
+# scripts/dev.sh: the Pulumi settings every nodefleet run shares.
+#
+# Pulumi runs at most 4 resource operations per CPU at once unless told otherwise (8 on a 2-core
+# runner). nodefleet's steps wait on hosts, not on this machine, and every step that starts or
+# ends makes the CLI save the whole state: 8 at a time, the steps of N nodes ran in waves whose
+# number grew with N, each wave's save as big as the fleet, and an `up` grew with the square of
+# the fleet (scripts/bench.sh engine; docs/development.md). A host's own steps are chained, so this opens at
+# most two SSH connections per host at once, whatever the number. Set PULUMI_PARALLEL to choose.
+export PULUMI_PARALLEL="${PULUMI_PARALLEL:-1000}"
