@@ -17,6 +17,21 @@ export interface StackConfig extends SecretSource {
 }
 
 /**
+ * Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN), and Pulumi's Node.js language host
+ * hands the program the whole stack config, secrets decrypted, in one: PULUMI_CONFIG. A config past
+ * the cap fails every `pulumi` run before nodefleet starts ("fork/exec …/node: argument list too
+ * long"): about 170 nodes of the engine benchmark's shape, fewer with longer node entries.
+ */
+export const CONFIG_ENV_LIMIT = 128 * 1024;
+
+/** The warning for a stack config of `bytes` (as the language host passes it), once it is three quarters of the cap. */
+export function configSizeWarning(bytes: number): string | undefined {
+    if (bytes < 0.75 * CONFIG_ENV_LIMIT) return undefined;
+    const kb = (n: number) => `${Math.round(n / 1024)} KB`;
+    return `the stack's config is ${kb(bytes)}: Pulumi hands it to the program in one environment variable, which Linux caps at ${kb(CONFIG_ENV_LIMIT)}; past it every pulumi run fails with "argument list too long" before nodefleet starts. Split the fleet into shards (docs/gitops.md, Shards) before it grows further`;
+}
+
+/**
  * One read of the whole config. The SDK's own lookups (`getConfig`, `Config.requireSecret`,
  * `isConfigSecret`) parse the whole config text again on every call, and the config holds the
  * whole fleet: a key per node made evaluation quadratic in the number of nodes. Read per program
@@ -24,6 +39,8 @@ export interface StackConfig extends SecretSource {
  */
 export function readStackConfig(): StackConfig {
     const all = runtimeConfig.allConfig();
+    const warning = configSizeWarning(Buffer.byteLength(process.env.PULUMI_CONFIG ?? JSON.stringify(all)));
+    if (warning !== undefined) pulumi.log.warn(warning);
     let secretKeys: unknown = [];
     try {
         secretKeys = JSON.parse(runtimeState.getStore().config[runtimeConfig.configSecretKeysEnvKey] ?? "[]");

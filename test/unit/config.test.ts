@@ -2,6 +2,8 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { parseFleet, FleetConfigError, formatPath } from "../../components/config/fleet";
+import { CONFIG_ENV_LIMIT, configSizeWarning } from "../../components/config/load";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -333,5 +335,17 @@ describe("fleet config validation", () => {
     it("formats paths the way operators read them", () => {
         assert.equal(formatPath(["nodes", 2, "sequencer", "coinbase"]), "nodes[2].sequencer.coinbase");
         assert.equal(formatPath([]), "fleet");
+    });
+});
+
+describe("the stack config's size", () => {
+    it("warns at three quarters of the cap Linux puts on the one environment variable that carries it", () => {
+        // The cap itself, as execve enforces it: the variable's `NAME=value` string, NUL included.
+        const run = (bytes: number) => spawnSync(process.execPath, ["-e", "process.exit(0)"], { env: { PATH: process.env.PATH, PULUMI_CONFIG: "x".repeat(bytes - "PULUMI_CONFIG=".length - 1) } });
+        assert.equal(run(CONFIG_ENV_LIMIT).status, 0);
+        const over = run(CONFIG_ENV_LIMIT + 1);
+        assert.equal((over.error as NodeJS.ErrnoException | undefined)?.code, "E2BIG", "one byte over: argument list too long");
+        assert.equal(configSizeWarning(96 * 1024 - 1), undefined);
+        assert.match(configSizeWarning(96 * 1024)!, /^the stack's config is 96 KB: Pulumi hands it to the program in one environment variable, which Linux caps at 128 KB; .*argument list too long.*Split the fleet into shards/);
     });
 });
