@@ -11,6 +11,21 @@ import * as path from "node:path";
 import { bundleRunner, HOST_TOOLS_DIR, roleTools, scriptDigest, writeToolBundle } from "../../components/hosts/tools";
 import { HOSTFILES_DIR, TEMPLATES_DIR } from "../../components/render";
 
+/**
+ * A scratch "host": the SSH user's home with its tools directory, and a bin/ whose getent answers
+ * for the user the steps run for (SUDO_USER=operator) with that home, and for nobody else.
+ */
+function scratchHost(prefix: string): { scratch: string; tools: string; bin: string } {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    const home = path.join(scratch, "home");
+    const tools = path.join(home, HOST_TOOLS_DIR);
+    fs.mkdirSync(tools, { recursive: true });
+    const bin = path.join(scratch, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "getent"), `#!/bin/sh\n[ "$2" = operator ] || exit 2\necho "$2:x:1000:1000::${home}:/bin/sh"\n`, { mode: 0o755 });
+    return { scratch, tools, bin };
+}
+
 describe("host tools", () => {
     it("each role's tools are hostfiles/ files, named by the sha256 of their content", () => {
         for (const role of ["storage", "sequencer", "validator"] as const) {
@@ -44,15 +59,8 @@ describe("host tools", () => {
     });
 
     it("put_tool installs the file of a digest after checking it, and stops on a missing or altered one", () => {
-        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-put-tool-"));
+        const { scratch, tools, bin } = scratchHost("nodefleet-put-tool-");
         try {
-            const home = path.join(scratch, "home");
-            const tools = path.join(home, HOST_TOOLS_DIR);
-            fs.mkdirSync(tools, { recursive: true });
-            // getent as the host answers it for the SSH user: the scratch home.
-            const bin = path.join(scratch, "bin");
-            fs.mkdirSync(bin);
-            fs.writeFileSync(path.join(bin, "getent"), `#!/bin/sh\necho "$2:x:1000:1000::${home}:/bin/sh"\n`, { mode: 0o755 });
             const body = "print('tool')\n";
             const digest = crypto.createHash("sha256").update(body).digest("hex");
             fs.writeFileSync(path.join(tools, digest), body);
@@ -88,14 +96,8 @@ describe("host tools", () => {
     });
 
     it("a bundled step's runner runs the script of its digest from the SSH user's bundle, and nothing when it is missing or altered", () => {
-        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-runner-"));
+        const { scratch, tools, bin } = scratchHost("nodefleet-runner-");
         try {
-            const home = path.join(scratch, "home");
-            const tools = path.join(home, HOST_TOOLS_DIR);
-            fs.mkdirSync(tools, { recursive: true });
-            const bin = path.join(scratch, "bin");
-            fs.mkdirSync(bin);
-            fs.writeFileSync(path.join(bin, "getent"), `#!/bin/sh\n[ "$2" = operator ] || exit 2\necho "$2:x:1000:1000::${home}:/bin/sh"\n`, { mode: 0o755 });
             const script = `#!/bin/sh\nset -eu\necho "ran as $0" > '${scratch}/ran'\n`;
             const digest = scriptDigest(script);
             assert.equal(digest, crypto.createHash("sha256").update(script).digest("hex"));
