@@ -1,0 +1,75 @@
+// Real-CLI tier: upgrading nodefleet under a running fleet. The dev fleet is brought up by an
+// earlier nodefleet (its program taken from this repository's history with `git archive`), then
+// previewed and brought up by this one, with the real engine and command provider against the
+// scripted hosts (lab/sim/scripted-host: real SSH, runs nothing). What it proves: the upgrade
+// changes steps in place (updates: each step runs its script once more, and every step is safe to
+// run again), never replaces or deletes one (a deleted teardown step would run its removal and
+// stop a node; a replaced key step would write a key twice), and leaves nothing to do after it.
+// What it cannot prove (the hosts run nothing): what the steps do on a host; the e2e tier does.
+import { after, before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT, type ScratchProject } from "../support/cli";
+import { ScriptedHosts } from "../support/scripted-hosts";
+
+/**
+ * The nodefleet an operator upgrades from: the previous stop's version. Move it forward when a
+ * change that reaches the state lands (and say in the commit what an upgrade from it runs).
+ */
+const PREVIOUS = "85c6ebb";
+/** The program's files: what `git archive` takes from the previous version. */
+const PROGRAM = ["index.ts", "components", "templates", "hostfiles"];
+const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
+
+describe("upgrading nodefleet under a running fleet (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {
+    const lab = new ScriptedHosts();
+    let project: ScratchProject;
+
+    before(async () => {
+        ({ project } = await lab.start("upgrade", (p) => DEV_CONFIG.replace("port: 2201", `port: ${p[0]}`).replace("port: 2202", `port: ${p[1]}`)));
+    });
+    after(() => lab.dispose());
+
+    /** Replaces the scratch project's program with the one at `rev` (`undefined`: this checkout's). */
+    function program(rev?: string): void {
+        for (const f of PROGRAM) fs.rmSync(path.join(project.dir, f), { recursive: true, force: true });
+        if (rev === undefined) {
+            for (const f of PROGRAM) fs.cpSync(path.join(ROOT, f), path.join(project.dir, f), { recursive: true });
+            return;
+        }
+        const archive = spawnSync("git", ["-C", ROOT, "archive", "--format=tar", rev, ...PROGRAM], { maxBuffer: 1 << 28 });
+        assert.equal(archive.status, 0, `git archive ${rev} (the repository's history is needed: a full clone): ${archive.stderr}`);
+        const untar = spawnSync("tar", ["-x", "-C", project.dir], { input: archive.stdout });
+        assert.equal(untar.status, 0, String(untar.stderr));
+    }
+    const up = () => project.pulumi(["up", "--stack", project.stack, "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
+
+    it(`from ${PREVIOUS}: every changed step is updated in place, none replaced or deleted; then nothing is left to do`, (t) => {
+        // A shallow clone has no history to take the previous version from: said, not hidden.
+        if (spawnSync("git", ["-C", ROOT, "cat-file", "-e", `${PREVIOUS}^{commit}`]).status !== 0) {
+            t.skip(`the repository has no commit ${PREVIOUS} (a shallow clone): the upgrade is not checked`);
+            return;
+        }
+        program(PREVIOUS);
+        const first = up();
+        assert.equal(first.status, 0, first.output.slice(-4000));
+
+        program();
+        const preview = project.pulumi(["preview", "--stack", project.stack, "--non-interactive", "--json"]);
+        assert.equal(preview.status, 0, preview.output.slice(-4000));
+        const steps = (JSON.parse(preview.stdout) as { steps: { op: string; urn: string }[] }).steps;
+        const ops = new Map<string, string[]>();
+        for (const s of steps) ops.set(s.op, [...(ops.get(s.op) ?? []), s.urn.split("::").pop()!]);
+        console.log(`# the upgrade's plan: ${JSON.stringify(Object.fromEntries([...ops].map(([op, names]) => [op, names.length])))}`);
+        assert.deepEqual([...ops.keys()].filter((op) => !["same", "update", "read"].includes(op)), [], `only updates: ${JSON.stringify(Object.fromEntries(ops))}`);
+        // This version's changes to the state reach every host: the bundled scripts and the short key.
+        assert.ok((ops.get("update") ?? []).includes("fleet-validator-1-configure"));
+
+        const second = up();
+        assert.equal(second.status, 0, second.output.slice(-4000));
+        const again = project.preview("--expect-no-changes");
+        assert.equal(again.status, 0, again.output.slice(-4000));
+    });
+});
