@@ -6,6 +6,6 @@
 # ends makes the CLI save the whole state: 8 at a time, the steps of N nodes ran in waves whose
 # number grew with N, each wave's save as big as the fleet, and an `up` grew with the square of
 # the fleet (scripts/bench.sh engine; docs/development.md). It does not add SSH connections to a
-# host: its steps run in chains (one per node, one per release), as before (2 at once on the dev VM with
-# two nodes; the e2e tier counts them). Set PULUMI_PARALLEL to choose.
+# host: its steps run in chains (one per node, one per release), as before (2 at once on the dev
+# VM with two nodes; the e2e tier counts them). Set PULUMI_PARALLEL to choose.
 export PULUMI_PARALLEL="${PULUMI_PARALLEL:-1000}"

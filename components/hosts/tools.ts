@@ -80,16 +80,22 @@ export function scriptDigest(script: string): string {
     return crypto.createHash("sha256").update(script).digest("hex");
 }
 
+/** A script of a host's bundle with its digest (scriptDigest), taken once. */
+export interface BundledScript {
+    readonly digest: string;
+    readonly text: string;
+}
+
 /**
  * Writes the bundle of these tools and scripts (each file named by its digest) unless it is there
  * already, and returns its directory relative to the project, with a trailing slash (CopyToRemote
  * copies the directory's files, not the directory). The directory is named by the digest of its
  * contents, so a bundle once written never changes; it is written beside and renamed into place whole.
  */
-export function writeToolBundle(tools: readonly HostTool[], scripts: readonly string[] = []): string {
+export function writeToolBundle(tools: readonly HostTool[], scripts: readonly BundledScript[] = []): string {
     const files = new Map<string, () => string>();
     for (const t of tools) files.set(t.digest, () => hostFile(t.name));
-    for (const s of scripts) files.set(scriptDigest(s), () => s);
+    for (const s of scripts) files.set(s.digest, () => s.text);
     const digests = [...files.keys()].sort();
     const name = crypto.createHash("sha256").update(digests.join("\n")).digest("hex").slice(0, 32);
     const dir = path.join(LOCAL_TOOLS_DIR, name);
@@ -148,7 +154,7 @@ export interface HostToolsArgs {
  * makes the copy step; the steps depend on it through `step`.
  */
 export class HostBundle {
-    private readonly scripts: pulumi.Output<string>[] = [];
+    private readonly scripts: pulumi.Output<BundledScript>[] = [];
     private readonly copied: Promise<pulumi.Resource>;
     private resolveCopied!: (r: pulumi.Resource) => void;
     private sealed = false;
@@ -170,12 +176,12 @@ export class HostBundle {
     run(label: string, script: pulumi.Input<string>): pulumi.Output<string> {
         if (this.sealed) throw new Error(`unreachable: ${label}: the bundle of ${this.name} is sealed`);
         const text = pulumi.output(script);
-        const checked = pulumi.all([text, pulumi.isSecret(text)]).apply(([s, secret]) => {
+        const bundled = pulumi.all([text, pulumi.isSecret(text)]).apply(([s, secret]): BundledScript => {
             if (secret) throw new pulumi.RunError(`${label}: a script that carries a secret cannot go into the host bundle`);
-            return s;
+            return { digest: scriptDigest(s), text: s };
         });
-        this.scripts.push(checked);
-        return checked.apply((s) => bundleRunner(label, scriptDigest(s)));
+        this.scripts.push(bundled);
+        return bundled.apply((b) => bundleRunner(label, b.digest));
     }
 
     /** Makes the copy step: call once, after every step of the host has added its script. */
