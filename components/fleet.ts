@@ -11,7 +11,7 @@ import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
 import { validatorHandover, ValidatorNode, type Handover } from "./roles/validator";
 import { resolveUrls } from "./roles/urls";
-import { trimResourceStackTraces, withoutPromiseTraces } from "./sdk";
+import { dropResourceStackTraces, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "./hosts/drift";
 
 export interface FleetArgs {
@@ -57,7 +57,7 @@ export class Fleet extends pulumi.ComponentResource {
      * `validatorHosts`, see `previousValidatorHosts`).
      */
     static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions, previousHosts: Record<string, string> = {}): Promise<Fleet> {
-        trimResourceStackTraces();
+        dropResourceStackTraces();
         const moves = plannedMoves(args.plan, previousHosts);
         const fleet = new Fleet(name, opts);
         for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });

@@ -22,15 +22,15 @@ export function withoutPromiseTraces<T>(make: () => T): T {
 
 /**
  * The SDK records the whole call stack of every resource's registration, and the engine keeps it in
- * the state: 4 % of a fleet's state, a few hundred bytes per step, rewritten at every checkpoint
- * (scripts/bench.sh engine). nodefleet keeps the first frame only: the source position the engine
- * shows in its errors. Applied once, to the SDK loaded by the program; a later SDK without the hook
- * is left as it is.
+ * the state with the source position (its first frame), rewritten at every checkpoint
+ * (scripts/bench.sh engine). Neither names nodefleet's code: a step's first frame is the command
+ * package's constructor (node_modules/@pulumi/command), the same for every step. nodefleet records
+ * none: the engine's errors still name the resource by its URN. Applied once, to the SDK loaded by
+ * the program; a later SDK without the hook is left as it is.
  */
-export function trimResourceStackTraces(): void {
+export function dropResourceStackTraces(): void {
     const resource = pulumi.Resource as unknown as { stackTrace?: (skip: number) => unknown[]; nodefleetTrimmed?: boolean };
-    const full = resource.stackTrace;
-    if (typeof full !== "function" || resource.nodefleetTrimmed) return;
-    resource.stackTrace = (skip: number) => full.call(pulumi.Resource, skip).slice(0, 1);
+    if (typeof resource.stackTrace !== "function" || resource.nodefleetTrimmed) return;
+    resource.stackTrace = () => [];
     resource.nodefleetTrimmed = true;
 }

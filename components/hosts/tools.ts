@@ -121,16 +121,14 @@ export function writeToolBundle(tools: readonly HostTool[], scripts: readonly Bu
  */
 export function bundleRunner(label: string, digest: string): string {
     if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error(`unreachable: a script digest is 64 hex digits, not ${digest}`);
+    // Kept short: every bundled step stores it twice. A missing file fails the check as an altered one.
     return [
-        `# nodefleet: ${label.replace(/[^A-Za-z0-9 ._:/-]/g, "?")} (the script of the host bundle named by its sha256)`,
+        `# nodefleet: ${label.replace(/[^A-Za-z0-9 ._:/-]/g, "?")}`,
         "set -eu",
         `nodefleet_run=${digest}`,
-        `script="$(getent passwd "\${SUDO_USER:-root}" | cut -d: -f6)/${HOST_TOOLS_DIR}/$nodefleet_run"`,
-        `if [ ! -f "$script" ] || [ "$(sha256sum < "$script" | cut -c1-64)" != "$nodefleet_run" ]; then`,
-        `\techo "nodefleet: $script is missing or altered on this host: the host's tools step copies it (pulumi up --replace on its urn, the one ending in -tools)" >&2`,
-        "\texit 1",
-        "fi",
-        `exec /bin/sh "$script"`,
+        `f="$(getent passwd "\${SUDO_USER:-root}"|cut -d: -f6)/${HOST_TOOLS_DIR}/$nodefleet_run"`,
+        `[ "$(sha256sum <"$f"|cut -c1-64)" = "$nodefleet_run" ] || { echo "nodefleet: $f is missing or altered on this host: the host's tools step copies it (pulumi up --replace its urn, ending in -tools)" >&2; exit 1; }`,
+        `exec /bin/sh "$f"`,
         "",
     ].join("\n");
 }

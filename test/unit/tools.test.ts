@@ -121,7 +121,7 @@ describe("host tools", () => {
                 assert.equal(fs.existsSync(path.join(scratch, "ran")), false, `${state}: not run`);
             }
             // The label is the step's name: anything else in it cannot reach the shell.
-            assert.match(bundleRunner("a\nrm -rf / $(x)", digest).split("\n")[0]!, /^# nodefleet: a\?rm -rf \/ \?\?x\? /);
+            assert.match(bundleRunner("a\nrm -rf / $(x)", digest).split("\n")[0]!, /^# nodefleet: a\?rm -rf \/ \?\?x\?$/);
             assert.throws(() => bundleRunner("x", "0; rm -rf /"), /a script digest is 64 hex digits/);
         } finally {
             fs.rmSync(scratch, { recursive: true, force: true });
