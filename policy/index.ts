@@ -1,15 +1,15 @@
 // nodefleet's policy pack: the safety rules of policy/rules.ts as stack policies, run by
 // `pulumi preview --policy-pack policy` (and `up`). Each stack's enforcement comes from its
 // policy config file (policy/config/<stack>.json): advisory in dev, mandatory in staging and prod.
-import { PolicyPack, type PolicyResource, type StackValidationPolicy } from "@pulumi/policy";
+import { PolicyPack, type PolicyResource, type ResourceValidationPolicy, type StackValidationPolicy } from "@pulumi/policy";
 import * as rules from "./rules";
 
-/** A resource's props, where a value the engine does not know yet reads as undefined. */
-function known(r: PolicyResource): Record<string, unknown> {
+/** Props, where a value the engine does not know yet reads as undefined. */
+function known(props: Record<string, unknown>): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(r.props)) {
+    for (const key of Object.keys(props)) {
         try {
-            out[key] = JSON.parse(JSON.stringify(r.props[key]));
+            out[key] = JSON.parse(JSON.stringify(props[key]));
         } catch {
             out[key] = undefined; // unknown during preview
         }
@@ -17,12 +17,31 @@ function known(r: PolicyResource): Record<string, unknown> {
     return out;
 }
 
+/**
+ * The inputs of each command step, by URN, as the engine showed them to `stepInputs` this run. A
+ * stack policy sees each resource's outputs, and nodefleet's command provider keeps a step's stdin
+ * and connection among its outputs only when the step has a delete command (the rest of its state is
+ * the engine's own copy of the inputs): the rules read the inputs. The engine shows every resource
+ * the program registers to the resource policies before it runs the stack policies, in the same
+ * process of the pack (one per preview or update).
+ */
+const commandInputs = new Map<string, Record<string, unknown>>();
+
+const stepInputs: ResourceValidationPolicy = {
+    name: "step-inputs",
+    description: "Reads each command step's inputs (its script and connection) for the stack rules; reports nothing itself.",
+    enforcementLevel: "advisory",
+    validateResource: (args) => {
+        if (args.type === "command:remote:Command") commandInputs.set(args.urn, known(args.props));
+    },
+};
+
 function planned(resources: PolicyResource[]): rules.Planned[] {
     return resources.map((r) => ({
         urn: r.urn,
         type: r.type,
         name: r.name,
-        props: known(r),
+        props: { ...known(r.props), ...commandInputs.get(r.urn) },
         parent: r.parent?.urn,
         dependencies: r.dependencies.map((d) => d.urn),
     }));
@@ -48,6 +67,8 @@ new PolicyPack("nodefleet", {
         stackRule("same-validator-key", "One validator key signs on one node only.", (rs) => rules.sameValidatorKey(rs)),
         stackRule("unpinned-host-key", "Every SSH connection pins the host key (when required: prod).", rules.unpinnedHostKey),
         stackRule("key-in-plain-text", "Key material reaches no resource input except the key steps' secret stdin.", (rs) => rules.keyOutsideKeySteps(rs)),
+        stackRule("scripts-unread", "Every script the firewall, hardware and key rules read is there to read.", (rs) => rules.scriptsUnread(rs)),
+        stepInputs,
         stackRule("migration-guard-order", "The switch deletes the geth datadir only after the backup and the export.", (rs) => rules.migrationGuards(rs)),
     ],
 });

@@ -144,6 +144,25 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.ok((await keys(".pulumi/stacks/")).some((x) => /\/ci-a\.json$/.test(x)));
         afterUp = exported("ci-a").urns;
         assert.ok(afterUp.filter((u) => u.includes("command:remote:Command")).length >= 20, afterUp.join("\n"));
+        // nodefleet's command provider keeps a step's stdin and connection in its outputs only where
+        // its delete command runs (lab/toolchain/patches/pulumi-resource-command/0002).
+        const state = JSON.parse(step(["-c", "pulumi stack export --stack ci-a"]).stdout) as { deployment: { resources: { urn: string; type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> }[] } };
+        const commands = state.deployment.resources.filter((x) => x.type === "command:remote:Command");
+        const outputsOf = (suffix: string) => commands.filter((x) => x.urn.endsWith(suffix)).map((x) => Object.keys(x.outputs ?? {}));
+        for (const suffix of ["-preflight", "-firewall-apply", "-validator-key", "-miner-key"]) {
+            assert.ok(outputsOf(suffix).length > 0, suffix);
+            for (const keys of outputsOf(suffix)) assert.ok(!keys.includes("stdin") && !keys.includes("connection") && keys.includes("stdout"), `${suffix}: ${keys.join(",")}`);
+        }
+        for (const keys of outputsOf("-firewall-teardown")) assert.ok(["stdin", "connection", "delete"].every((k) => keys.includes(k)), keys.join(","));
+        for (const x of commands) assert.ok(x.inputs?.connection !== undefined && x.inputs?.stdin !== undefined, x.urn);
+        // The policy pack still reads those steps' scripts (from the inputs the engine shows it):
+        // under prod's rules the preflight's hardwareCheck (warn) and the unpinned host keys are
+        // found, and no script is reported unread.
+        const prod = step(["-c", `pulumi preview --stack ci-a --non-interactive --policy-pack ${project.dir}/policy --policy-pack-config ${project.dir}/policy/config/prod.json`]);
+        assert.notEqual(prod.status, 0, prod.output.slice(-5000));
+        assert.match(prod.output, /hardwareCheck is warn/);
+        assert.match(prod.output, /\[mandatory\]\s+unpinned-host-key\s/);
+        assert.doesNotMatch(prod.output, /scripts-unread|is not in what the engine showed/);
         // This up created the stack's outputs; the program reads its own previous outputs
         // (validatorHosts) through a stack reference, which a refresh reads again: the drift check
         // must not call that drift.

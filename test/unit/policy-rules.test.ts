@@ -111,6 +111,20 @@ describe("policy rules", () => {
         assert.match(rules.hardwareBelowTarget(rs, {}).map((x) => x.message).join("\n"), /fleet-h \(validator\): architecture arm64/);
     });
 
+    it("scripts-unread: a firewall, preflight or key step whose stdin is absent; not one unknown yet, nor other steps", () => {
+        const C = "command:remote:Command";
+        const v = rules.scriptsUnread([
+            res(C, "fleet-h1-firewall-apply", { create: "sudo sh -s" }),
+            res(C, "fleet-h1-preflight", { stdin: undefined }),
+            res(C, "fleet-validator-1-validator-key", {}),
+            res(C, "fleet-storage-1-miner-key", { stdin: "#!/bin/sh" }),
+            res(C, "fleet-storage-1-configure", {}),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-firewall-apply", {}),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fleet-h1-firewall-apply", "fleet-validator-1-validator-key"]);
+        assert.match(v[0]!.message, /cannot check it \(run without --target\)/);
+    });
+
     it("migration-guard-order: s06 must reach both s04 and s05 through its dependencies", () => {
         const node = "urn:node";
         const s04 = res("command:remote:Command", "fleet-v-switch-s04-backup", {}, node);
