@@ -2,6 +2,8 @@
 // `pulumi preview --policy-pack policy` (and `up`). Each stack's enforcement comes from its
 // policy config file (policy/config/<stack>.json): advisory in dev, mandatory in staging and prod.
 import { PolicyPack, type PolicyResource, type ResourceValidationPolicy, type StackValidationPolicy } from "@pulumi/policy";
+import * as path from "node:path";
+import { localBundledScript, runnerDigest } from "../components/hosts/tools";
 import * as rules from "./rules";
 
 /** Props, where a value the engine does not know yet reads as undefined. */
@@ -36,12 +38,28 @@ const stepInputs: ResourceValidationPolicy = {
     },
 };
 
+/**
+ * A step that runs a script of its host's bundle sends a runner naming the script's sha256
+ * (components/hosts/tools.ts); the program wrote the bundle into the project before the engine asks
+ * the pack, so the rules read the script itself from there. One the bundles do not hold is left out
+ * (and `scripts-unread` refuses it where a rule needs it), never read as the runner.
+ */
+const PROJECT = path.resolve(__dirname, "..");
+
+function withBundledScript(props: Record<string, unknown>): Record<string, unknown> {
+    const digest = typeof props.stdin === "string" ? runnerDigest(props.stdin) : undefined;
+    if (digest === undefined) return props;
+    const { stdin: _runner, ...rest } = props;
+    const script = localBundledScript(PROJECT, digest);
+    return script === undefined ? rest : { ...rest, stdin: script };
+}
+
 function planned(resources: PolicyResource[]): rules.Planned[] {
     return resources.map((r) => ({
         urn: r.urn,
         type: r.type,
         name: r.name,
-        props: { ...known(r.props), ...commandInputs.get(r.urn) },
+        props: withBundledScript({ ...known(r.props), ...commandInputs.get(r.urn) }),
         parent: r.parent?.urn,
         dependencies: r.dependencies.map((d) => d.urn),
     }));

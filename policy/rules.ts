@@ -224,14 +224,15 @@ const READ_SCRIPTS = /-(firewall-apply|preflight|miner-key|validator-key)$/;
 /**
  * Rule: every script the rules read is there to read. nodefleet's command provider keeps a step's
  * stdin in its state only when the step has a delete command (lab/toolchain/patches); the pack takes
- * the scripts from the inputs the engine shows it (policy/index.ts), so a script absent from both
- * (a resource the engine did not show this run, as under `--target`) cannot be checked: refused,
- * never passed unread. A script not known yet (preview) is not absent.
+ * the scripts from the inputs the engine shows it, and a bundled step's from the project's bundles
+ * (policy/index.ts), so a script absent from all of them (a resource the engine did not show this
+ * run, as under `--target`; a bundle removed) cannot be checked: refused, never passed unread. A
+ * script not known yet (preview) is not absent.
  */
 export function scriptsUnread(rs: readonly Planned[]): Violation[] {
     return commands(rs)
         .filter((r) => READ_SCRIPTS.test(r.name) && !("stdin" in r.props))
-        .map((r) => ({ urn: r.urn, message: `${r.name}: its script is not in what the engine showed the policy pack, so the firewall, hardware and key rules cannot check it (run without --target)` }));
+        .map((r) => ({ urn: r.urn, message: `${r.name}: its script is not in what the engine showed the policy pack, so the firewall, hardware and key rules cannot check it (run without --target, from the project the program ran in)` }));
 }
 
 /** Rule: the destructive switch step depends on the backup and the export (transitively). */

@@ -16,6 +16,8 @@ export interface BootstrapArgs {
     readonly mount: string;
     /** Whether this host gets the nftables firewall (existing hosts; clouds use theirs). */
     readonly hostFirewall: boolean;
+    /** The host's bundle (hostBundle), copied before the bootstrap. */
+    readonly bundle: HostBundle;
 }
 
 export interface Bootstrapped {
@@ -30,19 +32,27 @@ export interface Bootstrapped {
 }
 
 /**
- * base packages + user + data dirs -> (existing hosts) firewall apply -> firewall confirm,
- * then the copy of the host tools its nodes use, then the releases they use.
+ * A host's bundle (tools.ts): the tools its nodes use and the scripts of its steps, copied by the
+ * host's first step (after `after`), before the preflight and the bootstrap, which run from it. It
+ * is copied before anything else runs, not beside it: with its nodes' chains side by side, a host
+ * holds at most two SSH connections at once (docs/development.md).
+ */
+export function hostBundle(name: string, plan: HostPlan, connection: pulumi.Output<Connection>, parent: pulumi.Resource, after: readonly pulumi.Resource[]): HostBundle {
+    const tools = [...new Set(plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
+    const machine = pulumi.unsecret(connection.apply((c) => `${c.host}:${c.port ?? 22}`));
+    return new HostBundle(`${name}-tools`, { connection, tools, machine, after }, { parent });
+}
+
+/**
+ * (the bundle's copy ->) base packages + user + data dirs -> (existing hosts) firewall apply ->
+ * firewall confirm, then the releases the host's nodes use. Each script runs from the bundle.
  */
 export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi.Resource, after: pulumi.Resource[]): Bootstrapped {
     const base = { connection: args.connection, user: args.user };
+    const bundle = args.bundle;
     const drift = new HostDrift(`${name}-drift`, { host: args.plan.name, connection: args.checkConnection }, { parent });
-    const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount) }, { parent, dependsOn: after });
+    const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount), bundle }, { parent, dependsOn: after });
     const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap, drift) : bootstrap;
-    // The tools are copied before the releases install, not beside them: with its nodes' chains
-    // side by side, a host holds at most two SSH connections at once (docs/development.md).
-    const tools = [...new Set(args.plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
-    const machine = pulumi.unsecret(args.connection.apply((c) => `${c.host}:${c.port ?? 22}`));
-    const bundle = new HostBundle(`${name}-tools`, { connection: args.connection, tools, machine, after: ready }, { parent });
     const releases = new Map<string, pulumi.Resource>();
     for (const r of args.plan.releases) {
         const scripts = renderRelease(args.plan.name, r);
@@ -53,7 +63,7 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
         const teardown = remoteStep(
             `${name}-release-${r.name}-teardown`,
             { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove },
-            { parent, dependsOn: [bundle.step] },
+            { parent, dependsOn: [ready] },
         );
         releases.set(r.name, remoteStep(
             `${name}-release-${r.name}`,
@@ -73,12 +83,12 @@ function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pu
         { ...base, script: "echo 'firewall: teardown registered'", onDelete: fw.remove },
         { parent, dependsOn: [bootstrap] },
     );
-    const apply = remoteStep(`${name}-firewall-apply`, { ...base, script: fw.apply }, { parent, dependsOn: [teardown] });
+    const apply = remoteStep(`${name}-firewall-apply`, { ...base, script: fw.apply, bundle: args.bundle }, { parent, dependsOn: [teardown] });
     // A fresh SSH connection after the apply: if it cannot get in, the revert fires. It records the
     // table for the drift check, and run again (a repair) loads the confirmed ruleset again.
     return remoteStep(
         `${name}-firewall-confirm`,
-        { ...base, script: fw.confirm, inputsHash: [contentHash(fw.ruleset)], drift: { drift, group: FIREWALL_DRIFT_GROUP } },
+        { ...base, script: fw.confirm, bundle: args.bundle, inputsHash: [contentHash(fw.ruleset)], drift: { drift, group: FIREWALL_DRIFT_GROUP } },
         { parent, dependsOn: [apply] },
     );
 }

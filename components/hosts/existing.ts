@@ -6,7 +6,7 @@ import type { ExistingHostSpec } from "../config/schema";
 import { hostTarget } from "../hardware";
 import { renderPreflight } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection } from "./host";
-import { bootstrapSteps } from "./bootstrap";
+import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
 
@@ -37,13 +37,14 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
         const ssh = { host: spec.address, port: spec.port, user: spec.user, privateKey: args.privateKey, hostKey: spec.hostKey };
         this.connection = sshConnection(ssh);
 
+        const bundle = hostBundle(name, args.plan, this.connection, this, []);
         const preflight = remoteStep(
             `${name}-preflight`,
-            { connection: this.connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)) },
+            { connection: this.connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)), bundle },
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true }, this, [preflight]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle }, this, [preflight]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

@@ -8,7 +8,7 @@ import { dataDiskGb } from "../hardware";
 import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
-import { bootstrapSteps } from "./bootstrap";
+import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
 
@@ -102,7 +102,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

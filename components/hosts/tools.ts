@@ -133,19 +133,52 @@ export function bundleRunner(label: string, digest: string): string {
     ].join("\n");
 }
 
+/** The digest a bundled step's runner names (bundleRunner), or undefined for a script sent whole. */
+export function runnerDigest(stdin: string): string | undefined {
+    return /^nodefleet_run=([0-9a-f]{64})$/m.exec(stdin)?.[1];
+}
+
+/**
+ * The script of a digest as the bundles under `project`/LOCAL_TOOLS_DIR hold it (any bundle: a file
+ * is named by its content's sha256, checked here), or undefined when none holds it.
+ */
+export function localBundledScript(project: string, digest: string): string | undefined {
+    const root = path.join(project, LOCAL_TOOLS_DIR);
+    let bundles: string[];
+    try {
+        bundles = fs.readdirSync(root).filter((n) => !n.startsWith("."));
+    } catch {
+        return undefined;
+    }
+    for (const b of bundles) {
+        let text: string;
+        try {
+            text = fs.readFileSync(path.join(root, b, digest), "utf8");
+        } catch {
+            continue;
+        }
+        if (scriptDigest(text) === digest) return text;
+    }
+    return undefined;
+}
+
 export interface HostToolsArgs {
     readonly connection: pulumi.Input<Connection>;
     /** The tools of every node on the host (duplicates are fine). */
     readonly tools: readonly HostTool[];
     /** What identifies the machine behind the connection: a new one gets the tools again. */
     readonly machine: pulumi.Input<string>;
-    /** What the copy runs after (the host is bootstrapped and firewalled). */
-    readonly after: pulumi.Resource;
+    /**
+     * What the copy runs after: nothing on an existing host, where it is the first step (the
+     * preflight, the bootstrap and the firewall run from the bundle too); a cloud host's data volume.
+     */
+    readonly after: readonly pulumi.Resource[];
 }
 
 /**
  * A host's bundle: the tools its nodes install and the large scripts its steps run, copied to the
- * host by one CopyToRemote step (NAME-tools) after the host is ready. A bundled step's state keeps
+ * host by one CopyToRemote step (NAME-tools), the host's first step: its preflight, bootstrap and
+ * firewall run from it too. A bundled step's state keeps
  * the short runner (bundleRunner) instead of its script; the script's digest still decides when the
  * step runs again (its triggers), exactly as the inline script did. Built in two phases: the steps
  * add their scripts (`run`), then the fleet seals the bundle once the host's nodes are built, which
@@ -161,7 +194,7 @@ export class HostBundle {
         this.copied = new Promise((resolve) => (this.resolveCopied = resolve));
     }
 
-    /** The copy step (or, for a host with nothing to copy, what it would run after), once sealed. */
+    /** The copy step, once sealed. */
     get step(): Promise<pulumi.Resource> {
         return this.copied;
     }
@@ -186,16 +219,14 @@ export class HostBundle {
     seal(): void {
         if (this.sealed) return;
         this.sealed = true;
-        if (this.args.tools.length === 0 && this.scripts.length === 0) {
-            this.resolveCopied(this.args.after);
-            return;
-        }
+        // The host's own steps (the bootstrap at least) always run from the bundle.
+        if (this.scripts.length === 0) throw new Error(`unreachable: the bundle of ${this.name} holds no script`);
         const tools = this.args.tools;
         const source = pulumi.all(this.scripts).apply((scripts) => new pulumi.asset.FileArchive(writeToolBundle(tools, scripts)));
         this.resolveCopied(new command.remote.CopyToRemote(
             this.name,
             { connection: this.args.connection, source, remotePath: HOST_TOOLS_DIR, triggers: [this.args.machine] },
-            { ...this.opts, dependsOn: [this.args.after] },
+            { ...this.opts, dependsOn: [...this.args.after] },
         ));
     }
 }

@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { runnerDigest } from "../../components/hosts/tools";
 
 export interface Recorded {
     readonly type: string;
@@ -201,7 +202,7 @@ export function inputsOf(name: string): any {
  */
 export function scriptOf(name: string): string {
     const stdin = String(inputsOf(name).stdin ?? "");
-    const digest = /^nodefleet_run=([0-9a-f]{64})$/m.exec(stdin)?.[1];
+    const digest = runnerDigest(stdin);
     if (digest === undefined) return stdin;
     for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
         const dir = copy.archivePath;

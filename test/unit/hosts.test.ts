@@ -33,14 +33,20 @@ function byName(recorded: Recorded[], name: string): Recorded {
 const LOCAL_PORTS = [56545, 56546, 56551, 56657, 56658, 56660, 5678, 5679, 50051, 8880, 8080];
 
 describe("existing host", () => {
-    it("registers no cloud resources and chains preflight -> bootstrap -> firewall", async () => {
+    it("registers no cloud resources and chains the bundle's copy -> preflight -> bootstrap -> firewall", async () => {
         const { recorded } = await buildStack(single("validator", baseFleet().hosts["h-validator"]), SECRETS);
         // host: preflight, bootstrap, 3 firewall steps, the 0g-chain release and its teardown; validator: teardown, key, configure, health
         assert.deepEqual(countByType(), { "command:remote:Command": 11, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         assert.deepEqual(calls, []);
-        const steps = ["preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
+        // The copy of the host's bundle is its first step: the preflight, the bootstrap and the
+        // firewall run their scripts from it (the firewall's teardown, whose create only echoes, does not).
+        const steps = ["tools", "preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
         assert.deepEqual(steps[0].dependsOn, []);
-        for (let i = 1; i < steps.length; i++) assert.deepEqual(steps[i].dependsOn, [steps[i - 1].name], `${steps[i].name} must wait for ${steps[i - 1].name}`);
+        const bundled = (name: string) => /-(preflight|bootstrap|firewall-apply|firewall-confirm)$/.test(name);
+        for (let i = 1; i < steps.length; i++) {
+            const wanted = [steps[i - 1].name, ...(bundled(steps[i].name) && i > 1 ? ["fleet-h1-tools"] : [])];
+            assert.deepEqual(steps[i].dependsOn, wanted, `${steps[i].name} must wait for ${wanted.join(" and ")}`);
+        }
         for (const s of steps) assert.equal(s.parent, "fleet-h1");
         assert.equal(byName(recorded, "fleet-h1").parent, "fleet");
         assert.equal(byName(recorded, "fleet-h1").type, "nodefleet:host:ExistingHost");
@@ -54,9 +60,9 @@ describe("existing host", () => {
         assert.deepEqual(countByType(), { "command:remote:Command": 11, "command:remote:CopyToRemote": 1, "pulumi-nodejs:dynamic:Resource": 1, "pulumi:providers:pulumi-nodejs": 1 });
         // The removal is held by a teardown whose create never changes (never replaced, so never
         // run but by destroy); the install, replaced by a new version or a repair, removes nothing.
-        // (after the tools, not beside them: at most two SSH connections per host at once)
-        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-firewall-confirm"]);
-        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-tools"]);
+        // (the tools first, then one step after the other: at most two SSH connections per host at once)
+        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, []);
+        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-firewall-confirm"]);
         assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown", "fleet-h1-tools"]);
         const inputs = inputsOf("fleet-h1-release-0g-chain");
         assert.match(scriptOf("fleet-h1-release-0g-chain"), new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
@@ -68,7 +74,7 @@ describe("existing host", () => {
         assert.equal(teardown.stdin, "echo 'release 0g-chain: teardown registered'\n");
     });
 
-    it("copies the host tools its nodes use to the host once, after the firewall, as files named by their sha256; the nodes' steps wait for it", async () => {
+    it("copies the host tools its nodes use to the host once, first, as files named by their sha256; the host's and the nodes' steps wait for it", async () => {
         // A storage node and a validator on one host: nodefleet_rpc.py, which both use, is copied once.
         const fleet = baseFleet();
         const both = { hosts: { h1: fleet.hosts["h-validator"] }, nodes: [{ ...validatorNode(), host: "h1" }, { ...storageNode(), host: "h1" }], releases: RELEASES() };
@@ -79,15 +85,16 @@ describe("existing host", () => {
         assert.equal(copy.inputs.remotePath, HOST_TOOLS_DIR);
         assert.deepEqual(copy.secretPaths, ["connection"]);
         assert.deepEqual(copy.inputs.triggers, ["192.0.2.12:22"]);
-        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-firewall-confirm"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, []);
         for (const node of ["validator-1", "storage-1"]) assert.ok(byName(recorded, `fleet-${node}-teardown`).dependsOn.includes("fleet-h1-tools"), `${node} waits for the tools`);
         // The archive: a directory of the project (relative, so the same in every checkout), its
-        // files the union of both roles' tools and the scripts of the host's large steps (its
-        // releases' installs, its nodes' configure steps), each named by the sha256 of its content.
+        // files the union of both roles' tools and the scripts of the host's steps (its preflight,
+        // bootstrap and firewall, its releases' installs, its nodes' configure steps), each named by
+        // the sha256 of its content.
         const dir = copy.archivePath!;
         assert.match(dir, /^\.nodefleet\/tools\/[0-9a-f]{32}\/$/);
         const wanted = new Map([...roleTools("validator"), ...roleTools("storage")].map((t) => [t.digest, t.name]));
-        const bundled = ["fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-configure", "fleet-storage-1-configure"];
+        const bundled = ["fleet-h1-preflight", "fleet-h1-bootstrap", "fleet-h1-firewall-apply", "fleet-h1-firewall-confirm", "fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-configure", "fleet-storage-1-configure"];
         const runs = new Map(bundled.map((n) => [/^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).stdin)?.[1] ?? `${n}: not bundled`, n]));
         assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys(), ...runs.keys()].sort());
         for (const [digest, name] of wanted) {
@@ -99,8 +106,8 @@ describe("existing host", () => {
             assert.equal(crypto.createHash("sha256").update(fs.readFileSync(path.join(dir, digest))).digest("hex"), digest, name);
             // Its state keeps the runner: its own digest, checked on the host before the script runs.
             const runner: string = inputsOf(name).stdin;
-            assert.ok(runner.length < 700, `${name}: a runner of ${runner.length} characters`);
-            assert.match(runner, new RegExp(`!= "\\$nodefleet_run" \\]; then`));
+            assert.ok(runner.length < 500, `${name}: a runner of ${runner.length} characters`);
+            assert.match(runner, /\[ "\$\(sha256sum <"\$f"\|cut -c1-64\)" = "\$nodefleet_run" \] \|\|/);
             assert.deepEqual(byName(recorded, name).dependsOn.at(-1), "fleet-h1-tools", `${name} runs after the copy`);
         }
         assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 1, "nodefleet_rpc.py once");
@@ -115,8 +122,8 @@ describe("existing host", () => {
         assert.equal(pre.connection.hostKey, baseFleet().hosts["h-validator"].hostKey);
         assert.equal(pre.create, "/bin/sh -s");
         assert.equal(pre.addPreviousOutputInEnv, false);
-        assert.match(pre.stdin, /want_cores=8\nwant_mem_gb=32\nwant_disk_gb=1000\nwant_ssd=1/);
-        assert.match(pre.stdin, /^mode=enforce$/m);
+        assert.match(scriptOf("fleet-h1-preflight"), /want_cores=8\nwant_mem_gb=32\nwant_disk_gb=1000\nwant_ssd=1/);
+        assert.match(scriptOf("fleet-h1-preflight"), /^mode=enforce$/m);
         // The private key reaches the provider only as a secret.
         const props = byName(recorded, "fleet-h1-preflight").props as { connection: pulumi.Output<unknown> };
         assert.equal(await pulumi.isSecret(pulumi.output(props.connection)), true);
@@ -198,7 +205,7 @@ describe("existing host", () => {
         assert.equal(boot.create, "sudo -n /bin/sh -s");
         assert.equal(boot.connection.port, 2222);
         assert.match(scriptOf("fleet-h1-firewall-apply"), /tcp dport 22 accept/);
-        assert.match(boot.stdin, /install -d -o "\$operator" -g "\$operator" -m 0750 \/data\/storage-1/);
+        assert.match(scriptOf("fleet-h1-bootstrap"), /install -d -o "\$operator" -g "\$operator" -m 0750 \/data\/storage-1/);
     });
 
     it("registers the teardown before the apply so destroy removes the table last", async () => {
@@ -285,7 +292,8 @@ describe("AWS host", () => {
         assert.equal(mount.connection.user, "admin");
         assert.equal(mount.create, "sudo -n /bin/sh -s");
         assert.deepEqual(byName(recorded, "fleet-h1-data-volume").dependsOn, ["fleet-h1-data-attach", "fleet-h1-eip"]);
-        assert.deepEqual(byName(recorded, "fleet-h1-bootstrap").dependsOn, ["fleet-h1-data-volume"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-data-volume"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-bootstrap").dependsOn, ["fleet-h1-data-volume", "fleet-h1-tools"]);
         const vol = inputsOf("fleet-h1-data");
         assert.deepEqual([vol.size, vol.iops, vol.throughput], [2000, 6000, 500]);
     });

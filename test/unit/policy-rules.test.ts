@@ -122,7 +122,7 @@ describe("policy rules", () => {
             res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-firewall-apply", {}),
         ]);
         assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fleet-h1-firewall-apply", "fleet-validator-1-validator-key"]);
-        assert.match(v[0]!.message, /cannot check it \(run without --target\)/);
+        assert.match(v[0]!.message, /cannot check it \(run without --target, from the project the program ran in\)/);
     });
 
     it("migration-guard-order: s06 must reach both s04 and s05 through its dependencies", () => {

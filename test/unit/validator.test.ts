@@ -222,10 +222,10 @@ describe("validator role: steps", () => {
             assert.equal(inputsOf("fleet-validator-1-configure").connection.host, "192.0.2.12");
             assert.match(scriptOf("fleet-validator-1-configure"), /"carriedSigningState": null/);
             // Its script carries what the handover read: inline, not in the new host's bundle, whose
-            // copy (and the release install after it) would otherwise wait for the handover.
+            // copy (the host's first step, which everything else follows) would otherwise wait for the handover.
             assert.doesNotMatch(inputsOf("fleet-validator-1-configure").stdin, /^nodefleet_run=/m);
             assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key"]);
-            assert.deepEqual(dep(recorded, "fleet-h-validator-tools"), ["fleet-h-validator-firewall-confirm"]);
+            assert.deepEqual(dep(recorded, "fleet-h-validator-tools"), []);
             assert.deepEqual(fleet.validatorHosts, { "validator-1": "h-validator" });
         });
 
