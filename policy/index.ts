@@ -41,28 +41,39 @@ const stepInputs: ResourceValidationPolicy = {
 /**
  * A step that runs a script of its host's bundle sends a runner naming the script's sha256
  * (components/hosts/tools.ts); the program wrote the bundle into the project before the engine asks
- * the pack, so the rules read the script itself from there. One the bundles do not hold is left out
- * (and `scripts-unread` refuses it where a rule needs it), never read as the runner.
+ * the pack, so the rules read the script from there, after the runner (a key step's runner sets the
+ * step's secrets: its keys). One the bundles do not hold is left out (and `scripts-unread` refuses
+ * it where a rule needs it), never read as the runner alone.
  */
 const PROJECT = path.resolve(__dirname, "..");
 
 function withBundledScript(props: Record<string, unknown>): Record<string, unknown> {
     const digest = typeof props.stdin === "string" ? runnerDigest(props.stdin) : undefined;
     if (digest === undefined) return props;
-    const { stdin: _runner, ...rest } = props;
+    const { stdin: runner, ...rest } = props;
     const script = localBundledScript(PROJECT, digest);
-    return script === undefined ? rest : { ...rest, stdin: script };
+    return script === undefined ? rest : { ...rest, stdin: `${runner as string}${script}` };
 }
 
+/**
+ * The stack as the rules see it. A command step the program did not register this run is left out
+ * when its script is not among its outputs: the engine shows the stack policies the resources an
+ * update deletes too (after `up --refresh`), and one left in the stack untouched by `--target` or
+ * `--exclude` cannot have its script read (docs/gitops.md). If the engine showed the resource
+ * policies no step at all, every step is kept, unread, and `scripts-unread` refuses the run.
+ */
 function planned(resources: PolicyResource[]): rules.Planned[] {
-    return resources.map((r) => ({
-        urn: r.urn,
-        type: r.type,
-        name: r.name,
-        props: withBundledScript({ ...known(r.props), ...commandInputs.get(r.urn) }),
-        parent: r.parent?.urn,
-        dependencies: r.dependencies.map((d) => d.urn),
-    }));
+    const showedInputs = commandInputs.size > 0;
+    return resources
+        .filter((r) => !showedInputs || r.type !== "command:remote:Command" || commandInputs.has(r.urn) || "stdin" in r.props)
+        .map((r) => ({
+            urn: r.urn,
+            type: r.type,
+            name: r.name,
+            props: withBundledScript({ ...known(r.props), ...commandInputs.get(r.urn) }),
+            parent: r.parent?.urn,
+            dependencies: r.dependencies.map((d) => d.urn),
+        }));
 }
 
 function stackRule(name: string, description: string, check: (rs: rules.Planned[], cfg: rules.RuleConfig) => rules.Violation[]): StackValidationPolicy {

@@ -5,6 +5,7 @@ import * as command from "@pulumi/command";
 import { contentHash, shellWord } from "../render";
 import type { DriftBinding, HostDrift } from "./drift";
 import type { HostBundle } from "./tools";
+import { wholeScript, type SecretScript } from "./scripts";
 import { compactSshKey } from "./ssh-key";
 
 export type Connection = command.types.input.remote.ConnectionArgs;
@@ -62,6 +63,11 @@ export interface StepArgs {
     readonly user: string;
     /** The shell script, sent on stdin: never on a command line. */
     readonly script: pulumi.Input<string>;
+    /**
+     * The script's secrets (scripts.ts SecretScript): `script` is then the body, without them, and
+     * runs from the host's bundle (`bundle` is required); the stdin sets them, a secret.
+     */
+    readonly secrets?: pulumi.Output<SecretScript["secrets"]>;
     /** Hashes of what this step depends on besides its own script. */
     readonly inputsHash?: pulumi.Input<string>[];
     /** Runs on destroy. Only for steps whose create never changes (replacement would run it). */
@@ -93,13 +99,16 @@ export function rootShell(user: string, script?: string): string {
  * hashes it depends on change (`triggers`), and never otherwise.
  */
 export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
-    const scriptHash = pulumi.output(args.script).apply((s) => contentHash(s));
+    if (args.secrets && !args.bundle) throw new Error(`unreachable: ${name}: a script with secrets runs from the host's bundle`);
+    // What decides a re-run: the script as the host runs it, secrets included (a digest of them).
+    const whole = args.secrets ? pulumi.all([args.script, args.secrets]).apply(([body, secrets]) => wholeScript({ body, secrets })) : pulumi.output(args.script);
+    const scriptHash = whole.apply((s) => contentHash(s));
     return new command.remote.Command(
         name,
         {
             connection: args.connection,
             create: rootShell(args.user),
-            stdin: args.bundle ? args.bundle.run(name, args.script) : args.script,
+            stdin: args.bundle ? args.bundle.run(name, args.script, args.secrets) : args.script,
             triggers: [scriptHash, ...(args.inputsHash ?? []), ...(args.drift ? [args.drift.drift.repairCount(args.drift.group)] : [])],
             // The provider would otherwise send the last stdout/stderr as SSH env requests, which
             // sshd refuses unless it AcceptEnvs them (a warning per update), and no script reads them.

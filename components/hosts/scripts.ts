@@ -4,7 +4,7 @@ import type { HostPlan, ResolvedRelease } from "../config/fleet";
 import type { Target } from "../hardware";
 import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "../firewall";
 import { ingressRules } from "../ports";
-import { render } from "../render";
+import { render, shellWord } from "../render";
 import { driftRecord } from "./drift";
 
 /** The unprivileged user every node service runs as. */
@@ -95,4 +95,38 @@ export function renderFirewallScripts(plan: HostPlan): FirewallScripts {
         confirm: render("firewall-confirm.sh", { ...common, ruleset: RULESET_PATH, sha256, driftRecord: driftRecord(FIREWALL_DRIFT_GROUP) }),
         remove: render("firewall-remove.sh", { ...common, driftRecord: driftRecord(FIREWALL_DRIFT_GROUP) }),
     };
+}
+
+/**
+ * A script whose secrets stay out of its text: `body` refers to each secret as the shell variable
+ * nodefleet_secret_NAME, and goes into the host's bundle like any script; the step's stdin (itself
+ * a secret) sets the variables and runs the body in the same shell (HostBundle.runWithSecrets).
+ * Each secret is a file's whole content, ending in a newline: the variable holds it without its
+ * last newline, and a here-document line `$nodefleet_secret_NAME` gives it back byte for byte (the
+ * shell expands a parameter there once; what it expands to is not expanded again).
+ */
+export interface SecretScript {
+    readonly body: string;
+    readonly secrets: Readonly<Record<string, string>>;
+}
+
+/** The shell assignments of a script's secrets, one line each (a value may span lines, quoted). */
+export function secretAssignments(secrets: SecretScript["secrets"]): string {
+    return Object.entries(secrets)
+        .map(([name, content]) => {
+            if (!/^[a-z][a-z_]*$/.test(name)) throw new Error(`unreachable: secret name ${JSON.stringify(name)}`);
+            if (!content.endsWith("\n")) throw new Error(`unreachable: the secret ${name} is a file's content and ends in a newline`);
+            return `nodefleet_secret_${name}=${shellWord(content.slice(0, -1))}\n`;
+        })
+        .join("");
+}
+
+/**
+ * The script as its host runs it, whole: the body with the assignments after its first line (the
+ * `#!/bin/sh`). What the renderers' goldens keep and the tests run; on a host the assignments come
+ * on stdin and the body from the bundle.
+ */
+export function wholeScript(s: SecretScript): string {
+    const newline = s.body.indexOf("\n");
+    return `${s.body.slice(0, newline + 1)}${secretAssignments(s.secrets)}${s.body.slice(newline + 1)}`;
 }

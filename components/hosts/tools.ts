@@ -17,6 +17,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { hostFile, HOSTFILES_DIR } from "../render";
 import type { Connection } from "./host";
+import { secretAssignments, type SecretScript } from "./scripts";
 
 /** Where the tools are copied on a host: relative to the SSH user's home (SFTP starts there). */
 export const HOST_TOOLS_DIR = ".nodefleet/tools";
@@ -119,16 +120,17 @@ export function writeToolBundle(tools: readonly HostTool[], scripts: readonly Bu
  * by its digest, check the digest, run it with sh. `label` names the step in its first line (the
  * line the step's log and the cli tier's scripted host show).
  */
-export function bundleRunner(label: string, digest: string): string {
+export function bundleRunner(label: string, digest: string, secrets?: SecretScript["secrets"]): string {
     if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error(`unreachable: a script digest is 64 hex digits, not ${digest}`);
-    // Kept short: every bundled step stores it twice. A missing file fails the check as an altered one.
+    // Kept short: every bundled step stores it. A missing file fails the check as an altered one.
+    // With secrets: they are set, then the script runs in this shell (sourced), which reads them.
     return [
         `# nodefleet: ${label.replace(/[^A-Za-z0-9 ._:/-]/g, "?")}`,
         "set -eu",
         `nodefleet_run=${digest}`,
         `f="$(getent passwd "\${SUDO_USER:-root}"|cut -d: -f6)/${HOST_TOOLS_DIR}/$nodefleet_run"`,
         `[ "$(sha256sum <"$f"|cut -c1-64)" = "$nodefleet_run" ] || { echo "nodefleet: $f is missing or altered on this host: the host's tools step copies it (pulumi up --replace its urn, ending in -tools)" >&2; exit 1; }`,
-        `exec /bin/sh "$f"`,
+        ...(secrets === undefined ? [`exec /bin/sh "$f"`] : [`${secretAssignments(secrets)}. "$f"`]),
         "",
     ].join("\n");
 }
@@ -160,6 +162,14 @@ export function localBundledScript(project: string, digest: string): string | un
         if (scriptDigest(text) === digest) return text;
     }
     return undefined;
+}
+
+/**
+ * The name of a secret a bundled body holds (any of its lines of 8 characters or more), if one: the
+ * secrets go on stdin only, the body is a plain file here and on the host.
+ */
+export function secretInBody(body: string, secrets: SecretScript["secrets"]): string | undefined {
+    return Object.entries(secrets).find(([, content]) => content.split("\n").some((line) => line.trim().length >= 8 && body.includes(line)))?.[0];
 }
 
 export interface HostToolsArgs {
@@ -204,7 +214,7 @@ export class HostBundle {
      * carry no secret (the bundle is a plain file here and on the host) and that depend on nothing
      * but this host's own resources (the copy waits for every input of every script it holds).
      */
-    run(label: string, script: pulumi.Input<string>): pulumi.Output<string> {
+    run(label: string, script: pulumi.Input<string>, secrets?: pulumi.Output<SecretScript["secrets"]>): pulumi.Output<string> {
         if (this.sealed) throw new Error(`unreachable: ${label}: the bundle of ${this.name} is sealed`);
         const text = pulumi.output(script);
         const bundled = pulumi.all([text, pulumi.isSecret(text)]).apply(([s, secret]): BundledScript => {
@@ -212,7 +222,12 @@ export class HostBundle {
             return { digest: scriptDigest(s), text: s };
         });
         this.scripts.push(bundled);
-        return bundled.apply((b) => bundleRunner(label, b.digest));
+        if (secrets === undefined) return bundled.apply((b) => bundleRunner(label, b.digest));
+        return pulumi.secret(pulumi.all([bundled, secrets]).apply(([b, s]) => {
+            const held = secretInBody(b.text, s);
+            if (held !== undefined) throw new pulumi.RunError(`${label}: its bundled script holds the secret ${held}`);
+            return bundleRunner(label, b.digest, s);
+        }));
     }
 
     /** Makes the copy step: call once, after every step of the host has added its script. */

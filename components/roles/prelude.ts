@@ -4,6 +4,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { Host, remoteStep } from "../hosts/host";
+import type { SecretScript } from "../hosts/scripts";
 import { nodeDriftGroup } from "../hosts/drift";
 
 export interface PreludeArgs {
@@ -15,9 +16,12 @@ export interface PreludeArgs {
     /** The teardown step's first word: "storage", "sequencer", "validator". */
     readonly label: string;
     readonly removeScript: string;
-    /** The key step's name suffix ("miner-key", "validator-key") and its script (a secret). */
+    /**
+     * The key step's name suffix ("miner-key", "validator-key") and its script: its body runs from
+     * the host's bundle, its secrets come on the step's stdin, a secret.
+     */
     readonly keyStep: string;
-    readonly keyScript: pulumi.Output<string>;
+    readonly keyScript: pulumi.Output<SecretScript>;
     /** What must finish before the key is written (a validator's handover on the host it leaves). */
     readonly keyAfter?: readonly pulumi.Input<pulumi.Resource>[];
 }
@@ -40,6 +44,18 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
         { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript },
         { parent, dependsOn: [after, host.tools.step] },
     );
-    const key = remoteStep(`${name}-${a.keyStep}`, { ...base, script: pulumi.secret(a.keyScript), sensitive: true, drift: { drift: host.drift, group: nodeDriftGroup(node.name, "key") } }, { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] });
+    const key = remoteStep(
+        `${name}-${a.keyStep}`,
+        {
+            ...base,
+            // The body is rendered without the secrets (its renderer's contract; the bundle checks it).
+            script: pulumi.unsecret(a.keyScript.apply((s) => s.body)),
+            secrets: pulumi.secret(a.keyScript.apply((s) => s.secrets)),
+            sensitive: true,
+            bundle: host.tools,
+            drift: { drift: host.drift, group: nodeDriftGroup(node.name, "key") },
+        },
+        { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] },
+    );
     return { release, base, key };
 }

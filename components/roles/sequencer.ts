@@ -7,9 +7,9 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
 import { AZTEC_PORTS } from "../ports";
-import { render, contentHash } from "../render";
+import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
@@ -146,7 +146,18 @@ export interface L1Urls {
  * L1_CONSENSUS_HOST_URLS (the primary variables of --l1-rpc-urls and --l1-consensus-host-urls, so
  * no URL is on the node's or the CLI's command line).
  */
+/** An environment file's lines: NAME=VALUE each, as systemd and the registration read them. */
+function envFileText(lines: readonly (readonly [string, string])[]): string {
+    if (lines.length === 0) throw new Error("unreachable: an environment file with no line");
+    return lines.map(([k, v]) => `${envFileValue(k)}=${envFileValue(v)}\n`).join("");
+}
+
 export function renderSequencerKey(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): string {
+    return wholeScript(sequencerKeyScript(node, mount, key, blsSecretKey, urls));
+}
+
+/** The key step's script: its body (no secret) and its secrets, the two environment files' lines. */
+export function sequencerKeyScript(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): SecretScript {
     const p = sequencerPaths(node, mount);
     const dialect = dialectOf(node);
     if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${node.name}: the validator private key must be 0x followed by 64 hex characters`);
@@ -158,12 +169,12 @@ export function renderSequencerKey(node: SequencerSpec, mount: string, key: stri
         if (reason) throw new Error(`${node.name}: the BLS secret key: ${reason}`);
         registerEnv.push(["NODEFLEET_BLS_SECRET_KEY", blsSecretKey!]);
     }
-    return render("sequencer-key.sh", {
+    const body = render("sequencer-key.sh", {
         driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
         node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile,
         adminKey: dialect.adminKeyHash, adminKeyFile: p.adminKeyFile,
-        nodeEnv, registerEnv,
     });
+    return { body, secrets: { node_env: envFileText(nodeEnv), register_env: envFileText(registerEnv) } };
 }
 
 export function renderSequencerVersion(node: SequencerSpec, release: string): string {
@@ -210,7 +221,7 @@ export class SequencerNode extends pulumi.ComponentResource {
             removeScript: renderSequencerRemove(host.hostName, node, mount),
             keyStep: "validator-key",
             keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls]).apply(([k, bls, rpc, beacon]) =>
-                renderSequencerKey(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
+                sequencerKeyScript(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
         });
         const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release), bundle: host.tools }, { parent: this, dependsOn: [key] });

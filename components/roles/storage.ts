@@ -8,7 +8,7 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
 
@@ -131,15 +131,20 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
 }
 
 /** The key step's script (a secret): the miner key's file and the RPC endpoints' file, both root-only. */
-export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): string {
+/** The miner key step's script: its body (no secret) and its secrets, the key and the endpoints. */
+export function storageKeyScript(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): SecretScript {
     const p = storagePaths(node, mount);
     if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
     const urlsJson = JSON.stringify({ rpcEndpoints: endpoints }, null, 2);
-    return render("storage-key.sh", {
+    const body = render("storage-key.sh", {
         driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
-        node: node.name, service: p.service, etcDir: p.etcDir, minerKeyFile: p.minerKeyFile, minerKey: heredocSafe(minerKey, "NODEFLEET_EOF"), urlsFile: p.urlsFile,
-        urlsJson: heredocSafe(urlsJson, "NODEFLEET_EOF"), lib: HOST_LIB,
+        node: node.name, service: p.service, etcDir: p.etcDir, minerKeyFile: p.minerKeyFile, urlsFile: p.urlsFile, lib: HOST_LIB,
     });
+    return { body, secrets: { key: heredocSafe(minerKey, "NODEFLEET_EOF"), urls: heredocSafe(urlsJson, "NODEFLEET_EOF") } };
+}
+
+export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): string {
+    return wholeScript(storageKeyScript(node, mount, minerKey, endpoints));
 }
 
 export interface StorageNodeArgs {
@@ -162,7 +167,7 @@ export class StorageNode extends pulumi.ComponentResource {
         const { release, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "storage node", label: "storage",
             removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
-            keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => renderStorageKey(node, host.dataMountPoint, k, e)),
+            keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
         });
         const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it

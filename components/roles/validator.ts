@@ -9,7 +9,7 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
@@ -163,21 +163,25 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
     });
 }
 
-export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string, referenceRpcUrl: string | null = null): string {
+/** The key step's script: its body (no secret) and its secrets, the key and the reference endpoint. */
+export function validatorKeyScript(node: ValidatorSpec, mount: string, key: string, referenceRpcUrl: string | null = null): SecretScript {
     const p = validatorPaths(node, mount);
-    return render("validator-key.sh", {
+    const body = render("validator-key.sh", {
         driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
         urlsFile: `${p.etcDir}/urls.json`,
         etcDir: p.etcDir,
-        urlsJson: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF"),
         node: node.name,
         operator: OPERATOR_USER,
         dataRoot: p.dataRoot,
         home: p.consensusHome,
         keyFile: `${p.consensusHome}/config/priv_validator_key.json`,
         service: p.consensusService,
-        key: heredocSafe(key, "NODEFLEET_EOF"),
     });
+    return { body, secrets: { key: heredocSafe(key, "NODEFLEET_EOF"), urls: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF") } };
+}
+
+export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string, referenceRpcUrl: string | null = null): string {
+    return wholeScript(validatorKeyScript(node, mount, key, referenceRpcUrl));
 }
 
 export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
@@ -251,7 +255,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const { release, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "validator", label: "validator",
             removeScript: renderValidatorRemove(host.hostName, node, mount),
-            keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => renderValidatorKey(node, mount, k, r[0] ?? null)),
+            keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
             keyAfter: args.handover ? [args.handover.step] : [],
         });
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;

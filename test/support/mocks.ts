@@ -198,7 +198,8 @@ export function inputsOf(name: string): any {
 /**
  * A command step's script as its host runs it: its stdin, or for a step that runs a script of its
  * host's bundle (components/hosts/tools.ts), that file of a registered copy step's bundle, found by
- * the digest its runner names. Fails when no copy step's bundle holds it.
+ * the digest its runner names; for one whose stdin sets its secrets first (`. "$f"`), the stdin
+ * followed by that file. Fails when no copy step's bundle holds it.
  */
 export function scriptOf(name: string): string {
     const stdin = String(inputsOf(name).stdin ?? "");
@@ -206,7 +207,10 @@ export function scriptOf(name: string): string {
     if (digest === undefined) return stdin;
     for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
         const dir = copy.archivePath;
-        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) return fs.readFileSync(path.join(dir, digest), "utf8");
+        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) {
+            const body = fs.readFileSync(path.join(dir, digest), "utf8");
+            return stdin.endsWith('\n. "$f"\n') ? `${stdin}${body}` : body;
+        }
     }
     throw new Error(`${name} runs the bundled script ${digest}, which no copy step's bundle holds`);
 }

@@ -14,10 +14,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as fc from "fast-check";
+import { spawnSync } from "node:child_process";
 import { parseFleet, FleetConfigError } from "../../components/config/fleet";
-import { renderRelease } from "../../components/hosts/scripts";
+import { renderRelease, secretAssignments } from "../../components/hosts/scripts";
 import { renderSequencerUnit } from "../../components/roles/sequencer";
-import { renderValidatorKey, validatorSettingsJson } from "../../components/roles/validator";
+import { validatorKeyScript, validatorSettingsJson } from "../../components/roles/validator";
 import { awsHost, baseFleet, hetznerHost, SECRETS, secretSource } from "../support/fixtures";
 import { requireTool, runTool, verifyUnits } from "../support/golden";
 
@@ -202,10 +203,15 @@ describe("fuzzing the config and the rendered files", () => {
                 const r = parse(fleet);
                 if (!r.ok) return;
                 const url = r.spec.nodes[2].validator.referenceRpcUrl as string;
-                const script = renderValidatorKey(r.spec.nodes[2] as any, "/data", SECRETS.validatorKey!, url);
-                const file = /^put \/etc\/nodefleet\/validator-1\/urls\.json 0600 root:root <<'NODEFLEET_EOF'\n([\s\S]*?)^NODEFLEET_EOF$/m.exec(script);
-                assert.ok(file, "the key step writes the URL file");
-                assert.equal(JSON.parse(file[1]!).referenceRpcUrl, url);
+                const { body, secrets } = validatorKeyScript(r.spec.nodes[2] as any, "/data", SECRETS.validatorKey!, url);
+                assert.ok(!body.includes("evmrpc.example.org"), "the bundled body holds no URL");
+                const heredoc = "<<NODEFLEET_EOF\n$nodefleet_secret_urls\nNODEFLEET_EOF\n";
+                assert.ok(body.includes(`put /etc/nodefleet/validator-1/urls.json 0600 root:root ${heredoc}`), "the key step writes the URL file");
+                // What the shell writes: the assignment the stdin carries, expanded by that here-document.
+                const written = spawnSync("sh", ["-s"], { input: `${secretAssignments(secrets)}cat ${heredoc}`, encoding: "utf8" });
+                assert.equal(written.status, 0, written.stderr);
+                assert.equal(written.stdout, secrets.urls);
+                assert.equal(JSON.parse(written.stdout).referenceRpcUrl, url);
                 assert.ok(!validatorSettingsJson(r.spec.nodes[2], "/data", "0g-chain").includes("evmrpc.example.org"));
             }),
             { seed: SEED, numRuns: 100 },

@@ -14,7 +14,7 @@ import { buildStack } from "../support/stack";
 import { registered, countByType, inputsOf, scriptOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
 import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
 import { loadFleet } from "../../components/config/load";
-import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
+import { HOST_TOOLS_DIR, HostBundle, roleTools, secretInBody } from "../../components/hosts/tools";
 import { compactSshKey } from "../../components/hosts/ssh-key";
 import { HOSTFILES_DIR } from "../../components/render";
 
@@ -89,12 +89,12 @@ describe("existing host", () => {
         for (const node of ["validator-1", "storage-1"]) assert.ok(byName(recorded, `fleet-${node}-teardown`).dependsOn.includes("fleet-h1-tools"), `${node} waits for the tools`);
         // The archive: a directory of the project (relative, so the same in every checkout), its
         // files the union of both roles' tools and the scripts of the host's steps (its preflight,
-        // bootstrap and firewall, its releases' installs, its nodes' configure steps), each named by
-        // the sha256 of its content.
+        // bootstrap and firewall, its releases' installs, its nodes' key steps without their keys
+        // and configure steps), each named by the sha256 of its content.
         const dir = copy.archivePath!;
         assert.match(dir, /^\.nodefleet\/tools\/[0-9a-f]{32}\/$/);
         const wanted = new Map([...roleTools("validator"), ...roleTools("storage")].map((t) => [t.digest, t.name]));
-        const bundled = ["fleet-h1-preflight", "fleet-h1-bootstrap", "fleet-h1-firewall-apply", "fleet-h1-firewall-confirm", "fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-configure", "fleet-storage-1-configure"];
+        const bundled = ["fleet-h1-preflight", "fleet-h1-bootstrap", "fleet-h1-firewall-apply", "fleet-h1-firewall-confirm", "fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-validator-key", "fleet-validator-1-configure", "fleet-storage-1-miner-key", "fleet-storage-1-configure"];
         const runs = new Map(bundled.map((n) => [/^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).stdin)?.[1] ?? `${n}: not bundled`, n]));
         assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys(), ...runs.keys()].sort());
         for (const [digest, name] of wanted) {
@@ -106,11 +106,26 @@ describe("existing host", () => {
             assert.equal(crypto.createHash("sha256").update(fs.readFileSync(path.join(dir, digest))).digest("hex"), digest, name);
             // Its state keeps the runner: its own digest, checked on the host before the script runs.
             const runner: string = inputsOf(name).stdin;
-            assert.ok(runner.length < 500, `${name}: a runner of ${runner.length} characters`);
+            // (a key step's runner sets its secrets, then runs the script in the same shell)
+            const own = /-key$/.test(name) ? runner.slice(0, runner.indexOf("nodefleet_secret_")) : runner;
+            assert.ok(own.length < 500, `${name}: a runner of ${own.length} characters`);
+            assert.ok(runner.endsWith(/-key$/.test(name) ? '\n. "$f"\n' : '\nexec /bin/sh "$f"\n'), name);
             assert.match(runner, /\[ "\$\(sha256sum <"\$f"\|cut -c1-64\)" = "\$nodefleet_run" \] \|\|/);
             assert.deepEqual(byName(recorded, name).dependsOn.at(-1), "fleet-h1-tools", `${name} runs after the copy`);
         }
         assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 1, "nodefleet_rpc.py once");
+    });
+
+    it("puts a key step's body in the bundle only without its secrets: a body holding one is refused", async () => {
+        installMocks();
+        const bundle = new HostBundle("t-tools", { connection: { host: "192.0.2.1" }, tools: [], machine: "192.0.2.1:22", after: [] }, {});
+        const secrets = pulumi.secret<Record<string, string>>({ key: '{"priv_key": "SECRET-LINE-0123"}\n' });
+        const ok = bundle.run("t-ok", "#!/bin/sh\necho ok\n", secrets);
+        assert.match(await (ok as any).promise(), /^nodefleet_secret_key='\{"priv_key": "SECRET-LINE-0123"\}'$/m);
+        assert.equal(await pulumi.isSecret(ok), true);
+        // What refuses a body holding a secret (the run's output then fails with the secret's name).
+        assert.equal(secretInBody('#!/bin/sh\necho \'{"priv_key": "SECRET-LINE-0123"}\'\n', { urls: "x\n", key: '{"priv_key": "SECRET-LINE-0123"}\n' }), "key");
+        assert.equal(secretInBody("#!/bin/sh\nput \"$nodefleet_secret_key\"\n", { key: '{"priv_key": "SECRET-LINE-0123"}\n' }), undefined);
     });
 
     it("connects with the pinned host key and a secret private key, runs scripts from stdin", async () => {
@@ -130,8 +145,7 @@ describe("existing host", () => {
         for (const r of registered.filter((x) => x.custom && x.type === "command:remote:Command")) {
             assert.ok(!String(r.inputs.create).includes("PRIVATE KEY"), `${r.name} has key material in its command line`);
             assert.ok(!String(r.inputs.stdin).includes("PRIVATE KEY"), `${r.name} has key material in its script`);
-            // The validator key step's script carries the consensus key: it is a secret too.
-            // The validator key step's script carries the consensus key: it is a secret too; the
+            // The validator key step's stdin carries the consensus key: it is a secret too; the
             // configure and health steps' triggers hold a digest of the node's URLs (they may carry API keys).
             const expected = r.name.endsWith("-validator-key") ? ["connection", "stdin", "triggers"] : r.name.endsWith("-configure") || r.name.endsWith("-health") ? ["connection", "triggers"] : ["connection"];
             assert.deepEqual(r.secretPaths.sort(), expected, `${r.name}: the connection (with the private key) must arrive as a secret`);

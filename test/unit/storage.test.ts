@@ -152,14 +152,18 @@ describe("storage role: steps", () => {
         const { recorded } = await buildStack(f, SECRETS);
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
         assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs", "fleet-h-storage-tools"]);
-        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"]);
+        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown", "fleet-h-storage-tools"], "the key step's body runs from the host's bundle");
         assert.match(inputsOf("fleet-storage-1-teardown").delete, /systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service/);
         assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key", "fleet-h-storage-tools"], "configure runs a script of the host's bundle: after its copy");
         assert.deepEqual(dep("fleet-storage-1-health"), ["fleet-storage-1-configure"]);
         const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
         assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");
         assert.equal(keyStep.inputs.logging, "none");
-        assert.match(keyStep.inputs.stdin, new RegExp(`^put /etc/nodefleet/storage-1/miner\\.key 0600 root:root <<'NODEFLEET_EOF'\n${SECRETS.minerKey}\nNODEFLEET_EOF$`, "m"));
+        // The stdin sets the key (its secret), the bundled body writes it: the key is in no bundle.
+        assert.match(keyStep.inputs.stdin, new RegExp(`^nodefleet_secret_key=${SECRETS.minerKey}$`, "m"));
+        assert.match(scriptOf("fleet-storage-1-miner-key"), /^put \/etc\/nodefleet\/storage-1\/miner\.key 0600 root:root <<NODEFLEET_EOF\n\$nodefleet_secret_key\nNODEFLEET_EOF$/m);
+        const bundle = registered.find((r) => r.type === "command:remote:CopyToRemote")!.archivePath!;
+        for (const f of fs.readdirSync(bundle)) assert.ok(!fs.readFileSync(path.join(bundle, f), "utf8").includes(SECRETS.minerKey!), `bundled ${f} holds the miner key`);
         const props = recorded.find((r) => r.name === "fleet-storage-1-miner-key")!;
         for (const o of ["stdout", "stderr"]) assert.ok(props.additionalSecretOutputs.includes(o), `${o} must be a secret output`);
         assert.equal(await pulumi.isSecret(pulumi.output((props.props as any).stdin)), true);
@@ -182,8 +186,8 @@ describe("storage role: steps", () => {
         await buildStack(f, secrets);
         const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
         assert.ok(keyStep.secretPaths.includes("stdin"));
-        assert.match(keyStep.inputs.stdin, /put \/etc\/nodefleet\/storage-1\/urls\.json 0600 root:root/);
-        assert.ok(keyStep.inputs.stdin.includes(JSON.stringify(url)), "the key step writes the endpoint");
+        assert.match(scriptOf("fleet-storage-1-miner-key"), /put \/etc\/nodefleet\/storage-1\/urls\.json 0600 root:root <<NODEFLEET_EOF\n\$nodefleet_secret_urls\n/);
+        assert.ok(keyStep.inputs.stdin.includes(JSON.stringify(url)), "the key step's stdin sets the endpoint");
         for (const r of registered.filter((x) => x.custom && x.name !== "fleet-storage-1-miner-key")) {
             assert.ok(!JSON.stringify(r.inputs).includes("KEYabc123"), `${r.name} carries the endpoint`);
         }

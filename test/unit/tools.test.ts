@@ -127,4 +127,36 @@ describe("host tools", () => {
             fs.rmSync(scratch, { recursive: true, force: true });
         }
     });
+
+    it("a key step's runner sets its secrets and runs the bundled body in its own shell: each file written byte for byte, whatever it holds", () => {
+        const { scratch, tools, bin } = scratchHost("nodefleet-secret-runner-");
+        try {
+            // The body as the key templates write a secret: a here-document line expanding its variable.
+            const body = ["#!/bin/sh", "set -eu", "changed=x", ...["a", "b"].map((n) => `cat > '${scratch}/${n}' <<NODEFLEET_EOF\n$nodefleet_secret_${n}\nNODEFLEET_EOF`), `echo "changed=$changed" > '${scratch}/shell'`, ""].join("\n");
+            const digest = scriptDigest(body);
+            fs.writeFileSync(path.join(tools, digest), body);
+            const hostile = [
+                "{\"priv_key\": {\"value\": \"abc'def\\\\\\\"ghi\"}}\n",
+                "$(touch pwned) `touch pwned` ${HOME} \\n \\\\ $$ ' '' \" \n\nNODEFLEET_EOF\n\n",
+            ];
+            const secrets = { a: hostile[0]!, b: hostile[1]! };
+            const runner = bundleRunner("fleet-validator-1-validator-key", digest, secrets);
+            assert.ok(runner.endsWith('\n. "$f"\n'));
+            // (SC1090: the sourced file is the bundle's, named at run time; SC2016, SC2034: the
+            // secrets are single-quoted on purpose and read by the sourced body)
+            const shellcheck = spawnSync("shellcheck", ["-s", "sh", "-e", "SC1090,SC2016,SC2034", "-"], { input: runner, encoding: "utf8" });
+            assert.equal(shellcheck.status, 0, shellcheck.stdout);
+            const run = spawnSync("sh", ["-s"], { input: runner, encoding: "utf8", cwd: scratch, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, SUDO_USER: "operator" } });
+            assert.equal(run.status, 0, run.stderr);
+            assert.equal(fs.readFileSync(path.join(scratch, "a"), "utf8"), secrets.a);
+            assert.equal(fs.readFileSync(path.join(scratch, "b"), "utf8"), secrets.b);
+            assert.equal(fs.existsSync(path.join(scratch, "pwned")), false, "nothing in a secret ran");
+            // Sourced, not a new process: what the body sets is the runner's shell's.
+            assert.equal(fs.readFileSync(path.join(scratch, "shell"), "utf8"), "changed=x\n");
+            // A secret is a file's content: it ends in a newline (the here-document gives it back so).
+            assert.throws(() => bundleRunner("x", digest, { a: "no newline" }), /ends in a newline/);
+        } finally {
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
+    });
 });

@@ -1,9 +1,16 @@
 #!/bin/sh
+nodefleet_secret_node_env='VALIDATOR_PRIVATE_KEYS=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+ETHEREUM_HOSTS=https://sepolia.example.org/rpc
+L1_CONSENSUS_HOST_URLS=https://beacon.example.org'
+nodefleet_secret_register_env='PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+ETHEREUM_HOSTS=https://sepolia.example.org/rpc
+NODEFLEET_BLS_SECRET_KEY=0x2a1f5c0e6b7d8e9f00112233445566778899aabbccddeeff0011223344556677'
 # nodefleet: the keys of Aztec sequencer sequencer-1, into two root-only (0600) environment files,
 # under the names its version reads: the validator key for the node (aztec-sequencer-1.service), and for the
 # registration the sender key as PRIVATE_KEY (what add-l1-validator reads when --private-key is not
-# given) and, for 4.x, the BLS secret key for the argv preload. This script arrives as a secret on
-# stdin and never prints a key. Restarts the node only when its file changed and the node runs.
+# given) and, for 4.x, the BLS secret key for the argv preload. The files' lines are not in this
+# file: they arrive as a secret on stdin, which sets them (nodefleet_secret_*) and then runs it; it
+# never prints a key. Restarts the node only when its file changed and the node runs.
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/sequencer-1
@@ -65,20 +72,16 @@ chmod 0600 /etc/nodefleet/sequencer-1/admin-api.key
 admin_hash="$(tr -d '\n' < /etc/nodefleet/sequencer-1/admin-api.key | sha256sum | cut -c1-64)"
 # Assembled in a file (umask 077), not piped: put must run in this shell to record what changed.
 {
-	cat <<'NODEFLEET_EOF'
-VALIDATOR_PRIVATE_KEYS=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
-ETHEREUM_HOSTS=https://sepolia.example.org/rpc
-L1_CONSENSUS_HOST_URLS=https://beacon.example.org
+	cat <<NODEFLEET_EOF
+$nodefleet_secret_node_env
 NODEFLEET_EOF
 	printf 'AZTEC_ADMIN_API_KEY_HASH=%s\n' "$admin_hash"
 } > /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root < /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 rm -f /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 node_changed="$changed"
-put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
-PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
-ETHEREUM_HOSTS=https://sepolia.example.org/rpc
-NODEFLEET_BLS_SECRET_KEY=0x2a1f5c0e6b7d8e9f00112233445566778899aabbccddeeff0011223344556677
+put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<NODEFLEET_EOF
+$nodefleet_secret_register_env
 NODEFLEET_EOF
 if [ -z "$changed" ]; then
 	echo "sequencer sequencer-1: validator key unchanged"

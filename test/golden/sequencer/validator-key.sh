@@ -1,9 +1,15 @@
 #!/bin/sh
+nodefleet_secret_node_env='VALIDATOR_PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+ETHEREUM_HOSTS=https://sepolia.example.org/rpc
+L1_CONSENSUS_HOST_URLS=https://beacon.example.org'
+nodefleet_secret_register_env='PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
+ETHEREUM_HOSTS=https://sepolia.example.org/rpc'
 # nodefleet: the keys of Aztec sequencer sequencer-1, into two root-only (0600) environment files,
 # under the names its version reads: the validator key for the node (aztec-sequencer-1.service), and for the
 # registration the sender key as PRIVATE_KEY (what add-l1-validator reads when --private-key is not
-# given) and, for 4.x, the BLS secret key for the argv preload. This script arrives as a secret on
-# stdin and never prints a key. Restarts the node only when its file changed and the node runs.
+# given) and, for 4.x, the BLS secret key for the argv preload. The files' lines are not in this
+# file: they arrive as a secret on stdin, which sets them (nodefleet_secret_*) and then runs it; it
+# never prints a key. Restarts the node only when its file changed and the node runs.
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/sequencer-1
@@ -56,18 +62,15 @@ record_unit() {
 
 # Assembled in a file (umask 077), not piped: put must run in this shell to record what changed.
 {
-	cat <<'NODEFLEET_EOF'
-VALIDATOR_PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
-ETHEREUM_HOSTS=https://sepolia.example.org/rpc
-L1_CONSENSUS_HOST_URLS=https://beacon.example.org
+	cat <<NODEFLEET_EOF
+$nodefleet_secret_node_env
 NODEFLEET_EOF
 } > /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 put /etc/nodefleet/sequencer-1/aztec.env 0600 root:root < /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 rm -f /etc/nodefleet/sequencer-1/aztec.env.nodefleet-in
 node_changed="$changed"
-put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<'NODEFLEET_EOF'
-PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
-ETHEREUM_HOSTS=https://sepolia.example.org/rpc
+put /etc/nodefleet/sequencer-1/register.env 0600 root:root <<NODEFLEET_EOF
+$nodefleet_secret_register_env
 NODEFLEET_EOF
 if [ -z "$changed" ]; then
 	echo "sequencer sequencer-1: validator key unchanged"

@@ -1,10 +1,18 @@
 #!/bin/sh
+nodefleet_secret_key=abababababababababababababababababababababababababababababababab
+nodefleet_secret_urls='{
+  "rpcEndpoints": [
+    "https://evmrpc-testnet.0g.ai",
+    "https://rpc.example.org/v2/KEYabc123def456ghi789"
+  ]
+}'
 # nodefleet: the miner key of 0G storage node storage-1 into a root-only file, and its RPC
 # endpoints (one may carry an API key) into another, both read by zgs-endpoint, which renders the
 # node's config.toml (0600, the node's user's) with them: zgs_node v1.1.0 reads miner_key from its
-# config file alone (not from ZGS_NODE__MINER_KEY, not safely from its command line). This script
-# arrives as a secret on stdin; it never prints the key or an endpoint. When the key changed on a
-# node already configured, config.toml is rendered again and a running node restarted.
+# config file alone (not from ZGS_NODE__MINER_KEY, not safely from its command line). The key and
+# the endpoints are not in this file: they arrive as a secret on stdin, which sets them
+# (nodefleet_secret_*) and then runs it; it never prints the key or an endpoint. When the key
+# changed on a node already configured, config.toml is rendered again and a running node restarted.
 set -eu
 umask 077
 install -d -m 0700 /etc/nodefleet/storage-1
@@ -55,17 +63,12 @@ record_unit() {
 	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
-put /etc/nodefleet/storage-1/miner.key 0600 root:root <<'NODEFLEET_EOF'
-abababababababababababababababababababababababababababababababab
+put /etc/nodefleet/storage-1/miner.key 0600 root:root <<NODEFLEET_EOF
+$nodefleet_secret_key
 NODEFLEET_EOF
 key_changed="$changed"
-put /etc/nodefleet/storage-1/urls.json 0600 root:root <<'NODEFLEET_EOF'
-{
-  "rpcEndpoints": [
-    "https://evmrpc-testnet.0g.ai",
-    "https://rpc.example.org/v2/KEYabc123def456ghi789"
-  ]
-}
+put /etc/nodefleet/storage-1/urls.json 0600 root:root <<NODEFLEET_EOF
+$nodefleet_secret_urls
 NODEFLEET_EOF
 # Earlier nodefleet versions kept the key in an environment file the node never read: no stale copy.
 rm -f /etc/nodefleet/storage-1/zgs.env

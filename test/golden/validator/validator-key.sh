@@ -1,8 +1,13 @@
 #!/bin/sh
+nodefleet_secret_key='{"address":"1407BD3BDB16DA9AB1C2EBE96B2D85AF46D85B25","pub_key":{"type":"tendermint/PubKeyEd25519","value":"Op9okr4w5MPvUuqe6xra/HTvj9vQHC60MLa8xES5qPQ="},"priv_key":{"type":"tendermint/PrivKeyEd25519","value":"/KUZpZZ43loh/qi9UM7R9LmA2oNHBU8eHMfHgKqXEz86n2iSvjDkw+9S6p7rGtr8dO+P29AcLrQwtrzERLmo9A=="}}'
+nodefleet_secret_urls='{
+  "referenceRpcUrl": null
+}'
 # nodefleet: the consensus key of 0G validator validator-1, priv_validator_key.json, into its
 # consensus home, readable by the operator user only (0600), and its reference endpoint (it may carry
-# an API key) into a root-only file the host tool reads. This script arrives as a secret on stdin
-# and never prints the key or the endpoint. Restarts 0gchaind only when the key changed and it runs.
+# an API key) into a root-only file the host tool reads. The key and the endpoint are not in this
+# file: they arrive as a secret on stdin, which sets them (nodefleet_secret_*) and then runs it; it
+# never prints either. Restarts 0gchaind only when the key changed and it runs.
 set -eu
 umask 077
 changed=""
@@ -53,15 +58,13 @@ record_unit() {
 }
 
 install -d -o nodefleet -g nodefleet -m 0750 /data/validator-1 /data/validator-1/0gchaind /data/validator-1/0gchaind/config
-put /data/validator-1/0gchaind/config/priv_validator_key.json 0600 nodefleet:nodefleet <<'NODEFLEET_EOF'
-{"address":"1407BD3BDB16DA9AB1C2EBE96B2D85AF46D85B25","pub_key":{"type":"tendermint/PubKeyEd25519","value":"Op9okr4w5MPvUuqe6xra/HTvj9vQHC60MLa8xES5qPQ="},"priv_key":{"type":"tendermint/PrivKeyEd25519","value":"/KUZpZZ43loh/qi9UM7R9LmA2oNHBU8eHMfHgKqXEz86n2iSvjDkw+9S6p7rGtr8dO+P29AcLrQwtrzERLmo9A=="}}
+put /data/validator-1/0gchaind/config/priv_validator_key.json 0600 nodefleet:nodefleet <<NODEFLEET_EOF
+$nodefleet_secret_key
 NODEFLEET_EOF
 key_changed="$changed"
 install -d -m 0755 /etc/nodefleet/validator-1
-put /etc/nodefleet/validator-1/urls.json 0600 root:root <<'NODEFLEET_EOF'
-{
-  "referenceRpcUrl": null
-}
+put /etc/nodefleet/validator-1/urls.json 0600 root:root <<NODEFLEET_EOF
+$nodefleet_secret_urls
 NODEFLEET_EOF
 if [ -z "$key_changed" ]; then
 	echo "validator validator-1: consensus key unchanged"
