@@ -62,7 +62,7 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
         // The install removes the release's other versions itself.
         const teardown = remoteStep(
             `${name}-release-${r.name}-teardown`,
-            { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove },
+            { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove, deleteBundle: bundle },
             { parent, dependsOn: [ready] },
         );
         releases.set(r.name, remoteStep(
@@ -80,7 +80,7 @@ function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pu
     // never replaced, and the table is never dropped while the apply step is replaced.
     const teardown = remoteStep(
         `${name}-firewall-teardown`,
-        { ...base, script: "echo 'firewall: teardown registered'", onDelete: fw.remove },
+        { ...base, script: "echo 'firewall: teardown registered'", onDelete: fw.remove, deleteBundle: args.bundle },
         { parent, dependsOn: [bootstrap] },
     );
     const apply = remoteStep(`${name}-firewall-apply`, { ...base, script: fw.apply, bundle: args.bundle }, { parent, dependsOn: [teardown] });

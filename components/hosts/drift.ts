@@ -28,21 +28,18 @@ export function driftRecord(group: string): string {
  * runs in the dynamic provider's process, which starts in the project's directory with the project's
  * node_modules, and compiles the module on load as the language host compiles the program.
  */
-function driftCheck(): pulumi.dynamic.ResourceProvider {
-    const loaded = globalThis as { nodefleetDriftCheck?: pulumi.dynamic.ResourceProvider };
-    if (loaded.nodefleetDriftCheck === undefined) {
-        const path = require("node:path") as typeof import("node:path");
-        require("ts-node").register({ transpileOnly: true, project: path.resolve("tsconfig.json") });
-        loaded.nodefleetDriftCheck = (require(path.resolve("components/hosts/drift-check")) as { driftProvider: pulumi.dynamic.ResourceProvider }).driftProvider;
-    }
-    return loaded.nodefleetDriftCheck;
+// Written short: the state keeps this text twice per host. ts-node finds the project's tsconfig.json
+// from the working directory, as it does for the program.
+function driftCheck(): Required<pulumi.dynamic.ResourceProvider> {
+    const g = globalThis as { nodefleetDrift?: Required<pulumi.dynamic.ResourceProvider> };
+    return (g.nodefleetDrift ??= (require("ts-node").register({ transpileOnly: true }), require(`${process.cwd()}/components/hosts/drift-check`).driftProvider));
 }
 
 export const driftCheckLoader: pulumi.dynamic.ResourceProvider = {
-    create: (inputs: DriftProps) => driftCheck().create(inputs),
-    read: (id: string, props: DriftProps) => driftCheck().read!(id, props),
-    diff: (id: string, olds: DriftProps, news: DriftProps) => driftCheck().diff!(id, olds, news),
-    update: (id: string, olds: DriftProps, news: DriftProps) => driftCheck().update!(id, olds, news),
+    create: (i: DriftProps) => driftCheck().create(i),
+    read: (d: string, p: DriftProps) => driftCheck().read(d, p),
+    diff: (d: string, o: DriftProps, n: DriftProps) => driftCheck().diff(d, o, n),
+    update: (d: string, o: DriftProps, n: DriftProps) => driftCheck().update(d, o, n),
 };
 
 /**

@@ -73,6 +73,12 @@ export interface StepArgs {
     /** Runs on destroy. Only for steps whose create never changes (replacement would run it). */
     readonly onDelete?: string;
     /**
+     * Runs `onDelete` from the host's bundle: the state keeps a runner in its place (a step's delete
+     * is kept twice, and a removal script is most of a teardown step's state). The step must run
+     * after the bundle's copy (a teardown follows its host's tools step); its create stays inline.
+     */
+    readonly deleteBundle?: HostBundle;
+    /**
      * The script carries a secret: its output is not logged while it runs and is stored only as a
      * secret. The command provider still puts a failed command's whole output into its error
      * message, so such scripts print nothing secret, ever.
@@ -103,7 +109,12 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
     // What decides a re-run: the script as the host runs it, secrets included (a digest of them).
     const whole = args.secrets ? pulumi.all([args.script, args.secrets]).apply(([body, secrets]) => wholeScript({ body, secrets })) : pulumi.output(args.script);
     const scriptHash = whole.apply((s) => contentHash(s));
-    return new command.remote.Command(
+    // A step that runs a script of the bundle runs after its copy: through a step it depends on
+    // that follows the copy, or else directly (each dependency is kept in the state, twice per step).
+    const bundle = args.bundle ?? args.deleteBundle;
+    const deps = dependsOnList(opts.dependsOn);
+    const direct = bundle !== undefined && !deps.some((d) => bundle.follows(d));
+    const step = new command.remote.Command(
         name,
         {
             connection: args.connection,
@@ -113,15 +124,17 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             // The provider would otherwise send the last stdout/stderr as SSH env requests, which
             // sshd refuses unless it AcceptEnvs them (a warning per update), and no script reads them.
             addPreviousOutputInEnv: false,
-            ...(args.onDelete ? { delete: rootShell(args.user, args.onDelete) } : {}),
+            ...(args.onDelete === undefined ? {} : { delete: args.deleteBundle ? args.deleteBundle.run(`${name}: destroy`, args.onDelete).apply((r) => rootShell(args.user, r)) : rootShell(args.user, args.onDelete) }),
             ...(args.sensitive ? { logging: "none" as const } : {}),
         },
         {
             ...opts,
-            ...(args.bundle ? { dependsOn: [...dependsOnList(opts.dependsOn), args.bundle.step] } : {}),
+            ...(direct ? { dependsOn: [...deps, bundle.step] } : {}),
             ...(args.sensitive ? { additionalSecretOutputs: ["stdout", "stderr"] } : {}),
         },
     );
+    bundle?.follow(step);
+    return step;
 }
 
 function dependsOnList(d: pulumi.CustomResourceOptions["dependsOn"]): pulumi.Input<pulumi.Resource>[] {

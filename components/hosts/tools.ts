@@ -129,7 +129,7 @@ export function bundleRunner(label: string, digest: string, secrets?: SecretScri
         "set -eu",
         `nodefleet_run=${digest}`,
         `f="$(getent passwd "\${SUDO_USER:-root}"|cut -d: -f6)/${HOST_TOOLS_DIR}/$nodefleet_run"`,
-        `[ "$(sha256sum <"$f"|cut -c1-64)" = "$nodefleet_run" ] || { echo "nodefleet: $f is missing or altered on this host: the host's tools step copies it (pulumi up --replace its urn, ending in -tools)" >&2; exit 1; }`,
+        `[ "$(sha256sum <"$f"|cut -c1-64)" = "$nodefleet_run" ] || { echo "nodefleet: $f is missing or altered on this host (pulumi up --replace the host's -tools step)" >&2; exit 1; }`,
         ...(secrets === undefined ? [`exec /bin/sh "$f"`] : [`${secretAssignments(secrets)}. "$f"`]),
         "",
     ].join("\n");
@@ -199,9 +199,21 @@ export class HostBundle {
     private readonly copied: Promise<pulumi.Resource>;
     private resolveCopied!: (r: pulumi.Resource) => void;
     private sealed = false;
+    /** The steps that run after the copy (remoteStep): a step depending on one needs no direct edge. */
+    private readonly followers = new WeakSet<object>();
 
     constructor(private readonly name: string, private readonly args: HostToolsArgs, private readonly opts: pulumi.CustomResourceOptions) {
         this.copied = new Promise((resolve) => (this.resolveCopied = resolve));
+    }
+
+    /** Whether `r` is a step that runs after the copy. */
+    follows(r: unknown): boolean {
+        return typeof r === "object" && r !== null && this.followers.has(r);
+    }
+
+    /** Marks a step that runs after the copy (it depends on it, directly or through a follower). */
+    follow(step: pulumi.Resource): void {
+        this.followers.add(step);
     }
 
     /** The copy step, once sealed. */

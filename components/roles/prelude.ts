@@ -41,8 +41,8 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
     const base = { connection: host.connection, user: a.user };
     const teardown = remoteStep(
         `${name}-teardown`,
-        { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript },
-        { parent, dependsOn: [after, host.tools.step] },
+        { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript, deleteBundle: host.tools },
+        { parent, dependsOn: [after] },
     );
     const key = remoteStep(
         `${name}-${a.keyStep}`,

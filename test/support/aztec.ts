@@ -116,22 +116,31 @@ export function unitLaunch(unit: string, envFile: string): UnitLaunch {
 export const HOST_COMPUTED = "ab".repeat(32);
 
 /**
- * The env file a key script writes: the heredoc after `put <file>`, or, where the script assembles
- * a block into `<file>.nodefleet-in` for put, that block's heredoc and its `printf 'NAME=%s\n'`
- * lines (values the host computes, given here as HOST_COMPUTED).
+ * The env file a key script writes (the whole script, scripts.ts wholeScript): the here-document
+ * after `put <file>`, or, where the script assembles a block into `<file>.nodefleet-in` for put,
+ * that block's here-document and its `printf 'NAME=%s\n'` lines (values the host computes, given
+ * here as HOST_COMPUTED). A here-document of a secret's variable is expanded by sh from the
+ * script's assignments, as the host's shell expands it.
  */
 export function heredocOf(script: string, file: string): string {
-    const start = script.indexOf(`put ${file} 0600 root:root <<'NODEFLEET_EOF'\n`);
+    let heredoc: string;
+    let computed = "";
+    const start = script.indexOf(`put ${file} 0600 root:root <<NODEFLEET_EOF\n`);
     if (start >= 0) {
         const body = script.slice(script.indexOf("\n", start) + 1);
-        return body.slice(0, body.indexOf("NODEFLEET_EOF"));
+        heredoc = body.slice(0, body.indexOf("NODEFLEET_EOF"));
+    } else {
+        const end = script.indexOf(`} > ${file}.nodefleet-in\n`);
+        if (end < 0) throw new Error(`no put ${file} in the script`);
+        const block = script.slice(script.lastIndexOf("{\n\tcat <<NODEFLEET_EOF\n", end), end);
+        const body = block.slice(block.indexOf("\n", block.indexOf("cat <<")) + 1);
+        heredoc = body.slice(0, body.indexOf("NODEFLEET_EOF"));
+        computed = [...block.matchAll(/^\s*printf '([A-Z_]+)=%s\\n'/gm)].map((m) => `${m[1]}=${HOST_COMPUTED}\n`).join("");
     }
-    const end = script.indexOf(`} > ${file}.nodefleet-in\n`);
-    if (end < 0) throw new Error(`no put ${file} in the script`);
-    const block = script.slice(script.lastIndexOf("{\n\tcat <<'NODEFLEET_EOF'\n", end), end);
-    const body = block.slice(block.indexOf("\n", block.indexOf("cat <<")) + 1);
-    const computed = [...block.matchAll(/^\s*printf '([A-Z_]+)=%s\\n'/gm)].map((m) => `${m[1]}=${HOST_COMPUTED}\n`);
-    return body.slice(0, body.indexOf("NODEFLEET_EOF")) + computed.join("");
+    const assignments = script.slice(script.indexOf("\n") + 1, script.indexOf("\n# nodefleet: ") + 1);
+    const expanded = spawnSync("sh", ["-s"], { input: `${assignments}cat <<NODEFLEET_EOF\n${heredoc}NODEFLEET_EOF\n`, encoding: "utf8" });
+    assert.equal(expanded.status, 0, expanded.stderr);
+    return expanded.stdout + computed;
 }
 
 /** The JSON settings a rendered registration script hands aztec-register.py (its heredoc). */

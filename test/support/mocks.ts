@@ -215,6 +215,21 @@ export function scriptOf(name: string): string {
     throw new Error(`${name} runs the bundled script ${digest}, which no copy step's bundle holds`);
 }
 
+/**
+ * A teardown step's removal as its host runs it on destroy: the script of the host's bundle its
+ * delete command's runner names (a `/bin/sh -c` of the runner). Fails when it has no such delete.
+ */
+export function deleteScriptOf(name: string): string {
+    const del = String(inputsOf(name).delete ?? "");
+    const digest = runnerDigest(del);
+    if (!/^(sudo -n )?\/bin\/sh -c /.test(del) || digest === undefined) throw new Error(`${name} has no delete command that runs a script of its host's bundle: ${del.slice(0, 80)}`);
+    for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
+        const dir = copy.archivePath;
+        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) return fs.readFileSync(path.join(dir, digest), "utf8");
+    }
+    throw new Error(`${name}'s delete runs the bundled script ${digest}, which no copy step's bundle holds`);
+}
+
 /** Custom (cloud and command) resources registered, by type; components left out. */
 /** The custom resources registered, per type; the read of the stack's own outputs (a stack reference) creates nothing and is left out. */
 export function countByType(): Record<string, number> {

@@ -40,6 +40,12 @@ describe("drift: HostDrift's provider", () => {
         assert.deepEqual((await driftProvider.update!("drift-dev-1", props([], { firewall: 1 }), moved))!.outs.repairs, { firewall: 1 });
     });
 
+    it("a state with the provider's whole code is rewritten; another loader's text is no change (a preview would show the steps bound to it replaced)", async () => {
+        const withText = (text: string) => ({ ...props([]), __provider: text });
+        assert.deepEqual(await driftProvider.diff!("drift-dev-1", withText("exports.handler = __f0; /* 14 KB of the check itself */"), props([])), { changes: true });
+        assert.deepEqual(await driftProvider.diff!("drift-dev-1", withText('loaded = require(path.resolve("components/hosts/drift-check"))'), withText("another loader's text, components/hosts/drift-check")), { changes: false });
+    });
+
     it("creates with nothing read (the steps after it record the host) and no repairs", async () => {
         const made = await driftProvider.create({ host: "dev-1", connection: conn, toolHash: "t" });
         assert.deepEqual([made.id, made.outs.drift, made.outs.repairs], ["drift-dev-1", [], {}]);

@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { buildStack } from "../support/stack";
-import { registered, countByType, inputsOf, scriptOf, calls, installMocks, setStackConfig, Recorded } from "../support/mocks";
+import { registered, countByType, inputsOf, scriptOf, deleteScriptOf, calls, installMocks, setStackConfig, Recorded, Registered } from "../support/mocks";
 import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
 import { loadFleet } from "../../components/config/load";
 import { HOST_TOOLS_DIR, HostBundle, roleTools, secretInBody } from "../../components/hosts/tools";
@@ -30,6 +30,38 @@ function byName(recorded: Recorded[], name: string): Recorded {
     return r;
 }
 
+/** Whether `from` runs after `to`: `to` is among its dependencies, directly or through others. */
+function after(recorded: Recorded[], from: string, to: string): boolean {
+    const seen = new Set<string>();
+    const todo = [...byName(recorded, from).dependsOn];
+    while (todo.length) {
+        const n = todo.pop()!;
+        if (n === to) return true;
+        if (seen.has(n)) continue;
+        seen.add(n);
+        todo.push(...(recorded.find((r) => r.name === n)?.dependsOn ?? []));
+    }
+    return false;
+}
+
+/**
+ * Every step that runs a script of its host's bundle (its stdin's or its delete's runner) runs after
+ * that host's copy (the copy step with the same connection): the invariant remoteStep keeps with the
+ * fewest edges. Returns how many such steps it checked.
+ */
+function assertBundledAfterCopy(recorded: Recorded[]): number {
+    const target = (x: Registered) => `${x.inputs.connection?.host}:${x.inputs.connection?.port}`;
+    const copies = registered.filter((x) => x.type === "command:remote:CopyToRemote");
+    let n = 0;
+    for (const r of registered.filter((x) => x.type === "command:remote:Command")) {
+        if (!/^nodefleet_run=/m.test(String(r.inputs.stdin ?? "")) && !/^nodefleet_run=/m.test(String(r.inputs.delete ?? ""))) continue;
+        const copy = copies.find((c) => target(c) === target(r));
+        assert.ok(copy !== undefined && after(recorded, r.name, copy.name), `${r.name} runs a bundled script but not after its host's copy`);
+        n++;
+    }
+    return n;
+}
+
 const LOCAL_PORTS = [56545, 56546, 56551, 56657, 56658, 56660, 5678, 5679, 50051, 8880, 8080];
 
 describe("existing host", () => {
@@ -42,11 +74,9 @@ describe("existing host", () => {
         // firewall run their scripts from it (the firewall's teardown, whose create only echoes, does not).
         const steps = ["tools", "preflight", "bootstrap", "firewall-teardown", "firewall-apply", "firewall-confirm"].map((s) => byName(recorded, `fleet-h1-${s}`));
         assert.deepEqual(steps[0].dependsOn, []);
-        const bundled = (name: string) => /-(preflight|bootstrap|firewall-apply|firewall-confirm)$/.test(name);
-        for (let i = 1; i < steps.length; i++) {
-            const wanted = [steps[i - 1].name, ...(bundled(steps[i].name) && i > 1 ? ["fleet-h1-tools"] : [])];
-            assert.deepEqual(steps[i].dependsOn, wanted, `${steps[i].name} must wait for ${wanted.join(" and ")}`);
-        }
+        // (each step after the one before it; that is after the copy, with no edge of its own to it)
+        for (let i = 1; i < steps.length; i++) assert.deepEqual(steps[i].dependsOn, [steps[i - 1].name], `${steps[i].name} must wait for ${steps[i - 1].name}`);
+        assert.ok(assertBundledAfterCopy(recorded) >= 8);
         for (const s of steps) assert.equal(s.parent, "fleet-h1");
         assert.equal(byName(recorded, "fleet-h1").parent, "fleet");
         assert.equal(byName(recorded, "fleet-h1").type, "nodefleet:host:ExistingHost");
@@ -63,14 +93,15 @@ describe("existing host", () => {
         // (the tools first, then one step after the other: at most two SSH connections per host at once)
         assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, []);
         assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain-teardown").dependsOn, ["fleet-h1-firewall-confirm"]);
-        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown", "fleet-h1-tools"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-release-0g-chain").dependsOn, ["fleet-h1-release-0g-chain-teardown"]);
+        assertBundledAfterCopy(recorded);
         const inputs = inputsOf("fleet-h1-release-0g-chain");
         assert.match(scriptOf("fleet-h1-release-0g-chain"), new RegExp(`^sha256=${"ab".repeat(32)}$`, "m"));
         assert.match(scriptOf("fleet-h1-release-0g-chain"), /^url=https:\/\/example\.org\/aristotle-v1\.0\.6\.tar\.gz$/m);
         assert.equal(inputs.delete, undefined);
         const teardown = inputsOf("fleet-h1-release-0g-chain-teardown");
         assert.match(teardown.delete, /^\/bin\/sh -c /);
-        assert.match(teardown.delete, new RegExp(`dest=/opt/nodefleet/releases/0g-chain-${"ab".repeat(12)}`));
+        assert.match(deleteScriptOf("fleet-h1-release-0g-chain-teardown"), new RegExp(`dest=/opt/nodefleet/releases/0g-chain-${"ab".repeat(12)}`));
         assert.equal(teardown.stdin, "echo 'release 0g-chain: teardown registered'\n");
     });
 
@@ -86,7 +117,8 @@ describe("existing host", () => {
         assert.deepEqual(copy.secretPaths, ["connection"]);
         assert.deepEqual(copy.inputs.triggers, ["192.0.2.12:22"]);
         assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, []);
-        for (const node of ["validator-1", "storage-1"]) assert.ok(byName(recorded, `fleet-${node}-teardown`).dependsOn.includes("fleet-h1-tools"), `${node} waits for the tools`);
+        for (const node of ["validator-1", "storage-1"]) assert.ok(after(recorded, `fleet-${node}-teardown`, "fleet-h1-tools"), `${node} waits for the tools`);
+        assertBundledAfterCopy(recorded);
         // The archive: a directory of the project (relative, so the same in every checkout), its
         // files the union of both roles' tools and the scripts of the host's steps (its preflight,
         // bootstrap and firewall, its releases' installs, its nodes' key steps without their keys
@@ -96,7 +128,11 @@ describe("existing host", () => {
         const wanted = new Map([...roleTools("validator"), ...roleTools("storage")].map((t) => [t.digest, t.name]));
         const bundled = ["fleet-h1-preflight", "fleet-h1-bootstrap", "fleet-h1-firewall-apply", "fleet-h1-firewall-confirm", "fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-validator-key", "fleet-validator-1-configure", "fleet-storage-1-miner-key", "fleet-storage-1-configure"];
         const runs = new Map(bundled.map((n) => [/^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).stdin)?.[1] ?? `${n}: not bundled`, n]));
-        assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys(), ...runs.keys()].sort());
+        // and the removal scripts of its teardown steps (their delete commands run a runner too).
+        const teardowns = ["fleet-h1-firewall-teardown", "fleet-h1-release-0g-chain-teardown", "fleet-h1-release-zgs-teardown", "fleet-validator-1-teardown", "fleet-storage-1-teardown"];
+        const removals = teardowns.map((n) => /^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).delete)?.[1] ?? `${n}: not bundled`);
+        assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys(), ...runs.keys(), ...removals].sort());
+        for (const n of teardowns) assert.ok(inputsOf(n).delete.length < 600, `${n}: a delete of ${inputsOf(n).delete.length} characters`);
         for (const [digest, name] of wanted) {
             const body = fs.readFileSync(path.join(dir, digest));
             assert.deepEqual(body, fs.readFileSync(path.join(HOSTFILES_DIR, name)), `${name}: copied as it is`);
@@ -111,9 +147,15 @@ describe("existing host", () => {
             assert.ok(own.length < 500, `${name}: a runner of ${own.length} characters`);
             assert.ok(runner.endsWith(/-key$/.test(name) ? '\n. "$f"\n' : '\nexec /bin/sh "$f"\n'), name);
             assert.match(runner, /\[ "\$\(sha256sum <"\$f"\|cut -c1-64\)" = "\$nodefleet_run" \] \|\|/);
-            assert.deepEqual(byName(recorded, name).dependsOn.at(-1), "fleet-h1-tools", `${name} runs after the copy`);
+            assert.ok(after(recorded, name, "fleet-h1-tools"), `${name} runs after the copy`);
         }
         assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 1, "nodefleet_rpc.py once");
+    });
+
+    it("every step of a whole fleet that runs a bundled script (or removal) runs after its own host's copy", async () => {
+        const { recorded } = await buildStack(baseFleet(), SECRETS);
+        assert.equal(registered.filter((x) => x.type === "command:remote:CopyToRemote").length, 3);
+        assert.ok(assertBundledAfterCopy(recorded) >= 25);
     });
 
     it("puts a key step's body in the bundle only without its secrets: a body holding one is refused", async () => {
@@ -225,7 +267,7 @@ describe("existing host", () => {
     it("registers the teardown before the apply so destroy removes the table last", async () => {
         await buildStack(single("storage", baseFleet().hosts["h-storage"]), SECRETS);
         assert.equal(inputsOf("fleet-h1-firewall-teardown").delete.startsWith("/bin/sh -c "), true);
-        assert.match(inputsOf("fleet-h1-firewall-teardown").delete, /nft delete table inet nodefleet/);
+        assert.match(deleteScriptOf("fleet-h1-firewall-teardown"), /nft delete table inet nodefleet/);
         assert.equal(inputsOf("fleet-h1-firewall-apply").delete, undefined);
         // its script, the ruleset's digest, and the firewall's repair count (the drift check's)
         assert.deepEqual(inputsOf("fleet-h1-firewall-confirm").triggers.slice(2), [0]);
@@ -307,6 +349,7 @@ describe("AWS host", () => {
         assert.equal(mount.create, "sudo -n /bin/sh -s");
         assert.deepEqual(byName(recorded, "fleet-h1-data-volume").dependsOn, ["fleet-h1-data-attach", "fleet-h1-eip"]);
         assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-data-volume"]);
+        assert.ok(assertBundledAfterCopy(recorded) >= 5);
         assert.deepEqual(byName(recorded, "fleet-h1-bootstrap").dependsOn, ["fleet-h1-data-volume", "fleet-h1-tools"]);
         const vol = inputsOf("fleet-h1-data");
         assert.deepEqual([vol.size, vol.iops, vol.throughput], [2000, 6000, 500]);

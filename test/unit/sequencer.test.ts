@@ -18,7 +18,7 @@ import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registrationSettings } from "../support/aztec";
-import { registered, inputsOf, scriptOf } from "../support/mocks";
+import { registered, inputsOf, scriptOf, deleteScriptOf } from "../support/mocks";
 
 const Q = 1;
 
@@ -233,14 +233,14 @@ describe("sequencer role: steps", () => {
         delete f.hosts["h-validator"];
         const { recorded } = await buildStack(f, SECRETS);
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
-        assert.deepEqual(dep("fleet-sequencer-1-teardown"), ["fleet-h-sequencer-release-aztec", "fleet-h-sequencer-tools"]);
-        assert.deepEqual(dep("fleet-sequencer-1-validator-key"), ["fleet-sequencer-1-teardown", "fleet-h-sequencer-tools"]);
+        assert.deepEqual(dep("fleet-sequencer-1-teardown"), ["fleet-h-sequencer-release-aztec"]);
+        assert.deepEqual(dep("fleet-sequencer-1-validator-key"), ["fleet-sequencer-1-teardown"]);
         // version and configure run scripts of the host's bundle: after its copy.
-        assert.deepEqual(dep("fleet-sequencer-1-version"), ["fleet-sequencer-1-validator-key", "fleet-h-sequencer-tools"]);
-        assert.deepEqual(dep("fleet-sequencer-1-configure"), ["fleet-sequencer-1-version", "fleet-h-sequencer-tools"]);
+        assert.deepEqual(dep("fleet-sequencer-1-version"), ["fleet-sequencer-1-validator-key"]);
+        assert.deepEqual(dep("fleet-sequencer-1-configure"), ["fleet-sequencer-1-version"]);
         assert.deepEqual(dep("fleet-sequencer-1-registration"), ["fleet-sequencer-1-configure"]);
         assert.deepEqual(dep("fleet-sequencer-1-health"), ["fleet-sequencer-1-registration"]);
-        assert.match(inputsOf("fleet-sequencer-1-teardown").delete, /systemctl disable --now aztec-sequencer-1.service/);
+        assert.match(deleteScriptOf("fleet-sequencer-1-teardown"), /systemctl disable --now aztec-sequencer-1.service/);
         const keyStep = registered.find((r) => r.name === "fleet-sequencer-1-validator-key")!;
         assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");
         assert.equal(keyStep.inputs.logging, "none");

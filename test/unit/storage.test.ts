@@ -12,7 +12,7 @@ import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderSt
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID } from "../support/fixtures";
 import { buildStack } from "../support/stack";
-import { registered, inputsOf, scriptOf } from "../support/mocks";
+import { registered, inputsOf, scriptOf, deleteScriptOf } from "../support/mocks";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-storage-"));
 
@@ -151,10 +151,10 @@ describe("storage role: steps", () => {
         delete f.hosts["h-validator"];
         const { recorded } = await buildStack(f, SECRETS);
         const dep = (n: string) => recorded.find((r) => r.name === n)!.dependsOn;
-        assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs", "fleet-h-storage-tools"]);
-        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown", "fleet-h-storage-tools"], "the key step's body runs from the host's bundle");
-        assert.match(inputsOf("fleet-storage-1-teardown").delete, /systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service/);
-        assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key", "fleet-h-storage-tools"], "configure runs a script of the host's bundle: after its copy");
+        assert.deepEqual(dep("fleet-storage-1-teardown"), ["fleet-h-storage-release-zgs"]);
+        assert.deepEqual(dep("fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"], "after the teardown, which follows the bundle's copy (the key's body runs from it)");
+        assert.match(deleteScriptOf("fleet-storage-1-teardown"), /systemctl disable --now zgs-storage-1-failover.timer zgs-storage-1.service/);
+        assert.deepEqual(dep("fleet-storage-1-configure"), ["fleet-storage-1-miner-key"], "configure runs a script of the host's bundle: after its copy, through the key step");
         assert.deepEqual(dep("fleet-storage-1-health"), ["fleet-storage-1-configure"]);
         const keyStep = registered.find((r) => r.name === "fleet-storage-1-miner-key")!;
         assert.ok(keyStep.secretPaths.includes("stdin"), "the key script travels as a secret");

@@ -117,7 +117,7 @@ describe("host tools", () => {
                 if (state === "missing") fs.rmSync(path.join(tools, digest));
                 const refused = run();
                 assert.equal(refused.status, 1, state);
-                assert.match(refused.stderr, new RegExp(`nodefleet: ${tools}/${digest} is missing or altered on this host: the host's tools step copies it`), state);
+                assert.match(refused.stderr, new RegExp(`nodefleet: ${tools}/${digest} is missing or altered on this host \\(pulumi up --replace the host's -tools step\\)`), state);
                 assert.equal(fs.existsSync(path.join(scratch, "ran")), false, `${state}: not run`);
             }
             // The label is the step's name: anything else in it cannot reach the shell.

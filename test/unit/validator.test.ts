@@ -14,7 +14,7 @@ import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
 import { buildStack } from "../support/stack";
-import { inputsOf, previousStackOutputs, registered, scriptOf } from "../support/mocks";
+import { inputsOf, previousStackOutputs, registered, scriptOf, deleteScriptOf } from "../support/mocks";
 
 const V = 2;
 
@@ -182,9 +182,9 @@ describe("validator role: steps", () => {
 
     it("without a switch: release -> teardown -> key -> configure -> health; the key only as a secret, never logged", async () => {
         const { recorded, fleet } = await stack();
-        assert.deepEqual(dep(recorded, "fleet-validator-1-teardown"), ["fleet-h-validator-release-0g-chain", "fleet-h-validator-tools"]);
-        assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown", "fleet-h-validator-tools"]);
-        assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key", "fleet-h-validator-tools"], "configure runs a script of the host's bundle: after its copy");
+        assert.deepEqual(dep(recorded, "fleet-validator-1-teardown"), ["fleet-h-validator-release-0g-chain"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
+        assert.deepEqual(dep(recorded, "fleet-validator-1-configure"), ["fleet-validator-1-validator-key"], "configure runs a script of the host's bundle: after its copy, through the key step");
         assert.deepEqual(dep(recorded, "fleet-validator-1-health"), ["fleet-validator-1-configure"]);
         assert.equal(recorded.filter((r) => r.name.includes("-switch-")).length, 0);
         assert.equal(fleet.validatorSwitch["validator-1"], undefined);
@@ -194,7 +194,7 @@ describe("validator role: steps", () => {
         const material = JSON.parse(SECRETS.validatorKey!).priv_key.value as string;
         assert.ok(key.inputs.stdin.includes(material));
         for (const r of registered.filter((x) => x.custom && x.name !== key.name)) assert.ok(!JSON.stringify(r.inputs).includes(material), `${r.name} carries the consensus key`);
-        assert.match(inputsOf("fleet-validator-1-teardown").delete, /0gchaind-validator-1\.service/);
+        assert.match(deleteScriptOf("fleet-validator-1-teardown"), /0gchaind-validator-1\.service/);
         assert.match(scriptOf("fleet-validator-1-health"), /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json health/);
     });
 
@@ -215,7 +215,7 @@ describe("validator role: steps", () => {
         it("is handed over on the host it leaves before its key is written on the new one, and its signing state carried into setup", async () => {
             previousStackOutputs.validatorHosts = { "validator-1": "h-sequencer" };
             const { recorded, fleet } = await moved();
-            assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key")?.sort(), ["fleet-h-validator-tools", "fleet-validator-1-handover", "fleet-validator-1-teardown"]);
+            assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key")?.sort(), ["fleet-validator-1-handover", "fleet-validator-1-teardown"]);
             const handover = registered.find((r) => r.name === "fleet-validator-1-handover")!;
             assert.match(handover.inputs.stdin, /zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json handover$/m);
             assert.equal(handover.inputs.connection.host, "192.0.2.11");
@@ -233,7 +233,7 @@ describe("validator role: steps", () => {
             previousStackOutputs.validatorHosts = { "validator-1": "h-validator" };
             const { recorded } = await moved();
             assert.equal(recorded.filter((r) => r.name.endsWith("-handover")).length, 0);
-            assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown", "fleet-h-validator-tools"]);
+            assert.deepEqual(dep(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
         });
 
         it("from a host no longer in the config: refused, naming the override; with it, no handover", async () => {
