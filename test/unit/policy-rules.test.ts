@@ -4,6 +4,8 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as rules from "../../policy/rules";
+import { bundleRunner } from "../../components/hosts/tools";
+import { validatorKeyJson } from "../support/fixtures";
 
 let n = 0;
 function res(type: string, name: string, props: Record<string, unknown>, parent?: string, dependencies: string[] = []): rules.Planned {
@@ -81,6 +83,18 @@ describe("policy rules", () => {
             res("hcloud:index/server:Server", "srv", { userData: "-----BEGIN RSA PRIVATE KEY-----" }),
         ]);
         assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fleet-s-configure", "srv"]);
+    });
+
+    it("same-validator-key and key-in-plain-text read the keys a bundled key step's runner sets (as the pack shows it: runner, then the bundled body)", () => {
+        const C = "command:remote:Command";
+        const body = "#!/bin/sh\nput /home/x/config/priv_validator_key.json 0600 nodefleet:nodefleet <<NODEFLEET_EOF\n$nodefleet_secret_key\nNODEFLEET_EOF\n";
+        const keyStep = (node: string, key: string) => res(C, `fleet-${node}-validator-key`, { stdin: `${bundleRunner(`fleet-${node}-validator-key`, "ab".repeat(32), { key: `${key}\n` })}${body}` }, `fleet-${node}`);
+        const key = validatorKeyJson("aa");
+        const steps = [keyStep("validator-1", key), keyStep("validator-2", key), keyStep("validator-3", validatorKeyJson("bb"))];
+        assert.deepEqual(rules.sameValidatorKey(steps).map((x) => x.message.split(":")[0]), ["fleet-validator-2-validator-key"]);
+        // The same key in another step's script (a configure step's runner and body): a leak.
+        const leak = res(C, "fleet-validator-3-configure", { stdin: `${bundleRunner("fleet-validator-3-configure", "cd".repeat(32))}echo '${validatorKeyJson("bb")}'\n` });
+        assert.deepEqual(rules.keyOutsideKeySteps([...steps, leak]).map((x) => x.message.split(":")[0]), ["fleet-validator-3-configure"]);
     });
 
     it("hardware-below-target: AWS and Hetzner machine types and volumes against the summed role targets", () => {
