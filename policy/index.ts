@@ -47,11 +47,19 @@ const stepInputs: ResourceValidationPolicy = {
  */
 const PROJECT = path.resolve(__dirname, "..");
 
+/**
+ * The bundled scripts read so far, by digest: each stack rule asks for the stack again, and a file
+ * named by its content's digest reads the same every time (the program wrote the bundles before the
+ * engine ran the stack policies).
+ */
+const bundledScripts = new Map<string, string | undefined>();
+
 function withBundledScript(props: Record<string, unknown>): Record<string, unknown> {
     const digest = typeof props.stdin === "string" ? runnerDigest(props.stdin) : undefined;
     if (digest === undefined) return props;
     const { stdin: runner, ...rest } = props;
-    const script = localBundledScript(PROJECT, digest);
+    if (!bundledScripts.has(digest)) bundledScripts.set(digest, localBundledScript(PROJECT, digest));
+    const script = bundledScripts.get(digest);
     return script === undefined ? rest : { ...rest, stdin: `${runner as string}${script}` };
 }
 

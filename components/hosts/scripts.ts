@@ -100,7 +100,7 @@ export function renderFirewallScripts(plan: HostPlan): FirewallScripts {
 /**
  * A script whose secrets stay out of its text: `body` refers to each secret as the shell variable
  * nodefleet_secret_NAME, and goes into the host's bundle like any script; the step's stdin (itself
- * a secret) sets the variables and runs the body in the same shell (HostBundle.runWithSecrets).
+ * a secret) sets the variables and runs the body in the same shell (HostBundle.run with secrets).
  * Each secret is a file's whole content, ending in a newline: the variable holds it without its
  * last newline, and a here-document line `$nodefleet_secret_NAME` gives it back byte for byte (the
  * shell expands a parameter there once; what it expands to is not expanded again).

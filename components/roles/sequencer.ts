@@ -140,23 +140,23 @@ export interface L1Urls {
     readonly l1ConsensusHostUrls: readonly string[];
 }
 
-/**
- * The key step's script (a secret): the node's and the registration's root-only env files, named as
- * this version reads them: the keys, and the L1 endpoints as ETHEREUM_HOSTS and
- * L1_CONSENSUS_HOST_URLS (the primary variables of --l1-rpc-urls and --l1-consensus-host-urls, so
- * no URL is on the node's or the CLI's command line).
- */
 /** An environment file's lines: NAME=VALUE each, as systemd and the registration read them. */
 function envFileText(lines: readonly (readonly [string, string])[]): string {
     if (lines.length === 0) throw new Error("unreachable: an environment file with no line");
     return lines.map(([k, v]) => `${envFileValue(k)}=${envFileValue(v)}\n`).join("");
 }
 
+/** The key step's script as its host runs it, whole (sequencerKeyScript). */
 export function renderSequencerKey(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): string {
     return wholeScript(sequencerKeyScript(node, mount, key, blsSecretKey, urls));
 }
 
-/** The key step's script: its body (no secret) and its secrets, the two environment files' lines. */
+/**
+ * The key step's script: the node's and the registration's root-only env files, named as this
+ * version reads them: the keys, and the L1 endpoints as ETHEREUM_HOSTS and L1_CONSENSUS_HOST_URLS
+ * (the primary variables of --l1-rpc-urls and --l1-consensus-host-urls, so no URL is on the node's
+ * or the CLI's command line). Its body holds no secret; its secrets are the two files' lines.
+ */
 export function sequencerKeyScript(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): SecretScript {
     const p = sequencerPaths(node, mount);
     const dialect = dialectOf(node);

@@ -130,8 +130,10 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
     });
 }
 
-/** The key step's script (a secret): the miner key's file and the RPC endpoints' file, both root-only. */
-/** The miner key step's script: its body (no secret) and its secrets, the key and the endpoints. */
+/**
+ * The key step's script: the miner key's file and the RPC endpoints' file, both root-only. Its body
+ * holds no secret; its secrets are the key and the endpoints.
+ */
 export function storageKeyScript(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): SecretScript {
     const p = storagePaths(node, mount);
     if (!/^[0-9a-fA-F]{64}$/.test(minerKey)) throw new Error(`${node.name}: the miner key must be 64 hex characters`);
@@ -143,6 +145,7 @@ export function storageKeyScript(node: StorageSpec, mount: string, minerKey: str
     return { body, secrets: { key: heredocSafe(minerKey, "NODEFLEET_EOF"), urls: heredocSafe(urlsJson, "NODEFLEET_EOF") } };
 }
 
+/** The key step's script as its host runs it, whole (storageKeyScript). */
 export function renderStorageKey(node: StorageSpec, mount: string, minerKey: string, endpoints: readonly string[]): string {
     return wholeScript(storageKeyScript(node, mount, minerKey, endpoints));
 }

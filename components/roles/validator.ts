@@ -180,6 +180,7 @@ export function validatorKeyScript(node: ValidatorSpec, mount: string, key: stri
     return { body, secrets: { key: heredocSafe(key, "NODEFLEET_EOF"), urls: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF") } };
 }
 
+/** The key step's script as its host runs it, whole (validatorKeyScript). */
 export function renderValidatorKey(node: ValidatorSpec, mount: string, key: string, referenceRpcUrl: string | null = null): string {
     return wholeScript(validatorKeyScript(node, mount, key, referenceRpcUrl));
 }

@@ -195,6 +195,15 @@ export function inputsOf(name: string): any {
     return r.inputs;
 }
 
+/** The file of a registered copy step's bundle named by `digest`; fails, naming `what`, when none holds it. */
+function bundledFile(digest: string, what: string): string {
+    for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
+        const dir = copy.archivePath;
+        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) return fs.readFileSync(path.join(dir, digest), "utf8");
+    }
+    throw new Error(`${what} runs the bundled script ${digest}, which no copy step's bundle holds`);
+}
+
 /**
  * A command step's script as its host runs it: its stdin, or for a step that runs a script of its
  * host's bundle (components/hosts/tools.ts), that file of a registered copy step's bundle, found by
@@ -205,14 +214,8 @@ export function scriptOf(name: string): string {
     const stdin = String(inputsOf(name).stdin ?? "");
     const digest = runnerDigest(stdin);
     if (digest === undefined) return stdin;
-    for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
-        const dir = copy.archivePath;
-        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) {
-            const body = fs.readFileSync(path.join(dir, digest), "utf8");
-            return stdin.endsWith('\n. "$f"\n') ? `${stdin}${body}` : body;
-        }
-    }
-    throw new Error(`${name} runs the bundled script ${digest}, which no copy step's bundle holds`);
+    const body = bundledFile(digest, name);
+    return stdin.endsWith('\n. "$f"\n') ? `${stdin}${body}` : body;
 }
 
 /**
@@ -223,11 +226,7 @@ export function deleteScriptOf(name: string): string {
     const del = String(inputsOf(name).delete ?? "");
     const digest = runnerDigest(del);
     if (!/^(sudo -n )?\/bin\/sh -c /.test(del) || digest === undefined) throw new Error(`${name} has no delete command that runs a script of its host's bundle: ${del.slice(0, 80)}`);
-    for (const copy of registered.filter((r) => r.type === "command:remote:CopyToRemote")) {
-        const dir = copy.archivePath;
-        if (dir !== undefined && fs.existsSync(path.join(dir, digest))) return fs.readFileSync(path.join(dir, digest), "utf8");
-    }
-    throw new Error(`${name}'s delete runs the bundled script ${digest}, which no copy step's bundle holds`);
+    return bundledFile(digest, `${name}'s delete`);
 }
 
 /** Custom (cloud and command) resources registered, by type; components left out. */

@@ -14,7 +14,7 @@ import { buildStack } from "../support/stack";
 import { registered, countByType, inputsOf, scriptOf, deleteScriptOf, calls, installMocks, setStackConfig, Recorded, Registered } from "../support/mocks";
 import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, storageNode, sequencerNode } from "../support/fixtures";
 import { loadFleet } from "../../components/config/load";
-import { HOST_TOOLS_DIR, HostBundle, roleTools, secretInBody } from "../../components/hosts/tools";
+import { HOST_TOOLS_DIR, HostBundle, roleTools, runnerDigest, secretInBody } from "../../components/hosts/tools";
 import { compactSshKey } from "../../components/hosts/ssh-key";
 import { HOSTFILES_DIR } from "../../components/render";
 
@@ -54,7 +54,7 @@ function assertBundledAfterCopy(recorded: Recorded[]): number {
     const copies = registered.filter((x) => x.type === "command:remote:CopyToRemote");
     let n = 0;
     for (const r of registered.filter((x) => x.type === "command:remote:Command")) {
-        if (!/^nodefleet_run=/m.test(String(r.inputs.stdin ?? "")) && !/^nodefleet_run=/m.test(String(r.inputs.delete ?? ""))) continue;
+        if (runnerDigest(String(r.inputs.stdin ?? "")) === undefined && runnerDigest(String(r.inputs.delete ?? "")) === undefined) continue;
         const copy = copies.find((c) => target(c) === target(r));
         assert.ok(copy !== undefined && after(recorded, r.name, copy.name), `${r.name} runs a bundled script but not after its host's copy`);
         n++;
@@ -127,10 +127,10 @@ describe("existing host", () => {
         assert.match(dir, /^\.nodefleet\/tools\/[0-9a-f]{32}\/$/);
         const wanted = new Map([...roleTools("validator"), ...roleTools("storage")].map((t) => [t.digest, t.name]));
         const bundled = ["fleet-h1-preflight", "fleet-h1-bootstrap", "fleet-h1-firewall-apply", "fleet-h1-firewall-confirm", "fleet-h1-release-0g-chain", "fleet-h1-release-zgs", "fleet-validator-1-validator-key", "fleet-validator-1-configure", "fleet-storage-1-miner-key", "fleet-storage-1-configure"];
-        const runs = new Map(bundled.map((n) => [/^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).stdin)?.[1] ?? `${n}: not bundled`, n]));
+        const runs = new Map(bundled.map((n) => [runnerDigest(inputsOf(n).stdin) ?? `${n}: not bundled`, n]));
         // and the removal scripts of its teardown steps (their delete commands run a runner too).
         const teardowns = ["fleet-h1-firewall-teardown", "fleet-h1-release-0g-chain-teardown", "fleet-h1-release-zgs-teardown", "fleet-validator-1-teardown", "fleet-storage-1-teardown"];
-        const removals = teardowns.map((n) => /^nodefleet_run=([0-9a-f]{64})$/m.exec(inputsOf(n).delete)?.[1] ?? `${n}: not bundled`);
+        const removals = teardowns.map((n) => runnerDigest(inputsOf(n).delete) ?? `${n}: not bundled`);
         assert.deepEqual(fs.readdirSync(dir).sort(), [...wanted.keys(), ...runs.keys(), ...removals].sort());
         for (const n of teardowns) assert.ok(inputsOf(n).delete.length < 600, `${n}: a delete of ${inputsOf(n).delete.length} characters`);
         for (const [digest, name] of wanted) {
