@@ -13,7 +13,7 @@ if [ ! -x "$bin" ]; then
     work="$(mktemp -d)"
     trap 'rm -rf "$work"' EXIT
     cp "$src/go.mod" "$src/go.sum" "$src/main.go" "$work/"
-    go_build "[scripted-host]" "$work" "$work/scripted-host" "" .
+    go_build "[scripted-host]" "$work" "$work/scripted-host" "-s -w" .
     mkdir -p "$(dirname "$bin")" && mv "$work/scripted-host" "$bin.tmp" && mv "$bin.tmp" "$bin"
 fi
 echo "$bin"

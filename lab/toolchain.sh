@@ -112,7 +112,7 @@ build_cli() { # out
     (cd "$work/pkg" && GOFLAGS=-mod=mod GOSUMDB=off go test ./backend/ ./backend/diy/ ./resource/stack/ 2>&1 |
         sed 's/^/[toolchain] go test: /' >&2; exit "${PIPESTATUS[0]}") || die "the patched pkg/v3 fails its tests"
     (cd "$work" && go mod edit -replace=github.com/pulumi/pulumi/pkg/v3=./pkg)
-    go_build "[toolchain]" "$work" "$work/pulumi" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
+    go_build "[toolchain]" "$work" "$work/pulumi" "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
         github.com/pulumi/pulumi/pkg/v3/cmd/pulumi || die "the Pulumi CLI did not build"
     mv "$work/pulumi" "$1.tmp" && mv "$1.tmp" "$1"
     rm -rf "$work"
@@ -198,7 +198,7 @@ build_language_host() { # out
     (cd "$src" && rm -f ./*_test.go && go mod edit \
         -dropreplace=github.com/pulumi/pulumi/pkg/v3 -dropreplace=github.com/pulumi/pulumi/sdk/v3 \
         -require=github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION -require=github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION)
-    go_build "[toolchain]" "$src" "$1" "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" .
+    go_build "[toolchain]" "$src" "$1" "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" .
     rm -rf "$work"
 }
 
@@ -207,7 +207,7 @@ build_command_provider() { # out
     work="$(unpack_verified "pulumi-command-$COMMAND_VERSION-provider.tar.gz")"
     apply_patches pulumi-resource-command "$work/pulumi-command-$COMMAND_VERSION"
     go_build "[toolchain]" "$work/pulumi-command-$COMMAND_VERSION/provider" "$1" \
-        "-X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$COMMAND_VERSION" ./cmd/pulumi-resource-command
+        "-s -w -X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$COMMAND_VERSION" ./cmd/pulumi-resource-command
     rm -rf "$work"
 }
 
@@ -222,7 +222,7 @@ build_hcloud_provider() { # out
     (cd "$src" && go mod edit -replace="github.com/hetznercloud/terraform-provider-hcloud=$work/terraform-provider-hcloud-$HCLOUD_TF_VERSION")
     (cd "$src/cmd/pulumi-resource-hcloud" && VERSION="$HCLOUD_VERSION" GOFLAGS=-mod=mod GOSUMDB=off go run ./generate.go 2>&1 | sed 's/^/[toolchain] go: /' >&2)
     [ -s "$src/cmd/pulumi-resource-hcloud/schema-embed.json" ] || die "the hcloud provider's schema was not generated"
-    go_build "[toolchain]" "$src" "$1" "-X github.com/pulumi/pulumi-hcloud/provider/pkg/version.Version=$HCLOUD_VERSION" ./cmd/pulumi-resource-hcloud
+    go_build "[toolchain]" "$src" "$1" "-s -w -X github.com/pulumi/pulumi-hcloud/provider/pkg/version.Version=$HCLOUD_VERSION" ./cmd/pulumi-resource-hcloud
     rm -rf "$work"
 }
 

@@ -7,18 +7,19 @@
 source "$(dirname "${BASH_SOURCE[0]}")/progress.sh" # line_awk
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 
-# go_build PREFIX DIR OUT LDFLAGS TARGET: `go build TARGET` in module directory DIR to OUT, the
+# go_build PREFIX DIR OUT LDFLAGS TARGET [TAGS]: `go build -ldflags LDFLAGS TARGET` in module directory
+# DIR to OUT (the order of LDFLAGS is in the binary's build id: keep a pinned build's), the
 # compiler's output prefixed on stderr; fails unless OUT was made. Progress every 15 s on stderr:
 # "PREFIX compiled N/M packages" (M: the target's dependencies, `go list -deps`; packages Go's
 # build cache already holds are not compiled, so N may stop short of M).
 go_build() {
-    local prefix="$1" dir="$2" out="$3" ldflags="$4" target="$5" total
+    local prefix="$1" dir="$2" out="$3" ldflags="$4" target="$5" tags="${6:-}" total
     command -v go >/dev/null || { printf '%s Go 1.25 or newer is needed to build %s (https://go.dev/doc/install, or the golang-1.25 Debian backport)\n' "$prefix" "$(basename "$out")" >&2; return 1; }
     (
         cd "$dir" && export GOFLAGS=-mod=mod GOSUMDB=off GOPROXY="${GOPROXY:-https://proxy.golang.org}"
         printf '%s downloading the modules of %s\n' "$prefix" "$(basename "$out")" >&2
-        total="$(go list -deps "$target" 2>/dev/null | wc -l)"
-        go build -v -trimpath -ldflags "-s -w $ldflags" -o "$out" "$target" 2>&1 |
+        total="$(go list -tags "$tags" -deps "$target" 2>/dev/null | wc -l)"
+        go build -v -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out" "$target" 2>&1 |
             line_awk -v total="$total" -v start="$(date +%s)" -v prefix="$prefix" '
                 /^[[:alnum:]_.~\/-]+$/ { n++; if (systime() - last >= 15) {
                     printf "%s compiled %d/%d packages, %d s\n", prefix, n, total, systime() - start; fflush(); last = systime() }; next }
@@ -38,7 +39,7 @@ pinned_tool() {
         printf '%s building %s from the Go module proxy (once; geth and the Pulumi CLI take about 5 minutes on 2 cores)\n' "$prefix" "$name" >&2
         work="$(mktemp -d)"
         cp "$module/go.mod" "$module/go.sum" "$work/"
-        go_build "$prefix" "$work" "$work/$name" "$ldflags" "$package" || { rm -rf "$work"; return 1; }
+        go_build "$prefix" "$work" "$work/$name" "-s -w${ldflags:+ $ldflags}" "$package" || { rm -rf "$work"; return 1; }
         mkdir -p "$(dirname "$bin")" && mv "$work/$name" "$bin.tmp" && mv "$bin.tmp" "$bin"
         rm -rf "$work"
     fi
