@@ -5,7 +5,8 @@
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
 #         contract tests of the sequencer's rendered files against the real Aztec CLI (installed once)
 #         and of the reth unit against the real reth, of the storage node's config.toml against the
-#         real zgs_node (both built once from upstream source, cached)
+#         real zgs_node, of the consensus unit and app.toml against the real beacond (prebuilt
+#         artifacts, or built once from upstream source, cached)
 #   e2e   real geth driven by the simulators (export/trim/import); the main job on local VMs:
 #         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
@@ -51,6 +52,7 @@ if has_tier cli || has_tier e2e; then
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
     prebuild reth bash lab/reth.sh build     # the real reth (prebuilt artifact, or 20 CPU-min from source): its contract test
     prebuild zgs bash lab/zgs.sh build       # the real zgs_node (prebuilt artifact, or 28 CPU-min from source): its contract test
+    prebuild beacond bash -c 'bash lab/beacond.sh build && bash lab/beacond.sh kzg >/dev/null' # BeaconKit's beacond (prebuilt artifact, or ~40 min from source) and its KZG setup: its contract test
     prebuild geth bash lab/artifacts.sh geth # the real geth (a few minutes cold): the chain of the zgs_node contract test
     prebuild s3 bash lab/s3.sh path          # moto's S3 server (PyPI, under a minute cold): the pipeline test's state backend
 fi
@@ -74,6 +76,7 @@ if has_tier cli; then
     await aztec
     await reth
     await zgs
+    await beacond
     await geth
     await s3
     bash lab/toolchain.sh hcloud

@@ -348,6 +348,9 @@ function checkRoleRules(spec: FleetSpec, issues: string[]): void {
         if (node.role === "validator" && node.release === undefined) {
             issues.push(`nodes[${i}].release: required: the host installs 0gchaind, geth and reth from the 0G release package (1.0.6 or later, see releases)`);
         }
+        if (node.role !== "validator" && node.release !== undefined && spec.releases[node.release]?.consensus !== undefined) {
+            issues.push(`releases.${node.release}.consensus: only a validator's release carries a consensus daemon, and ${node.role} nodes[${i}] installs this one`);
+        }
         if (node.role === "sequencer" && node.release === undefined) {
             issues.push(`nodes[${i}].release: required: the host installs the aztec CLI and its version manager (aztec-up) from a release (see releases)`);
         }

@@ -359,6 +359,19 @@ export const release = z
         url: httpUrl.describe("Where the host downloads the .tar.gz archive."),
         sha256: z.string().regex(/^[0-9a-f]{64}$/, "not a sha256 (64 lowercase hex characters)").optional().describe("The archive's sha256; or, instead, sha256File."),
         sha256File: z.string().min(1).optional().describe("A SHA256SUMS-format file on the machine that runs pulumi; the line for the URL's file name is used."),
+        consensus: z
+            .strictObject({
+                daemon: z
+                    .enum(["0gchaind", "beacond"])
+                    .default("0gchaind")
+                    .describe("The consensus daemon in the release's bin/: `0gchaind` (0G's, flags `--chaincfg.*`; the seed's) or `beacond` (BeaconKit's, the open core of 0gchaind, flags `--beacon-kit.*`; the lab's dev chain)."),
+                chainSpec: z
+                    .enum(["mainnet", "testnet", "devnet"])
+                    .optional()
+                    .describe("The chain spec the daemon runs: 0gchaind's `--chaincfg.chain-spec`, beacond's CHAIN_SPEC environment variable (v1.1 has no flag). Unset: the daemon's default (mainnet)."),
+            })
+            .optional()
+            .describe("A validator release only: the consensus daemon it carries. Unset: 0gchaind with its default chain spec."),
     })
     .describe("Node software: a release archive, installed only when its sha256 matches.");
 const releaseName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/, "release names are 2-32 lowercase letters, digits and dashes");

@@ -3,7 +3,7 @@
 // step of seed 4.5, each run by the host tool zg-validator.py (preconditions, completion markers,
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
-import type { NodeSpec } from "../config/schema";
+import type { NodeSpec, ReleaseSpec } from "../config/schema";
 import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
@@ -35,7 +35,29 @@ export interface ValidatorPaths {
     readonly etcDir: string;
 }
 
-/** Where host tools are installed. */
+/**
+ * The consensus daemon a validator's release carries in bin/: 0G's 0gchaind (the seed's) or
+ * BeaconKit's beacond, its open core, whose flags are 0gchaind's with the prefix `beacon-kit`
+ * for `chaincfg`. The unit, the app.toml and every host tool follow it.
+ */
+export interface ConsensusDaemon {
+    readonly binary: "0gchaind" | "beacond";
+    readonly flagPrefix: "chaincfg" | "beacon-kit";
+    /** 0gchaind's `--chaincfg.chain-spec`, beacond's CHAIN_SPEC; null: the daemon's default. */
+    readonly chainSpec: "mainnet" | "testnet" | "devnet" | null;
+}
+
+/** A validator's release: its name (the host's install of it) and its consensus daemon. */
+export interface ValidatorRelease {
+    readonly name: string;
+    readonly consensus: ConsensusDaemon;
+}
+
+export function validatorRelease(name: string, spec?: ReleaseSpec): ValidatorRelease {
+    const binary = spec?.consensus?.daemon ?? "0gchaind";
+    return { name, consensus: { binary, flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg", chainSpec: spec?.consensus?.chainSpec ?? null } };
+}
+
 /** Seed 4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
 
@@ -63,34 +85,52 @@ export function executionPorts(node: ValidatorSpec) {
     return { http: at(VALIDATOR_SUFFIXES.elHttp), ws: at(VALIDATOR_SUFFIXES.elWs), engine: at(VALIDATOR_SUFFIXES.engine), p2p: at(VALIDATOR_SUFFIXES.elP2p) };
 }
 
-function unitContext(node: ValidatorSpec, mount: string, release: string, publicIp: string) {
+function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string) {
     const p = validatorPaths(node, mount);
-    return { node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: `${releaseLink(release)}/bin` };
+    return { node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: `${releaseLink(release.name)}/bin` };
 }
 
 /** reth's unit with exactly the parameters and unit settings of seed 2.6. */
-export function renderRethUnit(node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
+export function renderRethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string): string {
     const c = unitContext(node, mount, release, publicIp);
     const p = validatorPaths(node, mount);
-    return render("reth.service", { ...c, binary: RETH_BINARY, genesis: `${releaseLink(release)}/geth-genesis.json`, datadir: p.rethDir, ipcpath: `${p.rethDir}/reth.ipc` });
+    return render("reth.service", { ...c, binary: RETH_BINARY, genesis: `${releaseLink(release.name)}/geth-genesis.json`, datadir: p.rethDir, ipcpath: `${p.rethDir}/reth.ipc` });
 }
 
 /** geth's unit: the pre-migration state and the rollback target, on the same ports and JWT file. */
-export function renderGethUnit(node: ValidatorSpec, mount: string, release: string, publicIp: string): string {
+export function renderGethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string): string {
     const c = unitContext(node, mount, release, publicIp);
     return render("geth.service", { ...c, binary: `${c.bin}/geth`, datadir: validatorPaths(node, mount).gethDir, networkId: ZG_CHAIN_ID });
 }
 
-export function renderConsensusUnit(node: ValidatorSpec, mount: string, release: string): string {
+/**
+ * The consensus daemon's unit: the JWT file the execution client reads (seed 5) and the release's
+ * KZG trusted setup as flags, in the daemon's prefix; the chain spec as its flag (0gchaind) or
+ * its environment variable (beacond v1.1 reads only CHAIN_SPEC).
+ */
+export function renderConsensusUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease): string {
     const p = validatorPaths(node, mount);
-    return render("0gchaind.service", { node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, binary: `${releaseLink(release)}/bin/0gchaind`, home: p.consensusHome, jwt: p.jwt });
+    const c = release.consensus;
+    return render("0gchaind.service", {
+        node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, home: p.consensusHome, jwt: p.jwt,
+        daemon: c.binary, binary: `${releaseLink(release.name)}/bin/${c.binary}`, flags: consensusFlags(c), kzg: kzgTrustedSetup(release),
+        chainSpecFlag: (c.binary === "0gchaind" && c.chainSpec) || "", chainSpecEnv: (c.binary === "beacond" && c.chainSpec) || "",
+    });
 }
+
+/** The daemon's flags nodefleet sets, in its prefix. */
+export function consensusFlags(c: ConsensusDaemon) {
+    return { jwt: `--${c.flagPrefix}.engine.jwt-secret-path`, kzg: `--${c.flagPrefix}.kzg.trusted-setup-path`, chainSpec: `--${c.flagPrefix}.chain-spec` };
+}
+
+/** The KZG trusted setup the release ships (0G's releases and the lab's alike). */
+const kzgTrustedSetup = (release: ValidatorRelease) => `${releaseLink(release.name)}/kzg-trusted-setup.json`;
 
 const cometPort = (node: ValidatorSpec, suffix: number) => prefixed(node.validator.portPrefix, suffix);
 
 /** app.toml for a consensus home that has none (an existing one is only edited, never replaced). */
-export function renderAppToml(node: ValidatorSpec, mount: string): string {
-    return render("0gchaind-app.toml", { node: node.name, dialUrl: engineDialUrl(node), jwt: validatorPaths(node, mount).jwt });
+export function renderAppToml(node: ValidatorSpec, mount: string, release: ValidatorRelease): string {
+    return render("0gchaind-app.toml", { node: node.name, daemon: release.consensus.binary, dialUrl: engineDialUrl(node), jwt: validatorPaths(node, mount).jwt, kzg: kzgTrustedSetup(release) });
 }
 
 export function renderConfigToml(node: ValidatorSpec): string {
@@ -107,7 +147,7 @@ export function engineDialUrl(node: ValidatorSpec): string {
     return `http://localhost:${executionPorts(node).engine}`;
 }
 
-export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: string, carriedSigningState: unknown = null): string {
+export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: ValidatorRelease, carriedSigningState: unknown = null): string {
     const p = validatorPaths(node, mount);
     const v = node.validator;
     return JSON.stringify({
@@ -119,8 +159,9 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         consensusHome: p.consensusHome,
         jwt: p.jwt,
         etcDir: p.etcDir,
-        releaseDir: releaseLink(release),
-        genesis: `${releaseLink(release)}/geth-genesis.json`,
+        releaseDir: releaseLink(release.name),
+        genesis: `${releaseLink(release.name)}/geth-genesis.json`,
+        consensus: { daemon: release.consensus.binary, flagPrefix: release.consensus.flagPrefix },
         rethBinary: RETH_BINARY,
         services: unitNames(p),
         ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },
@@ -143,7 +184,7 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
 }
 
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
-export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: string, publicIp: string, carriedSigningState: unknown = null): string {
+export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, carriedSigningState: unknown = null): string {
     const p = validatorPaths(node, mount);
     const D = "NODEFLEET_EOF";
     return render("validator-configure.sh", {
@@ -155,7 +196,7 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         services: unitNames(p),
         tools: roleTools("validator"),
         settings: heredocSafe(validatorSettingsJson(node, mount, release, carriedSigningState), D),
-        appToml: heredocSafe(renderAppToml(node, mount), D),
+        appToml: heredocSafe(renderAppToml(node, mount, release), D),
         configToml: heredocSafe(renderConfigToml(node), D),
         consensusUnit: heredocSafe(renderConsensusUnit(node, mount, release), D),
         gethUnit: heredocSafe(renderGethUnit(node, mount, release, publicIp), D),
@@ -200,9 +241,9 @@ export function toolCommand(node: ValidatorSpec, ...args: string[]): string {
  * A marker on the host written with another hash is refused (finish with the same settings or
  * roll back). Tunables (tolerance, retries, reference URL) are not in it.
  */
-export function switchInputsHash(node: ValidatorSpec, mount: string, release: string): string {
+export function switchInputsHash(node: ValidatorSpec, mount: string, release: ValidatorRelease): string {
     const p = validatorPaths(node, mount);
-    return contentHash(JSON.stringify({ p, ports: executionPorts(node), release }));
+    return contentHash(JSON.stringify({ p, ports: executionPorts(node), release: release.name }));
 }
 
 /** The switch steps' trigger: the attempt they belong to (config `switchAttempt`). */
@@ -214,6 +255,8 @@ export interface ValidatorNodeArgs {
     readonly node: ValidatorSpec;
     readonly host: Host;
     readonly user: string;
+    /** The node's release spec (its consensus daemon). */
+    readonly release?: ReleaseSpec;
     /** priv_validator_key.json, as a secret. */
     readonly validatorKey: pulumi.Output<string>;
     /** Secret config values by key (the reference endpoint may be one). */
@@ -253,12 +296,13 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const { node, host } = args;
         const mount = host.dataMountPoint;
         const reference = resolveUrls(node.validator.referenceRpcUrl === undefined ? [] : [node.validator.referenceRpcUrl], args.secret);
-        const { release, base, key } = rolePrelude(this, name, {
+        const { release: releaseName, base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "validator", label: "validator",
             removeScript: renderValidatorRemove(host.hostName, node, mount),
             keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
             keyAfter: args.handover ? [args.handover.step] : [],
         });
+        const release = validatorRelease(releaseName, args.release);
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));

@@ -34,6 +34,8 @@ def hashes_agree(logged, full):
 # forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead, and
 # beacon-kit (0gchaind's consensus layer) then logs "NotifyForkchoiceUpdate: EL syncing. Retrying..."
 # (and once, at start, "Your execution client is syncing …"). Either is this fault, with one remedy.
+# The consensus daemons a 0G validator release may carry: a process of either with this key counts.
+DAEMONS = ("0gchaind", "beacond")
 FORKCHOICE_FAULT = "0gchaind's head is not on the execution client (-38002 Invalid forkchoice state, or the EL answers SYNCING)"
 FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing")
 
@@ -63,6 +65,11 @@ class Validator:
         self.export_file = os.path.join(self.mig, "chain-export.rlp")
         self.el_url = f"http://127.0.0.1:{s['ports']['http']}"
         self.units = s["services"]
+        # The release's consensus daemon: 0gchaind (flags --chaincfg.*) or BeaconKit's beacond
+        # (--beacon-kit.*); settings written before nodefleet knew beacond name none.
+        consensus = s.get("consensus") or {}
+        self.daemon = consensus.get("daemon", "0gchaind")
+        self.flag_prefix = consensus.get("flagPrefix", "chaincfg")
         DRIFT.update(dir=s.get("driftUnits"), units=frozenset(self.units.values()))
 
     # ---- host state ------------------------------------------------------------------------------
@@ -167,9 +174,10 @@ class Validator:
 
     def check_jwt(self, el_unit):
         """Seed 5: the path given to --authrpc.jwtsecret and to --chaincfg.engine.jwt-secret-path
-        must be the same file, checked on the host (same device and inode), not by name."""
+        (beacond: --beacon-kit.engine.jwt-secret-path) must be the same file, checked on the host
+        (same device and inode), not by name."""
         el_path = self.exec_arg(el_unit, "--authrpc.jwtsecret")
-        cl_path = self.exec_arg(self.units["consensus"], "--chaincfg.engine.jwt-secret-path")
+        cl_path = self.exec_arg(self.units["consensus"], f"--{self.flag_prefix}.engine.jwt-secret-path")
         if not el_path or not cl_path:
             raise Failed(f"cannot find the JWT paths on the ExecStart lines of {el_unit} and {self.units['consensus']}")
         try:
@@ -205,7 +213,8 @@ class Validator:
             return None
 
     def consensus_processes(self):
-        """Running 0gchaind processes whose home holds this node's validator key (seed 5: one)."""
+        """Running consensus daemons (0gchaind or beacond, whichever a release carries) whose home
+        holds this node's validator key (seed 5: one)."""
         mine = self.key_digest(self.s["consensusHome"])
         found = []
         for pid in os.listdir("/proc"):
@@ -216,7 +225,7 @@ class Validator:
                     argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
             except OSError:
                 continue
-            if not argv or "start" not in argv or not any(os.path.basename(a) == "0gchaind" for a in argv[:2]):
+            if not argv or "start" not in argv or not any(os.path.basename(a) in DAEMONS for a in argv[:2]):
                 continue
             home = None
             for i, a in enumerate(argv):
@@ -282,7 +291,7 @@ class Validator:
         """expected_gap: heights the consensus is known to be ahead (a rollback to geth drops the
         blocks made on reth since the switch): allowed on top of the usual bound."""
         cmd = ["python3", "-S", os.path.join(LIB, "consensus-height-rollback.py"), self.s["consensusHome"], f"http://localhost:{self.s['ports']['http']}",
-               "--service", self.units["consensus"], "--max", str(self.s["rollbackMax"] + max(0, expected_gap)), "--binary", self.release_bin("0gchaind"), "--user", self.op]
+               "--service", self.units["consensus"], "--max", str(self.s["rollbackMax"] + max(0, expected_gap)), "--binary", self.release_bin(self.daemon), "--user", self.op]
         done = run(cmd, check=False)
         for line in done.stdout.strip().splitlines()[:-1]:
             say(f"height rollback: {line}")

@@ -1,6 +1,7 @@
 """`setup`: the validator's files, units and datadir, and its clients started, outside a switch.
 It never changes which client runs: that takes the switch (or its rollback)."""
 import os
+import re
 import shutil
 import time
 
@@ -11,7 +12,7 @@ from .switch import ALL_STEPS
 
 def setup(v):
     s = v.s
-    v.release_bin("0gchaind")
+    v.release_bin(v.daemon)
     home = s["consensusHome"]
     for d in (s["dataRoot"], home, os.path.join(home, "config"), os.path.join(home, "data")):
         os.makedirs(d, exist_ok=True)
@@ -19,11 +20,15 @@ def setup(v):
     if not os.path.exists(os.path.join(home, "config", "priv_validator_key.json")):
         raise Failed("priv_validator_key.json is missing: the key step runs first")
     if not os.path.exists(s["jwt"]):
+        # 0x-prefixed: BeaconKit refuses a JWT file without it ("hex string without 0x prefix");
+        # geth and reth read either form.
         fd = os.open(s["jwt"], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(os.urandom(32).hex() + "\n")
+            f.write("0x" + os.urandom(32).hex() + "\n")
         shutil.chown(s["jwt"], v.op, v.op)
         say(f"created the JWT secret {s['jwt']}")
+    elif v.daemon == "beacond":
+        prefix_jwt(s["jwt"])
     cfg = os.path.join(home, "config")
     for name in ("app.toml", "config.toml"):
         path = os.path.join(cfg, name)
@@ -105,3 +110,23 @@ def init_datadir(v, client):
         chown_tree(s["rethDir"], v.op)
         run([s["rethBinary"], "init", "--chain", s["genesis"], "--datadir", s["rethDir"]], user=v.op)
     say(f"initialized the {client} datadir with {s['genesis']}")
+
+
+def prefix_jwt(path):
+    """A JWT file of 64 hex digits without 0x (nodefleet wrote them so before it knew BeaconKit)
+    gets the prefix: the same secret, so the execution client need not restart. Anything else is
+    left alone (check_jwt and the daemon's own error speak for it)."""
+    with open(path) as f:
+        text = f.read()
+    if not re.fullmatch(r"[0-9a-fA-F]{64}\s*", text):
+        return False
+    st = os.stat(path)
+    tmp = f"{path}.nodefleet-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write("0x" + text.strip() + "\n")
+    os.chown(tmp, st.st_uid, st.st_gid)
+    os.chmod(tmp, st.st_mode & 0o777)
+    os.replace(tmp, path)
+    say(f"{path}: added the 0x prefix BeaconKit's beacond requires (the secret is unchanged)")
+    return True

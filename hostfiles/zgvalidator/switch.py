@@ -52,6 +52,15 @@ def migrate(v, step, inputs):
 
 
 def step_install_reth(v):
+    if v.daemon == "beacond":
+        # BeaconKit's beacond built from its module prints no version (`beacond version`: an empty
+        # line): the Go build information in the binary names the module it was built from. The
+        # 1.0.6 floor is 0G's release numbering, not BeaconKit's.
+        with open(v.release_bin("beacond"), "rb") as f:
+            m = re.search(rb"\nmod\tgithub\.com/berachain/beacon-kit\t(v\d+\.\d+\.\d+[^\t\n]*)\t", f.read())
+        version = v.install_reth()
+        say(f"installed {v.s['rethBinary']}: {version}")
+        return {"releaseVersion": f"beacond {m.group(1).decode() if m else 'unknown'}", "rethVersion": version}
     out = run([v.release_bin("0gchaind"), "version"]).stdout.strip()
     m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out)
     if not m or tuple(int(x) for x in m.groups()) < MIN_RELEASE:

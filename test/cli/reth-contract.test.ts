@@ -16,7 +16,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { executionPorts, RETH_BINARY, renderRethUnit, validatorPaths } from "../../components/roles/validator";
+import { executionPorts, RETH_BINARY, renderRethUnit, validatorPaths, validatorRelease } from "../../components/roles/validator";
 import { releaseLink } from "../../components/hosts/scripts";
 import { baseFleet, NODE_ID, secretSource } from "../support/fixtures";
 import { systemdWords } from "../support/aztec";
@@ -37,7 +37,7 @@ function validator() {
 /** The unit's ExecStart as argv, host paths mapped into `dir`. */
 function renderedArgv(dir: string, reth: string): string[] {
     const node = validator();
-    const unit = renderRethUnit(node, dir, "0g-chain", "127.0.0.1");
+    const unit = renderRethUnit(node, dir, validatorRelease("0g-chain"), "127.0.0.1");
     const start = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
     const words = systemdWords(start.slice("ExecStart=".length));
     assert.equal(words[0], RETH_BINARY);
@@ -98,7 +98,7 @@ describe("the rendered reth unit starts the real reth", () => {
         const p = validatorPaths(node, dir);
         fs.mkdirSync(p.dataRoot, { recursive: true });
         const secret = crypto.randomBytes(32).toString("hex");
-        fs.writeFileSync(p.jwt, secret, { mode: 0o600 });
+        fs.writeFileSync(p.jwt, `0x${secret}\n`, { mode: 0o600 }); // as setup writes it (BeaconKit needs the 0x)
         const argv = renderedArgv(dir, reth);
         // The operator's home, as systemd gives it: the unit's log flags keep reth's files out of it.
         const home = path.join(dir, "home");

@@ -18,7 +18,8 @@ import { spawnSync } from "node:child_process";
 import { parseFleet, FleetConfigError } from "../../components/config/fleet";
 import { renderRelease, secretAssignments } from "../../components/hosts/scripts";
 import { renderSequencerUnit } from "../../components/roles/sequencer";
-import { validatorKeyScript, validatorSettingsJson } from "../../components/roles/validator";
+import { validatorKeyScript, validatorRelease, validatorSettingsJson } from "../../components/roles/validator";
+const REL = validatorRelease("0g-chain");
 import { awsHost, baseFleet, hetznerHost, SECRETS, secretSource } from "../support/fixtures";
 import { requireTool, runTool, verifyUnits } from "../support/golden";
 
@@ -212,7 +213,7 @@ describe("fuzzing the config and the rendered files", () => {
                 assert.equal(written.status, 0, written.stderr);
                 assert.equal(written.stdout, secrets.urls);
                 assert.equal(JSON.parse(written.stdout).referenceRpcUrl, url);
-                assert.ok(!validatorSettingsJson(r.spec.nodes[2], "/data", "0g-chain").includes("evmrpc.example.org"));
+                assert.ok(!validatorSettingsJson(r.spec.nodes[2], "/data", REL).includes("evmrpc.example.org"));
             }),
             { seed: SEED, numRuns: 100 },
         );

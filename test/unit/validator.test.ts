@@ -8,7 +8,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorPaths, validatorRelease, validatorSettingsJson } from "../../components/roles/validator";
 import { roleTools } from "../../components/hosts/tools";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
@@ -17,6 +17,7 @@ import { buildStack } from "../support/stack";
 import { inputsOf, previousStackOutputs, registered, scriptOf, deleteScriptOf } from "../support/mocks";
 
 const V = 2;
+const REL = validatorRelease("0g-chain");
 
 function validatorSpec() {
     const fleet = parseFleet(baseFleet(), secretSource());
@@ -39,7 +40,7 @@ function flags(unit: string): Map<string, string> {
 describe("validator role: execution-client units", () => {
     it("reth's unit carries exactly seed 2.6's parameters and unit settings, and leaves its log to the journal", () => {
         const node = validatorSpec();
-        const unit = fs.readFileSync(golden("validator/reth-validator-1.service", renderRethUnit(node, "/data", "0g-chain", "198.51.100.30")), "utf8");
+        const unit = fs.readFileSync(golden("validator/reth-validator-1.service", renderRethUnit(node, "/data", REL, "198.51.100.30")), "utf8");
         verifyUnits({ "reth-validator-1.service": unit });
         // Seed 4.5 step 1: reth is copied from the release to /usr/local/bin.
         assert.match(unit, /^ExecStart=\/usr\/local\/bin\/reth node /m);
@@ -65,9 +66,9 @@ describe("validator role: execution-client units", () => {
 
     it("geth's unit uses the same ports, bind addresses and JWT file, and passes systemd-analyze verify", () => {
         const node = validatorSpec();
-        const geth = flags(fs.readFileSync(golden("validator/geth-validator-1.service", renderGethUnit(node, "/data", "0g-chain", "198.51.100.30")), "utf8"));
-        const reth = flags(renderRethUnit(node, "/data", "0g-chain", "198.51.100.30"));
-        verifyUnits({ "geth-validator-1.service": renderGethUnit(node, "/data", "0g-chain", "198.51.100.30") });
+        const geth = flags(fs.readFileSync(golden("validator/geth-validator-1.service", renderGethUnit(node, "/data", REL, "198.51.100.30")), "utf8"));
+        const reth = flags(renderRethUnit(node, "/data", REL, "198.51.100.30"));
+        verifyUnits({ "geth-validator-1.service": renderGethUnit(node, "/data", REL, "198.51.100.30") });
         for (const f of ["--http.addr", "--http.port", "--ws.addr", "--ws.port", "--authrpc.addr", "--authrpc.port", "--authrpc.jwtsecret", "--port", "--bootnodes", "--nat"]) {
             assert.equal(geth.get(f), reth.get(f), f);
         }
@@ -79,22 +80,45 @@ describe("validator role: execution-client units", () => {
 describe("validator role: consensus unit, config files and scripts", () => {
     it("0gchaind's unit names the JWT file reth's and geth's units name (seed 5)", () => {
         const node = validatorSpec();
-        const unit = fs.readFileSync(golden("validator/0gchaind-validator-1.service", renderConsensusUnit(node, "/data", "0g-chain")), "utf8");
+        const unit = fs.readFileSync(golden("validator/0gchaind-validator-1.service", renderConsensusUnit(node, "/data", REL)), "utf8");
         verifyUnits({ "0gchaind-validator-1.service": unit });
         const cl = flags(unit);
         assert.equal(cl.get("--home"), "/data/validator-1/0gchaind");
-        assert.equal(cl.get("--chaincfg.engine.jwt-secret-path"), flags(renderRethUnit(node, "/data", "0g-chain", "198.51.100.30")).get("--authrpc.jwtsecret"));
-        assert.equal(cl.get("--chaincfg.engine.jwt-secret-path"), flags(renderGethUnit(node, "/data", "0g-chain", "198.51.100.30")).get("--authrpc.jwtsecret"));
+        assert.equal(cl.get("--chaincfg.engine.jwt-secret-path"), flags(renderRethUnit(node, "/data", REL, "198.51.100.30")).get("--authrpc.jwtsecret"));
+        assert.equal(cl.get("--chaincfg.engine.jwt-secret-path"), flags(renderGethUnit(node, "/data", REL, "198.51.100.30")).get("--authrpc.jwtsecret"));
         assert.match(unit, /^User=nodefleet$/m);
+    });
+
+    it("the release's consensus daemon decides the unit: beacond's flags in its prefix, its chain spec from the environment; 0gchaind's as a flag", () => {
+        const node = validatorSpec();
+        const beacond = validatorRelease("0g-chain", { url: "https://example.org/r.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "beacond", chainSpec: "devnet" } });
+        const unit = fs.readFileSync(golden("validator/beacond-validator-1.service", renderConsensusUnit(node, "/data", beacond)), "utf8");
+        verifyUnits({ "0gchaind-validator-1.service": unit });
+        assert.match(unit, /^ExecStart=\/opt\/nodefleet\/0g-chain\/bin\/beacond start /m);
+        assert.deepEqual([...flags(unit).keys()], ["--home", "--beacon-kit.engine.jwt-secret-path", "--beacon-kit.kzg.trusted-setup-path"]);
+        assert.match(unit, /^Environment=CHAIN_SPEC=devnet$/m);
+        const zg = validatorRelease("0g-chain", { url: "https://example.org/r.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "0gchaind", chainSpec: "mainnet" } });
+        const zgUnit = renderConsensusUnit(node, "/data", zg);
+        assert.equal(flags(zgUnit).get("--chaincfg.chain-spec"), "mainnet");
+        assert.doesNotMatch(zgUnit, /CHAIN_SPEC/);
+        assert.doesNotMatch(renderConsensusUnit(node, "/data", REL), /chain-spec|CHAIN_SPEC/);
+        // The host tool learns the daemon from its settings.
+        assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", beacond)).consensus, { daemon: "beacond", flagPrefix: "beacon-kit" });
+        assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", REL)).consensus, { daemon: "0gchaind", flagPrefix: "chaincfg" });
     });
 
     it("default app.toml and config.toml parse as TOML, point at <prefix>551 and <prefix>657 on loopback, and take the rpc-dial-url edit", () => {
         const node = validatorSpec();
-        const app = golden("validator/app.toml", renderAppToml(node, "/data"));
+        const app = golden("validator/app.toml", renderAppToml(node, "/data", REL));
         const cfg = golden("validator/config.toml", renderConfigToml(node));
         const read = (f: string) => JSON.parse(runTool("python3", ["-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", f]).output);
-        assert.deepEqual(read(app), { "beacon-kit": { engine: { "rpc-dial-url": "http://localhost:56551", "jwt-secret-path": "/data/validator-1/jwt.hex" } } });
-        assert.deepEqual(read(cfg), { rpc: { laddr: "tcp://127.0.0.1:56657" }, p2p: { laddr: "tcp://0.0.0.0:56656" } });
+        assert.deepEqual(read(app), {
+            "beacon-kit": { engine: { "rpc-dial-url": "http://localhost:56551", "jwt-secret-path": "/data/validator-1/jwt.hex" }, kzg: { "trusted-setup-path": "/opt/nodefleet/0g-chain/kzg-trusted-setup.json" } },
+        });
+        assert.deepEqual(read(cfg), {
+            genesis_file: "config/genesis.json", priv_validator_key_file: "config/priv_validator_key.json", priv_validator_state_file: "data/priv_validator_state.json", node_key_file: "config/node_key.json",
+            rpc: { laddr: "tcp://127.0.0.1:56657" }, p2p: { laddr: "tcp://0.0.0.0:56656" },
+        });
         const edit = runTool("python3", [path.join(HOSTFILES_DIR, "set-rpc-dial-url.py"), app, "http://localhost:56551", "--dry-run"]);
         assert.equal(edit.status, 0, edit.output);
         assert.equal(JSON.parse(edit.output.trim()).changed, false);
@@ -109,7 +133,7 @@ describe("validator role: consensus unit, config files and scripts", () => {
         ];
         const dir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "nodefleet-validator-"));
         const configure = path.join(dir, "configure.sh");
-        fs.writeFileSync(configure, renderValidatorConfigure("h-validator", node, "/data", "0g-chain", "198.51.100.30"));
+        fs.writeFileSync(configure, renderValidatorConfigure("h-validator", node, "/data", REL, "198.51.100.30"));
         for (const f of [...files, configure]) {
             const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
             assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
@@ -132,13 +156,13 @@ describe("validator role: consensus unit, config files and scripts", () => {
 
     it("the settings the host tool reads name the paths, units and ports of this node", () => {
         const node = validatorSpec();
-        const s = JSON.parse(validatorSettingsJson(node, "/data", "0g-chain"));
+        const s = JSON.parse(validatorSettingsJson(node, "/data", REL));
         assert.deepEqual(s.ports, { http: 56545, ws: 56546, engine: 56551, p2p: 56303, cometRpc: 56657 });
         assert.deepEqual(s.services, { geth: "geth-validator-1.service", reth: "reth-validator-1.service", consensus: "0gchaind-validator-1.service" });
         assert.equal(s.jwt, validatorPaths(node, "/data").jwt);
         // One dial URL: the one the default app.toml carries is the one the tool sets.
         assert.equal(s.dialUrl, "http://localhost:56551");
-        assert.match(renderAppToml(node, "/data"), new RegExp(`^rpc-dial-url = "${s.dialUrl}"$`, "m"));
+        assert.match(renderAppToml(node, "/data", REL), new RegExp(`^rpc-dial-url = "${s.dialUrl}"$`, "m"));
         assert.equal(s.rethBinary, "/usr/local/bin/reth");
         assert.deepEqual([s.executionClient, s.switch, s.heightTolerance, s.importRetries, s.cleanupAfterHours], ["geth", null, 5, 5, 24]);
     });

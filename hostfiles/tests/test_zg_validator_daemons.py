@@ -1,0 +1,117 @@
+"""The host tool with a release whose consensus daemon is BeaconKit's beacond (settings
+`consensus: {daemon: beacond, flagPrefix: beacon-kit}`) instead of 0gchaind: the JWT check reads
+the beacon-kit flag, a running beacond with the key counts as the node's daemon, the JWT file gets
+the 0x prefix beacond requires, step 1 reads BeaconKit's version from the binary. What the real
+beacond does with these files is proven by the cli tier's contract test (test/cli/beacond-contract)."""
+import os
+import shutil
+import subprocess
+import tempfile
+import sys
+import time
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from tests.test_zg_validator_switch import CL, GETH, RETH, SwitchCase, write_unit  # noqa: E402
+from zgvalidator import setup as setup_mod, switch  # noqa: E402
+from zgvalidator.host import Failed  # noqa: E402
+from zgvalidator.node import Validator  # noqa: E402
+
+BEACOND = {"daemon": "beacond", "flagPrefix": "beacon-kit"}
+REAL_PROCESSES = Validator.consensus_processes  # SwitchCase stubs it: the real one is under test here
+
+
+class BeacondJwt(SwitchCase):
+    def units(self, cl_flag, cl_file):
+        etc = self.settings["etcDir"]
+        for name in ("a.hex", "b.hex"):
+            with open(os.path.join(self.root, name), "w") as f:
+                f.write("0x" + "00" * 32)
+        write_unit(os.path.join(etc, RETH), "--authrpc.jwtsecret", os.path.join(self.root, "a.hex"))
+        write_unit(os.path.join(etc, CL), cl_flag, os.path.join(self.root, cl_file))
+
+    def test_the_beacon_kit_flag_names_the_file(self):
+        self.units("--beacon-kit.engine.jwt-secret-path", "a.hex")
+        self.assertEqual(self.validator(consensus=BEACOND).check_jwt(RETH), os.path.join(self.root, "a.hex"))
+        with self.assertRaisesRegex(Failed, r"cannot find the JWT paths"):
+            self.validator().check_jwt(RETH)  # 0gchaind's flag is not on beacond's line
+
+    def test_a_different_file_is_refused_by_name(self):
+        self.units("--beacon-kit.engine.jwt-secret-path", "b.hex")
+        with self.assertRaisesRegex(Failed, r"reads the JWT secret from .*/a\.hex but 0gchaind-validator-1\.service from .*/b\.hex"):
+            self.validator(consensus=BEACOND).check_jwt(RETH)
+
+
+class PrefixJwt(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="nodefleet-jwt-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.path = os.path.join(self.dir, "jwt.hex")
+
+    def write(self, text, mode=0o640):
+        with open(self.path, "w") as f:
+            f.write(text)
+        os.chmod(self.path, mode)
+
+    def test_a_bare_secret_gets_the_prefix_and_keeps_its_mode(self):
+        self.write("ab" * 32 + "\n")
+        with mock.patch.object(setup_mod, "say"):
+            self.assertTrue(setup_mod.prefix_jwt(self.path))
+        with open(self.path) as f:
+            self.assertEqual(f.read(), "0x" + "ab" * 32 + "\n")
+        self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o640)
+        self.assertEqual(os.listdir(self.dir), ["jwt.hex"])
+
+    def test_a_prefixed_or_malformed_file_is_left_alone(self):
+        for text in ("0x" + "ab" * 32 + "\n", "ab" * 31, "not a secret\n", "ab" * 32 + "ff"):
+            self.write(text)
+            with mock.patch.object(setup_mod, "say"):
+                self.assertFalse(setup_mod.prefix_jwt(self.path), text)
+            with open(self.path) as f:
+                self.assertEqual(f.read(), text)
+
+
+class DaemonProcesses(SwitchCase):
+    def test_a_running_beacond_with_this_key_counts(self):
+        """A real process whose argv[0] is .../beacond, started with --home of a home holding the
+        same key, is found (one key never runs twice, whichever daemon a release carries)."""
+        home = self.settings["consensusHome"]
+        os.makedirs(os.path.join(home, "config"), exist_ok=True)
+        with open(os.path.join(home, "config", "priv_validator_key.json"), "w") as f:
+            f.write('{"k": 1}')
+        other = os.path.join(self.root, "other-home")
+        os.makedirs(os.path.join(other, "config"))
+        with open(os.path.join(other, "config", "priv_validator_key.json"), "w") as f:
+            f.write('{"k": 1}')
+        daemon = os.path.join(self.root, "release", "bin", "beacond")
+        # A process whose argv is what the unit's ExecStart makes: [.../beacond, start, --home, H].
+        proc = subprocess.Popen(["bash", "-c", f'exec -a {daemon} python3 -c "import time; time.sleep(30)" start --home {other}'])
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        found = []
+        for _ in range(50):
+            found = REAL_PROCESSES(self.validator(consensus=BEACOND))
+            if found:
+                break
+            time.sleep(0.05)
+        self.assertEqual(found, [{"pid": proc.pid, "home": other}])
+        self.assertEqual(REAL_PROCESSES(self.validator()), found, "either daemon's name counts, whatever the release carries")
+        self.assertEqual(found, [{"pid": proc.pid, "home": other}])
+
+
+class Step1Beacond(SwitchCase):
+    def test_the_version_is_read_from_the_binary_and_needs_no_0g_floor(self):
+        bindir = os.path.join(self.settings["releaseDir"], "bin")
+        os.makedirs(bindir)
+        with open(os.path.join(bindir, "beacond"), "wb") as f:
+            f.write(b"\x00junk\tpath\tgithub.com/berachain/beacon-kit/cmd/beacond\nmod\tgithub.com/berachain/beacon-kit\tv1.1.0\th1:x=\ndep\t")
+        os.chmod(os.path.join(bindir, "beacond"), 0o755)
+        v = self.validator(consensus=BEACOND)
+        v.install_reth = mock.Mock(return_value="reth 1.11.4")
+        with mock.patch.object(switch, "say"):
+            self.assertEqual(switch.step_install_reth(v), {"releaseVersion": "beacond v1.1.0", "rethVersion": "reth 1.11.4"})
+
+
+if __name__ == "__main__":
+    unittest.main()
