@@ -7,8 +7,13 @@ client (seed 4.4 "Roll back consensus height", seed 4.5 step 13, seed 7 remedy o
 
 The consensus height is the last `Committed state` height in the daemon's journal (--service),
 or --height when given; the execution height is eth_blockNumber at the URL. While the consensus
-height is ahead, `0gchaind rollback --home <home>` moves it back one height per run (each run
-prints the height it reached), as --user when given (the owner of the home). At most --max runs (default 64): a consensus that is further
+height is ahead, `0gchaind rollback --hard --home <home>` moves it back one height per run, as
+--user when given (the owner of the home). --hard, because CometBFT's rollback without it goes
+back one height once: a second run finds the state one below the last block and changes nothing;
+with it each run also drops the block above, which the node fetches again from its peers (and
+replays to the execution client) when it starts. A run that prints the height it reached is held
+to it; BeaconKit's beacond v1.1 prints "Rolled back state to height %d and hash %X" without the
+numbers, and counts as one height lower. At most --max runs (default 64): a consensus that is further
 ahead than that is not rolled back blindly; the script stops and says so. --dry-run prints the
 plan and changes nothing. The daemon must be stopped (its database is locked while it runs).
 The last line of output is a JSON report. Exit codes: 0 done (or nothing to do), 1 refused or
@@ -24,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nodefleet_rpc import RpcFailure, block_number  # noqa: E402
 
 COMMITTED = re.compile(r"Committed state.*?\bheight=(\d+)")
-ROLLED = re.compile(r"Rolled back state to height (\d+)")
+ROLLED = re.compile(r"Rolled back state to height (\d+)?")
 
 
 class Refused(Exception):
@@ -38,6 +43,46 @@ def committed_height(service):
     if not heights:
         raise Refused(f"no 'Committed state' line in the journal of {service}: cannot tell the consensus height (give --height)")
     return int(heights[-1])
+
+
+# How many recent application states each Cosmos SDK pruning strategy keeps (app.toml `pruning`).
+KEPT = {"everything": 2, "default": 362880, "nothing": None}
+
+
+def kept_states(home):
+    """The application states app.toml's pruning keeps (None: all, or no app.toml to read). A
+    rollback by N heights needs the state N heights back: BeaconKit's stops with "version does not
+    exist" after CometBFT has already gone back, which leaves the node unable to start."""
+    import tomllib
+    try:
+        with open(os.path.join(home, "config", "app.toml"), "rb") as f:
+            doc = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    strategy = str(doc.get("pruning", "default"))
+    if strategy == "custom":
+        try:
+            return int(doc.get("pruning-keep-recent", 0))
+        except (TypeError, ValueError):
+            return None
+    return KEPT.get(strategy)
+
+
+def beacond_app_files(home):
+    """What beacond's rollback would miss in app.toml: the JWT and trusted-setup files it loads
+    (a missing one panics before anything is rolled back)."""
+    import tomllib
+    try:
+        with open(os.path.join(home, "config", "app.toml"), "rb") as f:
+            doc = tomllib.load(f).get("beacon-kit", {})
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        return [f"cannot be read ({e})"]
+    out = []
+    for section, key in (("engine", "jwt-secret-path"), ("kzg", "trusted-setup-path")):
+        value = (doc.get(section) or {}).get(key)
+        if not isinstance(value, str) or not os.path.isabs(value) or not os.path.isfile(value):
+            out.append(f"[beacon-kit.{section}] {key} is {value!r}, not the absolute path of a file")
+    return out
 
 
 def parse(argv):
@@ -80,23 +125,34 @@ def run(home, url, opts, out=print):
     if ahead > opts["max"]:
         raise Refused(f"consensus height {consensus} is {ahead} ahead of the execution client ({execution}), more than --max {opts['max']}: "
                       "not rolling back blindly; let the execution client catch up first")
+    missing = beacond_app_files(home) if os.path.basename(opts["binary"]) == "beacond" else []
+    if missing:
+        raise Refused(f"{home}/config/app.toml: {'; '.join(missing)}: beacond rollback builds the node from app.toml alone "
+                      "(not from the unit's flags) and stops on it; set it there. Nothing was changed")
+    kept = kept_states(home)
+    if kept is not None and ahead >= kept:
+        raise Refused(f"consensus height {consensus} is {ahead} ahead of the execution client ({execution}), but {home}/config/app.toml "
+                      f"keeps the last {kept} application state(s) (pruning): a rollback to {execution} would stop half-way, CometBFT "
+                      "rolled back and the application not. Nothing was changed. Let the execution client catch up from its peers; "
+                      "for the future set pruning = \"default\" (or custom with pruning-keep-recent above rollbackMax) there")
     if opts["dry"]:
         out(f"dry run: would roll back {ahead} height(s), {consensus} -> {execution}")
         report["wouldRollBack"] = ahead
         return report
     height = consensus
     while height > execution:
-        cmd = [opts["binary"], "rollback", "--home", home]
+        cmd = [opts["binary"], "rollback", "--hard", "--home", home]
         if opts["user"]:
             cmd = ["runuser", "-u", opts["user"], "--"] + cmd
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        # errors="replace": beacond v1.1 writes the rolled-back hash as raw bytes after its message.
+        done = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace", check=False)
         text = (done.stdout + done.stderr).strip()
         m = ROLLED.search(text)
         if done.returncode != 0 or not m:
-            raise Refused(f"0gchaind rollback at height {height} failed (exit {done.returncode}): {text[-300:]}")
-        new = int(m.group(1))
+            raise Refused(f"{os.path.basename(opts['binary'])} rollback at height {height} failed (exit {done.returncode}): {text[-300:]}")
+        new = int(m.group(1)) if m.group(1) else height - 1
         if new >= height:
-            raise Refused(f"0gchaind rollback did not lower the height ({height} -> {new})")
+            raise Refused(f"{os.path.basename(opts['binary'])} rollback did not lower the height ({height} -> {new})")
         height = new
         report["rolledBack"] += 1
         out(f"rolled back to height {height}")

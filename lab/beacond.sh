@@ -1,27 +1,42 @@
 #!/usr/bin/env bash
-# The real BeaconKit beacond v1.1.0 (berachain/beacon-kit, the open core of 0G's 0gchaind): the
-# pinned prebuilt artifact (lab/lib/prebuilt.sh: ../shared/prebuilt, sha256 checked against
-# lab/toolchain/prebuilt.sha256) or, without it, built once from the Go module proxy at the versions
-# lab/toolchain/beacond/go.mod + go.sum pin.
-#   lab/beacond.sh build   take the artifact or build it if the cache lacks it (the source build: about
-#                          40 min wall on 2 cores, ~1,290 packages), progress on stderr:
-#                          "[beacond] compiled N/M packages"
+# The real BeaconKit beacond v1.1.0 (berachain/beacon-kit, the open core of 0G's 0gchaind), built
+# from the Go module proxy at the versions lab/toolchain/beacond/go.mod + go.sum pin, with the lab's
+# patches (lab/toolchain/patches/beacond) applied to the module's source; or, for a build without
+# patches, the pinned prebuilt artifact (lab/lib/prebuilt.sh: ../shared/prebuilt, sha256 checked
+# against lab/toolchain/prebuilt.sha256: it is that build byte for byte).
+#   lab/beacond.sh build   take the cached binary or build it: about 150 s wall, 200 CPU-s on 2 cores
+#                          with empty Go caches (~1,290 packages, 1.2 GB of modules); progress on
+#                          stderr: "[beacond] compiled N/M packages"
 #   lab/beacond.sh path    print the binary's path (building it first if needed); data on stdout only
 #   lab/beacond.sh kzg     print the path of the KZG trusted setup beacond loads at start (the
 #                          module's testing/files/kzg-trusted-setup.json, from the module zip the
 #                          go.sum pins; cached)
-#   lab/beacond.sh key     print the cache key (go.mod, go.sum, build settings, Go version)
+#   lab/beacond.sh key     print the cache key (go.mod, go.sum, patches, build settings, Go version)
+#   lab/beacond.sh devnet DIR [EL-GENESIS]
+#                          a one-validator devnet in DIR: DIR/home (beacond init, its key the one
+#                          validator, a premined deposit) and DIR/eth-genesis.json, the execution
+#                          genesis geth and reth start from: EL-GENESIS (default: the dev chain's,
+#                          lab/sim/release/geth-genesis.json) with chain id 80087 (the devnet chain
+#                          spec's, which beacond requires of its execution client), the deposit and
+#                          beacon-roots contracts of the module's testing/files/eth-genesis.json, and
+#                          the deposit contract's storage for the validator; run with CHAIN_SPEC=devnet
 #
-# Build settings (those of ../shared/prebuilt/README.md, so that the artifact is what this builds):
-# cgo on; tags netgo pebbledb blst bls12381 ckzg cgo (upstream's); -trimpath, -ldflags
-# "-checklinkname=0 -s -w". Built so, the binary is the artifact's byte for byte. Two settings are for Go >= 1.24, which upstream's v1.1.0 predates:
-# github.com/supranational/blst raised to v0.3.14 in the go.mod (v0.3.13's cgo defines methods on
-# a non-local type) and -checklinkname=0 (bytedance/sonic v1.12.6 links to encoding/json
-# internals). Every run of the binary prints "WARNING:(ast) sonic only supports go1.17~1.23" on
-# stderr: harmless (sonic falls back to encoding/json).
+# Build settings (those of ../shared/prebuilt/README.md): cgo on; tags netgo pebbledb blst bls12381
+# ckzg cgo (upstream's); -trimpath, -ldflags "-checklinkname=0 -s -w". Two are for Go >= 1.24, which
+# v1.1.0 predates: github.com/supranational/blst raised to v0.3.14 in the go.mod (v0.3.13's cgo
+# defines methods on a non-local type) and -checklinkname=0 (bytedance/sonic v1.12.6 links to
+# encoding/json internals). Every run of the binary prints "WARNING:(ast) sonic only supports
+# go1.17~1.23" on stderr: harmless (sonic falls back to encoding/json).
+#
+# The patch, and why: 0001 makes `beacond rollback` work. In v1.1.0 it rolls CometBFT back one
+# height and then panics (nil pointer: the node's CommitMultiStore is an unset embedded interface),
+# leaving the application one height ahead of CometBFT, which the next start refuses ("app block
+# height (N) is higher than core (N-1)"). The patch looks the CometBFT service up in the node's
+# service registry, as BeaconKit v1.3.0 does, so the application's store rolls back too.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODULE="$ROOT/lab/toolchain/beacond"
+PATCHES="$ROOT/lab/toolchain/patches/beacond"
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 TAGS="netgo pebbledb blst bls12381 ckzg cgo"
 LDFLAGS="-checklinkname=0 -s -w" # in this order: the prebuilt artifact's (the order is in the build id)
@@ -33,22 +48,44 @@ die() { say "$*"; exit 1; }
 # shellcheck source=lab/lib/prebuilt.sh
 . "$ROOT/lab/lib/prebuilt.sh" # from_cache_or_artifact
 
+patches() { find "$PATCHES" -name '*.patch' 2>/dev/null | sort; }
+
 # cache_key [GO-VERSION]: what the binary is made of; the artifact's key is this with the Go
 # version it was built with (lab/toolchain/prebuilt.sha256, #compiler).
 # shellcheck disable=SC2120 # lab/lib/prebuilt.sh passes the artifact's Go version
 cache_key() {
     local go_version="${1-}"
     [ -n "$go_version" ] || go_version="$(go env GOVERSION 2>/dev/null || echo none)"
-    { cat "$MODULE/go.mod" "$MODULE/go.sum"; printf '%s\n' "CGO_ENABLED=1" "$TAGS" "-trimpath $LDFLAGS" "$go_version"; } |
-        sha256sum | cut -c1-16
+    {
+        cat "$MODULE/go.mod" "$MODULE/go.sum"
+        patches | while IFS= read -r p; do cat "$p"; done
+        printf '%s\n' "CGO_ENABLED=1" "$TAGS" "-trimpath $LDFLAGS" "$go_version"
+    } | sha256sum | cut -c1-16
+}
+
+# The directory of beacon-kit's module in the module cache, downloaded (checked against go.sum).
+module_dir() {
+    (cd "$MODULE" && GOFLAGS=-mod=mod GOSUMDB=off go mod download -json github.com/berachain/beacon-kit |
+        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 }
 
 build() {
-    local work
+    local work src p
     from_cache_or_artifact beacond beacond "$PREBUILT" && return 0
-    say "building beacond from the Go module proxy (once: about 40 min on 2 cores)"
+    command -v go >/dev/null || die "Go 1.25 or newer is needed to build beacond"
+    say "building beacond from the Go module proxy (once: about 150 s on 2 cores)"
     work="$(mktemp -d)"
     cp "$MODULE/go.mod" "$MODULE/go.sum" "$work/"
+    if [ -n "$(patches)" ]; then
+        src="$(module_dir)"
+        [ -d "$src" ] || { rm -rf "$work"; die "could not download beacon-kit's module"; }
+        cp -r "$src" "$work/beacon-kit" && chmod -R u+w "$work/beacon-kit"
+        while IFS= read -r p; do
+            say "patching beacon-kit: ${p##*/}"
+            patch -s -p1 -d "$work/beacon-kit" --no-backup-if-mismatch <"$p" || { rm -rf "$work"; die "the patch $p does not apply"; }
+        done < <(patches)
+        printf '\nreplace github.com/berachain/beacon-kit => ./beacon-kit\n' >>"$work/go.mod"
+    fi
     CGO_ENABLED=1 go_build "[beacond]" "$work" "$work/beacond" "$LDFLAGS" github.com/berachain/beacon-kit/cmd/beacond "$TAGS" ||
         { rm -rf "$work"; die "the beacond build failed"; }
     mkdir -p "${BIN%/*}" && mv "$work/beacond" "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
@@ -61,18 +98,51 @@ kzg() {
     local out="$NODEFLEET_CACHE/beacond/kzg-trusted-setup-v1.1.0.json" dir
     if [ ! -s "$out" ]; then
         command -v go >/dev/null || die "Go is needed to fetch beacon-kit's module (its KZG trusted setup)"
-        dir="$(cd "$MODULE" && GOFLAGS=-mod=mod GOSUMDB=off go mod download -json github.com/berachain/beacon-kit |
-            sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+        dir="$(module_dir)"
         [ -f "$dir/testing/files/kzg-trusted-setup.json" ] || die "beacon-kit's module has no testing/files/kzg-trusted-setup.json (in '$dir')"
         mkdir -p "${out%/*}" && cp "$dir/testing/files/kzg-trusted-setup.json" "$out.tmp" && mv "$out.tmp" "$out"
     fi
     echo "$out"
 }
 
+# devnet DIR [EL-GENESIS]: see the header.
+devnet() {
+    local dir="$1" base="${2:-$ROOT/lab/sim/release/geth-genesis.json}" bin mod
+    [ -n "$dir" ] || die "devnet: give a directory"
+    [ ! -e "$dir/home" ] || die "devnet: $dir/home exists"
+    build
+    bin="$BIN" mod="$(module_dir)"
+    mkdir -p "$dir"
+    python3 - "$base" "$mod/testing/files/eth-genesis.json" "$dir/eth-genesis.json" <<'PY'
+import json, sys
+base, upstream, out = sys.argv[1:]
+with open(base) as f:
+    g = json.load(f)
+with open(upstream) as f:
+    contracts = {a.lower(): v for a, v in json.load(f)["alloc"].items() if "code" in v}
+g["config"]["chainId"] = 80087
+g["alloc"].update(contracts)
+with open(out, "w") as f:
+    json.dump(g, f, indent=1)
+PY
+    (
+        export CHAIN_SPEC=devnet
+        "$bin" init nodefleet-devnet --chain-id beacond-2061 --home "$dir/home"
+        "$bin" genesis add-premined-deposit --home "$dir/home" 32000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
+        "$bin" genesis collect-premined-deposits --home "$dir/home"
+        "$bin" genesis set-deposit-storage "$dir/eth-genesis.json" --home "$dir/home"
+        # set-deposit-storage wrote home/eth-genesis.json: the payload header must be of that file.
+        "$bin" genesis execution-payload "$dir/home/eth-genesis.json" --home "$dir/home"
+    ) >"$dir/devnet.log" 2>&1 || { tail -20 "$dir/devnet.log" >&2; die "devnet: beacond's genesis commands failed"; }
+    mv "$dir/home/eth-genesis.json" "$dir/eth-genesis.json"
+    say "devnet in $dir: home/ and eth-genesis.json"
+}
+
 case "${1:-}" in
 build) build ;;
+devnet) devnet "${2:-}" "${3:-}" ;;
 path) build && echo "$BIN" ;;
 kzg) kzg ;;
 key) cache_key "" ;;
-*) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

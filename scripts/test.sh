@@ -7,7 +7,8 @@
 #         and of the reth unit against the real reth, of the storage node's config.toml against the
 #         real zgs_node, of the consensus unit and app.toml against the real beacond (prebuilt
 #         artifacts, or built once from upstream source, cached)
-#   e2e   real geth driven by the simulators (export/trim/import); the main job on local VMs:
+#   e2e   real geth driven by the simulators (export/trim/import); real beacond driving real geth
+#         (the host tool's consensus pieces); the main job on local VMs:
 #         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
 set -euo pipefail
@@ -94,6 +95,10 @@ if has_tier e2e; then
     reth_bin="$(bash lab/reth.sh path)"
     chain_rlp="$(bash lab/devchain.sh chain 3000)" # the e2e tier's chain (test/support/lab.ts CHAIN_BLOCKS), made once
     NODEFLEET_RETH="$reth_bin" NODEFLEET_CHAIN="$chain_rlp" bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_reth'
+    echo "== e2e tier: the host tool's consensus pieces against the real beacond driving real geth (status, execution client behind and the height rollback, missing signing state, JWT)"
+    await beacond
+    NODEFLEET_BEACOND="$(bash lab/beacond.sh path)" NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" NODEFLEET_KZG="$(bash lab/beacond.sh kzg)" \
+        bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_beacond'
     echo "== e2e tier: the dev stack on local VMs, with a stack, VM disks and dev chain of its own (.state/e2e)"
     bash lab/toolchain.sh
     # The dev stack's VMs and dev chain (scripts/dev.sh up) hold the ports the tier needs: they are

@@ -38,6 +38,11 @@ class HeightRollback(unittest.TestCase):
     def tearDown(self):
         self.server.shutdown()
 
+    def beacond_app(self, extra=""):
+        """An app.toml naming the files beacond's rollback loads (here: any existing file)."""
+        with open(os.path.join(self.home, "config", "app.toml"), "w") as f:
+            f.write(f'{extra}\n[beacon-kit.engine]\njwt-secret-path = "{SCRIPT}"\n[beacon-kit.kzg]\ntrusted-setup-path = "{SCRIPT}"\n')
+
     def consensus(self, height):
         state = {"height": height, "hashes": {str(h): f"0x{h:064x}" for h in range(max(0, height - 20), height + 1)}}
         with open(os.path.join(self.home, "data", "nodefleet-sim-state.json"), "w") as f:
@@ -96,6 +101,77 @@ class HeightRollback(unittest.TestCase):
     def test_usage(self):
         done = subprocess.run([sys.executable, "-S", SCRIPT, self.home], capture_output=True, text=True)
         self.assertEqual(done.returncode, 2)
+
+    def test_a_daemon_that_prints_no_height_counts_one_per_run_and_every_run_is_hard(self):
+        """BeaconKit's beacond v1.1 logs "Rolled back state to height %d and hash %X" (its format
+        verbs unfilled): each successful run counts as one height. Every run passes --hard: without
+        it CometBFT goes back one height once and then changes nothing."""
+        runs = os.path.join(self.d, "runs")
+        beacond = os.path.join(self.d, "beacond")
+        with open(beacond, "w") as f:
+            f.write(f'#!/bin/sh\necho "$*" >> {runs}\nprintf \'INFO Rolled back state to height %%d and hash %%X\\n =\\001\\002\\n\'\n')
+        os.chmod(beacond, stat.S_IRWXU)
+        self.beacond_app()
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", "103"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        self.assertEqual((report["rolledBack"], report["consensusHeight"]), (3, 100))
+        with open(runs) as f:
+            self.assertEqual(f.read().splitlines(), [f"rollback --hard --home {self.home}"] * 3)
+
+    def test_a_failing_rollback_is_named_by_its_binary(self):
+        beacond = os.path.join(self.d, "beacond")
+        with open(beacond, "w") as f:
+            f.write("#!/bin/sh\necho 'panic: runtime error: invalid memory address or nil pointer dereference' >&2\nexit 2\n")
+        os.chmod(beacond, stat.S_IRWXU)
+        self.beacond_app()
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", "101"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("beacond rollback at height 101 failed (exit 2): panic: runtime error", done.stderr)
+
+    def test_a_rollback_deeper_than_the_pruned_application_state_is_refused_before_anything_runs(self):
+        """BeaconKit keeps only the application states app.toml's pruning keeps (`beacond init`
+        writes pruning = "everything": two). A rollback deeper than that fails half-way (CometBFT
+        rolled back, the application not: the node cannot start), so it is refused up front."""
+        runs = os.path.join(self.d, "runs")
+        beacond = os.path.join(self.d, "beacond")
+        with open(beacond, "w") as f:
+            f.write(f"#!/bin/sh\necho \"$*\" >> {runs}\n")
+        os.chmod(beacond, stat.S_IRWXU)
+        for pruning, ahead, refused in (('pruning = "everything"', 3, True), ('pruning = "everything"', 1, False),
+                                        ('pruning = "custom"\npruning-keep-recent = "100"', 99, False),
+                                        ('pruning = "custom"\npruning-keep-recent = "100"', 100, True), ('pruning = "nothing"', 60, False)):
+            self.beacond_app(pruning)
+            done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", str(100 + ahead), "--max", "1000", "--dry-run"],
+                                  capture_output=True, text=True)
+            if refused:
+                self.assertEqual(done.returncode, 1, pruning)
+                self.assertIn(f"keeps the last", done.stderr)
+                self.assertIn("Nothing was changed", done.stderr)
+            else:
+                self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertFalse(os.path.exists(runs), "the daemon was never run")
+
+    def test_beacond_needs_its_files_in_app_toml_and_is_not_run_without_them(self):
+        runs = os.path.join(self.d, "runs")
+        beacond = os.path.join(self.d, "beacond")
+        with open(beacond, "w") as f:
+            f.write(f"#!/bin/sh\necho \"$*\" >> {runs}\necho 'Rolled back state to height %d and hash %X'\n")
+        os.chmod(beacond, stat.S_IRWXU)
+        jwt = os.path.join(self.d, "jwt.hex")
+        with open(jwt, "w") as f:
+            f.write("0x" + "00" * 32)
+        app = os.path.join(self.home, "config", "app.toml")
+        with open(app, "w") as f:
+            f.write(f'[beacon-kit.engine]\njwt-secret-path = "{jwt}"\n[beacon-kit.kzg]\ntrusted-setup-path = "./testing/files/kzg-trusted-setup.json"\n')
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", "101"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("[beacon-kit.kzg] trusted-setup-path is './testing/files/kzg-trusted-setup.json', not the absolute path of a file", done.stderr)
+        self.assertFalse(os.path.exists(runs))
+        with open(app, "w") as f:
+            f.write(f'[beacon-kit.engine]\njwt-secret-path = "{jwt}"\n[beacon-kit.kzg]\ntrusted-setup-path = "{jwt}"\n')
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", "101"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
 
 
 if __name__ == "__main__":

@@ -31,13 +31,16 @@ def hashes_agree(logged, full):
 
 
 # 0gchaind's head is not on the execution client. The seed (7) names the EL's answer -38002 Invalid
-# forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead, and
-# beacon-kit (0gchaind's consensus layer) then logs "NotifyForkchoiceUpdate: EL syncing. Retrying..."
-# (and once, at start, "Your execution client is syncing …"). Either is this fault, with one remedy.
+# forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead. BeaconKit
+# v1.1 (beacond, 0gchaind's open core) then logs "Received accepted syncing payload status during
+# forkchoice update call" and "failed to prepare proposal ... received nil payload ID" round after
+# round (the simulator's older beacon-kit lines: "NotifyForkchoiceUpdate: EL syncing. Retrying...",
+# "Your execution client is syncing ..."). Any of these is this fault, with one remedy.
 # The consensus daemons a 0G validator release may carry: a process of either with this key counts.
 DAEMONS = ("0gchaind", "beacond")
 FORKCHOICE_FAULT = "0gchaind's head is not on the execution client (-38002 Invalid forkchoice state, or the EL answers SYNCING)"
-FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing")
+FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing", "Received accepted syncing payload status",
+                    "received nil payload ID", "payload status is SYNCING")
 
 
 def forkchoice_fault_lines(lines):

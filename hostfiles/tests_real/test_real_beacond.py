@@ -1,0 +1,263 @@
+"""The host tool's consensus pieces against the real BeaconKit beacond (lab/beacond.sh: v1.1.0 with
+the lab's rollback patch) driving real geth, natively on loopback. Run by the e2e tier
+(scripts/test.sh):
+
+    NODEFLEET_BEACOND=<beacond> NODEFLEET_GETH=<geth> NODEFLEET_KZG=<trusted setup> \\
+        python3 -m unittest -v tests_real.test_real_beacond
+
+The chain: a one-validator devnet (`lab/beacond.sh devnet`) whose validator V runs beacond + geth;
+F, the node under test, follows it as a 0G validator follows its network: its own beacond (its own
+key, not in the validator set) peered with V, its own geth fed by F's beacond over the engine API.
+Each test acts on F as nodefleet does on a host and checks what the real programs answer:
+`Committed state` and /status; the execution client behind its consensus (the forkchoice fault the
+health tool diagnoses) and the seed's remedy: stop, roll the height back with
+consensus-height-rollback.py, start, and F follows V again; a missing priv_validator_state.json
+(the real error text, nodefleet's remedy); a JWT file that is not the EL's. What stands in: systemd
+(the daemons are child processes) and the journal (their output files). The VM tier runs the units.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOSTFILES = os.path.dirname(HERE)
+ROOT = os.path.dirname(HOSTFILES)
+sys.path.insert(0, HOSTFILES)
+from nodefleet_rpc import block_number, rpc  # noqa: E402
+from zgvalidator.node import Validator, forkchoice_fault_lines  # noqa: E402
+
+BEACOND = os.environ.get("NODEFLEET_BEACOND")
+GETH = os.environ.get("NODEFLEET_GETH")
+KZG = os.environ.get("NODEFLEET_KZG")
+ROLLBACK = os.path.join(HOSTFILES, "consensus-height-rollback.py")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def until(what, seconds, f, log=lambda: ""):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            v = f()
+            if v:
+                return v
+        except Exception:  # noqa: BLE001 (not yet)
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {seconds} s:\n{log()[-3000:]}")
+        time.sleep(0.5)
+
+
+class Node:
+    """beacond + geth on loopback, their output in files (what the journal holds on a host)."""
+
+    def __init__(self, d, name, devnet):
+        self.dir = os.path.join(d, name)
+        self.home = os.path.join(self.dir, "home")
+        self.jwt = os.path.join(self.dir, "jwt.hex")
+        self.ports = {k: free_port() for k in ("http", "auth", "rpc", "p2p")}
+        self.el_url = f"http://127.0.0.1:{self.ports['http']}"
+        self.geth = self.cl = None
+        self.devnet = devnet
+        os.makedirs(self.dir)
+        with open(self.jwt, "w") as f:
+            f.write("0x" + os.urandom(32).hex() + "\n")
+        subprocess.run([GETH, "init", "--datadir", os.path.join(self.dir, "geth"), os.path.join(devnet, "eth-genesis.json")],
+                       check=True, capture_output=True)
+
+    def configure(self):
+        """app.toml as nodefleet leaves it: the engine URL set by the host tool (seed 4.5 step 12);
+        the JWT and trusted-setup paths, which `beacond rollback` reads from this file alone."""
+        app = os.path.join(self.home, "config", "app.toml")
+        done = subprocess.run([sys.executable, "-S", os.path.join(HOSTFILES, "set-rpc-dial-url.py"), app, f"http://127.0.0.1:{self.ports['auth']}"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        with open(app) as f:
+            text = f.read()
+        text = re.sub(r'(?m)^jwt-secret-path = ".*"$', f'jwt-secret-path = "{self.jwt}"', text)
+        text = re.sub(r'(?m)^trusted-setup-path = ".*"$', f'trusted-setup-path = "{KZG}"', text)
+        # `beacond init` keeps two application states (pruning = "everything"): too few to roll the
+        # height back, which the rollback tool refuses (tests/test_consensus_rollback.py). A
+        # validator keeps more (0G's guides run theirs with --pruning=nothing).
+        text = re.sub(r'(?m)^pruning = ".*"$', 'pruning = "default"', text)
+        with open(app, "w") as f:
+            f.write(text)
+
+    def start_geth(self):
+        self.geth_log = open(os.path.join(self.dir, "geth.log"), "ab")
+        self.geth = subprocess.Popen([GETH, "--datadir", os.path.join(self.dir, "geth"), "--networkid", "16661", "--syncmode", "full",
+                                      "--nodiscover", "--maxpeers", "0", "--port", "0", "--http", "--http.addr", "127.0.0.1",
+                                      "--http.port", str(self.ports["http"]), "--http.api", "eth,debug", "--authrpc.addr", "127.0.0.1",
+                                      "--authrpc.port", str(self.ports["auth"]), "--authrpc.jwtsecret", self.jwt],
+                                     stdout=self.geth_log, stderr=subprocess.STDOUT)
+        until("geth's HTTP port", 60, lambda: block_number(self.el_url) >= 0)
+
+    def start_cl(self, *extra, jwt=None):
+        self.cl_log_path = os.path.join(self.dir, f"cl-{time.monotonic_ns()}.log")
+        self.cl_out = open(self.cl_log_path, "wb")
+        argv = [BEACOND, "start", "--home", self.home, "--beacon-kit.engine.jwt-secret-path", jwt or self.jwt,
+                "--beacon-kit.kzg.trusted-setup-path", KZG, "--rpc.laddr", f"tcp://127.0.0.1:{self.ports['rpc']}",
+                "--p2p.laddr", f"tcp://127.0.0.1:{self.ports['p2p']}", *extra]
+        self.cl = subprocess.Popen(argv, stdout=self.cl_out, stderr=subprocess.STDOUT, env={**os.environ, "CHAIN_SPEC": "devnet"})
+        return self.cl
+
+    def stop_cl(self):
+        if self.cl and self.cl.poll() is None:
+            self.cl.send_signal(signal.SIGTERM)
+            try:
+                self.cl.wait(30)
+            except subprocess.TimeoutExpired:
+                self.cl.kill()
+                self.cl.wait()
+        if self.cl:
+            self.cl_out.close()
+
+    def log(self):
+        with open(self.cl_log_path, "rb") as f:
+            return ANSI.sub("", f.read().decode(errors="replace"))
+
+    def committed(self):
+        return [int(m) for m in re.findall(r"Committed state.*?\bheight=(\d+)", self.log())]
+
+    def status(self):
+        """The host tool's own reading of /status."""
+        path = os.path.join(self.dir, "validator.json")
+        with open(path, "w") as f:
+            json.dump({"node": "f", "operator": "nodefleet", "dataRoot": self.dir, "consensusHome": self.home, "etcDir": self.dir,
+                       "services": {"geth": "geth-f.service", "reth": "reth-f.service", "consensus": "0gchaind-f.service"},
+                       "ports": {"http": self.ports["http"], "cometRpc": self.ports["rpc"]}}, f)
+        return Validator(path).cl_status()
+
+    def node_id(self):
+        out = subprocess.run([BEACOND, "comet", "show-node-id", "--home", self.home], capture_output=True, text=True, check=True)
+        return out.stdout.strip().splitlines()[-1]
+
+    def close(self):
+        self.stop_cl()
+        if self.geth and self.geth.poll() is None:
+            self.geth.terminate()
+            self.geth.wait(30)
+        if self.geth:
+            self.geth_log.close()
+
+
+@unittest.skipUnless(BEACOND and GETH and KZG, "the e2e tier runs this with NODEFLEET_BEACOND, NODEFLEET_GETH and NODEFLEET_KZG")
+class RealBeacond(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = tempfile.mkdtemp(prefix="nodefleet-beacond-")
+        devnet = os.path.join(cls.d, "devnet")
+        subprocess.run(["bash", os.path.join(ROOT, "lab", "beacond.sh"), "devnet", devnet], check=True, capture_output=True)
+        cls.v = Node(cls.d, "v", devnet)
+        shutil.copytree(os.path.join(devnet, "home"), cls.v.home)
+        cls.f = Node(cls.d, "f", devnet)
+        env = {**os.environ, "CHAIN_SPEC": "devnet"}
+        subprocess.run([BEACOND, "init", "follower", "--chain-id", "beacond-2061", "--home", cls.f.home], check=True, capture_output=True, env=env)
+        shutil.copy(os.path.join(devnet, "home", "config", "genesis.json"), os.path.join(cls.f.home, "config", "genesis.json"))
+        for n in (cls.v, cls.f):
+            n.configure()
+            n.start_geth()
+        cls.v.start_cl()
+        until("the validator's first blocks", 90, lambda: len(cls.v.committed()) >= 3, cls.v.log)
+        cls.peer = f"{cls.v.node_id()}@127.0.0.1:{cls.v.ports['p2p']}"
+        cls.f.start_cl("--p2p.persistent_peers", cls.peer)
+
+    @classmethod
+    def tearDownClass(cls):
+        for n in (cls.f, cls.v):
+            n.close()
+        shutil.rmtree(cls.d, ignore_errors=True)
+
+    def follows(self, seconds=120):
+        """F has committed past V's height of now, reports catching_up false, and its geth is there too."""
+        target = block_number(self.v.el_url)
+        until(f"F committing past height {target}", seconds, lambda: max(self.f.committed(), default=0) > target, self.f.log)
+        status = until("F's status with catching_up false", 60, lambda: (s := self.f.status()) and not s["catchingUp"] and s)
+        self.assertGreater(status["height"], target)
+        self.assertGreaterEqual(block_number(self.f.el_url), target)
+        return status
+
+    def test_1_a_follower_commits_and_its_status_says_caught_up(self):
+        status = self.follows()
+        self.assertEqual(forkchoice_fault_lines(self.f.log().splitlines()), [])
+        # consensus-height-rollback.py reads the height from these lines in the journal.
+        line = next(line for line in self.f.log().splitlines() if "Committed state" in line)
+        self.assertRegex(line, r"Committed state.*?\bheight=\d+")
+        self.assertIsInstance(status["catchingUp"], bool)
+
+    def test_2_execution_client_behind_is_the_forkchoice_fault_and_the_remedy_brings_it_back(self):
+        self.follows()
+        self.f.stop_cl()
+        cl_height = max(self.f.committed())
+        el = block_number(self.f.el_url)
+        self.assertEqual(el, cl_height, "F's geth is at F's consensus height when F stops")
+        back = el - 5
+        rpc(self.f.el_url, "debug_setHead", [hex(back)])
+        self.assertEqual(block_number(self.f.el_url), back)
+        # Started so, F meets blocks whose parents its geth lacks: the fault the health tool names.
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        faults = until("a forkchoice fault line", 60, lambda: forkchoice_fault_lines(self.f.log().splitlines()), self.f.log)
+        self.assertTrue(any("accepted syncing payload status" in f for f in faults), faults[:3])
+        # The seed's remedy: stop it, roll the height back to the execution client's, start it.
+        self.f.stop_cl()
+        height = max(self.f.committed())
+        done = subprocess.run([sys.executable, "-S", ROLLBACK, self.f.home, self.f.el_url, "--height", str(height), "--binary", BEACOND],
+                              capture_output=True, text=True, env={**os.environ, "CHAIN_SPEC": "devnet"})
+        self.assertEqual(done.returncode, 0, done.stderr + done.stdout)
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        self.assertEqual((report["consensusHeight"], report["rolledBack"]), (back, height - back))
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        until("the handshake at the rolled-back height", 60, lambda: re.search(rf"Completed ABCI Handshake.*appHeight={back}\b", self.f.log()), self.f.log)
+        self.follows()
+
+    def test_3_a_missing_signing_state_stops_it_and_nodefleets_remedy_starts_it(self):
+        self.f.stop_cl()
+        state = os.path.join(self.f.home, "data", "priv_validator_state.json")
+        os.rename(state, state + ".gone")
+        code = self.f.start_cl("--p2p.persistent_peers", self.peer).wait(60)
+        self.assertNotEqual(code, 0)
+        self.assertIn(f"open {state}: no such file or directory", self.f.log())
+        v = Validator.__new__(Validator)
+        v.s, v.op = {"consensusHome": self.f.home}, None
+        with mock.patch("shutil.chown"), mock.patch("zgvalidator.node.say"):
+            self.assertIn("was missing", v.ensure_state_file())
+        with open(state) as f:
+            self.assertEqual(json.load(f), {})
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        self.follows()
+
+    def test_4_a_jwt_file_that_is_not_the_execution_clients_only_shows_as_waiting(self):
+        """Where beacond differs from the simulator: with a JWT the execution client refuses, it
+        logs no error and does not exit; it says it is waiting for the execution client every 3 s,
+        as when nothing listens. Only the host tool's check (the two units name one file, seed 5)
+        tells the two apart."""
+        self.f.stop_cl()
+        other = os.path.join(self.f.dir, "other.hex")
+        with open(other, "w") as f:
+            f.write("0x" + os.urandom(32).hex() + "\n")
+        cl = self.f.start_cl("--p2p.persistent_peers", self.peer, jwt=other)
+        until("three 'Waiting for execution client' lines", 60, lambda: self.f.log().count("Waiting for execution client to start") >= 3, self.f.log)
+        self.assertIsNone(cl.poll(), "beacond exited")
+        self.assertEqual(self.f.committed(), [])
+        self.assertNotRegex(self.f.log(), r"(?i)unauthori[sz]ed|\b401\b|jwt")
+        self.f.stop_cl()
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        self.follows()
+
+
+if __name__ == "__main__":
+    unittest.main()
