@@ -14,7 +14,7 @@ from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests.test_zg_validator_switch import CL, GETH, RETH, SwitchCase, write_unit  # noqa: E402
-from zgvalidator import setup as setup_mod, switch  # noqa: E402
+from zgvalidator import health as health_mod, setup as setup_mod, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
@@ -111,6 +111,31 @@ class Step1Beacond(SwitchCase):
         v.install_reth = mock.Mock(return_value="reth 1.11.4")
         with mock.patch.object(switch, "say"):
             self.assertEqual(switch.step_install_reth(v), {"releaseVersion": "beacond v1.1.0", "rethVersion": "reth 1.11.4"})
+
+
+class EngineUnreachable(SwitchCase):
+    def on_geth(self, log):
+        etc = self.settings["etcDir"]
+        jwt = os.path.join(self.root, "jwt.hex")
+        with open(jwt, "w") as f:
+            f.write("0x" + "00" * 32)
+        write_unit(os.path.join(etc, GETH), "--authrpc.jwtsecret", jwt)
+        write_unit(os.path.join(etc, CL), "--beacon-kit.engine.jwt-secret-path", jwt)
+        v = self.validator(consensus=BEACOND, dialUrl="http://localhost:56551")
+        v.set_client("geth")
+        self.fake.state.update({GETH: "active", CL: "active"})
+        self.fake.since[CL] = 5_000_000
+        self.fake.logs[CL] = log
+        return v
+
+    def test_beacond_waiting_for_the_engine_is_diagnosed_after_five_tries(self):
+        wait = "INFO Waiting for execution client to start... service=engine.client dial_url=http://localhost:56551\n"
+        report = health_mod.health(self.on_geth("INFO Starting service type=engine-client\n" + wait * 5))
+        [d] = report["diagnoses"]
+        self.assertEqual(d["fault"], "engine-unreachable")
+        self.assertIn("http://localhost:56551 (5 tries)", d["advice"])
+        self.assertEqual(health_mod.health(self.on_geth(wait * 4))["diagnoses"], [], "four tries: a slow start")
+        self.assertEqual(health_mod.health(self.on_geth(wait * 9 + "INFO Committed state height=7\n"))["diagnoses"], [], "it reached it since")
 
 
 if __name__ == "__main__":

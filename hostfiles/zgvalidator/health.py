@@ -7,7 +7,9 @@ error table) for each known fault it finds:
   at most remedyRetries times; `status` changes nothing and reports it (fault forkchoice-38002,
   a name kept for monitoring rules);
 - the execution client and 0gchaind reading different JWT files: reported (never started over);
-- reth with no peers: expected at first (it cannot peer with geth nodes), or its p2p port closed.
+- reth with no peers: expected at first (it cannot peer with geth nodes), or its p2p port closed;
+- the consensus daemon not reaching the engine API (BeaconKit's "Waiting for execution client to
+  start", every 3 s, for a stopped execution client, a wrong port and a refused JWT alike).
 `status` adds the facts a live table shows: priv_validator_state.json present, the network's
 head (referenceRpcUrl) and the switch's progress (its steps and a running export or import)."""
 import json
@@ -19,6 +21,10 @@ from .jobs import progress_path
 from .node import FORKCHOICE_FAULT
 from .switch import migration_report
 from nodefleet_rpc import RpcFailure, block_number, peer_count
+
+
+# BeaconKit retries the engine API every 3 s: this many tries without a commit is not a slow start.
+ENGINE_WAITS = 5
 
 
 def health(v):
@@ -112,6 +118,12 @@ def observe(v, remedy_forkchoice):
         elif errors:
             diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": 0,
                               "advice": "stop 0gchaind, wait for the execution client to reach the chain head, roll the height back, start it (`pulumi up` does it)"})
+    waits = v.engine_waits()
+    if len(waits) >= ENGINE_WAITS:
+        diagnoses.append({"fault": "engine-unreachable", "detail": waits[-1].strip()[:200],
+                          "advice": f"the consensus daemon has not reached the execution client's engine API at {v.s['dialUrl']} "
+                                    f"({len(waits)} tries): is the execution client running, on that port, with the same JWT file? "
+                                    "BeaconKit logs all three alike"})
     report["diagnoses"] = diagnoses
     report["consensusProcessesWithThisKey"] = len(v.consensus_processes())
     if os.path.isdir(v.markers) and os.listdir(v.markers):
