@@ -254,6 +254,7 @@ function validatorRow(node: string, host: string, a: Answer): NodeRow {
         if (f.fault === "forkchoice-38002" && f.remedied !== undefined && num(f.remedied) !== 0) continue; // remedied by `health`: gone
         if (f.fault === "forkchoice-38002") d.push({ fault: "forkchoice-38002", severity: "error", detail: `0gchaind's head is not on the execution client (-38002, or the EL answers SYNCING): ${detail}`, remedy: REMEDY.forkchoice });
         else if (f.fault === "jwt-mismatch") d.push({ fault: "jwt-mismatch", severity: "error", detail: `Engine API errors between the clients: ${detail}`, remedy: REMEDY.jwt });
+        else if (f.fault === "engine-unreachable") d.push({ fault: "engine-unreachable", severity: "error", detail, remedy: String(f.advice ?? "check the execution client, its engine port and the JWT file") });
         else if (f.fault === "reth-no-peers") {
             const p2p = /make sure (\d+)\/tcp/.exec(String(f.advice ?? ""))?.[1];
             d.push({ fault: "reth-no-peers", severity: "warning", detail, remedy: REMEDY.rethPeers(p2p ?? "the p2p port (<PORT_PREFIX>303)") });

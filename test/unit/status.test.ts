@@ -157,6 +157,15 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.match(r.service, /^0gchaind-simtest inactive$/);
     });
 
+    it("beacond waiting for the engine API: engine-unreachable with the host tool's advice", () => {
+        const a = clone(VALIDATOR["healthy-reth"]!);
+        const advice = "the consensus daemon has not reached the execution client's engine API at http://localhost:56551 (5 tries): is the execution client running, on that port, with the same JWT file? BeaconKit logs all three alike";
+        a.diagnoses = [{ fault: "engine-unreachable", detail: "INFO Waiting for execution client to start... service=engine.client", advice }];
+        const r = validator(a);
+        assert.deepEqual(faults(r, "error"), ["engine-unreachable"]);
+        assert.equal(r.diagnoses.find((d) => d.fault === "engine-unreachable")!.remedy, advice);
+    });
+
     it("a missing priv_validator_state.json: the seed's remedy, create it with {}", () => {
         const r = validator(VALIDATOR["missing-priv-validator-state"]!);
         assert.ok(faults(r, "error").includes("missing-priv-validator-state"));
