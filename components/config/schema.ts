@@ -29,6 +29,7 @@ export const ipv4 = checked(v.ipv4Reason, "IPv4 address");
 export const cidr = checked(v.cidrReason, "IPv4 or IPv6 CIDR");
 export const multiaddr = checked(v.multiaddrReason, "libp2p multiaddr");
 export const enode = checked(v.enodeReason, "enode URL");
+export const cometPeer = checked(v.cometPeerReason, "CometBFT peer");
 export const port = z.number().int().min(1).max(65535);
 
 /**
@@ -334,6 +335,16 @@ export const validatorSettings = z
             .optional()
             .describe("The override for a validator moving off a host nodefleet cannot reach or no longer has in the config: that host's name. nodefleet then does not stop 0gchaind there first; set it only when that host is gone for good or its 0gchaind is stopped and its key removed (one key must never sign on two machines). See docs/operations.md."),
         bootnode: enode.describe("The execution client's boot node."),
+        consensusSeeds: z
+            .array(cometPeer)
+            .max(32)
+            .default([])
+            .describe("The consensus daemon's CometBFT seed nodes (`--p2p.seeds`), each `<node id>@<host>:<port>`; empty: the consensus home's own config.toml decides."),
+        consensusPeers: z
+            .array(cometPeer)
+            .max(32)
+            .default([])
+            .describe("The consensus daemon's CometBFT persistent peers (`--p2p.persistent_peers`), each `<node id>@<host>:<port>`: the network's nodes it always keeps a connection to."),
         validatorKeySecret: secretRef.describe("Config key holding priv_validator_key.json (the CometBFT validator key); never on two hosts."),
         publicIp: ipv4.optional().describe("Public IP announced to peers; defaults to the host's public address."),
         hardware: hardwareTarget.partial().optional().describe("This validator's hardware target, where it differs from the default 8 cores / 32 GB / 1000 GB."),

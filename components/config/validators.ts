@@ -139,6 +139,21 @@ export function enodeReason(value: string): Reason {
     return portTextReason(m[3]) ?? (m[5] !== undefined ? portTextReason(m[5]) : undefined);
 }
 
+/**
+ * A CometBFT peer address, as `--p2p.persistent_peers` and `--p2p.seeds` take them:
+ * `<node id>@<host>:<port>`, the node id 40 lowercase hex digits (`comet show-node-id`), the host
+ * an IPv4 address or a DNS name.
+ */
+export function cometPeerReason(value: string): Reason {
+    const m = /^([^@]*)@([^:]*):([^:]*)$/.exec(value);
+    if (!m) return "not a CometBFT peer of the form <node id>@<host>:<port>";
+    if (!/^[0-9a-f]{40}$/.test(m[1]!)) return "the node id must be 40 lowercase hex digits (`show-node-id` prints it)";
+    const host = m[2]!;
+    const dns = host.length <= 253 && host.split(".").every((l) => /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(l));
+    if (!isIpv4(host) && (!dns || /^[0-9.]+$/.test(host))) return `host ${host} is neither an IPv4 address nor a DNS name`;
+    return portTextReason(m[3]!);
+}
+
 /** Whether 128 hex digits (x || y) are a point on secp256k1: y^2 = x^3 + 7 (mod p). */
 function onSecp256k1(hex: string): boolean {
     const p = 2n ** 256n - 2n ** 32n - 977n;

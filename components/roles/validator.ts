@@ -115,12 +115,13 @@ export function renderConsensusUnit(node: ValidatorSpec, mount: string, release:
         node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, home: p.consensusHome, jwt: p.jwt,
         daemon: c.binary, binary: `${releaseLink(release.name)}/bin/${c.binary}`, flags: consensusFlags(c), kzg: kzgTrustedSetup(release),
         chainSpecFlag: (c.binary === "0gchaind" && c.chainSpec) || "", chainSpecEnv: (c.binary === "beacond" && c.chainSpec) || "",
+        seeds: node.validator.consensusSeeds.join(","), peers: node.validator.consensusPeers.join(","),
     });
 }
 
 /** The daemon's flags nodefleet sets, in its prefix. */
 export function consensusFlags(c: ConsensusDaemon) {
-    return { jwt: `--${c.flagPrefix}.engine.jwt-secret-path`, kzg: `--${c.flagPrefix}.kzg.trusted-setup-path`, chainSpec: `--${c.flagPrefix}.chain-spec` };
+    return { jwt: `--${c.flagPrefix}.engine.jwt-secret-path`, kzg: `--${c.flagPrefix}.kzg.trusted-setup-path`, chainSpec: `--${c.flagPrefix}.chain-spec`, seeds: "--p2p.seeds", peers: "--p2p.persistent_peers" };
 }
 
 /** The KZG trusted setup the release ships (0G's releases and the lab's alike). */

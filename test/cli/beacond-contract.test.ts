@@ -31,7 +31,8 @@ const BEACOND = validatorRelease("0g-chain", { url: "https://example.org/beacond
 
 function validator() {
     const f = baseFleet();
-    f.nodes[V].validator = { ...f.nodes[V].validator, portPrefix: PREFIX };
+    // Peers on loopback where nothing listens: the flags are parsed, nothing leaves this machine.
+    f.nodes[V].validator = { ...f.nodes[V].validator, portPrefix: PREFIX, consensusSeeds: [`${"ab".repeat(20)}@127.0.0.1:9`], consensusPeers: [`${"cd".repeat(20)}@localhost:9`] };
     return parseFleet(f, secretSource()).spec.nodes[V] as Extract<ReturnType<typeof parseFleet>["spec"]["nodes"][number], { role: "validator" }>;
 }
 
@@ -77,7 +78,7 @@ describe("the rendered consensus unit and app.toml are read by the real beacond"
         const { words } = unitCommand(renderConsensusUnit(validator(), "/data", BEACOND));
         assert.equal(words[1], "start");
         const used = words.filter((w) => w.startsWith("--"));
-        assert.deepEqual(used, ["--home", "--beacon-kit.engine.jwt-secret-path", "--beacon-kit.kzg.trusted-setup-path"]);
+        assert.deepEqual(used, ["--home", "--beacon-kit.engine.jwt-secret-path", "--beacon-kit.kzg.trusted-setup-path", "--p2p.seeds", "--p2p.persistent_peers"]);
         for (const flag of used) assert.ok(known.has(flag), `beacond start has no flag ${flag}`);
         assert.ok(!known.has("--beacon-kit.engine.jwt-secret-paths"), "a misspelling is not a flag");
         // 0gchaind's flags are beacond's with the prefix renamed: the same check, prefix mapped.

@@ -107,6 +107,17 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", REL)).consensus, { daemon: "0gchaind", flagPrefix: "chaincfg" });
     });
 
+    it("the network's CometBFT seeds and persistent peers go on the daemon's command line, comma-joined", () => {
+        const node = validatorSpec();
+        assert.doesNotMatch(renderConsensusUnit(node, "/data", REL), /--p2p\./);
+        const a = `${"ab".repeat(20)}@10.0.0.7:26656`, b = `${"cd".repeat(20)}@seed-1.example.org:26656`;
+        const peered = { ...node, validator: { ...node.validator, consensusPeers: [a, b], consensusSeeds: [b] } };
+        const unit = renderConsensusUnit(peered, "/data", REL);
+        verifyUnits({ "0gchaind-validator-1.service": unit });
+        assert.equal(flags(unit).get("--p2p.persistent_peers"), `${a},${b}`);
+        assert.equal(flags(unit).get("--p2p.seeds"), b);
+    });
+
     it("default app.toml and config.toml parse as TOML, point at <prefix>551 and <prefix>657 on loopback, and take the rpc-dial-url edit", () => {
         const node = validatorSpec();
         const app = golden("validator/app.toml", renderAppToml(node, "/data", REL));
