@@ -349,30 +349,26 @@ class Validator:
         self.start_consensus()
         return rolled
 
-    def forkchoice_errors(self):
-        """0gchaind's current forkchoice-fault lines (forkchoice_fault_lines): since it last
-        started and after its last `Committed state` (one that commits again has recovered). None
-        when it is not running."""
+    def lines_since_commit(self):
+        """The consensus daemon's journal since it last started and after its last `Committed
+        state` (one that commits again has recovered); none when it is not running."""
         cl = self.units["consensus"]
         since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
         if not since or not active(cl):
             return []
         lines = journal(cl, since_usec=mono_to_realtime_usec(since)).splitlines()
         last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
-        return forkchoice_fault_lines(lines[last_commit + 1:])
+        return lines[last_commit + 1:]
+
+    def forkchoice_errors(self):
+        """0gchaind's current forkchoice-fault lines (forkchoice_fault_lines)."""
+        return forkchoice_fault_lines(self.lines_since_commit())
 
     def engine_waits(self):
-        """The consensus daemon's "Waiting for execution client to start" lines since it last
-        started and after its last `Committed state`: BeaconKit logs one every 3 s, and nothing
-        else, while the engine API does not answer it, whether the execution client is down,
-        listens elsewhere, or refuses its JWT."""
-        cl = self.units["consensus"]
-        since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
-        if not since or not active(cl):
-            return []
-        lines = journal(cl, since_usec=mono_to_realtime_usec(since)).splitlines()
-        last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
-        return [line for line in lines[last_commit + 1:] if "Waiting for execution client to start" in line]
+        """The consensus daemon's current "Waiting for execution client to start" lines: BeaconKit
+        logs one every 3 s, and nothing else, while the engine API does not answer it, whether the
+        execution client is down, listens elsewhere, or refuses its JWT."""
+        return [line for line in self.lines_since_commit() if "Waiting for execution client to start" in line]
 
     def wait_el_synced(self):
         """Until the execution client is within heightTolerance of the chain head: the reference's
