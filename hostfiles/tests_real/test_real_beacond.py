@@ -159,12 +159,16 @@ class Node:
 class RealBeacond(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # Class cleanups run even when this method fails half-way: no daemon outlives the suite.
         cls.d = tempfile.mkdtemp(prefix="nodefleet-beacond-")
+        cls.addClassCleanup(shutil.rmtree, cls.d, ignore_errors=True)
         devnet = os.path.join(cls.d, "devnet")
         subprocess.run(["bash", os.path.join(ROOT, "lab", "beacond.sh"), "devnet", devnet], check=True, capture_output=True)
         cls.v = Node(cls.d, "v", devnet)
+        cls.addClassCleanup(cls.v.close)
         shutil.copytree(os.path.join(devnet, "home"), cls.v.home)
         cls.f = Node(cls.d, "f", devnet)
+        cls.addClassCleanup(cls.f.close)
         env = {**os.environ, "CHAIN_SPEC": "devnet"}
         subprocess.run([BEACOND, "init", "follower", "--chain-id", "beacond-2061", "--home", cls.f.home], check=True, capture_output=True, env=env)
         shutil.copy(os.path.join(devnet, "home", "config", "genesis.json"), os.path.join(cls.f.home, "config", "genesis.json"))
@@ -175,12 +179,6 @@ class RealBeacond(unittest.TestCase):
         until("the validator's first blocks", 90, lambda: len(cls.v.committed()) >= 3, cls.v.log)
         cls.peer = f"{cls.v.node_id()}@127.0.0.1:{cls.v.ports['p2p']}"
         cls.f.start_cl("--p2p.persistent_peers", cls.peer)
-
-    @classmethod
-    def tearDownClass(cls):
-        for n in (cls.f, cls.v):
-            n.close()
-        shutil.rmtree(cls.d, ignore_errors=True)
 
     def follows(self, seconds=120):
         """F has committed past V's height of now, reports catching_up false, and its geth is there too."""
