@@ -107,6 +107,8 @@ class Node:
         until("geth's HTTP port", 60, lambda: block_number(self.el_url) >= 0)
 
     def start_cl(self, *extra, jwt=None):
+        if self.cl:
+            self.cl_out.close()  # the last run's log, its process gone (stop_cl, or it exited)
         self.cl_log_path = os.path.join(self.dir, f"cl-{time.monotonic_ns()}.log")
         self.cl_out = open(self.cl_log_path, "wb")
         argv = [BEACOND, "start", "--home", self.home, "--beacon-kit.engine.jwt-secret-path", jwt or self.jwt,
@@ -123,8 +125,6 @@ class Node:
             except subprocess.TimeoutExpired:
                 self.cl.kill()
                 self.cl.wait()
-        if self.cl:
-            self.cl_out.close()
 
     def log(self):
         with open(self.cl_log_path, "rb") as f:
@@ -148,6 +148,8 @@ class Node:
 
     def close(self):
         self.stop_cl()
+        if self.cl:
+            self.cl_out.close()
         if self.geth and self.geth.poll() is None:
             self.geth.terminate()
             self.geth.wait(30)
