@@ -49,15 +49,21 @@ def committed_height(service):
 KEPT = {"everything": 2, "default": 362880, "nothing": None}
 
 
-def kept_states(home):
-    """The application states app.toml's pruning keeps (None: all, or no app.toml to read). A
-    rollback by N heights needs the state N heights back: BeaconKit's stops with "version does not
-    exist" after CometBFT has already gone back, which leaves the node unable to start."""
+def read_app_toml(home):
+    """The consensus home's app.toml, parsed: (document, None), or (None, why it cannot be read)."""
     import tomllib
     try:
         with open(os.path.join(home, "config", "app.toml"), "rb") as f:
-            doc = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
+            return tomllib.load(f), None
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        return None, str(e)
+
+
+def kept_states(doc):
+    """The application states app.toml's pruning keeps (None: all, or no app.toml to read). A
+    rollback by N heights needs the state N heights back: BeaconKit's stops with "version does not
+    exist" after CometBFT has already gone back, which leaves the node unable to start."""
+    if doc is None:
         return None
     strategy = str(doc.get("pruning", "default"))
     if strategy == "custom":
@@ -68,18 +74,15 @@ def kept_states(home):
     return KEPT.get(strategy)
 
 
-def beacond_app_files(home):
+def beacond_app_files(doc, error):
     """What beacond's rollback would miss in app.toml: the JWT and trusted-setup files it loads
     (a missing one panics before anything is rolled back)."""
-    import tomllib
-    try:
-        with open(os.path.join(home, "config", "app.toml"), "rb") as f:
-            doc = tomllib.load(f).get("beacon-kit", {})
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        return [f"cannot be read ({e})"]
+    if doc is None:
+        return [f"cannot be read ({error})"]
+    kit = doc.get("beacon-kit", {})
     out = []
     for section, key in (("engine", "jwt-secret-path"), ("kzg", "trusted-setup-path")):
-        value = (doc.get(section) or {}).get(key)
+        value = (kit.get(section) or {}).get(key)
         if not isinstance(value, str) or not os.path.isabs(value) or not os.path.isfile(value):
             out.append(f"[beacon-kit.{section}] {key} is {value!r}, not the absolute path of a file")
     return out
@@ -125,11 +128,12 @@ def run(home, url, opts, out=print):
     if ahead > opts["max"]:
         raise Refused(f"consensus height {consensus} is {ahead} ahead of the execution client ({execution}), more than --max {opts['max']}: "
                       "not rolling back blindly; let the execution client catch up first")
-    missing = beacond_app_files(home) if os.path.basename(opts["binary"]) == "beacond" else []
+    app, app_error = read_app_toml(home)
+    missing = beacond_app_files(app, app_error) if os.path.basename(opts["binary"]) == "beacond" else []
     if missing:
         raise Refused(f"{home}/config/app.toml: {'; '.join(missing)}: beacond rollback builds the node from app.toml alone "
                       "(not from the unit's flags) and stops on it; set it there. Nothing was changed")
-    kept = kept_states(home)
+    kept = kept_states(app)
     if kept is not None and ahead >= kept:
         raise Refused(f"consensus height {consensus} is {ahead} ahead of the execution client ({execution}), but {home}/config/app.toml "
                       f"keeps the last {kept} application state(s) (pruning): a rollback to {execution} would stop half-way, CometBFT "

@@ -222,11 +222,17 @@ def same_bytes(a, b):
         return f.read() == g.read()
 
 
-def put(path, text, mode):
+def put(path, text, mode, owner=None):
+    """Replaces `path` with `text` whole (a temporary file renamed over it), the temporary file
+    created with `mode` from the start (a secret is never readable by others, not even for a
+    moment) and given `owner` (uid, gid) before it takes the name."""
     tmp = path + ".nodefleet-new"
-    with open(tmp, "w") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w") as f:
         f.write(text)
-    os.chmod(tmp, mode)
+    os.chmod(tmp, mode)  # the umask may have taken bits off
+    if owner is not None:
+        os.chown(tmp, *owner)
     os.replace(tmp, path)
 
 

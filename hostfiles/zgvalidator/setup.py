@@ -5,7 +5,7 @@ import re
 import shutil
 import time
 
-from .host import Failed, active, chown_tree, install_unit, journal, listening, run, say, systemctl, unit_props, wait
+from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, say, systemctl, unit_props, wait
 from .handover import carry_signing_state
 from .switch import ALL_STEPS
 
@@ -121,12 +121,6 @@ def prefix_jwt(path):
     if not re.fullmatch(r"[0-9a-fA-F]{64}\s*", text):
         return False
     st = os.stat(path)
-    tmp = f"{path}.nodefleet-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write("0x" + text.strip() + "\n")
-    os.chown(tmp, st.st_uid, st.st_gid)
-    os.chmod(tmp, st.st_mode & 0o777)
-    os.replace(tmp, path)
+    put(path, "0x" + text.strip() + "\n", st.st_mode & 0o777, owner=(st.st_uid, st.st_gid))
     say(f"{path}: added the 0x prefix BeaconKit's beacond requires (the secret is unchanged)")
     return True

@@ -58,16 +58,16 @@ def step_install_reth(v):
         # 1.0.6 floor is 0G's release numbering, not BeaconKit's.
         with open(v.release_bin("beacond"), "rb") as f:
             m = re.search(rb"\nmod\tgithub\.com/berachain/beacon-kit\t(v\d+\.\d+\.\d+[^\t\n]*)\t", f.read())
-        version = v.install_reth()
-        say(f"installed {v.s['rethBinary']}: {version}")
-        return {"releaseVersion": f"beacond {m.group(1).decode() if m else 'unknown'}", "rethVersion": version}
-    out = run([v.release_bin("0gchaind"), "version"]).stdout.strip()
-    m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out)
-    if not m or tuple(int(x) for x in m.groups()) < MIN_RELEASE:
-        raise Failed(f"release package version {out!r}: the switch to reth needs 1.0.6 or later (the first release package with reth)")
+        release = f"beacond {m.group(1).decode() if m else 'unknown'}"
+    else:
+        out = run([v.release_bin("0gchaind"), "version"]).stdout.strip()
+        m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out)
+        if not m or tuple(int(x) for x in m.groups()) < MIN_RELEASE:
+            raise Failed(f"release package version {out!r}: the switch to reth needs 1.0.6 or later (the first release package with reth)")
+        release = m.group(0)
     version = v.install_reth()
     say(f"installed {v.s['rethBinary']}: {version}")
-    return {"releaseVersion": m.group(0), "rethVersion": version}
+    return {"releaseVersion": release, "rethVersion": version}
 
 
 def step_note_head(v):
