@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # The dev chain: the EVM JSON-RPC endpoints the dev fleet's storage node syncs from (in
-# production, public 0G endpoints). Real geth on this runner with the dev genesis, driven by the
-# 0gchaind simulator through the engine API (a block every 2 s), reachable from the VMs as
+# production, public 0G endpoints). A one-validator BeaconKit devnet on this runner: the real
+# beacond (lab/beacond.sh; 0gchaind's open core) driving real geth through the engine API, a block
+# every 2 s (CometBFT's timeout_commit), reachable from the VMs as
 #   http://10.0.2.2:8545   geth itself
 #   http://10.0.2.2:8546   the same chain through a forwarder (a second endpoint for failover)
-#   http://127.0.0.1:3500  the consensus simulator's beacon node API (blob sidecars: what an Aztec
-#                          node reads its L1's blobs from; lab/sim/nodefleet_sim/beacon.py)
-# It also stands in for the sequencer's L1: the genesis holds a minimal validator registry at
-# 0x00000000000000000000000000000000000a2ec1 (getInfo(address) -> stake, withdrawer, proposer,
-# status from storage; see lab/sim/README.md). A changed genesis starts the chain afresh. On it,
-# the 0G storage contracts (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses).
+#   http://127.0.0.1:3500  beacond's node API (the beacon API: the blob sidecars an Aztec node
+#                          reads its L1's blobs from; beacond serves it on 3501, behind
+#                          lab/sim/nodefleet_sim/nodeapi.py, which SIMULATES the one call beacond
+#                          v1.1.0 cannot answer, the list of headers, and forwards the rest)
+# Its execution genesis is lab/sim/release/geth-genesis.json with the devnet's chain id (80087:
+# beacond's devnet chain spec requires it of the execution client) and the deposit and
+# beacon-roots contracts (lab/beacond.sh devnet). It also stands in for the sequencer's L1: the
+# genesis holds a minimal validator registry at 0x00000000000000000000000000000000000a2ec1
+# (getInfo(address) -> stake, withdrawer, proposer, status from storage; see lab/sim/README.md). A
+# changed genesis or beacond starts the chain afresh. On it, the 0G storage contracts
+# (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses).
 #
 #   lab/devchain.sh start | stop | status
 #   lab/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
-#                                 on the dev genesis, made once natively (real geth, driven by the
-#                                 0gchaind simulator without a block period) and cached outside the
-#                                 clone; the E2E tier imports it into a VM's geth for the switch
+#                                 on the dev validator release's genesis (chain id 16661), made once
+#                                 natively (real geth, driven by the 0gchaind SIMULATOR without a
+#                                 block period) and cached outside the clone; the E2E tier imports
+#                                 it into a VM's geth for the switch
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${NODEFLEET_STATE:-$ROOT/.state}/devchain" # the e2e tier's own under .state/e2e (scripts/test.sh)
@@ -35,40 +42,72 @@ answers() {
         --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' "$1" 2>/dev/null | grep -q '"result":"0x'
 }
 
+# The devnet, made once per genesis and beacond: CL home, execution genesis, JWT, geth initialised.
+make_chain() {
+    local geth="$1" stamp="$2"
+    say "making the dev chain: a one-validator BeaconKit devnet (real beacond) and real geth"
+    cmd_stop
+    rm -rf "$STATE/geth" "$STATE/cl" "$STATE/devnet" "$STATE/eth-genesis.json" "$STATE/stamp"
+    mkdir -p "$STATE"
+    bash "$ROOT/lab/beacond.sh" devnet "$STATE/devnet" "$ROOT/lab/sim/release/geth-genesis.json"
+    mv "$STATE/devnet/home" "$STATE/cl" && mv "$STATE/devnet/eth-genesis.json" "$STATE/eth-genesis.json" && rm -rf "$STATE/devnet"
+    # beacond wants its JWT 0x-prefixed (geth takes either).
+    (umask 077 && printf '0x%s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$STATE/jwt.hex")
+    # Blocks every 2 s (the Aztec tests' L1 slot); every application state and block kept, the
+    # block store on and the node API on 127.0.0.1:3500 (an L1 client's blob reads).
+    python3 - "$STATE/cl/config" <<'PY'
+import re, sys
+d = sys.argv[1]
+def edit(name, subs):
+    with open(f"{d}/{name}") as f:
+        text = f.read()
+    for pattern, value in subs:
+        text, n = re.subn(pattern, value, text, count=1, flags=re.M | re.S)
+        if n != 1:
+            sys.exit(f"devchain: {name} of beacond init has no {pattern!r}")
+    with open(f"{d}/{name}", "w") as f:
+        f.write(text)
+edit("config.toml", [(r'^timeout_commit = ".*?"$', 'timeout_commit = "2s"')])
+edit("app.toml", [(r'^pruning = ".*?"$', 'pruning = "nothing"'),
+                  (r'(\[beacon-kit\.block-store-service\].*?^enabled = )"false"', r'\1"true"'),
+                  (r'(\[beacon-kit\.node-api\].*?^enabled = )"false"', r'\1"true"'),
+                  (r'(\[beacon-kit\.node-api\].*?^address = )"127\.0\.0\.1:3500"', r'\1"127.0.0.1:3501"')])
+PY
+    "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
+    echo "$stamp" > "$STATE/stamp"
+}
+
 cmd_start() {
     mkdir -p "$STATE"
-    local geth
+    local geth beacond kzg stamp
     geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
-    local genesis_sum
-    genesis_sum="$(sha256sum "$ROOT/lab/sim/release/geth-genesis.json" | cut -d' ' -f1)"
-    if [ -d "$STATE/geth" ] && [ "$(cat "$STATE/genesis.sha256" 2>/dev/null)" != "$genesis_sum" ]; then
-        say "the dev genesis changed: starting the dev chain afresh"
-        cmd_stop
-        rm -rf "$STATE/geth" "$STATE/cl"
+    beacond="$(bash "$ROOT/lab/beacond.sh" path)"
+    kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
+    stamp="$( (sha256sum "$ROOT/lab/sim/release/geth-genesis.json" "$ROOT/lab/devchain.sh" | cut -d' ' -f1; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
+    if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ]; then
+        [ ! -d "$STATE/geth" ] || say "the dev genesis or beacond changed: starting the dev chain afresh"
+        make_chain "$geth" "$stamp"
     fi
-    if [ ! -d "$STATE/geth/geth/chaindata" ]; then
-        "$geth" init --datadir "$STATE/geth" "$ROOT/lab/sim/release/geth-genesis.json" >"$STATE/init.log" 2>&1
-        echo "$genesis_sum" > "$STATE/genesis.sha256"
-    fi
-    [ -f "$STATE/jwt.hex" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$STATE/jwt.hex")
     if ! running geth; then
-        "$geth" --datadir "$STATE/geth" --networkid 16661 --syncmode full --nodiscover --maxpeers 0 --port 0 \
+        "$geth" --datadir "$STATE/geth" --networkid 80087 --syncmode full --nodiscover --maxpeers 0 --port 0 \
             --http --http.addr 127.0.0.1 --http.port 8545 --http.api eth,net,web3 --rpc.allow-unprotected-txs --miner.gasprice 1 \
             --authrpc.addr 127.0.0.1 --authrpc.port 8651 --authrpc.jwtsecret "$STATE/jwt.hex" \
-            >"$STATE/geth.log" 2>&1 &
+            >>"$STATE/geth.log" 2>&1 &
         echo $! > "$STATE/geth.pid"
     fi
     for _ in $(seq 100); do answers http://127.0.0.1:8545 && break; sleep 0.2; done
     answers http://127.0.0.1:8545 || { tail -20 "$STATE/geth.log" >&2; say "geth did not start"; exit 1; }
     if ! running cl; then
-        mkdir -p "$STATE/cl/config" "$STATE/cl/data"
-        # The node API (beacon-kit's beacon API) on 3500: an Aztec node reads its L1's blobs there.
-        printf '[beacon-kit.engine]\nrpc-dial-url = "http://localhost:8651"\njwt-secret-path = "%s"\n[beacon-kit.node-api]\nenabled = true\naddress = "127.0.0.1:3500"\n' "$STATE/jwt.hex" > "$STATE/cl/config/app.toml"
-        printf '[rpc]\nladdr = "tcp://127.0.0.1:8657"\n' > "$STATE/cl/config/config.toml"
-        echo '{"pub_key": {"value": "ZGV2Y2hhaW4="}}' > "$STATE/cl/config/priv_validator_key.json"
-        [ -f "$STATE/cl/data/priv_validator_state.json" ] || echo '{}' > "$STATE/cl/data/priv_validator_state.json"
-        (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.zerog start --home "$STATE/cl" >"$STATE/cl.log" 2>&1) &
+        # CometBFT's P2P on loopback: what a VM reaches as 10.0.2.2:26656.
+        CHAIN_SPEC=devnet "$beacond" start --home "$STATE/cl" \
+            --beacon-kit.engine.rpc-dial-url http://127.0.0.1:8651 --beacon-kit.engine.jwt-secret-path "$STATE/jwt.hex" \
+            --beacon-kit.kzg.trusted-setup-path "$kzg" --rpc.laddr tcp://127.0.0.1:8657 --p2p.laddr tcp://127.0.0.1:26656 \
+            >>"$STATE/cl.log" 2>&1 &
         echo $! > "$STATE/cl.pid"
+    fi
+    if ! running nodeapi; then
+        (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.nodeapi --listen 127.0.0.1:3500 --to http://127.0.0.1:3501 >"$STATE/nodeapi.log" 2>&1) &
+        echo $! > "$STATE/nodeapi.pid"
     fi
     if ! running proxy; then
         (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.rpcproxy --listen 127.0.0.1:8546 --to http://127.0.0.1:8545 >"$STATE/proxy.log" 2>&1) &
@@ -78,17 +117,17 @@ cmd_start() {
     # A fresh geth answers a receipt it does not have with "transaction indexing is in progress"
     # until its indexer has seen a block; viem (the Aztec CLI's) gives up on that answer instead
     # of waiting. Up means: an unknown receipt is plain null.
-    for _ in $(seq 150); do indexed && break; sleep 0.2; done
-    indexed || { tail -5 "$STATE/cl.log" "$STATE/geth.log" >&2; say "geth's transaction index is not ready after 30 s (is the consensus simulator making blocks?)"; exit 1; }
+    for _ in $(seq 300); do indexed && break; sleep 0.2; done
+    indexed || { tail -5 "$STATE/cl.log" "$STATE/geth.log" >&2; say "geth's transaction index is not ready after 60 s (is beacond making blocks?)"; exit 1; }
     # The 0G storage contracts the real zgs_node syncs its log from (addresses fixed: the dev
     # stack's config names them); sends only what a chain that has them lacks.
     python3 "$ROOT/lab/zgs_contracts.py" deploy --rpc http://127.0.0.1:8545 --contracts "$(bash "$ROOT/lab/zgs.sh" contracts)" >"$STATE/zgs-contracts.json"
-    say "dev chain up: geth on 127.0.0.1:8545, forwarder on 127.0.0.1:8546 (VMs: 10.0.2.2); storage contracts $(cat "$STATE/zgs-contracts.json")"
+    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json")"
 }
 
 cmd_stop() {
     local p
-    for p in proxy cl geth; do
+    for p in proxy nodeapi cl geth; do
         if running "$p"; then kill "$(cat "$STATE/$p.pid")" 2>/dev/null || true; fi
         rm -f "$STATE/$p.pid"
     done
@@ -142,6 +181,6 @@ case "${1:-}" in
 start) cmd_start ;;
 chain) cmd_chain "${2:-}" ;;
 stop) cmd_stop ;;
-status) for p in geth cl proxy; do running "$p" && echo "$p running" || echo "$p stopped"; done ;;
-*) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+status) for p in geth cl nodeapi proxy; do running "$p" && echo "$p running" || echo "$p stopped"; done ;;
+*) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -26,7 +26,7 @@ import { ROOT, sh } from "../support/cli";
 import { aztecInstall, aztecLab as aztec, devKey, prepareAztecHost } from "../support/aztec";
 
 const L1 = "http://127.0.0.1:8545";
-const CHAIN_ID = 16661;
+const CHAIN_ID = 80087; // the dev chain's (lab/devchain.sh: beacond's devnet chain spec)
 const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
 const NODE = "aztec-reg-e2e";
 const RELEASE = "aztec-reg-e2e";

@@ -331,9 +331,8 @@ class RpcError(Exception):
         self.code, self.message = code, message
 
 
-def serve_jsonrpc(host, port, methods, jwt_secret=None, get_routes=None, log=None, get_handler=None):
-    """Serves POST JSON-RPC (and GET routes) on host:port in a daemon thread; returns the server.
-    get_handler(path) answers a GET no route names: (status, body), or None for 404."""
+def serve_jsonrpc(host, port, methods, jwt_secret=None, get_routes=None, log=None):
+    """Serves POST JSON-RPC (and GET routes) on host:port in a daemon thread; returns the server."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):  # quiet
@@ -352,8 +351,7 @@ def serve_jsonrpc(host, port, methods, jwt_secret=None, get_routes=None, log=Non
             if route is not None:
                 self._send(200, route())
                 return
-            answer = get_handler(self.path) if get_handler else None
-            self._send(*(answer or (404, {"error": "not found"})))
+            self._send(404, {"error": "not found"})
 
         def do_POST(self):
             if jwt_secret is not None:

@@ -33,10 +33,8 @@ GET /status on the CometBFT RPC port (from --rpc.laddr or config.toml [rpc] ladd
 {"result": {"sync_info": {"latest_block_height": "N", "catching_up": false}}}; catching_up is
 true while the EL is unreachable or rejects the forkchoice.
 
-With app.toml's [beacon-kit.node-api] enabled (or --chaincfg.node-api.enabled true), it serves
-beacon-kit's node API at its address: the beacon API an L1 client reads blobs with (beacon.py).
 The blob transactions of a block it proposes go into engine_newPayloadV3 as their versioned
-hashes, and their sidecars (the payload's blobsBundle) are kept per slot.
+hashes. It has no node API (the dev chain's is the real beacond's: lab/devchain.sh).
 
 rollback moves the consensus height back by one per run (like `0gchaind rollback`).
 """
@@ -50,7 +48,7 @@ import sys
 import threading
 import time
 
-from . import beacon, common
+from . import common
 from .common import Log, RpcError
 
 VERSION = "v1.0.6"
@@ -105,14 +103,10 @@ def laddr_port(laddr, default):
     return int(m.group(1)) if m else default
 
 
-def node_api_address(flags, app):
-    """beacon-kit's node API (app.toml [beacon-kit.node-api] enabled/address, or the flags): its
-    address when enabled, else None."""
-    section = app.get("beacon-kit", {}).get("node-api", {})
-    enabled = flags.get("chaincfg.node-api.enabled", section.get("enabled", False))
-    if str(enabled).lower() not in ("true", "1"):
-        return None
-    return flags.get("chaincfg.node-api.address") or section.get("address") or "127.0.0.1:3500"
+def beacon_block_root(block_hash):
+    """The parentBeaconBlockRoot handed to the execution client for the block after this one: any
+    32 bytes do for geth and reth; this is keccak256 of the parent's hash."""
+    return "0x" + common.keccak256(block_hash.encode()).hex()
 
 
 def cmd_start(flags, log):
@@ -163,12 +157,6 @@ def cmd_start(flags, log):
         }}
 
     server = common.serve_jsonrpc("127.0.0.1", rpc_port, {}, get_routes={"/status": status_route})
-    blobs = beacon.BlobStore(home)
-    node_api = node_api_address(flags, app)
-    if node_api:
-        host, _, port = node_api.rpartition(":")
-        api = common.serve_jsonrpc(host or "127.0.0.1", int(port), {}, get_handler=beacon.handler(st, blobs))
-        log.info("Node API server started", address=node_api)
     log.info("Starting 0gchaind", version=VERSION, home=home, note=common.SIMULATOR_NOTE.replace(" ", "_"))
     log.info("Connected to execution client", url=dial)
     stop = threading.Event()
@@ -204,8 +192,7 @@ def cmd_start(flags, log):
             status["catching_up"] = False
             # Propose the next block: forkchoice with payload attributes, get, execute, adopt.
             parent = engine.call("eth_getBlockByNumber", [hex(st["height"]), False])
-            new_hash, bundle = engine.build(parent, fee_recipient, lambda: stop.wait(build_time))
-            blobs.put(st["height"] + 1, bundle)
+            new_hash = engine.build(parent, fee_recipient, lambda: stop.wait(build_time))
             commit(st, st["height"] + 1, new_hash, log)
             save_state(home, st)
         except ElSyncing as e:
@@ -229,8 +216,6 @@ def cmd_start(flags, log):
                     return 1
     save_state(home, st)
     server.shutdown()
-    if node_api:
-        api.shutdown()
     log.info("Stopped")
     return 0
 
@@ -279,7 +264,7 @@ class Engine:
         building: asked at once, it answers with the empty block whenever a transaction takes it
         longer to execute than that round trip (a 3 M gas contract call stayed pending for minutes)."""
         ts = max(int(time.time()), int(parent["timestamp"], 16) + 1)
-        beacon_root = beacon.block_root(parent["hash"])
+        beacon_root = beacon_block_root(parent["hash"])
         attrs = {"timestamp": hex(ts), "prevRandao": "0x" + common.keccak256(str(ts).encode()).hex(),
                  "suggestedFeeRecipient": fee_recipient, "withdrawals": [], "parentBeaconBlockRoot": beacon_root}
         payload_id = self.forkchoice(parent["hash"], attrs)["payloadId"]
@@ -292,7 +277,7 @@ class Engine:
         if status["status"] != "VALID":
             raise RpcError(-32000, f"payload {payload['blockNumber']} rejected: {status.get('validationError')}")
         self.forkchoice(payload["blockHash"])
-        return payload["blockHash"], bundle
+        return payload["blockHash"]
 
 
 def cmd_rollback(flags, log):
@@ -319,7 +304,7 @@ def cmd_rollback(flags, log):
 START_FLAGS = {"home", "chaincfg.engine.rpc-dial-url", "chaincfg.engine.jwt-secret-path", "rpc.laddr", "p2p.laddr",
                "p2p.external_address", "p2p.seeds", "log_level", "chaincfg.chain-spec", "chaincfg.kzg.trusted-setup-path",
                "chaincfg.kzg.implementation", "chaincfg.block-store-service.enabled", "pruning", "minimum-gas-prices",
-               "p2p.persistent_peers", "chaincfg.node-api.enabled", "chaincfg.node-api.address", "proxy_app"}
+               "p2p.persistent_peers", "proxy_app"}
 
 
 def main(argv=None):

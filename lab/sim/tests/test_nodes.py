@@ -11,7 +11,7 @@ import unittest
 import urllib.error
 import urllib.request
 
-from nodefleet_sim import beacon, common, zerog
+from nodefleet_sim import common, zerog
 from tests.support import consensus_home, free_port, until
 from tests.test_reth import SIM_ROOT
 
@@ -108,28 +108,6 @@ class ZeroGChain(unittest.TestCase):
         r = run("zerog", "rollback", "--home", self.home)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("Rolled back state to height 9999", r.stdout)
-
-    def test_node_api_serves_slots_by_beacon_root_as_an_l1_blob_client_reads_them(self):
-        api = free_port()
-        with open(os.path.join(self.home, "config", "app.toml"), "a") as f:
-            f.write(f'[beacon-kit.node-api]\nenabled = true\naddress = "127.0.0.1:{api}"\n')
-        node = start("zerog", "start", "--home", self.home)
-        get = lambda p: json.load(urllib.request.urlopen(f"http://127.0.0.1:{api}/eth/v1/beacon/{p}", timeout=2))
-        try:
-            until(lambda: int(self.status()["latest_block_height"]) >= 3, timeout=15)
-            # The root of slot 2 (the parentBeaconBlockRoot of block 3, which real geth keeps: the
-            # e2e tier's real node reads it there) names block 2's slot.
-            block = common.rpc_call(f"http://127.0.0.1:{self.http}", "eth_getBlockByNumber", ["0x2", False])
-            self.assertEqual(get(f"headers/{beacon.block_root(block['hash'])}")["data"]["header"]["message"]["slot"], "2")
-            self.assertGreaterEqual(int(get("headers/head")["data"]["header"]["message"]["slot"]), 3)
-            self.assertEqual(len(get("headers")["data"]), 1)  # what it asks to see that the host answers
-            self.assertEqual(get("blob_sidecars/3")["data"], [])  # the reth simulator's payloads carry no blobs
-            with self.assertRaises(urllib.error.HTTPError) as e:
-                get("blob_sidecars/999999")
-            self.assertEqual(e.exception.code, 404)
-        finally:
-            out = stop(node)
-        self.assertIn("Node API server started", out)
 
     def test_jwt_mismatch_fails_like_the_real_one(self):
         other = os.path.join(self.d, "other.hex")
