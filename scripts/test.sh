@@ -95,9 +95,9 @@ if has_tier e2e; then
     reth_bin="$(bash lab/reth.sh path)"
     chain_rlp="$(bash lab/devchain.sh chain 3000)" # the e2e tier's chain (test/support/lab.ts CHAIN_BLOCKS), made once
     NODEFLEET_RETH="$reth_bin" NODEFLEET_CHAIN="$chain_rlp" bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_reth'
-    echo "== e2e tier: the host tool's consensus pieces against the real beacond driving real geth (status, execution client behind and the height rollback, missing signing state, JWT)"
+    echo "== e2e tier: the host tool's consensus pieces against the real beacond driving real geth, then real reth (status, execution client behind and the height rollback, missing signing state, JWT, the switch's core)"
     await beacond
-    NODEFLEET_BEACOND="$(bash lab/beacond.sh path)" NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" NODEFLEET_KZG="$(bash lab/beacond.sh kzg)" \
+    NODEFLEET_BEACOND="$(bash lab/beacond.sh path)" NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" NODEFLEET_KZG="$(bash lab/beacond.sh kzg)" NODEFLEET_RETH="$reth_bin" \
         bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_beacond'
     echo "== e2e tier: the dev stack on local VMs, with a stack, VM disks and dev chain of its own (.state/e2e)"
     bash lab/toolchain.sh

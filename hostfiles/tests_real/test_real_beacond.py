@@ -3,7 +3,7 @@ the lab's rollback patch) driving real geth, natively on loopback. Run by the e2
 (scripts/test.sh):
 
     NODEFLEET_BEACOND=<beacond> NODEFLEET_GETH=<geth> NODEFLEET_KZG=<trusted setup> \\
-        python3 -m unittest -v tests_real.test_real_beacond
+        NODEFLEET_RETH=<reth> python3 -m unittest -v tests_real.test_real_beacond
 
 The chain: a one-validator devnet (`lab/beacond.sh devnet`) whose validator V runs beacond + geth;
 F, the node under test, follows it as a 0G validator follows its network: its own beacond (its own
@@ -12,8 +12,11 @@ Each test acts on F as nodefleet does on a host and checks what the real program
 `Committed state` and /status; the execution client behind its consensus (the forkchoice fault the
 health tool diagnoses) and the seed's remedy: stop, roll the height back with
 consensus-height-rollback.py, start, and F follows V again; a missing priv_validator_state.json
-(the real error text, nodefleet's remedy); a JWT file that is not the EL's. What stands in: systemd
-(the daemons are child processes) and the journal (their output files). The VM tier runs the units.
+(the real error text, nodefleet's remedy); a JWT file that is not the EL's; then the switch's core
+on the real daemons (seed 4.5: stop, geth export, reth init and import, the engine URL, start) and
+F following V on the real reth, and reth behind its consensus (what reth answers, what beacond
+logs, the fault the health tool sees) with the seed's remedy. What stands in: systemd (the daemons
+are child processes) and the journal (their output files). The VM tier runs the units.
 """
 import json
 import os
@@ -38,6 +41,7 @@ from zgvalidator.node import Validator, forkchoice_fault_lines  # noqa: E402
 BEACOND = os.environ.get("NODEFLEET_BEACOND")
 GETH = os.environ.get("NODEFLEET_GETH")
 KZG = os.environ.get("NODEFLEET_KZG")
+RETH = os.environ.get("NODEFLEET_RETH")
 ROLLBACK = os.path.join(HOSTFILES, "consensus-height-rollback.py")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -106,6 +110,50 @@ class Node:
                                      stdout=self.geth_log, stderr=subprocess.STDOUT)
         until("geth's HTTP port", 60, lambda: block_number(self.el_url) >= 0)
 
+    def switch_to_reth(self):
+        """Seed 4.5's core with the daemons stopped: geth's chain exported and imported into a new
+        reth datadir, reth started on ports of its own, app.toml's engine URL set to it (step 12)."""
+        head = block_number(self.el_url)
+        self.stop_geth()
+        export, genesis, datadir = os.path.join(self.dir, "chain.rlp"), os.path.join(self.devnet, "eth-genesis.json"), os.path.join(self.dir, "reth")
+        for argv in ([GETH, "export", "--datadir", os.path.join(self.dir, "geth"), export, "1", str(head)],
+                     [RETH, "init", "--chain", genesis, "--datadir", datadir, "--color", "never", "--log.file.max-files", "0"],
+                     [RETH, "import", "--chain", genesis, "--datadir", datadir, "--color", "never", "--log.file.max-files", "0", export]):
+            done = subprocess.run(argv, capture_output=True, text=True)
+            assert done.returncode == 0, f"{argv[:2]}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        self.ports.update({"http": free_port(), "auth": free_port()})
+        self.el_url = f"http://127.0.0.1:{self.ports['http']}"
+        self.start_reth()
+        app = os.path.join(self.home, "config", "app.toml")
+        done = subprocess.run([sys.executable, "-S", os.path.join(HOSTFILES, "set-rpc-dial-url.py"), app, f"http://127.0.0.1:{self.ports['auth']}"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return head
+
+    def start_reth(self):
+        """reth with the unit's flags that matter here (templates/reth.service.hbs), on loopback, no peers."""
+        self.reth_log_path = os.path.join(self.dir, f"reth-{time.monotonic_ns()}.log")
+        self.reth_out = open(self.reth_log_path, "wb")
+        self.geth = subprocess.Popen([RETH, "node", "--chain", os.path.join(self.devnet, "eth-genesis.json"), "--datadir", os.path.join(self.dir, "reth"),
+                                      "--http", "--http.addr", "127.0.0.1", "--http.port", str(self.ports["http"]), "--http.api", "eth,net",
+                                      "--authrpc.addr", "127.0.0.1", "--authrpc.port", str(self.ports["auth"]), "--authrpc.jwtsecret", self.jwt,
+                                      "--engine.persistence-threshold", "0", "--engine.memory-block-buffer-target", "0",
+                                      "--port", str(free_port()), "--disable-discovery", "--ipcdisable", "--color", "never", "--log.file.max-files", "0"],
+                                     stdout=self.reth_out, stderr=subprocess.STDOUT)
+        self.geth_log.close()
+        self.geth_log = self.reth_out
+        until("reth's HTTP port", 60, lambda: block_number(self.el_url) >= 0)
+
+    def reth_log(self):
+        with open(self.reth_log_path, "rb") as f:
+            return ANSI.sub("", f.read().decode(errors="replace"))
+
+    def stop_geth(self):
+        """The execution client (geth, or reth after the switch) stopped by SIGTERM."""
+        if self.geth and self.geth.poll() is None:
+            self.geth.terminate()
+            self.geth.wait(60)
+
     def start_cl(self, *extra, jwt=None):
         if self.cl:
             self.cl_out.close()  # the last run's log, its process gone (stop_cl, or it exited)
@@ -150,9 +198,7 @@ class Node:
         self.stop_cl()
         if self.cl:
             self.cl_out.close()
-        if self.geth and self.geth.poll() is None:
-            self.geth.terminate()
-            self.geth.wait(30)
+        self.stop_geth()
         if self.geth:
             self.geth_log.close()
 
@@ -255,6 +301,40 @@ class RealBeacond(unittest.TestCase):
         self.assertEqual(self.f.committed(), [])
         self.assertNotRegex(self.f.log(), r"(?i)unauthori[sz]ed|\b401\b|jwt")
         self.f.stop_cl()
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        self.follows()
+
+    @unittest.skipUnless(RETH, "with NODEFLEET_RETH: the switch's core on the real reth")
+    def test_5_switched_to_reth_it_follows_and_reth_behind_is_the_fault_the_remedy_cures(self):
+        self.follows()
+        self.f.stop_cl()
+        noted = self.f.switch_to_reth()
+        self.assertEqual(block_number(self.f.el_url), noted, "reth holds geth's chain")
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        self.follows()
+        self.assertRegex(self.f.reth_log(), r"Canonical chain committed|Block added to canonical chain")
+        # reth loses its last blocks while both are stopped (its own stage unwind, as the VM tier
+        # does it); beacond, started again, asserts a head reth no longer has.
+        self.f.stop_cl()
+        tip = block_number(self.f.el_url)
+        self.f.stop_geth()
+        back = tip - 3
+        done = subprocess.run([RETH, "stage", "unwind", "--chain", os.path.join(self.f.devnet, "eth-genesis.json"), "--datadir", os.path.join(self.f.dir, "reth"),
+                               "--color", "never", "--log.file.max-files", "0", "to-block", str(back)], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout[-2000:] + done.stderr[-2000:])
+        self.f.start_reth()
+        self.assertEqual(block_number(self.f.el_url), back)
+        self.f.start_cl("--p2p.persistent_peers", self.peer)
+        faults = until("a forkchoice fault line", 90, lambda: forkchoice_fault_lines(self.f.log().splitlines()), self.f.log)
+        print(f"\n# beacond ahead of reth by 3: its fault lines {faults[:3]}; reth: "
+              f"{[line for line in self.f.reth_log().splitlines() if re.search('(?i)forkchoice|syncing|invalid', line)][-3:]}", file=sys.stderr)
+        # The seed's remedy, as with geth: stop, roll back to the execution client's height, start.
+        self.f.stop_cl()
+        height = max(self.f.committed())
+        done = subprocess.run([sys.executable, "-S", ROLLBACK, self.f.home, self.f.el_url, "--height", str(height), "--binary", BEACOND],
+                              capture_output=True, text=True, env={**os.environ, "CHAIN_SPEC": "devnet"})
+        self.assertEqual(done.returncode, 0, done.stderr + done.stdout)
+        self.assertEqual(json.loads(done.stdout.strip().splitlines()[-1])["consensusHeight"], back)
         self.f.start_cl("--p2p.persistent_peers", self.peer)
         self.follows()
 
