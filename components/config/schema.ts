@@ -380,6 +380,11 @@ export const release = z
                     .enum(["mainnet", "testnet", "devnet"])
                     .optional()
                     .describe("The chain spec the daemon runs: 0gchaind's `--chaincfg.chain-spec`, beacond's CHAIN_SPEC environment variable (v1.1 has no flag). Unset: the daemon's default (mainnet)."),
+                genesis: z
+                    .string()
+                    .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]*(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*\.json$/, "a path inside the release: names of letters, digits, '.', '_' and '-' separated by '/', not starting with '/' or '.', ending in .json")
+                    .optional()
+                    .describe("The network's consensus genesis inside the release (as 0G's release ships it under `0g-home/`): installed as the home's config/genesis.json where it has none; a home with another genesis is refused, never overwritten. Unset: the home brings its own."),
             })
             .optional()
             .describe("A validator release only: the consensus daemon it carries. Unset: 0gchaind with its default chain spec."),

@@ -43,6 +43,8 @@ export interface ValidatorPaths {
 export interface ConsensusDaemon {
     readonly binary: "0gchaind" | "beacond";
     readonly flagPrefix: "chaincfg" | "beacon-kit";
+    /** The network's consensus genesis inside the release (relative), or null: the home brings its own. */
+    readonly genesis: string | null;
     /** 0gchaind's `--chaincfg.chain-spec`, beacond's CHAIN_SPEC; null: the daemon's default. */
     readonly chainSpec: "mainnet" | "testnet" | "devnet" | null;
 }
@@ -55,7 +57,7 @@ export interface ValidatorRelease {
 
 export function validatorRelease(name: string, spec?: ReleaseSpec): ValidatorRelease {
     const binary = spec?.consensus?.daemon ?? "0gchaind";
-    return { name, consensus: { binary, flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg", chainSpec: spec?.consensus?.chainSpec ?? null } };
+    return { name, consensus: { binary, flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg", chainSpec: spec?.consensus?.chainSpec ?? null, genesis: spec?.consensus?.genesis ?? null } };
 }
 
 /** Seed 4.5 step 1: the Rust client is copied here from the release. */
@@ -163,6 +165,7 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         releaseDir: releaseLink(release.name),
         genesis: `${releaseLink(release.name)}/geth-genesis.json`,
         consensus: { daemon: release.consensus.binary, flagPrefix: release.consensus.flagPrefix },
+        consensusGenesis: release.consensus.genesis === null ? null : `${releaseLink(release.name)}/${release.consensus.genesis}`,
         rethBinary: RETH_BINARY,
         services: unitNames(p),
         ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },

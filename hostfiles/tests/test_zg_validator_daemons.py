@@ -43,6 +43,60 @@ class BeacondJwt(SwitchCase):
             self.validator(consensus=BEACOND).check_jwt(RETH)
 
 
+class ConsensusGenesis(SwitchCase):
+    """The release's consensus genesis (settings consensusGenesis) in the home: installed where
+    there is none, kept when it is the same, and a home of another chain refused untouched."""
+
+    def setUp(self):
+        super().setUp()
+        self.release_genesis = os.path.join(self.root, "release", "0g-home", "config", "genesis.json")
+        os.makedirs(os.path.dirname(self.release_genesis))
+        with open(self.release_genesis, "w") as f:
+            f.write('{"chain_id": "beacond-2061"}\n')
+        self.target = os.path.join(self.settings["consensusHome"], "config", "genesis.json")
+        os.makedirs(os.path.dirname(self.target))
+        for name in ("say", "put"):
+            p = mock.patch.object(setup_mod, name, wraps=getattr(setup_mod, name))
+            self.addCleanup(p.stop)
+            setattr(self, name, p.start())
+        p = mock.patch("shutil.chown")  # the operator account is the host's
+        self.chown = p.start()
+        self.addCleanup(p.stop)
+
+    def install(self, genesis):
+        return setup_mod.install_consensus_genesis(self.validator(consensusGenesis=genesis))
+
+    def test_a_home_without_one_gets_the_releases(self):
+        self.install(self.release_genesis)
+        with open(self.target) as f:
+            self.assertEqual(f.read(), '{"chain_id": "beacond-2061"}\n')
+        self.assertEqual(os.stat(self.target).st_mode & 0o777, 0o644)
+        self.chown.assert_called_with(self.target, "nodefleet", "nodefleet")
+        self.say.assert_called_with(f"installed the release's consensus genesis as {self.target}")
+
+    def test_the_same_genesis_is_left_as_it_is(self):
+        shutil.copy(self.release_genesis, self.target)
+        self.install(self.release_genesis)
+        self.put.assert_not_called()
+
+    def test_another_chains_genesis_is_refused_and_kept(self):
+        with open(self.target, "w") as f:
+            f.write('{"chain_id": "other"}\n')
+        with self.assertRaisesRegex(Failed, r"genesis\.json is not the release's genesis .*0g-home/config/genesis\.json: this home belongs to another chain; nodefleet never replaces"):
+            self.install(self.release_genesis)
+        with open(self.target) as f:
+            self.assertEqual(f.read(), '{"chain_id": "other"}\n')
+
+    def test_a_release_without_the_file_names_the_setting(self):
+        with self.assertRaisesRegex(Failed, r"consensus genesis .*/missing\.json cannot be read \(No such file or directory\): is the release's consensus\.genesis path right\?"):
+            self.install(os.path.join(self.root, "release", "missing.json"))
+        self.assertFalse(os.path.exists(self.target))
+
+    def test_unset_the_home_brings_its_own(self):
+        self.install(None)
+        self.assertFalse(os.path.exists(self.target))
+
+
 class PrefixJwt(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="nodefleet-jwt-")

@@ -10,6 +10,30 @@ from .handover import carry_signing_state
 from .switch import ALL_STEPS
 
 
+def install_consensus_genesis(v):
+    """The release's consensus genesis (settings consensusGenesis) as the home's config/genesis.json
+    where the home has none. A home with another genesis belongs to another chain: refused, never
+    overwritten (its blocks, state and signing state are that chain's)."""
+    source = v.s.get("consensusGenesis")
+    if not source:
+        return
+    target = os.path.join(v.s["consensusHome"], "config", "genesis.json")
+    try:
+        with open(source, encoding="utf-8") as f:
+            wanted = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise Failed(f"the release's consensus genesis {source} cannot be read ({getattr(e, 'strerror', None) or 'not UTF-8 text'}): is the release's consensus.genesis path right?")
+    if os.path.exists(target):
+        with open(target, encoding="utf-8", errors="replace") as f:
+            if f.read() != wanted:
+                raise Failed(f"{target} is not the release's genesis {source}: this home belongs to another chain; "
+                             "nodefleet never replaces a node's genesis (move the home away to start this node on the release's chain)")
+        return
+    put(target, wanted, 0o644)
+    shutil.chown(target, v.op, v.op)
+    say(f"installed the release's consensus genesis as {target}")
+
+
 def setup(v):
     s = v.s
     v.release_bin(v.daemon)
@@ -30,6 +54,7 @@ def setup(v):
     elif v.daemon == "beacond":
         prefix_jwt(s["jwt"])
     cfg = os.path.join(home, "config")
+    install_consensus_genesis(v)
     for name in ("app.toml", "config.toml"):
         path = os.path.join(cfg, name)
         if not os.path.exists(path):

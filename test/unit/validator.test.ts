@@ -105,6 +105,12 @@ describe("validator role: consensus unit, config files and scripts", () => {
         // The host tool learns the daemon from its settings.
         assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", beacond)).consensus, { daemon: "beacond", flagPrefix: "beacon-kit" });
         assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", REL)).consensus, { daemon: "0gchaind", flagPrefix: "chaincfg" });
+        // The network's consensus genesis: a path in the release, given to the host tool whole (unset: null).
+        const withGenesis = validatorRelease("0g-chain", { url: "https://example.org/r.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "beacond", genesis: "0g-home/config/genesis.json" } });
+        const settings = JSON.parse(validatorSettingsJson(node, "/data", withGenesis));
+        assert.equal(settings.consensusGenesis, `${settings.releaseDir}/0g-home/config/genesis.json`);
+        assert.match(settings.releaseDir, /^\/opt\/nodefleet\//);
+        assert.equal(JSON.parse(validatorSettingsJson(node, "/data", beacond)).consensusGenesis, null);
     });
 
     it("the network's CometBFT seeds and persistent peers go on the daemon's command line, comma-joined", () => {
