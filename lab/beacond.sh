@@ -20,6 +20,13 @@
 #                          spec's, which beacond requires of its execution client), the deposit and
 #                          beacon-roots contracts of the module's testing/files/eth-genesis.json, and
 #                          the deposit contract's storage for the validator; run with CHAIN_SPEC=devnet
+#   lab/beacond.sh dev-genesis
+#                          make the dev chain's devnet again (after a change to the dev genesis or
+#                          to beacon-kit's contracts): a devnet as above, whose genesis.json,
+#                          eth-genesis.json, priv_validator_key.json and node_key.json are
+#                          committed in lab/sim/release/devnet/ (lab keys: the dev chain's validator
+#                          and its CometBFT node id, fixed so that a release can carry its genesis
+#                          and a node can peer with it)
 #
 # Build settings (those of ../shared/prebuilt/README.md): cgo on; tags netgo pebbledb blst bls12381
 # ckzg cgo (upstream's); -trimpath, -ldflags "-checklinkname=0 -s -w". Two are for Go >= 1.24, which
@@ -138,11 +145,23 @@ PY
     say "devnet in $dir: home/ and eth-genesis.json"
 }
 
+dev_genesis() {
+    local work out="$ROOT/lab/sim/release/devnet"
+    work="$(mktemp -d)"
+    devnet "$work/devnet"
+    mkdir -p "$out"
+    cp "$work/devnet/home/config/genesis.json" "$work/devnet/home/config/priv_validator_key.json" "$work/devnet/home/config/node_key.json" \
+        "$work/devnet/eth-genesis.json" "$out/"
+    rm -rf "$work"
+    say "wrote the dev chain's devnet to $out"
+}
+
 case "${1:-}" in
 build) build ;;
+dev-genesis) dev_genesis ;;
 devnet) devnet "${2:-}" "${3:-}" ;;
 path) build && echo "$BIN" ;;
 kzg) kzg ;;
 key) cache_key "" ;;
-*) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

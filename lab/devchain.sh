@@ -9,9 +9,10 @@
 #                          reads its L1's blobs from; beacond serves it on 3501, behind
 #                          lab/sim/nodefleet_sim/nodeapi.py, which SIMULATES the one call beacond
 #                          v1.1.0 cannot answer, the list of headers, and forwards the rest)
-# Its execution genesis is lab/sim/release/geth-genesis.json with the devnet's chain id (80087:
-# beacond's devnet chain spec requires it of the execution client) and the deposit and
-# beacon-roots contracts (lab/beacond.sh devnet). It also stands in for the sequencer's L1: the
+# The devnet is lab/sim/release/devnet (made by lab/beacond.sh dev-genesis; fixed keys, so that its
+# CometBFT node id is known: 10.0.2.2:26656 from a VM). Its execution genesis is
+# lab/sim/release/geth-genesis.json with the devnet's chain id (80087: beacond's devnet chain spec
+# requires it of the execution client) and the deposit and beacon-roots contracts. It also stands in for the sequencer's L1: the
 # genesis holds a minimal validator registry at 0x00000000000000000000000000000000000a2ec1
 # (getInfo(address) -> stake, withdrawer, proposer, status from storage; see lab/sim/README.md). A
 # changed genesis or beacond starts the chain afresh. On it, the 0G storage contracts
@@ -26,6 +27,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${NODEFLEET_STATE:-$ROOT/.state}/devchain" # the e2e tier's own under .state/e2e (scripts/test.sh)
+DEVNET="$ROOT/lab/sim/release/devnet" # the devnet's genesis and keys (lab/beacond.sh dev-genesis)
 say() { printf '[devchain] %s\n' "$*" >&2; }
 
 running() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
@@ -37,20 +39,38 @@ indexed() {
         http://127.0.0.1:8545 2>/dev/null | grep -q '"result":null'
 }
 
+# geth's genesis block is the one the consensus genesis names (its execution payload header).
+genesis_agrees() {
+    local want have
+    want="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["app_state"]["beacon"]["execution_payload_header"]["blockHash"])' "$STATE/cl/config/genesis.json")"
+    have="$(curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
+        --data '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x0",false]}' http://127.0.0.1:8545 |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["hash"])')"
+    [ "$want" = "$have" ] && return 0
+    say "the devnet's consensus genesis names execution block $want but geth's genesis block is $have: run lab/beacond.sh dev-genesis (lab/sim/release/devnet)"
+    return 1
+}
+
 answers() {
     curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
         --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' "$1" 2>/dev/null | grep -q '"result":"0x'
 }
 
-# The devnet, made once per genesis and beacond: CL home, execution genesis, JWT, geth initialised.
+# The devnet from lab/sim/release/devnet (lab/beacond.sh dev-genesis made it): a home made by
+# `beacond init` (its config files and signing state) given the devnet's genesis and keys, geth
+# initialised with the devnet's execution genesis, the JWT.
 make_chain() {
-    local geth="$1" stamp="$2"
-    say "making the dev chain: a one-validator BeaconKit devnet (real beacond) and real geth"
+    local geth="$1" beacond="$2" stamp="$3" f
+    say "making the dev chain: the one-validator BeaconKit devnet of lab/sim/release/devnet (real beacond) and real geth"
     cmd_stop
-    rm -rf "$STATE/geth" "$STATE/cl" "$STATE/devnet" "$STATE/eth-genesis.json" "$STATE/stamp"
+    rm -rf "$STATE/geth" "$STATE/cl" "$STATE/eth-genesis.json" "$STATE/stamp" "$STATE"/*.log
     mkdir -p "$STATE"
-    bash "$ROOT/lab/beacond.sh" devnet "$STATE/devnet" "$ROOT/lab/sim/release/geth-genesis.json"
-    mv "$STATE/devnet/home" "$STATE/cl" && mv "$STATE/devnet/eth-genesis.json" "$STATE/eth-genesis.json" && rm -rf "$STATE/devnet"
+    CHAIN_SPEC=devnet "$beacond" init nodefleet-devchain --chain-id beacond-2061 --home "$STATE/cl" >"$STATE/init.log" 2>&1 ||
+        { tail -5 "$STATE/init.log" >&2; say "beacond init failed"; exit 1; }
+    for f in genesis.json priv_validator_key.json node_key.json; do
+        install -m 0600 "$DEVNET/$f" "$STATE/cl/config/$f"
+    done
+    cp "$DEVNET/eth-genesis.json" "$STATE/eth-genesis.json"
     # beacond wants its JWT 0x-prefixed (geth takes either).
     (umask 077 && printf '0x%s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$STATE/jwt.hex")
     # Blocks every 2 s (the Aztec tests' L1 slot); every application state and block kept, the
@@ -73,7 +93,7 @@ edit("app.toml", [(r'^pruning = ".*?"$', 'pruning = "nothing"'),
                   (r'(\[beacon-kit\.node-api\].*?^enabled = )"false"', r'\1"true"'),
                   (r'(\[beacon-kit\.node-api\].*?^address = )"127\.0\.0\.1:3500"', r'\1"127.0.0.1:3501"')])
 PY
-    "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
+    "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
     echo "$stamp" > "$STATE/stamp"
 }
 
@@ -83,10 +103,10 @@ cmd_start() {
     geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
     beacond="$(bash "$ROOT/lab/beacond.sh" path)"
     kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
-    stamp="$( (sha256sum "$ROOT/lab/sim/release/geth-genesis.json" "$ROOT/lab/devchain.sh" | cut -d' ' -f1; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
+    stamp="$( (cat "$DEVNET"/*.json "$ROOT/lab/devchain.sh"; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
     if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ]; then
         [ ! -d "$STATE/geth" ] || say "the dev genesis or beacond changed: starting the dev chain afresh"
-        make_chain "$geth" "$stamp"
+        make_chain "$geth" "$beacond" "$stamp"
     fi
     if ! running geth; then
         "$geth" --datadir "$STATE/geth" --networkid 80087 --syncmode full --nodiscover --maxpeers 0 --port 0 \
@@ -97,6 +117,7 @@ cmd_start() {
     fi
     for _ in $(seq 100); do answers http://127.0.0.1:8545 && break; sleep 0.2; done
     answers http://127.0.0.1:8545 || { tail -20 "$STATE/geth.log" >&2; say "geth did not start"; exit 1; }
+    genesis_agrees || exit 1
     if ! running cl; then
         # CometBFT's P2P on loopback: what a VM reaches as 10.0.2.2:26656.
         CHAIN_SPEC=devnet "$beacond" start --home "$STATE/cl" \
