@@ -13,7 +13,7 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from tests.test_zg_validator_switch import CL, GETH, RETH, SwitchCase, write_unit  # noqa: E402
+from tests.switchcase import CL, GETH, RETH, SwitchCase, write_unit  # noqa: E402
 from zgvalidator import health as health_mod, setup as setup_mod, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
