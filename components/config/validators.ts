@@ -5,6 +5,7 @@ import { keccak_256 } from "@noble/hashes/sha3";
 import * as crypto from "node:crypto";
 import * as net from "node:net";
 import { parseAddress, parseCidr } from "../cidr";
+import { blsPublicKey } from "./bls12381";
 
 export type Reason = string | undefined;
 
@@ -225,35 +226,62 @@ export function ed25519PublicOfSeed(seed: Buffer): Buffer {
     return Buffer.from(spki.subarray(spki.length - 32));
 }
 
-/** CometBFT's validator address: the first 20 bytes of sha256(ed25519 public key), upper-case hex. */
+/** CometBFT's validator address: the first 20 bytes of sha256(public key as serialized), upper-case hex. */
 export function cometAddressOf(pub: Buffer): string {
     return crypto.createHash("sha256").update(pub).digest().subarray(0, 20).toString("hex").toUpperCase();
 }
 
 /**
- * A priv_validator_key.json 0gchaind (CometBFT) accepts: an ed25519 key, priv_key.value the
- * base64 of seed || public key (64 bytes), pub_key.value the base64 of that public key (32 bytes),
- * and address the first 20 bytes of its sha256. Reasons name fields and derived public values
+ * A priv_validator_key.json CometBFT accepts, of either key type a 0G validator may hold:
+ * - ed25519 (`tendermint/PrivKeyEd25519`, CometBFT's default): priv_key.value the base64 of
+ *   seed || public key (64 bytes), pub_key.value that public key (32 bytes);
+ * - BLS12-381 (`cometbft/PrivKeyBls12_381`, what BeaconKit's beacond, the open core of 0gchaind,
+ *   makes and signs with): priv_key.value the 32-byte secret scalar, pub_key.value sk·G1 uncompressed
+ *   (96 bytes);
+ * and address the first 20 bytes of sha256(pub_key). Which type a chain takes is in its genesis
+ * (consensus params, pub_key_types); beacond v1.1.0 starts with either (checked: an ed25519 file
+ * gets as far as waiting for its execution client). Reasons name fields and derived public values
  * (an address is public), never the private key.
  */
 export function validatorKeyFileReason(value: string): Reason {
     const format = validatorKeyJsonReason(value);
     if (format) return format;
     const p = JSON.parse(value) as { address: string; pub_key?: { type?: unknown; value?: unknown }; priv_key: { type?: unknown; value: string } };
-    if (p.priv_key.type !== "tendermint/PrivKeyEd25519") return "priv_key.type must be tendermint/PrivKeyEd25519 (0gchaind's validator keys are ed25519)";
-    if (p.pub_key?.type !== "tendermint/PubKeyEd25519" || typeof p.pub_key.value !== "string") return "pub_key must be {type: tendermint/PubKeyEd25519, value: <base64>}";
+    const kind = KEY_KINDS.find((k) => k.priv === p.priv_key.type);
+    if (!kind) return `priv_key.type must be ${KEY_KINDS.map((k) => `${k.priv} (${k.name})`).join(" or ")}`;
+    if (p.pub_key?.type !== kind.pub || typeof p.pub_key.value !== "string") return `pub_key must be {type: ${kind.pub}, value: <base64>}`;
     const b64 = /^[A-Za-z0-9+/]+={0,2}$/;
     const priv = b64.test(p.priv_key.value) ? Buffer.from(p.priv_key.value, "base64") : Buffer.alloc(0);
-    if (priv.length !== 64) return "priv_key.value must be the base64 of 64 bytes (the ed25519 seed and its public key)";
+    if (priv.length !== kind.privBytes) return `priv_key.value must be the base64 of ${kind.privBytes} bytes (${kind.privShape})`;
     const pubField = b64.test(p.pub_key.value) ? Buffer.from(p.pub_key.value, "base64") : Buffer.alloc(0);
-    if (pubField.length !== 32) return "pub_key.value must be the base64 of the 32-byte ed25519 public key";
-    const pub = ed25519PublicOfSeed(priv.subarray(0, 32));
-    if (!pub.equals(priv.subarray(32))) return "priv_key.value is not an ed25519 key: its second half is not the public key of its first (a truncated or hand-edited file?)";
-    if (!pub.equals(pubField)) return `pub_key.value is not the public key of priv_key (the key's public key is ${pub.toString("base64")}): the file mixes two keys`;
-    const address = cometAddressOf(pub);
+    if (pubField.length !== kind.pubBytes) return `pub_key.value must be the base64 of the ${kind.pubBytes}-byte ${kind.name} public key`;
+    const derived = kind.derive(priv);
+    if (typeof derived === "string") return derived;
+    if (!derived.equals(pubField)) return `pub_key.value is not the public key of priv_key (the key's public key is ${derived.toString("base64")}): the file mixes two keys`;
+    const address = cometAddressOf(derived);
     if (p.address.toUpperCase() !== address) return `address ${p.address} is not the address of this key: its pub_key derives ${address} (the first 20 bytes of sha256(pub_key), as \`0gchaind tendermint show-address\` prints it)`;
     return undefined;
 }
+
+const KEY_KINDS: { name: string; priv: string; pub: string; privBytes: number; privShape: string; pubBytes: number; derive: (priv: Buffer) => Buffer | string }[] = [
+    {
+        name: "ed25519, CometBFT's default", priv: "tendermint/PrivKeyEd25519", pub: "tendermint/PubKeyEd25519", privBytes: 64, privShape: "the ed25519 seed and its public key", pubBytes: 32,
+        derive: (priv) => {
+            const pub = ed25519PublicOfSeed(priv.subarray(0, 32));
+            return pub.equals(priv.subarray(32)) ? pub : "priv_key.value is not an ed25519 key: its second half is not the public key of its first (a truncated or hand-edited file?)";
+        },
+    },
+    {
+        name: "BLS12-381, BeaconKit's: beacond, 0gchaind", priv: "cometbft/PrivKeyBls12_381", pub: "cometbft/PubKeyBls12_381", privBytes: 32, privShape: "the BLS12-381 secret scalar", pubBytes: 96,
+        derive: (priv) => {
+            try {
+                return blsPublicKey(priv);
+            } catch {
+                return "priv_key.value is not a BLS12-381 secret key: zero, or not below the group order (a hand-edited file?)";
+            }
+        },
+    },
+];
 
 // ---- addresses nobody can sign for (issue 27) ---------------------------------------------------
 

@@ -7,7 +7,9 @@
 // scratch directory and the release's KZG file to the module's. beacond must get as far as dialling
 // the execution client at the rendered rpc-dial-url (nothing listens there), which it does only
 // after it has read the JWT file, the trusted setup and the chain spec. It also pins where the real
-// program differs from what nodefleet assumed before: a JWT file without 0x stops it.
+// program differs from what nodefleet assumed before: a JWT file without 0x stops it; its validator
+// keys are BLS12-381 (`cometbft/PrivKeyBls12_381`), which nodefleet's key check takes (fresh keys
+// from `beacond init` here).
 // What this cannot show: beacond driving geth or reth (the dev chain, lab/devchain.sh).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -17,6 +19,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
+import { validatorKeyFileReason } from "../../components/config/validators";
 import { renderAppToml, renderConfigToml, renderConsensusUnit, validatorPaths, validatorRelease } from "../../components/roles/validator";
 import { releaseLink } from "../../components/hosts/scripts";
 import { HOSTFILES_DIR } from "../../components/render";
@@ -84,6 +87,22 @@ describe("the rendered consensus unit and app.toml are read by the real beacond"
         // 0gchaind's flags are beacond's with the prefix renamed: the same check, prefix mapped.
         const zg = unitCommand(renderConsensusUnit(validator(), "/data", validatorRelease("0g-chain"))).words.filter((w) => w.startsWith("--"));
         for (const flag of zg) assert.ok(known.has(flag.replace(/^--chaincfg\./, "--beacon-kit.")), `0gchaind flag ${flag} has no beacond counterpart`);
+    });
+
+    it("takes the priv_validator_key.json `beacond init` makes (BLS12-381) as a validator key, and refuses one with a changed byte", () => {
+        for (const n of [1, 2, 3]) {
+            const home = path.join(dir, `key-${n}`);
+            const init = spawnSync(beacond, ["init", `key-${n}`, "--chain-id", "beacond-2061", "--home", home], { encoding: "utf8", env: { ...process.env, HOME: dir, CHAIN_SPEC: "devnet" } });
+            assert.equal(init.status, 0, init.stderr);
+            const file = fs.readFileSync(path.join(home, "config/priv_validator_key.json"), "utf8");
+            assert.equal(JSON.parse(file).priv_key.type, "cometbft/PrivKeyBls12_381");
+            assert.equal(validatorKeyFileReason(file), undefined, `beacond's key ${n}`);
+            const edited = JSON.parse(file);
+            const secret = Buffer.from(edited.priv_key.value, "base64");
+            secret[n] ^= 0x10;
+            edited.priv_key.value = secret.toString("base64");
+            assert.match(validatorKeyFileReason(JSON.stringify(edited)) ?? "", /pub_key\.value is not the public key of priv_key|not below the group order/);
+        }
     });
 
     it("starts from a beacond-init home with nodefleet's app.toml and config.toml, and dials the rendered engine URL", async () => {

@@ -5,9 +5,12 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import fc from "fast-check";
 import { parseFleet, FleetConfigError } from "../../components/config/fleet";
 import * as v from "../../components/config/validators";
+import { BLS_ORDER } from "../../components/config/bls12381";
 import { ADDR, SECRETS, SEQUENCER_KEY_ADDRESS, baseFleet, secretSource, sequencerV4Settings, validatorKeyJson } from "../support/fixtures";
 
 const S = 0, Q = 1, V = 2;
@@ -116,6 +119,41 @@ describe("keys agree with the addresses and files that name them", () => {
         });
         assert.equal(v.validatorKeyFileReason(json), undefined);
         assert.deepEqual(issuesOf(baseFleet(), { ...SECRETS, validatorKey: json }), []);
+    });
+
+    // BLS12-381 (BeaconKit's beacond, 0gchaind's open core): a key file the real `beacond init` made
+    // (the lab devnet's, lab/sim/release/devnet; the cli tier checks fresh ones) is the oracle.
+    const BEACOND_KEY = fs.readFileSync(path.join(__dirname, "../../../lab/sim/release/devnet/priv_validator_key.json"), "utf8");
+    it("a BLS12-381 key file as beacond writes it is accepted, by itself and as the validator's key", () => {
+        assert.equal(JSON.parse(BEACOND_KEY).priv_key.type, "cometbft/PrivKeyBls12_381");
+        assert.equal(v.validatorKeyFileReason(BEACOND_KEY), undefined);
+        assert.deepEqual(issuesOf(baseFleet(), { ...SECRETS, validatorKey: BEACOND_KEY }), []);
+    });
+    const order = Buffer.from(BLS_ORDER.toString(16).padStart(64, "0"), "hex");
+    const blsCases: [string, (k: any) => void, RegExp][] = [
+        ["a secret not below the group order", (k) => (k.priv_key.value = order.toString("base64")), /priv_key\.value is not a BLS12-381 secret key: zero, or not below the group order/],
+        ["a zero secret", (k) => (k.priv_key.value = Buffer.alloc(32).toString("base64")), /priv_key\.value is not a BLS12-381 secret key/],
+        ["an ed25519 pub_key type", (k) => (k.pub_key.type = "tendermint/PubKeyEd25519"), /pub_key must be \{type: cometbft\/PubKeyBls12_381/],
+        ["a compressed (48-byte) public key", (k) => (k.pub_key.value = Buffer.from(k.pub_key.value, "base64").subarray(0, 48).toString("base64")), /pub_key\.value must be the base64 of the 96-byte BLS12-381/],
+        ["a 64-byte priv_key", (k) => (k.priv_key.value = Buffer.alloc(64, 1).toString("base64")), /priv_key\.value must be the base64 of 32 bytes \(the BLS12-381 secret scalar\)/],
+        ["another address", (k) => (k.address = "ABCDEF0123456789ABCDEF0123456789ABCDEF01"), /address ABCDEF0123456789ABCDEF0123456789ABCDEF01 is not the address of this key: its pub_key derives 7FA259198AA22A41E80CE89330CAC44BE947C038/],
+    ];
+    for (const [name, edit, reason] of blsCases) {
+        it(`a BLS12-381 key file with ${name} is refused, without the key`, () => {
+            const bad = editKey(BEACOND_KEY, edit);
+            const reasonText = v.validatorKeyFileReason(bad);
+            assert.match(reasonText ?? "", reason);
+            assert.ok(!(reasonText ?? "").includes(JSON.parse(BEACOND_KEY).priv_key.value));
+        });
+    }
+    it("property: any one changed byte of a BLS12-381 secret is refused as a key the file's public key is not of", () => {
+        fc.assert(
+            fc.property(fc.nat({ max: 31 }), fc.integer({ min: 1, max: 255 }), (at, flip) => {
+                const reason = v.validatorKeyFileReason(editKey(BEACOND_KEY, (k) => { const b = Buffer.from(k.priv_key.value, "base64"); b[at]! ^= flip; k.priv_key.value = b.toString("base64"); }));
+                assert.match(reason ?? "", /pub_key\.value is not the public key of priv_key|not below the group order/);
+            }),
+            { numRuns: 40, seed: 40 },
+        );
     });
 
     it("property: any ed25519 seed gives an accepted file, and any one changed byte of its key material is refused", () => {
