@@ -14,9 +14,8 @@ import json
 import sys
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 from . import common
+from .rpcproxy import serve
 
 LIST_HEADERS = "/eth/v1/beacon/headers"
 
@@ -46,22 +45,7 @@ def answer(target, path):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     flags, _ = common.parse_flags(argv, {"listen", "to"})
-    host, _, port = flags["listen"].rpartition(":")
-    target = flags["to"].rstrip("/")
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            status, data = answer(target, self.path)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    ThreadingHTTPServer((host, int(port)), Handler).serve_forever()
+    serve(flags["listen"], "GET", lambda path, _body: answer(flags["to"].rstrip("/"), path))
 
 
 if __name__ == "__main__":
