@@ -14,7 +14,7 @@ from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests.switchcase import CL, GETH, RETH, SwitchCase, write_unit  # noqa: E402
-from zgvalidator import health as health_mod, setup as setup_mod, switch  # noqa: E402
+from zgvalidator import health as health_mod, host as host_mod, setup as setup_mod, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
@@ -95,6 +95,31 @@ class ConsensusGenesis(SwitchCase):
     def test_unset_the_home_brings_its_own(self):
         self.install(None)
         self.assertFalse(os.path.exists(self.target))
+
+
+class Put(unittest.TestCase):
+    """host.put, which writes as root into directories the operator account owns."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="nodefleet-put-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.path = os.path.join(self.dir, "genesis.json")
+
+    def test_a_link_left_under_the_temporary_name_is_replaced_not_followed(self):
+        victim = os.path.join(self.dir, "victim")
+        with open(victim, "w") as f:
+            f.write("kept\n")
+        os.symlink(victim, self.path + ".nodefleet-new")
+        host_mod.put(self.path, "{}\n", 0o644)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "kept\n")
+        with open(self.path) as f:
+            self.assertEqual(f.read(), "{}\n")
+        self.assertFalse(os.path.lexists(self.path + ".nodefleet-new"))
+
+    def test_the_file_has_its_mode_from_the_start(self):
+        host_mod.put(self.path, "secret\n", 0o600)
+        self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o600)
 
 
 class PrefixJwt(unittest.TestCase):

@@ -225,9 +225,15 @@ def same_bytes(a, b):
 def put(path, text, mode, owner=None):
     """Replaces `path` with `text` whole (a temporary file renamed over it), the temporary file
     created with `mode` from the start (a secret is never readable by others, not even for a
-    moment) and given `owner` (uid, gid) before it takes the name."""
+    moment) and given `owner` (uid, gid) before it takes the name. The temporary file is made
+    anew (O_EXCL, O_NOFOLLOW): in a directory the operator account owns, a file or link it left
+    under that name is removed, never followed (this tool runs as root)."""
     tmp = path + ".nodefleet-new"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.chmod(tmp, mode)  # the umask may have taken bits off
