@@ -74,7 +74,8 @@ make_chain() {
     # beacond wants its JWT 0x-prefixed (geth takes either).
     (umask 077 && printf '0x%s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$STATE/jwt.hex")
     # Blocks every 2 s (the Aztec tests' L1 slot); every application state and block kept, the
-    # block store on and the node API on 127.0.0.1:3500 (an L1 client's blob reads).
+    # block store on and the node API on 127.0.0.1:3501 (behind nodeapi.py on 3500: an L1 client's
+    # blob reads).
     python3 - "$STATE/cl/config" <<'PY'
 import re, sys
 d = sys.argv[1]
@@ -105,7 +106,7 @@ cmd_start() {
     kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
     stamp="$( (cat "$DEVNET"/*.json "$ROOT/lab/devchain.sh"; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
     if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ]; then
-        [ ! -d "$STATE/geth" ] || say "the dev genesis or beacond changed: starting the dev chain afresh"
+        [ ! -d "$STATE/geth" ] || say "the devnet, beacond or this script changed: starting the dev chain afresh"
         make_chain "$geth" "$beacond" "$stamp"
     fi
     if ! running geth; then
