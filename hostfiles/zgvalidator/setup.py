@@ -5,7 +5,7 @@ import re
 import shutil
 import time
 
-from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, say, systemctl, unit_props, wait
+from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, same_bytes, say, systemctl, unit_props, wait
 from .handover import carry_signing_state
 from .switch import ALL_STEPS
 
@@ -24,10 +24,9 @@ def install_consensus_genesis(v):
     except (OSError, UnicodeDecodeError) as e:
         raise Failed(f"the release's consensus genesis {source} cannot be read ({getattr(e, 'strerror', None) or 'not UTF-8 text'}): is the release's consensus.genesis path right?")
     if os.path.exists(target):
-        with open(target, encoding="utf-8", errors="replace") as f:
-            if f.read() != wanted:
-                raise Failed(f"{target} is not the release's genesis {source}: this home belongs to another chain; "
-                             "nodefleet never replaces a node's genesis (move the home away to start this node on the release's chain)")
+        if not same_bytes(source, target):
+            raise Failed(f"{target} is not the release's genesis {source}: this home belongs to another chain; "
+                         "nodefleet never replaces a node's genesis (move the home away to start this node on the release's chain)")
         return
     put(target, wanted, 0o644)
     shutil.chown(target, v.op, v.op)
