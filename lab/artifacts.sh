@@ -10,10 +10,13 @@
 #   lab/artifacts.sh geth     print the path of the geth binary (built if needed)
 #
 # Contents (see lab/sim/README.md):
-#   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,0gchaind,reth}, geth-genesis.json,
-#                            kzg-trusted-setup.json, jwt.hex   (geth is the REAL go-ethereum,
-#                            built from the Go module proxy; reth is the REAL reth 1.11.4, built
-#                            from the pinned upstream archive by lab/reth.sh; 0gchaind is a SIMULATOR)
+#   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,beacond,reth,0gchaind}, geth-genesis.json,
+#                            0g-home/config/genesis.json, kzg-trusted-setup.json, jwt.hex (geth is
+#                            the REAL go-ethereum, built from the Go module proxy; reth the REAL reth
+#                            1.11.4, from lab/reth.sh; beacond the REAL BeaconKit beacond, from
+#                            lab/beacond.sh, which the dev stack's validator runs; the genesis files
+#                            and the real KZG setup are the dev chain's network, lab/sim/release/
+#                            devnet; 0gchaind is the SIMULATOR, which no dev node runs any more)
 #   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/…}  (the REAL zgs_node 1.1.0, built from
 #                            the pinned upstream archive by lab/zgs.sh; run/ is that archive's)
 #   aztec-v2.0.2.tar.gz      aztec-v2.0.2/bin/{aztec, aztec-up}                          (SIMULATOR)
@@ -62,12 +65,14 @@ pack() {
 }
 
 build_dir() {
-    local geth reth zgs_node zgs_run stamp out
+    local geth reth zgs_node zgs_run beacond kzg stamp out
     geth="$(geth_bin)"
     reth="$(bash "$ROOT/lab/reth.sh" path)"         # about 20 CPU-minutes the first time, then cached
     zgs_node="$(bash "$ROOT/lab/zgs.sh" path)"      # about 28 CPU-minutes the first time, then cached
     zgs_run="$(bash "$ROOT/lab/zgs.sh" run)"
-    stamp="$( (sha256sum "$geth" "$reth" "$zgs_node"; find "$zgs_run" -type f | sort | xargs sha256sum; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
+    beacond="$(bash "$ROOT/lab/beacond.sh" path)" # the real consensus daemon (lab/beacond.sh)
+    kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
+    stamp="$( (sha256sum "$geth" "$reth" "$zgs_node" "$beacond" "$kzg"; find "$zgs_run" -type f | sort | xargs sha256sum; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
     out="$CACHE/artifacts/$stamp"
     if [ -f "$out/SHA256SUMS" ]; then echo "$out"; return; fi
     local work
@@ -77,8 +82,13 @@ build_dir() {
     cp "$geth" "$og/bin/geth"
     zipapp zerog "$og/bin/0gchaind"
     cp "$reth" "$og/bin/reth"
-    cp "$ROOT/lab/sim/release/geth-genesis.json" "$og/geth-genesis.json"
-    echo '{"note": "placeholder: the dev chain has no blobs"}' > "$og/kzg-trusted-setup.json"
+    cp "$beacond" "$og/bin/beacond"
+    # The dev chain's network (lab/sim/release/devnet): its execution genesis, its consensus genesis
+    # where 0G's release keeps its home files, and the real KZG trusted setup beacond loads.
+    cp "$ROOT/lab/sim/release/devnet/eth-genesis.json" "$og/geth-genesis.json"
+    mkdir -p "$og/0g-home/config"
+    cp "$ROOT/lab/sim/release/devnet/genesis.json" "$og/0g-home/config/genesis.json"
+    cp "$kzg" "$og/kzg-trusted-setup.json"
     printf '%s\n' "$(printf 'd%.0s' $(seq 64))" > "$og/jwt.hex" # shipped by the real release; nodefleet makes its own
     local zgs="$work/zgs_node-v1.1.0"
     mkdir -p "$zgs/run"
