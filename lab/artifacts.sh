@@ -15,8 +15,8 @@
 #                            the REAL go-ethereum, built from the Go module proxy; reth the REAL reth
 #                            1.11.4, from lab/reth.sh; beacond the REAL BeaconKit beacond, from
 #                            lab/beacond.sh, which the dev stack's validator runs; the genesis files
-#                            and the real KZG setup are the dev chain's network, lab/sim/release/
-#                            devnet; 0gchaind is the SIMULATOR, which no dev node runs any more)
+#                            are the dev validator's network, lab/sim/release/vmnet; the KZG setup
+#                            is the real one; 0gchaind is the SIMULATOR, which no dev node runs)
 #   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/…}  (the REAL zgs_node 1.1.0, built from
 #                            the pinned upstream archive by lab/zgs.sh; run/ is that archive's)
 #   aztec-v2.0.2.tar.gz      aztec-v2.0.2/bin/{aztec, aztec-up}                          (SIMULATOR)
@@ -83,11 +83,11 @@ build_dir() {
     zipapp zerog "$og/bin/0gchaind"
     cp "$reth" "$og/bin/reth"
     cp "$beacond" "$og/bin/beacond"
-    # The dev chain's network (lab/sim/release/devnet): its execution genesis, its consensus genesis
-    # where 0G's release keeps its home files, and the real KZG trusted setup beacond loads.
-    cp "$ROOT/lab/sim/release/devnet/eth-genesis.json" "$og/geth-genesis.json"
+    # The dev validator's network (lab/sim/release/vmnet): its execution genesis, its consensus
+    # genesis where 0G's release keeps its home files, and the real KZG trusted setup beacond loads.
+    cp "$ROOT/lab/sim/release/vmnet/eth-genesis.json" "$og/geth-genesis.json"
     mkdir -p "$og/0g-home/config"
-    cp "$ROOT/lab/sim/release/devnet/genesis.json" "$og/0g-home/config/genesis.json"
+    cp "$ROOT/lab/sim/release/vmnet/genesis.json" "$og/0g-home/config/genesis.json"
     cp "$kzg" "$og/kzg-trusted-setup.json"
     printf '%s\n' "$(printf 'd%.0s' $(seq 64))" > "$og/jwt.hex" # shipped by the real release; nodefleet makes its own
     local zgs="$work/zgs_node-v1.1.0"

@@ -20,13 +20,18 @@
 #                          spec's, which beacond requires of its execution client), the deposit and
 #                          beacon-roots contracts of the module's testing/files/eth-genesis.json, and
 #                          the deposit contract's storage for the validator; run with CHAIN_SPEC=devnet
-#   lab/beacond.sh dev-genesis
-#                          make the dev chain's devnet again (after a change to the dev genesis or
-#                          to beacon-kit's contracts): a devnet as above, whose genesis.json,
-#                          eth-genesis.json, priv_validator_key.json and node_key.json are
-#                          committed in lab/sim/release/devnet/ (lab keys: the dev chain's validator
-#                          and its CometBFT node id, fixed so that a release can carry its genesis
-#                          and a node can peer with it)
+#   lab/beacond.sh dev-genesis [devnet|vmnet]
+#                          make a committed network of the lab again (after a change to the dev
+#                          genesis or to beacon-kit's contracts): a devnet as above, its genesis.json,
+#                          eth-genesis.json and priv_validator_key.json committed in
+#                          lab/sim/release/NETWORK/ (lab keys, fixed so that a release can carry the
+#                          genesis and a node can name a peer):
+#                            devnet  the dev chain's (lab/devchain.sh), with its validator's
+#                                    node_key.json
+#                            vmnet   the dev validator's (validator-1 on the VMs is its one
+#                                    validator: the dev stack's devValidatorKey is its
+#                                    priv_validator_key.json), with follower_node_key.json, the node
+#                                    key of lab/devchain.sh's follower of it
 #
 # Build settings (those of ../shared/prebuilt/README.md): cgo on; tags netgo pebbledb blst bls12381
 # ckzg cgo (upstream's); -trimpath, -ldflags "-checklinkname=0 -s -w". Two are for Go >= 1.24, which
@@ -146,22 +151,31 @@ PY
 }
 
 dev_genesis() {
-    local work out="$ROOT/lab/sim/release/devnet"
+    local net="${1:-devnet}" work out
+    case "$net" in devnet | vmnet) ;; *) die "dev-genesis: the network is devnet or vmnet, not '$net'" ;; esac
+    out="$ROOT/lab/sim/release/$net"
     work="$(mktemp -d)"
-    devnet "$work/devnet"
+    devnet "$work/net"
     mkdir -p "$out"
-    cp "$work/devnet/home/config/genesis.json" "$work/devnet/home/config/priv_validator_key.json" "$work/devnet/home/config/node_key.json" \
-        "$work/devnet/eth-genesis.json" "$out/"
+    cp "$work/net/home/config/genesis.json" "$work/net/home/config/priv_validator_key.json" "$work/net/eth-genesis.json" "$out/"
+    if [ "$net" = devnet ]; then
+        cp "$work/net/home/config/node_key.json" "$out/"
+    else
+        # A node of its own, not the validator's: lab/devchain.sh's follower of the network.
+        "$BIN" init nodefleet-vmnet-follower --chain-id beacond-2061 --home "$work/follower" >"$work/follower.log" 2>&1 ||
+            { tail -5 "$work/follower.log" >&2; die "dev-genesis: beacond init of the follower failed"; }
+        cp "$work/follower/config/node_key.json" "$out/follower_node_key.json"
+    fi
     rm -rf "$work"
-    say "wrote the dev chain's devnet to $out"
+    say "wrote the lab's $net to $out"
 }
 
 case "${1:-}" in
 build) build ;;
-dev-genesis) dev_genesis ;;
+dev-genesis) dev_genesis "${2:-}" ;;
 devnet) devnet "${2:-}" "${3:-}" ;;
 path) build && echo "$BIN" ;;
 kzg) kzg ;;
 key) cache_key "" ;;
-*) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -18,16 +18,24 @@
 # changed genesis or beacond starts the chain afresh. On it, the 0G storage contracts
 # (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses).
 #
+# Beside it, a follower of the dev validator's network (lab/sim/release/vmnet, whose one validator
+# is validator-1 on the VMs): a second beacond with a key of no validator (node id of
+# vmnet/follower_node_key.json) and a second geth. validator-1 names it as its peer
+# (10.0.2.2:26756): it holds the chain validator-1 made, so that a host validator-1 moves to, or one
+# whose execution client lost blocks, syncs them from a peer, as on a real network.
+#   http://127.0.0.1:8555   the follower's geth (the chain validator-1 committed, block for block)
+#
 #   lab/devchain.sh start | stop | status
 #   lab/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
-#                                 on the dev validator release's genesis (chain id 16661), made once
+#                                 on lab/sim/release/geth-genesis.json (chain id 16661), made once
 #                                 natively (real geth, driven by the 0gchaind SIMULATOR without a
-#                                 block period) and cached outside the clone; the E2E tier imports
-#                                 it into a VM's geth for the switch
+#                                 block period) and cached outside the clone; the e2e tier's import
+#                                 tests against the real reth read it (hostfiles/tests_real)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${NODEFLEET_STATE:-$ROOT/.state}/devchain" # the e2e tier's own under .state/e2e (scripts/test.sh)
 DEVNET="$ROOT/lab/sim/release/devnet" # the devnet's genesis and keys (lab/beacond.sh dev-genesis)
+VMNET="$ROOT/lab/sim/release/vmnet"   # the dev validator's network (lab/beacond.sh dev-genesis vmnet)
 say() { printf '[devchain] %s\n' "$*" >&2; }
 
 running() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
@@ -95,6 +103,13 @@ edit("app.toml", [(r'^pruning = ".*?"$', 'pruning = "nothing"'),
                   (r'(\[beacon-kit\.node-api\].*?^address = )"127\.0\.0\.1:3500"', r'\1"127.0.0.1:3501"')])
 PY
     "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
+    # The follower of vmnet: beacond init's own validator key (of no validator), vmnet's node key.
+    rm -rf "$STATE/vm-geth" "$STATE/vm-cl"
+    CHAIN_SPEC=devnet "$beacond" init nodefleet-vmnet-follower --chain-id beacond-2061 --home "$STATE/vm-cl" >>"$STATE/init.log" 2>&1 ||
+        { tail -5 "$STATE/init.log" >&2; say "beacond init (the vmnet follower) failed"; exit 1; }
+    install -m 0600 "$VMNET/genesis.json" "$STATE/vm-cl/config/genesis.json"
+    install -m 0600 "$VMNET/follower_node_key.json" "$STATE/vm-cl/config/node_key.json"
+    "$geth" init --datadir "$STATE/vm-geth" "$VMNET/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init (the vmnet follower) failed"; exit 1; }
     echo "$stamp" > "$STATE/stamp"
 }
 
@@ -104,8 +119,8 @@ cmd_start() {
     geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
     beacond="$(bash "$ROOT/lab/beacond.sh" path)"
     kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
-    stamp="$( (cat "$DEVNET"/*.json "$ROOT/lab/devchain.sh"; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
-    if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ]; then
+    stamp="$( (cat "$DEVNET"/*.json "$VMNET"/*.json "$ROOT/lab/devchain.sh"; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
+    if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ] || [ ! -d "$STATE/vm-geth/geth/chaindata" ]; then
         [ ! -d "$STATE/geth" ] || say "the devnet, beacond or this script changed: starting the dev chain afresh"
         make_chain "$geth" "$beacond" "$stamp"
     fi
@@ -127,6 +142,24 @@ cmd_start() {
             >>"$STATE/cl.log" 2>&1 &
         echo $! > "$STATE/cl.pid"
     fi
+    if ! running vm-geth; then
+        "$geth" --datadir "$STATE/vm-geth" --networkid 80087 --syncmode full --nodiscover --maxpeers 0 --port 0 \
+            --http --http.addr 127.0.0.1 --http.port 8555 --http.api eth,net,web3 \
+            --authrpc.addr 127.0.0.1 --authrpc.port 8661 --authrpc.jwtsecret "$STATE/jwt.hex" \
+            >>"$STATE/vm-geth.log" 2>&1 &
+        echo $! > "$STATE/vm-geth.pid"
+    fi
+    if ! running vm-cl; then
+        for _ in $(seq 100); do answers http://127.0.0.1:8555 && break; sleep 0.2; done
+        answers http://127.0.0.1:8555 || { tail -20 "$STATE/vm-geth.log" >&2; say "the vmnet follower's geth did not start"; exit 1; }
+        # P2P on loopback: what validator-1 reaches as 10.0.2.2:26756. It waits for the network's
+        # validator (no blocks until validator-1 runs).
+        CHAIN_SPEC=devnet "$beacond" start --home "$STATE/vm-cl" \
+            --beacon-kit.engine.rpc-dial-url http://127.0.0.1:8661 --beacon-kit.engine.jwt-secret-path "$STATE/jwt.hex" \
+            --beacon-kit.kzg.trusted-setup-path "$kzg" --rpc.laddr tcp://127.0.0.1:8667 --p2p.laddr tcp://127.0.0.1:26756 \
+            >>"$STATE/vm-cl.log" 2>&1 &
+        echo $! > "$STATE/vm-cl.pid"
+    fi
     if ! running nodeapi; then
         (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.nodeapi --listen 127.0.0.1:3500 --to http://127.0.0.1:3501 >"$STATE/nodeapi.log" 2>&1) &
         echo $! > "$STATE/nodeapi.pid"
@@ -144,12 +177,12 @@ cmd_start() {
     # The 0G storage contracts the real zgs_node syncs its log from (addresses fixed: the dev
     # stack's config names them); sends only what a chain that has them lacks.
     python3 "$ROOT/lab/zgs_contracts.py" deploy --rpc http://127.0.0.1:8545 --contracts "$(bash "$ROOT/lab/zgs.sh" contracts)" >"$STATE/zgs-contracts.json"
-    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json")"
+    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json"); the vmnet follower (geth 127.0.0.1:8555, P2P 10.0.2.2:26756 from a VM)"
 }
 
 cmd_stop() {
     local p
-    for p in proxy nodeapi cl geth; do
+    for p in proxy nodeapi vm-cl vm-geth cl geth; do
         if running "$p"; then kill "$(cat "$STATE/$p.pid")" 2>/dev/null || true; fi
         rm -f "$STATE/$p.pid"
     done
@@ -203,6 +236,6 @@ case "${1:-}" in
 start) cmd_start ;;
 chain) cmd_chain "${2:-}" ;;
 stop) cmd_stop ;;
-status) for p in geth cl nodeapi proxy; do running "$p" && echo "$p running" || echo "$p stopped"; done ;;
-*) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+status) for p in geth cl nodeapi proxy vm-geth vm-cl; do running "$p" && echo "$p running" || echo "$p stopped"; done ;;
+*) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
