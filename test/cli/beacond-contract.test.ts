@@ -9,7 +9,8 @@
 // after it has read the JWT file, the trusted setup and the chain spec. It also pins where the real
 // program differs from what nodefleet assumed before: a JWT file without 0x stops it; its validator
 // keys are BLS12-381 (`cometbft/PrivKeyBls12_381`), which nodefleet's key check takes (fresh keys
-// from `beacond init` here).
+// from `beacond init` here); it reads app.toml without defaults, so nodefleet's app.toml carries
+// every beacon-kit key `beacond init` writes (the payload builder was off without it).
 // What this cannot show: beacond driving geth or reth (the dev chain, lab/devchain.sh).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -103,6 +104,29 @@ describe("the rendered consensus unit and app.toml are read by the real beacond"
             edited.priv_key.value = secret.toString("base64");
             assert.match(validatorKeyFileReason(JSON.stringify(edited)) ?? "", /pub_key\.value is not the public key of priv_key|not below the group order/);
         }
+    });
+
+    it("writes every beacon-kit key of the app.toml `beacond init` makes, with its value, but the engine link, the JWT and the trusted setup (beacond reads the file without defaults: a key left out is zero)", () => {
+        const home = path.join(dir, "init-defaults");
+        const init = spawnSync(beacond, ["init", "defaults", "--chain-id", "beacond-2061", "--home", home], { encoding: "utf8", env: { ...process.env, HOME: dir, CHAIN_SPEC: "devnet" } });
+        assert.equal(init.status, 0, init.stderr);
+        const mine = path.join(dir, "nodefleet-app.toml");
+        fs.writeFileSync(mine, renderAppToml(validator(), dir, BEACOND));
+        /** The beacon-kit tables of an app.toml as `section.key` -> value, by Python's TOML parser. */
+        const kit = (file: string): Record<string, unknown> => {
+            const r = spawnSync("python3", ["-c", "import json, sys, tomllib\nkit = tomllib.load(open(sys.argv[1], 'rb'))['beacon-kit']\nprint(json.dumps({f'{s}.{k}': v for s, t in kit.items() for k, v in t.items()}))", file], { encoding: "utf8" });
+            assert.equal(r.status, 0, r.stderr);
+            return JSON.parse(r.stdout);
+        };
+        const theirs = kit(path.join(home, "config/app.toml")), ours = kit(mine);
+        const rendered = ["engine.rpc-dial-url", "engine.jwt-secret-path", "kzg.trusted-setup-path"];
+        assert.deepEqual(Object.keys(ours).sort(), Object.keys(theirs).sort(), "the same keys");
+        for (const key of Object.keys(theirs).filter((k) => !rendered.includes(k))) assert.deepEqual(ours[key], theirs[key], key);
+        assert.equal(ours["payload-builder.enabled"], true, "a validator proposes with its local payload builder");
+        // And the comparison finds a key left out.
+        const without = path.join(dir, "without.toml");
+        fs.writeFileSync(without, fs.readFileSync(mine, "utf8").replace(/^payload-timeout = .*\n/m, ""));
+        assert.notDeepEqual(Object.keys(kit(without)).sort(), Object.keys(theirs).sort());
     });
 
     it("starts from a beacond-init home with nodefleet's app.toml and config.toml, and dials the rendered engine URL", async () => {

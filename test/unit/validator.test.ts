@@ -129,9 +129,12 @@ describe("validator role: consensus unit, config files and scripts", () => {
         const app = golden("validator/app.toml", renderAppToml(node, "/data", REL));
         const cfg = golden("validator/config.toml", renderConfigToml(node));
         const read = (f: string) => JSON.parse(runTool("python3", ["-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", f]).output);
-        assert.deepEqual(read(app), {
-            "beacon-kit": { engine: { "rpc-dial-url": "http://localhost:56551", "jwt-secret-path": "/data/validator-1/jwt.hex" }, kzg: { "trusted-setup-path": "/opt/nodefleet/0g-chain/kzg-trusted-setup.json" } },
-        });
+        // The rendered values; the rest are BeaconKit's defaults (test/cli/beacond-contract.test.ts
+        // compares them with what the real `beacond init` writes).
+        const kit = read(app)["beacon-kit"];
+        assert.deepEqual([kit.engine["rpc-dial-url"], kit.engine["jwt-secret-path"], kit.kzg["trusted-setup-path"]], ["http://localhost:56551", "/data/validator-1/jwt.hex", "/opt/nodefleet/0g-chain/kzg-trusted-setup.json"]);
+        assert.equal(kit["payload-builder"].enabled, true);
+        assert.deepEqual(Object.keys(read(app)), ["beacon-kit"]);
         assert.deepEqual(read(cfg), {
             genesis_file: "config/genesis.json", priv_validator_key_file: "config/priv_validator_key.json", priv_validator_state_file: "data/priv_validator_state.json", node_key_file: "config/node_key.json",
             rpc: { laddr: "tcp://127.0.0.1:56657" }, p2p: { laddr: "tcp://0.0.0.0:56656" },
