@@ -28,10 +28,12 @@
 #                          genesis and a node can name a peer):
 #                            devnet  the dev chain's (lab/devchain.sh), with its validator's
 #                                    node_key.json
-#                            vmnet   the dev validator's (validator-1 on the VMs is its one
-#                                    validator: the dev stack's devValidatorKey is its
-#                                    priv_validator_key.json), with follower_node_key.json, the node
-#                                    key of lab/devchain.sh's follower of it
+#                            vmnet   the dev validator's network, two validators: validator-1 on
+#                                    the VMs (the dev stack's devValidatorKey is its
+#                                    priv_validator_key.json; 32 of stake) and the runner's
+#                                    (host_priv_validator_key.json, host_node_key.json; 128 of
+#                                    stake: 80% of the power, so the network makes blocks while
+#                                    validator-1 is stopped, as a real network does)
 #
 # Build settings (those of ../shared/prebuilt/README.md): cgo on; tags netgo pebbledb blst bls12381
 # ckzg cgo (upstream's); -trimpath, -ldflags "-checklinkname=0 -s -w". Two are for Go >= 1.24, which
@@ -125,18 +127,7 @@ devnet() {
     build
     bin="$BIN" mod="$(module_dir)"
     mkdir -p "$dir"
-    python3 - "$base" "$mod/testing/files/eth-genesis.json" "$dir/eth-genesis.json" <<'PY'
-import json, sys
-base, upstream, out = sys.argv[1:]
-with open(base) as f:
-    g = json.load(f)
-with open(upstream) as f:
-    contracts = {a.lower(): v for a, v in json.load(f)["alloc"].items() if "code" in v}
-g["config"]["chainId"] = 80087
-g["alloc"].update(contracts)
-with open(out, "w") as f:
-    json.dump(g, f, indent=1)
-PY
+    eth_genesis "$base" "$mod" "$dir/eth-genesis.json"
     (
         export CHAIN_SPEC=devnet
         "$bin" init nodefleet-devnet --chain-id beacond-2061 --home "$dir/home"
@@ -150,21 +141,60 @@ PY
     say "devnet in $dir: home/ and eth-genesis.json"
 }
 
+# The execution genesis of a devnet: EL-GENESIS with chain id 80087 and the module's contracts.
+eth_genesis() {
+    local base="$1" mod="$2" out="$3"
+    python3 - "$base" "$mod/testing/files/eth-genesis.json" "$out" <<'PY'
+import json, sys
+base, upstream, out = sys.argv[1:]
+with open(base) as f:
+    g = json.load(f)
+with open(upstream) as f:
+    contracts = {a.lower(): v for a, v in json.load(f)["alloc"].items() if "code" in v}
+g["config"]["chainId"] = 80087
+g["alloc"].update(contracts)
+with open(out, "w") as f:
+    json.dump(g, f, indent=1)
+PY
+}
+
+# vmnet DIR: the two-validator network of the header (DIR/vm and DIR/host, the genesis in both).
+vmnet() {
+    local dir="$1" bin mod
+    build
+    bin="$BIN" mod="$(module_dir)"
+    mkdir -p "$dir"
+    eth_genesis "$ROOT/lab/sim/release/geth-genesis.json" "$mod" "$dir/eth-genesis.json"
+    (
+        export CHAIN_SPEC=devnet
+        "$bin" init nodefleet-vmnet --chain-id beacond-2061 --home "$dir/vm"
+        "$bin" init nodefleet-vmnet-host --chain-id beacond-2061 --home "$dir/host"
+        "$bin" genesis add-premined-deposit --home "$dir/vm" 32000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
+        "$bin" genesis add-premined-deposit --home "$dir/host" 128000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
+        cp "$dir/host/config/premined-deposits/"*.json "$dir/vm/config/premined-deposits/"
+        "$bin" genesis collect-premined-deposits --home "$dir/vm"
+        "$bin" genesis set-deposit-storage "$dir/eth-genesis.json" --home "$dir/vm"
+        "$bin" genesis execution-payload "$dir/vm/eth-genesis.json" --home "$dir/vm"
+    ) >"$dir/vmnet.log" 2>&1 || { tail -20 "$dir/vmnet.log" >&2; die "vmnet: beacond's genesis commands failed"; }
+    mv "$dir/vm/eth-genesis.json" "$dir/eth-genesis.json"
+    cp "$dir/vm/config/genesis.json" "$dir/host/config/genesis.json"
+}
+
 dev_genesis() {
     local net="${1:-devnet}" work out
     case "$net" in devnet | vmnet) ;; *) die "dev-genesis: the network is devnet or vmnet, not '$net'" ;; esac
     out="$ROOT/lab/sim/release/$net"
     work="$(mktemp -d)"
-    devnet "$work/net"
     mkdir -p "$out"
-    cp "$work/net/home/config/genesis.json" "$work/net/home/config/priv_validator_key.json" "$work/net/eth-genesis.json" "$out/"
     if [ "$net" = devnet ]; then
-        cp "$work/net/home/config/node_key.json" "$out/"
+        devnet "$work/net"
+        cp "$work/net/home/config/genesis.json" "$work/net/home/config/priv_validator_key.json" "$work/net/home/config/node_key.json" \
+            "$work/net/eth-genesis.json" "$out/"
     else
-        # A node of its own, not the validator's: lab/devchain.sh's follower of the network.
-        "$BIN" init nodefleet-vmnet-follower --chain-id beacond-2061 --home "$work/follower" >"$work/follower.log" 2>&1 ||
-            { tail -5 "$work/follower.log" >&2; die "dev-genesis: beacond init of the follower failed"; }
-        cp "$work/follower/config/node_key.json" "$out/follower_node_key.json"
+        vmnet "$work/net"
+        cp "$work/net/vm/config/genesis.json" "$work/net/vm/config/priv_validator_key.json" "$work/net/eth-genesis.json" "$out/"
+        cp "$work/net/host/config/priv_validator_key.json" "$out/host_priv_validator_key.json"
+        cp "$work/net/host/config/node_key.json" "$out/host_node_key.json"
     fi
     rm -rf "$work"
     say "wrote the lab's $net to $out"
@@ -177,5 +207,5 @@ devnet) devnet "${2:-}" "${3:-}" ;;
 path) build && echo "$BIN" ;;
 kzg) kzg ;;
 key) cache_key "" ;;
-*) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

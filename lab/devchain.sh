@@ -18,12 +18,13 @@
 # changed genesis or beacond starts the chain afresh. On it, the 0G storage contracts
 # (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses).
 #
-# Beside it, a follower of the dev validator's network (lab/sim/release/vmnet, whose one validator
-# is validator-1 on the VMs): a second beacond with a key of no validator (node id of
-# vmnet/follower_node_key.json) and a second geth. validator-1 names it as its peer
-# (10.0.2.2:26756): it holds the chain validator-1 made, so that a host validator-1 moves to, or one
-# whose execution client lost blocks, syncs them from a peer, as on a real network.
-#   http://127.0.0.1:8555   the follower's geth (the chain validator-1 committed, block for block)
+# Beside it, the other validator of the dev validator's network (lab/sim/release/vmnet: validator-1
+# on the VMs has 20% of its power, this one 80%): a second beacond (vmnet/host_priv_validator_key.json,
+# node id of vmnet/host_node_key.json) and a second geth, a block every 3 s. validator-1 names it as
+# its peer (10.0.2.2:26756): the network makes blocks while validator-1 is stopped (a switch's
+# downtime, a move) and holds the chain, so that a host validator-1 moves to, or one whose
+# execution client lost blocks, syncs them from a peer, as on a real network.
+#   http://127.0.0.1:8555   its geth (the network's chain, block for block)
 #
 #   lab/devchain.sh start | stop | status
 #   lab/devchain.sh chain N   print the path of an RLP export of a chain of N real geth blocks
@@ -103,13 +104,16 @@ edit("app.toml", [(r'^pruning = ".*?"$', 'pruning = "nothing"'),
                   (r'(\[beacon-kit\.node-api\].*?^address = )"127\.0\.0\.1:3500"', r'\1"127.0.0.1:3501"')])
 PY
     "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
-    # The follower of vmnet: beacond init's own validator key (of no validator), vmnet's node key.
+    # vmnet's validator on the runner: its genesis and keys, a block every 3 s.
     rm -rf "$STATE/vm-geth" "$STATE/vm-cl"
-    CHAIN_SPEC=devnet "$beacond" init nodefleet-vmnet-follower --chain-id beacond-2061 --home "$STATE/vm-cl" >>"$STATE/init.log" 2>&1 ||
-        { tail -5 "$STATE/init.log" >&2; say "beacond init (the vmnet follower) failed"; exit 1; }
+    CHAIN_SPEC=devnet "$beacond" init nodefleet-vmnet-host --chain-id beacond-2061 --home "$STATE/vm-cl" >>"$STATE/init.log" 2>&1 ||
+        { tail -5 "$STATE/init.log" >&2; say "beacond init (vmnet) failed"; exit 1; }
     install -m 0600 "$VMNET/genesis.json" "$STATE/vm-cl/config/genesis.json"
-    install -m 0600 "$VMNET/follower_node_key.json" "$STATE/vm-cl/config/node_key.json"
-    "$geth" init --datadir "$STATE/vm-geth" "$VMNET/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init (the vmnet follower) failed"; exit 1; }
+    install -m 0600 "$VMNET/host_priv_validator_key.json" "$STATE/vm-cl/config/priv_validator_key.json"
+    install -m 0600 "$VMNET/host_node_key.json" "$STATE/vm-cl/config/node_key.json"
+    sed -i 's/^timeout_commit = ".*"$/timeout_commit = "3s"/' "$STATE/vm-cl/config/config.toml"
+    grep -q '^timeout_commit = "3s"$' "$STATE/vm-cl/config/config.toml" || { say "vmnet: config.toml of beacond init has no timeout_commit"; exit 1; }
+    "$geth" init --datadir "$STATE/vm-geth" "$VMNET/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init (vmnet) failed"; exit 1; }
     echo "$stamp" > "$STATE/stamp"
 }
 
@@ -151,9 +155,8 @@ cmd_start() {
     fi
     if ! running vm-cl; then
         for _ in $(seq 100); do answers http://127.0.0.1:8555 && break; sleep 0.2; done
-        answers http://127.0.0.1:8555 || { tail -20 "$STATE/vm-geth.log" >&2; say "the vmnet follower's geth did not start"; exit 1; }
-        # P2P on loopback: what validator-1 reaches as 10.0.2.2:26756. It waits for the network's
-        # validator (no blocks until validator-1 runs).
+        answers http://127.0.0.1:8555 || { tail -20 "$STATE/vm-geth.log" >&2; say "vmnet's geth did not start"; exit 1; }
+        # P2P on loopback: what validator-1 reaches as 10.0.2.2:26756.
         CHAIN_SPEC=devnet "$beacond" start --home "$STATE/vm-cl" \
             --beacon-kit.engine.rpc-dial-url http://127.0.0.1:8661 --beacon-kit.engine.jwt-secret-path "$STATE/jwt.hex" \
             --beacon-kit.kzg.trusted-setup-path "$kzg" --rpc.laddr tcp://127.0.0.1:8667 --p2p.laddr tcp://127.0.0.1:26756 \
@@ -177,7 +180,7 @@ cmd_start() {
     # The 0G storage contracts the real zgs_node syncs its log from (addresses fixed: the dev
     # stack's config names them); sends only what a chain that has them lacks.
     python3 "$ROOT/lab/zgs_contracts.py" deploy --rpc http://127.0.0.1:8545 --contracts "$(bash "$ROOT/lab/zgs.sh" contracts)" >"$STATE/zgs-contracts.json"
-    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json"); the vmnet follower (geth 127.0.0.1:8555, P2P 10.0.2.2:26756 from a VM)"
+    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json"); vmnet's validator (geth 127.0.0.1:8555, P2P 10.0.2.2:26756 from a VM)"
 }
 
 cmd_stop() {
@@ -237,5 +240,5 @@ start) cmd_start ;;
 chain) cmd_chain "${2:-}" ;;
 stop) cmd_stop ;;
 status) for p in geth cl nodeapi proxy vm-geth vm-cl; do running "$p" && echo "$p running" || echo "$p stopped"; done ;;
-*) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
