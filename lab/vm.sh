@@ -91,6 +91,7 @@ cmd_image() {
     install -m 0755 "$ROOT/lab/guest/nodefleet-vm-init" "$r/usr/local/sbin/nodefleet-vm-init"
     install -m 0644 "$ROOT/lab/guest/nodefleet-vm-init.service" "$r/etc/systemd/system/"
     install -m 0644 "$ROOT/lab/guest/10-nat.network" "$r/etc/systemd/network/"
+    install -D -m 0644 "$ROOT/lab/guest/go-tcg.conf" "$r/etc/systemd/system.conf.d/nodefleet-go-tcg.conf"
     chroot "$r" systemctl enable nodefleet-vm-init.service systemd-networkd.service ssh.service chrony.service >/dev/null 2>&1
     chroot "$r" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service >/dev/null 2>&1 || true
     rm -f "$r"/etc/ssh/ssh_host_*            # each VM makes its own at boot
