@@ -3,6 +3,7 @@
 the beacon-kit flag, a running beacond with the key counts as the node's daemon, the JWT file gets
 the 0x prefix beacond requires, step 1 reads BeaconKit's version from the binary. What the real
 beacond does with these files is proven by the cli tier's contract test (test/cli/beacond-contract)."""
+import itertools
 import os
 import shutil
 import subprocess
@@ -215,6 +216,33 @@ class EngineUnreachable(SwitchCase):
         self.assertIn("http://localhost:56551 (5 tries)", d["advice"])
         self.assertEqual(health_mod.health(self.on_geth(wait * 4))["diagnoses"], [], "four tries: a slow start")
         self.assertEqual(health_mod.health(self.on_geth(wait * 9 + "INFO Committed state height=7\n"))["diagnoses"], [], "it reached it since")
+
+    def test_a_daemon_started_just_now_is_given_time_to_answer_status(self):
+        v = self.on_geth("INFO Starting service type=engine-client\n")
+        self.fake.since[CL] = int(time.monotonic() * 1e6)  # started now
+        answers = itertools.chain([Failed("connection refused")] * 2, itertools.repeat({"height": 3, "catchingUp": False}))
+
+        def cl_status():
+            a = next(answers)
+            if isinstance(a, Exception):
+                raise a
+            return a
+        v.cl_status = cl_status
+        with mock.patch.object(host_mod.time, "sleep"):
+            report = health_mod.health(v)
+        self.assertEqual(report["consensus"], {"height": 3, "catchingUp": False})
+        self.assertNotIn("consensusError", report)
+
+    def test_a_daemon_up_for_long_is_not_waited_for(self):
+        v = self.on_geth("INFO Starting service type=engine-client\n")
+
+        def refused():
+            raise Failed("connection refused")
+        v.cl_status = refused
+        started = time.monotonic()
+        report = health_mod.health(v)
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertIn("connection refused", report["consensusError"])
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, unit_props, units_snapshot
+from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, unit_props, units_snapshot, wait
 from .jobs import progress_path
 from .node import FORKCHOICE_FAULT
 from .switch import migration_report
@@ -27,8 +27,38 @@ from nodefleet_rpc import RpcFailure, block_number, peer_count
 ENGINE_WAITS = 5
 
 
+# How long after its start a consensus daemon gets to answer /status before health reports it
+# down: the real beacond loads its KZG trusted setup and opens its stores first (seconds natively,
+# about a minute on the lab's emulated VMs, where the up's health step ran before it answered).
+CONSENSUS_START_SECONDS = 120
+
+
 def health(v):
+    await_consensus_rpc(v)
     return observe(v, remedy_forkchoice=True)
+
+
+def await_consensus_rpc(v):
+    """Waits, within CONSENSUS_START_SECONDS of the consensus unit's start, for its /status to
+    answer; a daemon that does not is reported by observe (consensusError: consensus-rpc-down)."""
+    unit = v.units["consensus"]
+    p = unit_props(unit, "ActiveState", "ActiveEnterTimestampMonotonic")
+    if p.get("ActiveState") != "active":
+        return
+    left = int(p.get("ActiveEnterTimestampMonotonic") or 0) / 1e6 + CONSENSUS_START_SECONDS - time.monotonic()
+    if left <= 0:
+        return
+
+    def answers():
+        try:
+            v.cl_status()
+            return True
+        except Failed:
+            return False
+    try:
+        wait(f"{unit} to answer /status", answers, left, every=2)
+    except Failed:
+        pass
 
 
 def status(v):

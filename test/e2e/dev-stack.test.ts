@@ -529,7 +529,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.ok(signed.length >= heights.length / 2, `validator-1 signed the commits of ${signed.join(",")}`);
         assert.ok(proposed.length > 0, "validator-1 proposed a block");
         assert.match(onV("journalctl -u 0gchaind-validator-1 -o cat | tail -200").output, /Committed state.*?\bheight=\d+/);
-        assert.equal(stackHealth()["validator-1"].consensus.catchingUp, false);
+        assert.equal(status.sync_info.catching_up, false);
     });
 
     it("switch: migrate with pulumi up killed during the export resumes on re-run and switches to reth", { timeout: 20 * 60_000 }, async () => {
