@@ -4,6 +4,7 @@ the beacon-kit flag, a running beacond with the key counts as the node's daemon,
 the 0x prefix beacond requires, step 1 reads BeaconKit's version from the binary. What the real
 beacond does with these files is proven by the cli tier's contract test (test/cli/beacond-contract)."""
 import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -243,6 +244,17 @@ class EngineUnreachable(SwitchCase):
         report = health_mod.health(v)
         self.assertLess(time.monotonic() - started, 5)
         self.assertIn("connection refused", report["consensusError"])
+
+
+class JournalMessage(unittest.TestCase):
+    def test_beacond_colours_make_the_message_a_byte_list_and_its_commit_is_still_found(self):
+        line = "\x1b[90m2026-11-27T05:54:45Z\x1b[0m \x1b[32mINFO\x1b[0m Committed state module=state height=27"
+        entries = [{"MESSAGE": "plain line", "__REALTIME_TIMESTAMP": "1000000"},
+                   {"MESSAGE": list(line.encode()), "__REALTIME_TIMESTAMP": "2500000"}]
+        out = "\n".join(json.dumps(e) for e in entries) + "\n"
+        with mock.patch.object(host_mod, "run", lambda cmd, check=True: subprocess.CompletedProcess(cmd, 0, out, "")):
+            self.assertEqual(host_mod.first_committed_time("0gchaind-validator-1", 0), 2.5)
+        self.assertEqual(host_mod.journal_message({"MESSAGE": list(b"a\x1bb")}), "a\x1bb")
 
 
 if __name__ == "__main__":

@@ -316,9 +316,18 @@ def first_committed_time(unit, since_usec):
             entry = json.loads(line)
         except ValueError:
             continue
-        if "Committed state" in str(entry.get("MESSAGE", "")):
+        if "Committed state" in journal_message(entry):
             return int(entry["__REALTIME_TIMESTAMP"]) / 1e6
     return None
+
+
+def journal_message(entry):
+    """A journal entry's MESSAGE as text. journalctl -o json gives a message with control
+    characters (BeaconKit's log colours, which it writes to a pipe too) as a list of byte values."""
+    message = entry.get("MESSAGE", "")
+    if isinstance(message, list):
+        return bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode(errors="replace")
+    return str(message)
 
 
 def parse_time(text):
