@@ -75,12 +75,15 @@ def kept_states(doc):
 
 
 def beacond_app_files(doc, error):
-    """What beacond's rollback would miss in app.toml: the JWT and trusted-setup files it loads
-    (a missing one panics before anything is rolled back)."""
+    """What beacond's rollback would miss in app.toml: the pruning strategy and the JWT and
+    trusted-setup files it loads (a missing one panics before anything is rolled back)."""
     if doc is None:
         return [f"cannot be read ({error})"]
     kit = doc.get("beacon-kit", {})
     out = []
+    if doc.get("pruning") not in ("default", "everything", "nothing", "custom"):
+        # Its start takes the SDK's default; its rollback panics: "unknown pruning strategy".
+        out.append(f"pruning is {doc.get('pruning')!r}, not one of default, everything, nothing, custom")
     for section, key in (("engine", "jwt-secret-path"), ("kzg", "trusted-setup-path")):
         value = (kit.get(section) or {}).get(key)
         if not isinstance(value, str) or not os.path.isabs(value) or not os.path.isfile(value):

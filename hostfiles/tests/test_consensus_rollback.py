@@ -38,8 +38,8 @@ class HeightRollback(unittest.TestCase):
     def tearDown(self):
         self.server.shutdown()
 
-    def beacond_app(self, extra=""):
-        """An app.toml naming the files beacond's rollback loads (here: any existing file)."""
+    def beacond_app(self, extra='pruning = "default"'):
+        """An app.toml naming the pruning strategy and the files beacond's rollback loads (here: any existing file)."""
         with open(os.path.join(self.home, "config", "app.toml"), "w") as f:
             f.write(f'{extra}\n[beacon-kit.engine]\njwt-secret-path = "{SCRIPT}"\n[beacon-kit.kzg]\ntrusted-setup-path = "{SCRIPT}"\n')
 
@@ -168,8 +168,16 @@ class HeightRollback(unittest.TestCase):
         self.assertEqual(done.returncode, 1)
         self.assertIn("[beacon-kit.kzg] trusted-setup-path is './testing/files/kzg-trusted-setup.json', not the absolute path of a file", done.stderr)
         self.assertFalse(os.path.exists(runs))
+        # Without a pruning strategy its start takes the SDK's default, its rollback panics
+        # ("unknown pruning strategy", seen on the dev VM).
         with open(app, "w") as f:
             f.write(f'[beacon-kit.engine]\njwt-secret-path = "{jwt}"\n[beacon-kit.kzg]\ntrusted-setup-path = "{jwt}"\n')
+        done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", "101"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("pruning is None, not one of default, everything, nothing, custom", done.stderr)
+        self.assertFalse(os.path.exists(runs))
+        with open(app, "w") as f:
+            f.write(f'pruning = "default"\n[beacon-kit.engine]\njwt-secret-path = "{jwt}"\n[beacon-kit.kzg]\ntrusted-setup-path = "{jwt}"\n')
         done = subprocess.run([sys.executable, "-S", SCRIPT, self.home, self.url, "--binary", beacond, "--height", "101"], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
 

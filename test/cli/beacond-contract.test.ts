@@ -106,23 +106,25 @@ describe("the rendered consensus unit and app.toml are read by the real beacond"
         }
     });
 
-    it("writes every beacon-kit key of the app.toml `beacond init` makes, with its value, but the engine link, the JWT and the trusted setup (beacond reads the file without defaults: a key left out is zero)", () => {
+    it("writes every key of the app.toml `beacond init` makes, with its value, but the engine link, the JWT, the trusted setup and pruning (beacond reads its tables without defaults: a key left out is zero; its rollback panics without a pruning strategy)", () => {
         const home = path.join(dir, "init-defaults");
         const init = spawnSync(beacond, ["init", "defaults", "--chain-id", "beacond-2061", "--home", home], { encoding: "utf8", env: { ...process.env, HOME: dir, CHAIN_SPEC: "devnet" } });
         assert.equal(init.status, 0, init.stderr);
         const mine = path.join(dir, "nodefleet-app.toml");
         fs.writeFileSync(mine, renderAppToml(validator(), dir, BEACOND));
-        /** The beacon-kit tables of an app.toml as `section.key` -> value, by Python's TOML parser. */
+        /** Every key of an app.toml as its dotted path -> value, by Python's TOML parser. */
         const kit = (file: string): Record<string, unknown> => {
-            const r = spawnSync("python3", ["-c", "import json, sys, tomllib\nkit = tomllib.load(open(sys.argv[1], 'rb'))['beacon-kit']\nprint(json.dumps({f'{s}.{k}': v for s, t in kit.items() for k, v in t.items()}))", file], { encoding: "utf8" });
+            const r = spawnSync("python3", ["-c", "import json, sys, tomllib\ndef flat(d, p=''):\n    for k, v in d.items():\n        yield from flat(v, p + k + '.') if isinstance(v, dict) else [(p + k, v)]\nprint(json.dumps(dict(flat(tomllib.load(open(sys.argv[1], 'rb'))))))", file], { encoding: "utf8" });
             assert.equal(r.status, 0, r.stderr);
             return JSON.parse(r.stdout);
         };
         const theirs = kit(path.join(home, "config/app.toml")), ours = kit(mine);
-        const rendered = ["engine.rpc-dial-url", "engine.jwt-secret-path", "kzg.trusted-setup-path"];
+        const rendered = ["beacon-kit.engine.rpc-dial-url", "beacon-kit.engine.jwt-secret-path", "beacon-kit.kzg.trusted-setup-path", "pruning"];
         assert.deepEqual(Object.keys(ours).sort(), Object.keys(theirs).sort(), "the same keys");
         for (const key of Object.keys(theirs).filter((k) => !rendered.includes(k))) assert.deepEqual(ours[key], theirs[key], key);
-        assert.equal(ours["payload-builder.enabled"], true, "a validator proposes with its local payload builder");
+        assert.equal(ours["beacon-kit.payload-builder.enabled"], true, "a validator proposes with its local payload builder");
+        assert.equal(theirs.pruning, "everything");
+        assert.equal(ours.pruning, "default", "a height rollback needs the states it goes back to");
         // And the comparison finds a key left out.
         const without = path.join(dir, "without.toml");
         fs.writeFileSync(without, fs.readFileSync(mine, "utf8").replace(/^payload-timeout = .*\n/m, ""));

@@ -134,7 +134,8 @@ describe("validator role: consensus unit, config files and scripts", () => {
         const kit = read(app)["beacon-kit"];
         assert.deepEqual([kit.engine["rpc-dial-url"], kit.engine["jwt-secret-path"], kit.kzg["trusted-setup-path"]], ["http://localhost:56551", "/data/validator-1/jwt.hex", "/opt/nodefleet/0g-chain/kzg-trusted-setup.json"]);
         assert.equal(kit["payload-builder"].enabled, true);
-        assert.deepEqual(Object.keys(read(app)), ["beacon-kit"]);
+        assert.deepEqual(Object.keys(read(app)), ["pruning", "pruning-keep-recent", "pruning-interval", "halt-height", "halt-time", "min-retain-blocks", "inter-block-cache", "iavl-cache-size", "iavl-disable-fastnode", "telemetry", "beacon-kit"]);
+        assert.equal(read(app).pruning, "default");
         assert.deepEqual(read(cfg), {
             genesis_file: "config/genesis.json", priv_validator_key_file: "config/priv_validator_key.json", priv_validator_state_file: "data/priv_validator_state.json", node_key_file: "config/node_key.json",
             rpc: { laddr: "tcp://127.0.0.1:56657" }, p2p: { laddr: "tcp://0.0.0.0:56656" },
