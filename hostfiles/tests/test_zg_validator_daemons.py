@@ -245,6 +245,22 @@ class EngineUnreachable(SwitchCase):
         self.assertLess(time.monotonic() - started, 5)
         self.assertIn("connection refused", report["consensusError"])
 
+    def test_beacond_committing_the_networks_blocks_while_its_execution_client_is_behind_is_a_forkchoice_fault(self):
+        """Seen on the dev VM: with reth set back under it, the real beacond in a network logs that
+        reth answers SYNCING and goes on committing the network's blocks; reth does not follow."""
+        syncing = "ERRR Received accepted syncing payload status during forkchoice update call service=execution-engine\n"
+        v = self.on_geth(syncing + "INFO Committed state module=state height=110\n")
+        v.cl_status = lambda: {"height": 110, "catchingUp": False}
+        v.el_height = lambda: 100
+        [d] = health_mod.status_now(v)["diagnoses"]
+        self.assertEqual(d["fault"], "forkchoice-38002")
+        v.el_height = lambda: 109
+        self.assertEqual(health_mod.status_now(v)["diagnoses"], [], "its execution client follows: recovered")
+        v = self.on_geth("INFO Committed state module=state height=110\n")
+        v.cl_status = lambda: {"height": 110, "catchingUp": False}
+        v.el_height = lambda: 100
+        self.assertEqual(health_mod.status_now(v)["diagnoses"], [], "no fault line since its start: a lag alone is not this fault")
+
 
 class JournalMessage(unittest.TestCase):
     def test_beacond_colours_make_the_message_a_byte_list_and_its_commit_is_still_found(self):

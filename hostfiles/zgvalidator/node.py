@@ -349,20 +349,39 @@ class Validator:
         self.start_consensus()
         return rolled
 
-    def lines_since_commit(self):
-        """The consensus daemon's journal since it last started and after its last `Committed
-        state` (one that commits again has recovered); none when it is not running."""
+    def lines_since_start(self):
+        """The consensus daemon's journal since it last started; none when it is not running."""
         cl = self.units["consensus"]
         since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
         if not since or not active(cl):
             return []
-        lines = journal(cl, since_usec=mono_to_realtime_usec(since)).splitlines()
+        return journal(cl, since_usec=mono_to_realtime_usec(since)).splitlines()
+
+    def lines_since_commit(self):
+        """The consensus daemon's journal since it last started and after its last `Committed
+        state`; none when it is not running."""
+        lines = self.lines_since_start()
         last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
         return lines[last_commit + 1:]
 
     def forkchoice_errors(self):
-        """0gchaind's current forkchoice-fault lines (forkchoice_fault_lines)."""
-        return forkchoice_fault_lines(self.lines_since_commit())
+        """0gchaind's current forkchoice-fault lines (forkchoice_fault_lines): those after its last
+        commit, or, when it commits on (the real beacond in a network commits the network's blocks
+        while its execution client answers SYNCING), those since its start while the execution
+        client is more than a block behind the consensus height."""
+        lines = self.lines_since_start()
+        last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
+        current = forkchoice_fault_lines(lines[last_commit + 1:])
+        if current:
+            return current
+        earlier = forkchoice_fault_lines(lines)
+        if not earlier:
+            return []
+        try:
+            behind = self.cl_status()["height"] - self.el_height()
+        except (Failed, RpcFailure):
+            return []
+        return earlier if behind > 1 else []
 
     def engine_waits(self):
         """The consensus daemon's current "Waiting for execution client to start" lines: BeaconKit

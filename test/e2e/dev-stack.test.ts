@@ -813,7 +813,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.equal(onV("test -d /data/validator-1/geth/geth/chaindata && echo kept").output.trim(), "kept", "geth's datadir is the way back");
     });
 
-    it("nodefleet status diagnoses 0gchaind ahead of the real reth (seed 7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { timeout: 10 * 60_000 }, async () => {
+    it("nodefleet status diagnoses 0gchaind ahead of the real reth (seed 7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { timeout: 20 * 60_000 }, async () => {
         // reth loses its last blocks while both are stopped (reth's own stage unwind, as the
         // operator): beacond, started again, asserts a head reth lacks. Real reth 1.11 answers
         // SYNCING, not the seed's -38002, and the real beacond logs "Received accepted syncing
@@ -834,16 +834,23 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         await until("beacond's forkchoice fault", () => onV(`journalctl -u ${cl} -o cat --since -2min | grep -c -- 'accepted syncing payload status' || true`).output.trim() !== "0", 120_000);
         assert.match(onV("journalctl -u reth-validator-1 -o cat --since -3min").output, /Received forkchoice updated message when syncing/);
         const pid = onV(`systemctl show -p MainPID --value ${cl}`).output.trim();
-        const found = statusJson();
+        // In its network the real beacond goes on committing the network's blocks while reth answers
+        // SYNCING and stays behind: status diagnoses the fault lines with reth behind beacond's height.
+        let found = statusJson();
+        const v0 = () => found.report.nodes.find((n: any) => n.node === "validator-1");
+        await until("status to diagnose the forkchoice fault", () => {
+            found = statusJson();
+            return v0().diagnoses.some((d: any) => d.fault === "forkchoice-38002");
+        }, 90_000).catch(() => undefined);
         assert.equal(found.code, 1);
-        const v = found.report.nodes.find((n: any) => n.node === "validator-1");
+        const v = v0();
         assert.ok(v.diagnoses.some((d: any) => d.fault === "forkchoice-38002" && d.severity === "error"), JSON.stringify(v.diagnoses));
         assert.match(v.diagnoses.find((d: any) => d.fault === "forkchoice-38002").remedy, /run the height rollback script/);
         assert.equal(v.validator.client, "reth");
         assert.equal(onV(`systemctl show -p MainPID --value ${cl}`).output.trim(), pid, "status restarted 0gchaind");
         // The remedy (what pulumi up's health step runs), then status again.
-        onV("python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json health");
-        await until("validator-1 healthy in status", () => statusJson().report.nodes.find((n: any) => n.node === "validator-1").healthy, 120_000);
+        onVm("dev-2", "python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json health", false, { timeoutMs: 600_000 });
+        await until("validator-1 healthy in status", () => statusJson().report.nodes.find((n: any) => n.node === "validator-1").healthy, 300_000);
     });
 
     it("pulumi destroy removes the nodefleet firewall and keeps the data", () => {
