@@ -2,6 +2,7 @@
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -172,11 +173,22 @@ class RethNode(unittest.TestCase):
                                 cwd=SIM_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         try:
             url, engine = f"http://127.0.0.1:{http}", f"http://127.0.0.1:{auth}"
-            for _ in range(50):
+            # Up to 30 s: a cold CI run starts it beside apt and the Go builds (5 s were too few once).
+            deadline = time.monotonic() + 30
+            while True:
                 try:
                     self.assertEqual(common.rpc_call(url, "eth_blockNumber"), "0x0")
                     break
                 except OSError:
+                    self.assertIsNone(proc.poll(), "the simulator exited")
+                    self.assertLess(time.monotonic(), deadline, "the simulator's HTTP port did not answer in 30 s")
+                    time.sleep(0.1)
+            while True:  # the engine port is bound just after the HTTP one
+                try:
+                    socket.create_connection(("127.0.0.1", auth), timeout=1).close()
+                    break
+                except OSError:
+                    self.assertLess(time.monotonic(), deadline, "the simulator's engine port did not answer in 30 s")
                     time.sleep(0.1)
             with self.assertRaisesRegex(OSError, "401"):
                 common.rpc_call(engine, "eth_blockNumber", jwt_secret=b"\x00" * 32)
