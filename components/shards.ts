@@ -9,14 +9,13 @@
 //     configures is one another shard's last `up` left running. This is what makes a move between
 //     shards safe: the shard that gains the node is refused until the one that lost it has run
 //     its `up` (which stopped the node there).
-import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type { FleetPlan } from "./config/fleet";
 import type { FleetSpec } from "./config/schema";
-import { addressOfPrivateKey } from "./config/validators";
+import { addressOfPrivateKey, validatorKeyAddress } from "./config/validators";
 
 /** A key that signs, as the stack output `signingKeys` names it: public, never the key. */
 export type SigningKey = string;
@@ -51,11 +50,10 @@ export function signingKeys(spec: FleetSpec, value: (key: string) => string | un
 }
 
 /** CometBFT's address of an ed25519 key: the first 20 bytes of the sha256 of its public key (uppercase hex). */
+/** A validator key file's consensus address, ed25519 or BLS12-381 (the address the file says, once checked against its key). */
 function consensusAddress(json: string): string | undefined {
     try {
-        const raw = Buffer.from(String((JSON.parse(json) as { priv_key?: { value?: unknown } }).priv_key?.value ?? ""), "base64");
-        if (raw.length !== 64) return undefined;
-        return crypto.createHash("sha256").update(raw.subarray(32)).digest("hex").slice(0, 40).toUpperCase();
+        return validatorKeyAddress(json);
     } catch {
         return undefined;
     }

@@ -263,6 +263,15 @@ export function validatorKeyFileReason(value: string): Reason {
     return undefined;
 }
 
+/**
+ * The consensus address of a validator key file, either kind (upper-case hex, as CometBFT prints
+ * it); undefined for a file validatorKeyFileReason refuses. Only the address leaves this function.
+ */
+export function validatorKeyAddress(value: string): string | undefined {
+    if (validatorKeyFileReason(value) !== undefined) return undefined;
+    return (JSON.parse(value) as { address: string }).address.toUpperCase();
+}
+
 const KEY_KINDS: { name: string; priv: string; pub: string; privBytes: number; privShape: string; pubBytes: number; derive: (priv: Buffer) => Buffer | string }[] = [
     {
         name: "ed25519, CometBFT's default", priv: "tendermint/PrivKeyEd25519", pub: "tendermint/PubKeyEd25519", privBytes: 64, privShape: "the ed25519 seed and its public key", pubBytes: 32,

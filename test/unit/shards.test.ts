@@ -65,6 +65,17 @@ describe("shards", () => {
         assert.equal(signingKeys(spec(), (k) => (k === "validatorKey" ? "{not json" : SECRETS[k]))["validator-1"], undefined);
     });
 
+    it("a BLS12-381 validator key (BeaconKit's, beacond init's) has its consensus address too: the guard against one key in two shards covers it", () => {
+        // The dev validator's key (lab keys, committed): it had no identity here, and a second shard
+        // naming it was not refused (the cli pipeline test found it).
+        const bls = fs.readFileSync(path.join(__dirname, "../../../lab/sim/release/vmnet/priv_validator_key.json"), "utf8");
+        const address = (JSON.parse(bls) as { address: string }).address;
+        assert.equal(signingKeys(spec(), (k) => (k === "validatorKey" ? bls : SECRETS[k]))["validator-1"], `0g-consensus:${address}`);
+        const changed = JSON.parse(bls);
+        changed.address = "00".repeat(20);
+        assert.equal(signingKeys(spec(), (k) => (k === "validatorKey" ? JSON.stringify(changed) : SECRETS[k]))["validator-1"], undefined, "a file whose address is not its key's");
+    });
+
     it("the other shards' config files: a node, key secret, sequencer address or host they hold is refused, each named", () => {
         const clean = project({ b: otherShard() });
         assert.deepEqual(shardConfigConflicts(spec(["a", "b"]), "a", clean), []);
