@@ -47,6 +47,12 @@ def forkchoice_fault_lines(lines):
     return [line for line in lines if any(mark in line for mark in FORKCHOICE_MARKS)]
 
 
+def after_last_commit(lines):
+    """The lines after the last `Committed state` (all of them when there is none)."""
+    last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
+    return lines[last_commit + 1:]
+
+
 class Validator:
     def __init__(self, settings_path):
         with open(settings_path) as f:
@@ -360,9 +366,7 @@ class Validator:
     def lines_since_commit(self):
         """The consensus daemon's journal since it last started and after its last `Committed
         state`; none when it is not running."""
-        lines = self.lines_since_start()
-        last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
-        return lines[last_commit + 1:]
+        return after_last_commit(self.lines_since_start())
 
     def forkchoice_errors(self):
         """0gchaind's current forkchoice-fault lines (forkchoice_fault_lines): those after its last
@@ -370,8 +374,7 @@ class Validator:
         while its execution client answers SYNCING), those since its start while the execution
         client is more than a block behind the consensus height."""
         lines = self.lines_since_start()
-        last_commit = max((i for i, line in enumerate(lines) if "Committed state" in line), default=-1)
-        current = forkchoice_fault_lines(lines[last_commit + 1:])
+        current = forkchoice_fault_lines(after_last_commit(lines))
         if current:
             return current
         earlier = forkchoice_fault_lines(lines)
