@@ -12,6 +12,7 @@ import { addressKey } from "../cidr";
 import * as v from "./validators";
 import { rolePorts, sshdPort } from "../ports";
 import { checkCloudHost } from "../hardware";
+import { checkMonitoring, receiverSecrets } from "./monitoring";
 
 export interface SecretSource {
     /** The value of config key `nodefleet:<key>`, or undefined when unset. */
@@ -136,6 +137,8 @@ interface SecretUse {
     readonly path: string;
     readonly key: string;
     readonly kind: SecretKind;
+    /** The value's format, where the kind's is not it (the monitoring receivers'). */
+    readonly format?: (value: string) => v.Reason;
 }
 
 /** The URL fields given as {secret: <name>}, each with its config path. */
@@ -156,7 +159,7 @@ function urlSecretUses(spec: FleetSpec): SecretUse[] {
 }
 
 function secretUses(spec: FleetSpec): SecretUse[] {
-    const uses: SecretUse[] = urlSecretUses(spec);
+    const uses: SecretUse[] = [...urlSecretUses(spec), ...receiverSecrets(spec.monitoring).map((r) => ({ ...r, kind: "url" as const }))];
     for (const [name, host] of Object.entries(spec.hosts)) {
         if (host.sshPrivateKeySecret !== undefined) uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
     }
@@ -200,7 +203,7 @@ function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[], 
             continue;
         }
         if (!values) continue;
-        const reason = SECRET_FORMAT[use.kind](value);
+        const reason = (use.format ?? SECRET_FORMAT[use.kind])(value);
         if (reason) {
             issues.push(`${use.path}: the secret it names: ${reason}`);
             continue;
@@ -328,7 +331,7 @@ function checkPorts(spec: FleetSpec, issues: string[]): void {
         const machine = machineOf(node.host, host);
         let taken = byMachine.get(machine);
         if (!taken) {
-            taken = new Map([[`${sshdPort(host)}/tcp`, `sshd`]]);
+            taken = new Map([[`${sshdPort(host)}/tcp`, `sshd`], ...monitoringPorts(spec, node.host).map((p) => [`${p.port}/tcp`, p.owner] as [string, string])]);
             byMachine.set(machine, taken);
         }
         for (const p of rolePorts(node)) {
@@ -338,6 +341,15 @@ function checkPorts(spec: FleetSpec, issues: string[]): void {
             else taken.set(key, `nodes[${i}] (${p.purpose})`);
         }
     });
+}
+
+/** The monitoring ports a host binds: node_exporter's on every host, Prometheus's and Alertmanager's on the monitoring host. */
+function monitoringPorts(spec: FleetSpec, host: string): { port: number; owner: string }[] {
+    const m = spec.monitoring;
+    if (m === undefined) return [];
+    const ports = [{ port: m.nodeExporterPort, owner: "monitoring.nodeExporterPort" }];
+    if (m.host === host) ports.push({ port: m.prometheusPort, owner: "monitoring.prometheusPort" }, { port: m.alertmanagerPort, owner: "monitoring.alertmanagerPort" });
+    return ports;
 }
 
 function checkRoleRules(spec: FleetSpec, issues: string[]): void {
@@ -455,6 +467,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     checkSecrets(spec, secrets, issues, values);
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
+    checkMonitoring(spec.monitoring, spec.hosts, issues, warnings);
     const releases = resolveReleases(spec, issues, warnings, options.releaseFilesRequired ?? true);
     const hosts = planHosts(spec, releases);
     checkHardware(spec, hosts, issues, warnings);

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import * as v from "./validators";
 import { AZTEC_PORTS, STORAGE_PORTS } from "../ports";
+import { monitoringSpec } from "./monitoring";
 import { checked, cidr, cometPeer, enode, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";
 export { checked, cidr, cometPeer, enode, evmAddress, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress, type RpcUrl } from "./primitives";
 
@@ -338,6 +339,7 @@ export const fleetSpec = z
             .describe("The machines, by name (2-32 lowercase letters, digits and dashes)."),
         nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node").describe("The nodes, each on one of the hosts."),
         releases: z.record(releaseName, release).default({}).describe("Node software by name; a node names the release its host installs for it."),
+        monitoring: monitoringSpec.optional().describe("Prometheus, Alertmanager and node_exporter for the fleet (docs/monitoring.md). Unset: no monitoring is installed."),
     })
     .describe("The fleet: the value of the stack config key `nodefleet:fleet`.");
 
