@@ -56,6 +56,7 @@ if has_tier cli || has_tier e2e; then
     prebuild beacond bash -c 'bash lab/beacond.sh build && bash lab/beacond.sh kzg >/dev/null' # BeaconKit's beacond (prebuilt artifact, or ~40 min from source) and its KZG setup: its contract test
     prebuild geth bash lab/artifacts.sh geth # the real geth (a few minutes cold): the chain of the zgs_node contract test
     prebuild s3 bash lab/s3.sh path          # moto's S3 server (PyPI, under a minute cold): the pipeline test's state backend
+    prebuild prometheus bash lab/prometheus.sh path # Debian's Prometheus, Alertmanager, node_exporter (34 MB): promtool and amtool check what nodefleet renders
 fi
 if has_tier e2e; then prebuild lab bash lab/vm.sh image; fi
 
@@ -80,6 +81,7 @@ if has_tier cli; then
     await beacond
     await geth
     await s3
+    await prometheus
     bash lab/toolchain.sh hcloud
     node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
 fi

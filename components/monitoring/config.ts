@@ -1,0 +1,85 @@
+// The monitoring host's configuration files, from the fleet: prometheus.yml (one scrape job per
+// exporter kind, a target per host labelled with its name, the rule files, Alertmanager) and
+// alertmanager.yml (routes by severity, the receivers with their secrets). Pure: addresses and
+// secret values come in resolved; the caller keeps alertmanager.yml a secret.
+import { Scalar, stringify } from "yaml";
+import type { MonitoringSpec, ReceiverSpec } from "../config/monitoring";
+
+/** Where the Debian packages read their configuration; the rule files beside prometheus.yml. */
+export const PROMETHEUS_DIR = "/etc/prometheus";
+export const RULES_SUBDIR = "nodefleet";
+export const RULES_FILE = "nodefleet.rules.yml";
+
+export interface ScrapeHost {
+    readonly host: string;
+    /** The address the monitoring host scrapes it at. */
+    readonly address: string;
+}
+
+/** The monitoring host's prometheus.yml. */
+export function renderPrometheusConfig(m: MonitoringSpec, stack: string, hosts: readonly ScrapeHost[]): string {
+    const config = {
+        global: { scrape_interval: "30s", scrape_timeout: "10s", evaluation_interval: "30s", external_labels: { fleet: stack } },
+        rule_files: [`${RULES_SUBDIR}/*.rules.yml`],
+        alerting: { alertmanagers: [{ static_configs: [{ targets: [`${m.listenAddress}:${m.alertmanagerPort}`] }] }] },
+        scrape_configs: [
+            {
+                job_name: "node",
+                static_configs: [...hosts].sort((a, b) => a.host.localeCompare(b.host)).map((h) => ({ targets: [`${h.address}:${m.nodeExporterPort}`], labels: { host: h.host } })),
+            },
+            { job_name: "prometheus", static_configs: [{ targets: [`${m.listenAddress}:${m.prometheusPort}`], labels: { host: m.host } }] },
+        ],
+    };
+    return `# Written by nodefleet from the fleet's monitoring section: do not edit (the next pulumi up puts it back).\n${stringify(config, { lineWidth: 0 })}`;
+}
+
+/** A receiver's secret value, by the config key that holds it. */
+export type SecretValues = Readonly<Record<string, string>>;
+
+function receiverConfig(r: ReceiverSpec, secrets: SecretValues): Record<string, unknown> {
+    const value = (key: string): string => {
+        const v = secrets[key];
+        if (v === undefined) throw new Error(`unreachable: the secret of receiver ${r.name} was checked by parseFleet`);
+        // Double-quoted whatever it holds: a token of digits and a colon is no number to YAML 1.1.
+        const scalar = new Scalar(v.trim());
+        scalar.type = Scalar.QUOTE_DOUBLE;
+        return scalar as unknown as string;
+    };
+    switch (r.kind) {
+        case "webhook":
+            return { name: r.name, webhook_configs: [{ url: value(r.urlSecret), send_resolved: true }] };
+        case "slack":
+            return { name: r.name, slack_configs: [{ api_url: value(r.apiUrlSecret), send_resolved: true, ...(r.channel ? { channel: r.channel } : {}), title: "{{ .CommonAnnotations.summary }}", text: "{{ range .Alerts }}{{ .Annotations.summary }}\nremedy: {{ .Annotations.remedy }}\n{{ .Annotations.status }}\n{{ end }}" }] };
+        case "telegram":
+            return { name: r.name, telegram_configs: [{ bot_token: value(r.botTokenSecret), chat_id: r.chatId, send_resolved: true, parse_mode: "", message: "{{ range .Alerts }}[{{ .Status }}] {{ .Annotations.summary }}\nremedy: {{ .Annotations.remedy }}\n{{ .Annotations.status }}\n{{ end }}" }] };
+        case "discord":
+            return { name: r.name, discord_configs: [{ webhook_url: value(r.webhookUrlSecret), send_resolved: true }] };
+        case "email":
+            return {
+                name: r.name,
+                email_configs: [{ to: r.to, from: r.from, smarthost: r.smarthost, send_resolved: true, ...(r.authUsername ? { auth_username: r.authUsername, auth_password: value(r.authPasswordSecret!) } : {}) }],
+            };
+    }
+}
+
+/** The alerts that make the others of their host moot: a host that is down has nothing else to say. */
+const HOST_LEVEL = ["NodefleetHostDown", "NodefleetHealthStale"];
+
+/** The monitoring host's alertmanager.yml: it holds the receivers' secrets. */
+export function renderAlertmanagerConfig(m: MonitoringSpec, secrets: SecretValues): string {
+    const config = {
+        route: {
+            receiver: "nodefleet-none",
+            group_by: ["alertname", "host", "node"],
+            group_wait: "30s",
+            group_interval: "5m",
+            repeat_interval: m.repeatInterval,
+            routes: m.receivers.map((r) => ({ receiver: r.name, matchers: [`severity=~"${r.severities.join("|")}"`], continue: true })),
+        },
+        inhibit_rules: [
+            { source_matchers: [`alertname=~"${HOST_LEVEL.join("|")}"`], target_matchers: [`alertname!~"${HOST_LEVEL.join("|")}"`], equal: ["host"] },
+        ],
+        receivers: [{ name: "nodefleet-none" }, ...m.receivers.map((r) => receiverConfig(r, secrets))],
+    };
+    return `# Written by nodefleet from the fleet's monitoring section: do not edit. It holds the receivers' secrets: root and the prometheus group only.\n${stringify(config, { lineWidth: 0 })}`;
+}

@@ -1,0 +1,103 @@
+// Contract test: what nodefleet renders for the monitoring host, read by the programs that will
+// read it, Debian bookworm's own Prometheus 2.42 and Alertmanager 0.25 (lab/prometheus.sh unpacks
+// the packages the hosts install): promtool checks the rule file and runs every alert's unit tests
+// (each alert fires in one case and stays quiet in another, with its summary and remedy as
+// rendered), checks prometheus.yml; amtool checks alertmanager.yml and routes alerts by severity.
+// Each check is shown to fail on a mistake of the kind it guards against (a misspelt key, a rule
+// that no longer fires). What this cannot show: Prometheus scraping real hosts and Alertmanager
+// delivering (the e2e tier).
+import { before, describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseFleet } from "../../components/config/fleet";
+import { renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
+import { RULES_FILE, RULES_SUBDIR, renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
+import { secretSource } from "../support/fixtures";
+import { ROOT } from "../support/cli";
+import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
+
+const CTX: RuleContext = { stack: "prod", healthIntervalSeconds: 30, mounts: ["/data"] };
+let bin = "";
+let dir = "";
+
+function run(tool: string, args: string[], cwd = dir): { status: number | null; output: string } {
+    const r = spawnSync(path.join(bin, tool), args, { cwd, encoding: "utf8", timeout: 300_000 });
+    return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+function write(name: string, text: string): string {
+    const file = path.join(dir, name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+    return file;
+}
+
+describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.25", () => {
+    before(() => {
+        const r = spawnSync("bash", [path.join(ROOT, "lab/prometheus.sh"), "path"], { encoding: "utf8", timeout: 1800_000 });
+        assert.equal(r.status, 0, r.stderr);
+        bin = r.stdout.trim();
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-monitoring-"));
+        assert.match(run("promtool", ["--version"]).output, /promtool, version 2\.42\./);
+        assert.match(run("amtool", ["--version"]).output, /amtool, version 0\.25\./);
+    });
+
+    it("promtool checks the rule file and passes every alert's unit tests", () => {
+        write(RULES_FILE, renderRules(CTX));
+        write("tests.yml", renderRuleTests(CTX, RULES_FILE));
+        const check = run("promtool", ["check", "rules", RULES_FILE]);
+        assert.equal(check.status, 0, check.output);
+        assert.match(check.output, /SUCCESS: \d+ rules found/);
+        const test = run("promtool", ["test", "rules", "tests.yml"]);
+        assert.equal(test.status, 0, test.output);
+        assert.match(test.output, /SUCCESS/);
+    });
+
+    it("the unit tests fail on a rule that no longer fires, or fires too soon, naming the alert", () => {
+        write("tests.yml", renderRuleTests(CTX, "broken.rules.yml"));
+        const rules = renderRules(CTX);
+        write("broken.rules.yml", rules.replace('nodefleet_diagnosis{code="forkchoice-38002"} == 1', 'nodefleet_diagnosis{code="forkchoice-38003"} == 1'));
+        const never = run("promtool", ["test", "rules", "tests.yml"]);
+        assert.notEqual(never.status, 0);
+        assert.match(never.output, /NodefleetForkchoice38002: forkchoice-38002 written for 2m fires/);
+        const soon = rules.replace(/(alert: NodefleetCatchingUp\n\s+expr: [^\n]+\n\s+for: )10m/, "$10m");
+        assert.notEqual(soon, rules);
+        write("broken.rules.yml", soon);
+        const early = run("promtool", ["test", "rules", "tests.yml"]);
+        assert.notEqual(early.status, 0);
+        assert.match(early.output, /NodefleetCatchingUp: for less than 10m: quiet/);
+    });
+
+    it("promtool checks prometheus.yml with its rule files beside it; a misspelt key fails", () => {
+        const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+        write(path.join(RULES_SUBDIR, RULES_FILE), renderRules(CTX));
+        const text = renderPrometheusConfig(m, "prod", [{ host: "h-storage", address: "192.0.2.10" }]);
+        write("prometheus.yml", text);
+        const ok = run("promtool", ["check", "config", "prometheus.yml"]);
+        assert.equal(ok.status, 0, ok.output);
+        assert.match(ok.output, /SUCCESS: 1 rule files found/);
+        write("prometheus.yml", text.replace("scrape_interval:", "scrape_intervall:"));
+        const bad = run("promtool", ["check", "config", "prometheus.yml"]);
+        assert.notEqual(bad.status, 0);
+        assert.match(bad.output, /field scrape_intervall not found/);
+    });
+
+    it("amtool checks alertmanager.yml with a receiver of each kind; a misspelt key fails; alerts route by severity", () => {
+        const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+        const text = renderAlertmanagerConfig(m, MONITORING_SECRETS);
+        write("alertmanager.yml", text);
+        const ok = run("amtool", ["check-config", "alertmanager.yml"]);
+        assert.equal(ok.status, 0, ok.output);
+        assert.match(ok.output, /6 receivers/);
+        const route = (severity: string) => run("amtool", ["config", "routes", "test", "--config.file=alertmanager.yml", `severity=${severity}`, "alertname=NodefleetServiceDown", "host=h-storage"]).output.split("\n")[0]!.trim();
+        assert.equal(route("error"), "ops-hook,ops-slack,ops-telegram,ops-discord,ops-mail");
+        assert.equal(route("warning"), "ops-hook,ops-telegram,ops-discord,ops-mail", "ops-slack takes errors only");
+        write("alertmanager.yml", text.replace("bot_token:", "bot_tokn:"));
+        const bad = run("amtool", ["check-config", "alertmanager.yml"]);
+        assert.notEqual(bad.status, 0);
+        assert.match(bad.output, /field bot_tokn not found/);
+    });
+});

@@ -1,0 +1,189 @@
+// The monitoring section of the config, the alert rules and the monitoring host's files: pure.
+// What this cannot prove: that Prometheus and Alertmanager read the files as meant (the cli tier's
+// contract test runs promtool and amtool on them), and that the alerts fire on real faults (e2e).
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { FleetConfigError, parseFleet } from "../../components/config/fleet";
+import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
+import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
+import { renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
+import { golden } from "../support/golden";
+import { secretSource } from "../support/fixtures";
+import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
+
+const ROOT = path.resolve(__dirname, "../../..");
+function issues(f: unknown, secrets: Record<string, string> = MONITORING_SECRETS, plain: string[] = []): string[] {
+    try {
+        parseFleet(f, secretSource(secrets, plain));
+    } catch (e) {
+        if (e instanceof FleetConfigError) return [...e.issues];
+        throw e;
+    }
+    return [];
+}
+
+const CTX: RuleContext = { stack: "prod", healthIntervalSeconds: 30, mounts: ["/data"] };
+
+describe("monitoring: the config section", () => {
+    it("a fleet with monitoring and a receiver of each kind parses, with the Debian packages' ports and loopback by default", () => {
+        const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+        assert.equal(m.listenAddress, "127.0.0.1");
+        assert.deepEqual([m.prometheusPort, m.alertmanagerPort, m.nodeExporterPort], [9090, 9093, 9100]);
+        assert.equal(m.retention, "15d");
+        assert.deepEqual(m.receivers.map((r) => r.kind), ["webhook", "slack", "telegram", "discord", "email"]);
+    });
+
+    it("a URL or a token pasted where a secret key's name goes is refused without being echoed", () => {
+        for (const [field, value] of [["urlSecret", "http://203.0.113.9:9099/alerts"], ["urlSecret", SLACK_URL]] as const) {
+            const f = monitoredFleet();
+            f.monitoring.receivers[0][field] = value;
+            const got = issues(f);
+            assert.equal(got.length, 1, got.join("\n"));
+            assert.match(got[0]!, /^monitoring\.receivers\[0\]\.urlSecret: secret given as a plain value/);
+            assert.ok(!got[0]!.includes(value) && !got[0]!.includes("hooks.slack"), got[0]);
+        }
+        const f = monitoredFleet();
+        f.monitoring.receivers[2].botTokenSecret = TG_TOKEN;
+        const got = issues(f);
+        assert.match(got.join("\n"), /monitoring\.receivers\[2\]\.botTokenSecret: secret given as a plain value/);
+        assert.ok(!got.join("\n").includes("AAHdq"), "the token is not echoed");
+    });
+
+    it("the secret a receiver names must be set, encrypted, and of its kind's format; a bad value is never echoed", () => {
+        const { tgToken: _, ...missing } = MONITORING_SECRETS;
+        assert.match(issues(monitoredFleet(), missing).join("\n"), /monitoring\.receivers\[2\]\.botTokenSecret: the config key it names is not set/);
+        assert.match(issues(monitoredFleet(), MONITORING_SECRETS, ["slackUrl"]).join("\n"), /monitoring\.receivers\[1\]\.apiUrlSecret: the config key it names is stored in plain text/);
+        const bad = issues(monitoredFleet(), { ...MONITORING_SECRETS, tgToken: "hunter2-not-a-token", slackUrl: "ftp://hooks.example/x" });
+        assert.match(bad.join("\n"), /monitoring\.receivers\[2\]\.botTokenSecret: the secret it names: not a Telegram bot token/);
+        assert.match(bad.join("\n"), /monitoring\.receivers\[1\]\.apiUrlSecret: the secret it names: /);
+        assert.ok(!bad.join("\n").includes("hunter2") && !bad.join("\n").includes("hooks.example"), bad.join("\n"));
+    });
+
+    it("the monitoring host and the addresses name hosts of the fleet; a host only this machine reaches needs its address", () => {
+        const f = monitoredFleet();
+        f.monitoring.host = "h-nowhere";
+        f.monitoring.addresses = { "h-elsewhere": "10.0.0.9" };
+        const got = issues(f).join("\n");
+        assert.match(got, /monitoring\.host: no host named "h-nowhere" under hosts \(known: h-storage, h-sequencer, h-validator\)/);
+        assert.match(got, /monitoring\.addresses\.h-elsewhere: no host named "h-elsewhere"/);
+        const local = monitoredFleet();
+        local.hosts["h-validator"].address = "127.0.0.1";
+        local.hosts["h-validator"].port = 2202;
+        assert.match(issues(local).join("\n"), /monitoring\.addresses\.h-validator: required: host h-validator's address "127\.0\.0\.1" is one only this machine reaches it at/);
+        local.monitoring.addresses = { "h-validator": "10.77.0.12" };
+        assert.deepEqual(issues(local), []);
+        const named = monitoredFleet();
+        named.hosts["h-sequencer"].address = "seq.example.org";
+        assert.match(issues(named).join("\n"), /monitoring\.addresses\.h-sequencer: required: .* is not an IPv4 address/);
+    });
+
+    it("the web UIs: loopback by default; another address needs ranges, never the world", () => {
+        const f = monitoredFleet();
+        f.monitoring.listenAddress = "0.0.0.0";
+        assert.match(issues(f).join("\n"), /monitoring\.webAllowedCidrs: required when listenAddress \(0\.0\.0\.0\) is not loopback/);
+        f.monitoring.webAllowedCidrs = ["0.0.0.0/1", "128.0.0.0/1"];
+        assert.match(issues(f).join("\n"), /monitoring\.webAllowedCidrs: The monitoring web UIs must not be open to the world/);
+        f.monitoring.webAllowedCidrs = ["198.51.100.0/24"];
+        assert.deepEqual(issues(f), []);
+        const g = monitoredFleet();
+        g.monitoring.webAllowedCidrs = ["198.51.100.0/24"];
+        assert.match(issues(g).join("\n"), /monitoring\.webAllowedCidrs: means nothing while listenAddress is loopback/);
+    });
+
+    it("receiver names are unique; e-mail's user and password go together; the kinds are named", () => {
+        const f = monitoredFleet();
+        f.monitoring.receivers[1].name = "ops-hook";
+        assert.match(issues(f).join("\n"), /monitoring\.receivers\[1\]\.name: duplicate receiver name "ops-hook" \(also monitoring\.receivers\[0\]\)/);
+        const g = monitoredFleet();
+        delete g.monitoring.receivers[4].authUsername;
+        assert.match(issues(g).join("\n"), /monitoring\.receivers\[4\]\.authUsername: authUsername and authPasswordSecret go together/);
+        const h = monitoredFleet();
+        h.monitoring.receivers[0].kind = "pagerduty";
+        assert.match(issues(h).join("\n"), /monitoring\.receivers\[0\]\.kind: kind must be one of webhook, slack, telegram, discord, email/);
+    });
+
+    it("node_exporter's port on every host and Prometheus's on the monitoring host are checked against the nodes' ports", () => {
+        const f = monitoredFleet();
+        f.nodes[0].storage.rpcPort = 9100; // the storage node on h-storage, the monitoring host
+        f.monitoring.prometheusPort = 9100;
+        const got = issues(f).join("\n");
+        assert.match(got, /nodes\[0\]: port 9100\/tcp \(storage RPC\) is already used by monitoring\.(nodeExporterPort|prometheusPort) on host h-storage/);
+        assert.match(got, /monitoring: prometheusPort, alertmanagerPort and nodeExporterPort must differ \(9100, 9093, 9100\)/);
+    });
+});
+
+describe("monitoring: the alert rules", () => {
+    it("one alert per diagnosis code of nodefleet status (host-unreachable is NodefleetHostDown: no host writes its own)", () => {
+        const source = fs.readFileSync(path.join(ROOT, "status", "diagnose.ts"), "utf8");
+        const codes = new Set([...source.matchAll(/fault: "([a-z0-9-]+)"/g)].map((m) => m[1]!));
+        codes.delete("host-unreachable");
+        assert.deepEqual(FAULTS.map((f) => f.code).sort(), [...codes].sort());
+        const rules = alertRules(CTX);
+        for (const f of FAULTS) assert.ok(rules.some((r) => r.code === f.code && r.expr === `nodefleet_diagnosis{code="${f.code}"} == 1`), f.code);
+        assert.ok(rules.some((r) => r.alert === "NodefleetHostDown"));
+        assert.equal(new Set(rules.map((r) => r.alert)).size, rules.length, "alert names are unique");
+    });
+
+    it("every row of the seed's error table has an alert, each row of the table once", () => {
+        const seed = fs.readFileSync(path.join(ROOT, "..", "shared", "seed", "000_42ec4f4a4a6bb795.txt"), "utf8");
+        const table = seed.slice(seed.indexOf("## 7. Errors"), seed.indexOf("## 8. Limits"));
+        const rows = [...table.matchAll(/^\| ([^|]+?) \| [^|]+ \| [^|]+ \|$/gm)].map((m) => m[1]!).filter((r) => r !== "Error" && !/^-+$/.test(r));
+        assert.equal(rows.length, 8);
+        assert.deepEqual(SEED_ERROR_ROWS.map((r) => r.row).sort(), rows.map((r) => r.replace(/^(-38002 Invalid forkchoice state).*/, "$1")).sort());
+        const codes = new Set(FAULTS.map((f) => f.code));
+        for (const r of SEED_ERROR_ROWS) for (const c of r.codes) assert.ok(codes.has(c), `${r.row}: ${c}`);
+        for (const f of FAULTS.filter((f) => f.seedRow)) assert.ok(SEED_ERROR_ROWS.some((r) => r.row === f.seedRow && r.codes.includes(f.code)), f.code);
+    });
+
+    it("every alert has a case that fires it and one that keeps it quiet; what the seed calls expected waits an hour or more", () => {
+        for (const r of alertRules(CTX)) {
+            assert.ok(r.cases.some((c) => c.firing.length > 0), `${r.alert}: a firing case`);
+            assert.ok(r.cases.some((c) => c.firing.length === 0), `${r.alert}: a quiet case`);
+            assert.ok(r.summary.length > 0 && r.remedy.length > 0, r.alert);
+        }
+        const byCode = (c: string) => alertRules(CTX).find((r) => r.code === c)!;
+        for (const c of ["storage-peers-0", "reth-no-peers"]) {
+            assert.equal(byCode(c).severity, "warning");
+            assert.match(byCode(c).for, /^[0-9]+h$/, `${c} waits hours, not minutes`);
+        }
+        assert.equal(byCode("key-running-twice").for, "0m", "a key signing twice pages at once");
+    });
+
+    it("the rule file and its promtool tests (golden; the cli tier runs promtool on them)", () => {
+        const rules = renderRules(CTX);
+        assert.match(rules, /status: nodefleet status --stack prod/);
+        golden("monitoring/nodefleet.rules.yml", rules);
+        golden("monitoring/nodefleet.rules.test.yml", renderRuleTests(CTX, "nodefleet.rules.yml"));
+    });
+});
+
+describe("monitoring: the docs", () => {
+    it("docs/monitoring.md's alert table lists every alert with its code, severity and for, and no other", () => {
+        const docs = fs.readFileSync(path.join(ROOT, "docs", "monitoring.md"), "utf8");
+        const rows = [...docs.matchAll(/^\| `(Nodefleet[A-Za-z0-9]+)` \| (?:`([a-z0-9-]+)`|—) \| (error|warning) \| ([0-9]+[mh]) \|/gm)].map((m) => [m[1], m[2] ?? null, m[3], m[4]]);
+        assert.deepEqual(rows, alertRules(CTX).map((r) => [r.alert, r.code ?? null, r.severity, r.for]));
+    });
+});
+
+describe("monitoring: the monitoring host's files", () => {
+    const spec = () => parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+    const HOSTS = [{ host: "h-validator", address: "192.0.2.12" }, { host: "h-storage", address: "192.0.2.10" }, { host: "h-sequencer", address: "192.0.2.11" }];
+
+    it("prometheus.yml: a node_exporter target per host, labelled with its name, in name order; Alertmanager on loopback", () => {
+        const text = renderPrometheusConfig(spec(), "prod", HOSTS);
+        assert.match(text, /- targets:\n {10}- 192\.0\.2\.11:9100\n {8}labels:\n {10}host: h-sequencer/);
+        assert.match(text, /- 127\.0\.0\.1:9093/);
+        golden("monitoring/prometheus.yml", text);
+    });
+
+    it("alertmanager.yml: a route per receiver by severity, the secrets double-quoted, host-level alerts silence their host's others", () => {
+        const values = Object.fromEntries(Object.entries(MONITORING_SECRETS));
+        const text = renderAlertmanagerConfig(spec(), values);
+        assert.match(text, /bot_token: "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"/);
+        assert.match(text, /auth_password: "pa\\"ss: #word"/);
+        assert.match(text, /receiver: ops-slack\n {6}matchers:\n {8}- severity=~"error"\n/);
+        golden("monitoring/alertmanager.yml", text);
+    });
+});
