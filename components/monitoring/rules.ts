@@ -214,9 +214,9 @@ function expand(template: string, labels: Record<string, string>): string {
     return template.replace(/\{\{ \$labels\.([a-z_]+) \}\}/g, (_, k: string) => labels[k] ?? "");
 }
 
-/** The promtool unit tests of the rule file `ruleFile`: every case of every alert. */
-export function renderRuleTests(ctx: RuleContext, ruleFile: string): string {
-    const tests = alertRules(ctx).flatMap((r) =>
+/** The promtool unit tests of the rule file `ruleFile`: every case of every alert (or of those `only` takes). */
+export function renderRuleTests(ctx: RuleContext, ruleFile: string, only: (alert: string) => boolean = () => true): string {
+    const tests = alertRules(ctx).filter((r) => only(r.alert)).flatMap((r) =>
         r.cases.map((c) => ({
             name: `${r.alert}: ${c.name}`,
             interval: TEST_INTERVAL,

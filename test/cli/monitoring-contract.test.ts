@@ -2,13 +2,14 @@
 // read it, Debian bookworm's own Prometheus 2.42 and Alertmanager 0.25 (lab/prometheus.sh unpacks
 // the packages the hosts install): promtool checks the rule file and runs every alert's unit tests
 // (each alert fires in one case and stays quiet in another, with its summary and remedy as
-// rendered), checks prometheus.yml; amtool checks alertmanager.yml and routes alerts by severity.
+// rendered), checks prometheus.yml and lints the health metrics, which node_exporter's textfile
+// collector serves without an error (a series written twice it logs as one, on every scrape); amtool checks alertmanager.yml and routes alerts by severity.
 // Each check is shown to fail on a mistake of the kind it guards against (a misspelt key, a rule
 // that no longer fires). What this cannot show: Prometheus scraping real hosts and Alertmanager
 // delivering (the e2e tier).
 import { before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -18,6 +19,7 @@ import { RULES_FILE, RULES_SUBDIR, renderAlertmanagerConfig, renderPrometheusCon
 import { secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
 import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
+import { HEALTH_PY } from "../support/health";
 
 const CTX: RuleContext = { stack: "prod", healthIntervalSeconds: 30, mounts: ["/data"] };
 let bin = "";
@@ -57,7 +59,7 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
     });
 
     it("the unit tests fail on a rule that no longer fires, or fires too soon, naming the alert", () => {
-        write("tests.yml", renderRuleTests(CTX, "broken.rules.yml"));
+        write("tests.yml", renderRuleTests(CTX, "broken.rules.yml", (a) => ["NodefleetForkchoice38002", "NodefleetCatchingUp"].includes(a)));
         const rules = renderRules(CTX);
         write("broken.rules.yml", rules.replace('nodefleet_diagnosis{code="forkchoice-38002"} == 1', 'nodefleet_diagnosis{code="forkchoice-38003"} == 1'));
         const never = run("promtool", ["test", "rules", "tests.yml"]);
@@ -83,6 +85,47 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         const bad = run("promtool", ["check", "config", "prometheus.yml"]);
         assert.notEqual(bad.status, 0);
         assert.match(bad.output, /field scrape_intervall not found/);
+    });
+
+    it("the health metrics of every recorded answer: promtool's linter finds nothing, node_exporter's textfile collector serves them (a series named twice is an error in its log)", async () => {
+        const items = (["storage", "sequencer", "validator"] as const).flatMap((role) =>
+            Object.values(JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8")) as Record<string, unknown>).map((answer, i) => ({ node: `${role}-${i + 1}`, role, host: "h", answer })),
+        );
+        const made = spawnSync("python3", [HEALTH_PY, "metrics"], { input: JSON.stringify({ at: 1764230000, rows: items }), encoding: "utf8" });
+        assert.equal(made.status, 0, made.stderr);
+        const lint = spawnSync(path.join(bin, "promtool"), ["check", "metrics"], { input: made.stdout, encoding: "utf8" });
+        assert.equal(lint.status, 0, `${lint.stdout}${lint.stderr}`);
+        assert.equal(`${lint.stdout}${lint.stderr}`.trim(), "");
+        const textDir = fs.mkdtempSync(path.join(dir, "textfile-"));
+        fs.writeFileSync(path.join(textDir, "nodefleet.prom"), made.stdout);
+        const port = 19100 + (process.pid % 500);
+        const exporter = spawn(path.join(bin, "prometheus-node-exporter"), [`--web.listen-address=127.0.0.1:${port}`, "--collector.disable-defaults", "--collector.textfile", `--collector.textfile.directory=${textDir}`], { stdio: ["ignore", "ignore", "pipe"] });
+        let log = "";
+        exporter.stderr!.on("data", (b: Buffer) => (log += b.toString()));
+        try {
+            const scrape = async () => {
+                for (let i = 0; i < 100; i++) {
+                    try {
+                        return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+                    } catch {
+                        await new Promise((r) => setTimeout(r, 100));
+                    }
+                }
+                throw new Error("node_exporter did not answer");
+            };
+            const served = await scrape();
+            assert.match(served, /^node_textfile_scrape_error 0$/m);
+            assert.match(served, /^nodefleet_diagnosis\{code="forkchoice-38002",node="validator-1",role="validator",severity="error"\} 1$/m);
+            assert.match(served, /^nodefleet_health_last_run_timestamp_seconds 1\.76423e\+09$/m);
+            assert.doesNotMatch(log, /collected before/);
+            // A series named twice: node_exporter 1.5 serves one of the two and logs an error on every scrape.
+            fs.writeFileSync(path.join(textDir, "nodefleet.prom"), `${made.stdout}nodefleet_node_healthy{node="storage-1",role="storage"} 0\n`);
+            await scrape();
+            await new Promise((r) => setTimeout(r, 200));
+            assert.match(log, /nodefleet_node_healthy.*was collected before with the same name and label values/);
+        } finally {
+            exporter.kill();
+        }
     });
 
     it("amtool checks alertmanager.yml with a receiver of each kind; a misspelt key fails; alerts route by severity", () => {

@@ -10,6 +10,8 @@ import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
 import { golden } from "../support/golden";
+import { spawnSync } from "node:child_process";
+import { HEALTH_PY } from "../support/health";
 import { secretSource } from "../support/fixtures";
 import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
 
@@ -135,6 +137,16 @@ describe("monitoring: the alert rules", () => {
         const codes = new Set(FAULTS.map((f) => f.code));
         for (const r of SEED_ERROR_ROWS) for (const c of r.codes) assert.ok(codes.has(c), `${r.row}: ${c}`);
         for (const f of FAULTS.filter((f) => f.seedRow)) assert.ok(SEED_ERROR_ROWS.some((r) => r.row === f.seedRow && r.codes.includes(f.code)), f.code);
+    });
+
+    it("every nodefleet_* metric a rule reads is one the health module writes, with the labels the rule matches", () => {
+        const catalogue = JSON.parse(spawnSync("python3", [HEALTH_PY, "catalogue"], { encoding: "utf8" }).stdout) as Record<string, { labels: string[] | null }>;
+        const read = alertRules(CTX).flatMap((r) => [...r.expr.matchAll(/\b(nodefleet_[a-z_]+)(\{([^}]*)\})?/g)].map((m) => ({ alert: r.alert, metric: m[1]!, labels: [...(m[3] ?? "").matchAll(/([a-z_]+)\s*(=~|!=|=)/g)].map((l) => l[1]!) })));
+        assert.ok(read.length >= FAULTS.length + 3, `${read.length} metrics read`);
+        for (const { alert, metric, labels } of read) {
+            assert.ok(metric in catalogue, `${alert} reads ${metric}, which nodefleet_health.py does not write`);
+            for (const l of labels) assert.ok((catalogue[metric]!.labels ?? []).includes(l), `${alert}: ${metric} has no label ${l}`);
+        }
     });
 
     it("every alert has a case that fires it and one that keeps it quiet; what the seed calls expected waits an hour or more", () => {

@@ -5,13 +5,14 @@
 // config and outputs, the runner that runs the checks on a host (run here, with python3), and
 // the SSH round's time limit with a stand-in `ssh`. What this cannot prove: real SSH, real hosts
 // and their tools answering (the E2E tier runs `scripts/dev.sh status` on the dev VMs).
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
-import { diagnose, type NodeRow, type Role } from "../../status/diagnose";
+import { diagnose as diagnoseTs, type NodeRow, type Role } from "../../status/diagnose";
+import { assertSameRows, type Asked } from "../support/health";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
 import { details, report, rows, table } from "../../status/report";
 import { checkArgv, planFromConfig, StatusInputError, targets, type HostTarget } from "../../status/targets";
@@ -26,6 +27,18 @@ const SEQUENCER = answers("sequencer");
 const VALIDATOR = answers("validator");
 const faults = (r: NodeRow, severity?: "error" | "warning") => r.diagnoses.filter((d) => severity === undefined || d.severity === severity).map((d) => d.fault);
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+// Every answer these tests diagnose, given to the host's module too (hostfiles/nodefleet_health.py,
+// what the health timer writes as metrics): it must give the same row for each.
+const asked: Asked[] = [];
+const diagnose = (node: string, role: Role, host: string, answer: Record<string, unknown>): NodeRow => {
+    asked.push({ node, role, host, answer: clone(answer) });
+    return diagnoseTs(node, role, host, answer);
+};
+after(() => {
+    assert.ok(asked.length >= 30, `${asked.length} answers`);
+    assertSameRows(asked);
+});
 
 describe("status: the diagnosis table (seed 7) from recorded health answers", () => {
     const storage = (c: string) => diagnose("storage-1", "storage", "dev-1", STORAGE[c]!);

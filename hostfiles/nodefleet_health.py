@@ -1,0 +1,467 @@
+"""What a node's health answer means: its row, with the seed's error table applied (seed 7:
+condition -> remedy), and the row as node_exporter textfile metrics.
+
+The answer is what the role's health tool prints (zgs-health.py, aztec-health.py, zg-validator.py
+status). This module is the one place diagnoses are decided: the health timer on each host writes
+its rows as metrics for Prometheus (nodefleet_diagnosis{code}, the alerts' source), and
+`nodefleet status` shows the same rows. Pure functions of the answer; an answer of the wrong shape
+is facts unknown, never a crash or a false "healthy".
+
+    python3 nodefleet_health.py rows      stdin: {"rows": [{node, role, host, answer | failed | unreachable}]}
+                                          stdout: {"rows": [row, ...]}
+    python3 nodefleet_health.py metrics   stdin: the same, and "at" (Unix time); stdout: the rows as textfile metrics
+    python3 nodefleet_health.py catalogue the metrics it writes: {name: {help, labels}}
+"""
+import decimal
+import json
+import math
+import os
+import re
+import sys
+
+SYNCED_WITHIN = 5  # storage: synced means fewer than this many blocks behind the head (seed 8)
+INCREASING_OVER_SECONDS = 10  # storage: a height that did not grow over at least this long is "not increasing"
+VALIDATOR_LAG_WARNING = 5  # validator: this far behind the reference endpoint is a warning
+
+REMEDY = {
+    "hostUnreachable": "check that the host is up and SSH reaches it (address, port, adminCidrs, key); nothing on it was checked",
+    "toolFailed": "run `pulumi up` (it installs the host tools this nodefleet expects), then look at the message",
+    "endpointDown": "check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart (the failover timer moves to the next endpoint of rpcEndpoints that answers, every minute; add one if none does)",
+    "notIncreasing": "the RPC endpoint is probably down: check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart",
+    "storagePeers": "set network_boot_nodes (with networkEnrAddress) and restart; often ignorable",
+    "forkchoice": "stop 0gchaind, wait for the execution client to reach the chain head, run the height rollback script, start 0gchaind (`pulumi up` runs this remedy)",
+    "jwt": "use the same JWT file for both (`pulumi up` renders both units with one), then restart both",
+    "stateFile": "create data/priv_validator_state.json in the consensus home with the content {} (`pulumi up` does, before it starts 0gchaind)",
+}
+
+
+def service_down_remedy(unit):
+    return f"systemctl start {unit}; journalctl -u {unit} says why it stopped"
+
+
+def reth_peers_remedy(p2p):
+    return f"expected at first (reth cannot peer with geth nodes): wait; make sure {p2p} is open on TCP and UDP"
+
+
+_MISSING = object()
+
+
+def num(v):
+    """A finite JSON number (not a boolean), else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def text(v):
+    return v if isinstance(v, str) else None
+
+
+def first(*values):
+    """The first value that is not None (JavaScript's ??: an empty string counts)."""
+    return next((v for v in values if v is not None), None)
+
+
+def obj(v):
+    return v if isinstance(v, dict) else None
+
+
+def js(v):
+    """A JSON value as JavaScript's String() writes it (the details the rows have always carried)."""
+    if v is _MISSING:
+        return "undefined"
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return js_number(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return ",".join("" if x is None else js(x) for x in v)
+    return "[object Object]"
+
+
+def js_number(x):
+    """A float as JavaScript's Number.prototype.toString writes it (ECMA-262 Number::toString): the
+    shortest digits that read back as x (Python's repr finds the same), placed as JavaScript places them."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    _, raw, exponent = decimal.Decimal(repr(abs(x))).as_tuple()
+    raw = "".join(map(str, raw))
+    n = exponent + len(raw)  # where the decimal point goes, counted from the first digit
+    digits = raw.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def diag(fault, severity, detail, remedy):
+    return {"fault": fault, "severity": severity, "detail": detail, "remedy": remedy}
+
+
+def row(**base):
+    base["healthy"] = not any(d["severity"] == "error" for d in base["diagnoses"])
+    return base
+
+
+def unreachable_row(node, role, host, why):
+    return row(node=node, role=role, host=host, service="unreachable", height=None, lag=None, peers=None,
+               diagnoses=[diag("host-unreachable", "error", f"host {host}: {why}", REMEDY["hostUnreachable"])])
+
+
+def check_failed_row(node, role, host, why):
+    return row(node=node, role=role, host=host, service="unknown", height=None, lag=None, peers=None,
+               diagnoses=[diag("check-failed", "error", why, REMEDY["toolFailed"])])
+
+
+def diagnose(node, role, host, answer):
+    a = answer if isinstance(answer, dict) else {}
+    if role == "storage":
+        return storage_row(node, host, a)
+    if role == "sequencer":
+        return sequencer_row(node, host, a)
+    if role == "validator":
+        return validator_row(node, host, a)
+    raise ValueError(f"unknown role {role!r}")
+
+
+def storage_row(node, host, a):
+    d = []
+    unit = first(text(a.get("service")), f"zgs-{node}.service")
+    endpoint = text(a.get("endpoint"))
+    active = a.get("active") is True
+    # zgs_node v1.1.0 exits at start on what it cannot do (systemd restarts it every 5 s): the reason,
+    # from its log, is the fault; the unit's state and the silent RPC follow from it.
+    endpoint_down = "endpointError" in a
+    start_error = text(a.get("startError"))
+    start = None if start_error is None else start_fault(start_error, unit, endpoint_down)
+    if a.get("active") is False and start is None:
+        d.append(diag("service-down", "error", f"{unit} is not active", service_down_remedy(unit)))
+    if endpoint_down:
+        # Seen here: systemd has just restarted the node, which has not yet logged its failure; its
+        # RPC is silent for the same reason. Either way the endpoint is the one fault.
+        if start_error is not None and re.search(r"Unable to get chain id", start_error):
+            exits = f" (the node exits at start while it does not: {unit} is {first(text(a.get('state')), 'restarting')})"
+        elif "statusError" in a and active:
+            exits = " (zgs_getStatus is silent too: the node cannot start without it, and systemd restarts it every 5 s)"
+        else:
+            exits = ""
+        d.append(diag("rpc-endpoint-down", "error", f"blockchain_rpc_endpoint {first(endpoint, '?')} does not answer eth_blockNumber: {js(a.get('endpointError'))}{exits}", REMEDY["endpointDown"]))
+    if start is not None and start["fault"] != "rpc-endpoint-down":
+        d.append(start)
+    if "statusError" in a and active and start is None and not endpoint_down:
+        d.append(diag("storage-rpc-down", "error", f"{unit} is active but zgs_getStatus does not answer: {js(a.get('statusError'))}", f"journalctl -u {unit}; restart it"))
+    head = num(a.get("chainHead"))
+    height = num(a.get("logSyncHeight"))
+    # zgs_node syncs the log only up to head - confirmation_block_count: that is its head.
+    confirmations = num(a.get("confirmations"))
+    confirmations = 0 if confirmations is None else confirmations
+    lag = max(0, head - confirmations - height) if head is not None and height is not None else None
+    synced = lag is not None and lag < SYNCED_WITHIN
+    if lag is not None and not synced:
+        d.append(diag("not-synced", "error", f"{js(lag)} blocks behind the chain head {js(head)} less its {js(confirmations)} confirmations (synced means fewer than {SYNCED_WITHIN})", "wait while it catches up; if the height does not grow, see rpc-endpoint-down"))
+    sample = num(a.get("sampleSeconds"))
+    if a.get("increasing") is False and not synced and not endpoint_down and sample is not None and sample >= INCREASING_OVER_SECONDS:
+        d.append(diag("height-not-increasing", "error", f"logSyncHeight {js(height)} did not grow in {js(sample)} s", REMEDY["notIncreasing"]))
+    peers = num(a.get("connectedPeers"))
+    if peers == 0:
+        d.append(diag("storage-peers-0", "warning", "connectedPeers is 0", REMEDY["storagePeers"]))
+    service = "active" if a.get("active") is True else "inactive" if a.get("active") is False else "unknown"
+    return row(node=node, role="storage", host=host, service=service, height=height, lag=lag, peers=peers,
+               storage={"synced": synced, "endpoint": endpoint}, diagnoses=d)
+
+
+def start_fault(reason, unit, endpoint_down):
+    """The fault behind a failed start of zgs_node, from the reason it logged."""
+    if re.search(r"Unable to get chain id", reason):
+        if endpoint_down:
+            return diag("rpc-endpoint-down", "error", reason, REMEDY["endpointDown"])
+        return diag("storage-start-failed", "error", f"its last start could not reach blockchain_rpc_endpoint (it answers now): {reason}", f"systemd starts it again within 5 s; if it stays down: journalctl -u {unit}")
+    if re.search(r"insufficient funds", reason):
+        return diag("miner-unfunded", "error", f"the miner key's account cannot pay for the node's miner id registration: {reason}", "fund the miner key's account on the 0G chain (the node registers its miner id with a transaction at start, and exits until it can)")
+    if re.search(r"minerId", reason):
+        return diag("miner-registration-failed", "error", reason, "mine_contract_address must be the chain's PoRA mine contract (the node reads its miner id from that contract's event)")
+    return diag("storage-start-failed", "error", reason, f"fix what it names in config.toml (mineContractAddress, …) and pulumi up; journalctl -u {unit}")
+
+
+def sequencer_row(node, host, a):
+    d = []
+    unit = first(text(a.get("service")), f"aztec-{node}.service")
+    state = "active" if a.get("active") is True else first(text(a.get("state")), "inactive" if a.get("active") is False else "unknown")
+    l1 = text(a.get("l1Unreachable"))
+    proven = num(a.get("provenBlock"))
+    sibling = obj(a.get("siblingPath"))
+    sibling_ok = None if sibling is None else sibling.get("ok") is True
+    peer_id = text(a.get("peerId"))
+    latest = num(a.get("latestBlock"))
+    reg = obj(a.get("registration"))
+    # What L1 says of the validator (shown, not judged: a queued or pending registration is normal).
+    if reg is None:
+        registration = None
+    elif text(reg.get("status")) is not None:
+        position = num(reg.get("queuePosition"))
+        registration = f"{reg['status']}{'' if position is None else ' #' + js(position)}"
+    else:
+        registration = "unknown"
+    sequencer = {"provenBlock": proven, "latestBlock": latest, "siblingPath": sibling_ok, "peerId": peer_id, "registration": registration}
+    if l1 is not None:
+        # The real 4.1.2 node runs on with its L1 gone and exits at start without it, which systemd
+        # restarts: one fault, whatever else the answer shows follows from it.
+        exits = a.get("active") is not True or "tipsError" in a
+        tail = f"; it exits at start without it ({unit} is {state}, its RPC does not answer)" if exits else "; it runs on, neither syncing L1 nor proposing"
+        d.append(diag("l1-endpoint-down", "error", f'the node cannot reach its L1 RPC {l1} ("HTTP request failed" in its log){tail}', "check it with eth_blockNumber; fix or replace it in l1RpcUrls (ETHEREUM_HOSTS in the node's env file) and run `pulumi up`"))
+        return row(node=node, role="sequencer", host=host, service=state, height=proven, lag=None, peers=None, sequencer=sequencer, diagnoses=d)
+    if a.get("active") is False:
+        d.append(diag("service-down", "error", f"{unit} is {state}", service_down_remedy(unit)))
+    if "tipsError" in a:
+        remedy = service_down_remedy(unit) if a.get("active") is False else f"journalctl -u {unit}; the RPC listens on port 8080"
+        d.append(diag("sequencer-rpc-down", "error", f"node_getL2Tips: {js(a.get('tipsError'))}", remedy))
+    if proven is not None and sibling_ok is False:
+        err = f": {js(a.get('siblingPathError'))}" if "siblingPathError" in a else ""
+        d.append(diag("sibling-path-missing", "error", f"node_getArchiveSiblingPath({js(proven)}, {js(proven)}) gave no path{err}", "the archiver has not synced that block: wait, and check the L1 endpoints if it stays"))
+    if peer_id is None and a.get("active") is True:
+        d.append(diag("no-peer-id", "error", "no 'Started P2P service' line with a peerId in this boot's journal", f"the P2P service has not started: journalctl -u {unit}; port 40400 TCP and UDP must be open"))
+    return row(node=node, role="sequencer", host=host, service=state, height=proven, lag=None, peers=None, sequencer=sequencer, diagnoses=d)
+
+
+def validator_row(node, host, a):
+    d = []
+    client = text(a.get("client"))
+    services = obj(a.get("services")) or {}
+    units = obj(a.get("units")) or {}
+    consensus_unit = text(units.get("consensus"))
+    el_unit = text(units.get(client)) if client in ("geth", "reth") else None
+    watched = [u for u in (el_unit, consensus_unit) if u is not None]
+    if client is None:
+        d.append(diag("no-execution-client", "error", "the host has no geth or reth datadir and no switch state: no execution client is set up", "run `pulumi up` (it sets the node up)"))
+    down = [u for u in watched if services.get(u, _MISSING) != "active"]
+    for unit in down:
+        d.append(diag("service-down", "error", f"{unit} is {js(services.get(unit, _MISSING))}", service_down_remedy(unit)))
+    if "executionError" in a and el_unit is not None and el_unit not in down:
+        d.append(diag("execution-rpc-down", "error", js(a.get("executionError")), f"journalctl -u {el_unit}"))
+    consensus = obj(a.get("consensus"))
+    if "consensusError" in a and consensus_unit is not None and consensus_unit not in down:
+        d.append(diag("consensus-rpc-down", "error", js(a.get("consensusError")), f"journalctl -u {consensus_unit}"))
+    for found in a.get("diagnoses") if isinstance(a.get("diagnoses"), list) else []:
+        f = obj(found)
+        if f is None:
+            continue
+        detail = js(f.get("detail")) if f.get("detail") is not None else ""
+        fault = f.get("fault")
+        if fault == "forkchoice-38002" and "remedied" in f and num(f.get("remedied")) != 0:
+            continue  # remedied by `health`: gone
+        if fault == "forkchoice-38002":
+            d.append(diag("forkchoice-38002", "error", f"0gchaind's head is not on the execution client (-38002, or the EL answers SYNCING): {detail}", REMEDY["forkchoice"]))
+        elif fault == "jwt-mismatch":
+            d.append(diag("jwt-mismatch", "error", f"Engine API errors between the clients: {detail}", REMEDY["jwt"]))
+        elif fault == "engine-unreachable":
+            advice = f.get("advice")
+            d.append(diag("engine-unreachable", "error", detail, js(advice) if advice is not None else "check the execution client, its engine port and the JWT file"))
+        elif fault == "reth-no-peers":
+            advice = f.get("advice")
+            m = re.search(r"make sure (\d+)/tcp", js(advice) if advice is not None else "")
+            d.append(diag("reth-no-peers", "warning", detail, reth_peers_remedy(m.group(1) if m else "the p2p port (<PORT_PREFIX>303)")))
+    state = obj(a.get("privValidatorState"))
+    if state is not None and state.get("exists") is False:
+        d.append(diag("missing-priv-validator-state", "error", f"{js(state.get('path', _MISSING))} is missing: 0gchaind does not start without it", REMEDY["stateFile"]))
+    catching_up = consensus.get("catchingUp") if consensus is not None and isinstance(consensus.get("catchingUp"), bool) else None
+    consensus_height = num(consensus.get("height")) if consensus is not None else None
+    if catching_up is True:
+        d.append(diag("catching-up", "error", f"0gchaind is catching up (height {'?' if consensus_height is None else js(consensus_height)}): it does not sign until it is caught up", "wait; if it stays, check the execution client's height and peers"))
+    processes = num(a.get("consensusProcessesWithThisKey"))
+    if processes is not None and processes > 1:
+        d.append(diag("key-running-twice", "error", f"{js(processes)} 0gchaind processes run with this validator key on this host", "stop all but the service's own one now: one key must never sign twice"))
+    height = num(a.get("executionHeight"))
+    network = num(a.get("networkHeight"))
+    lag = network - height if height is not None and network is not None else None
+    if lag is not None and lag >= VALIDATOR_LAG_WARNING:
+        d.append(diag("execution-behind", "warning", f"the execution client is {js(lag)} blocks behind the reference endpoint's {js(network)}", "wait while it syncs; check its peers"))
+    if "networkError" in a:
+        d.append(diag("reference-down", "warning", js(a.get("networkError")), "check referenceRpcUrl: without it the lag is unknown"))
+    sw = switch_progress(a)
+    if sw is not None and not sw["complete"] and len(sw["running"]) == 0:
+        d.append(diag("switch-incomplete", "warning", f"the {sw['mode']} switch stopped after {first(sw['lastStep'], 'no step')} ({sw['stepsDone']} of {sw['steps']} steps) and nothing of it runs", "run `pulumi up` to resume it, or set switch: rollback"))
+    if not watched:
+        service = "unknown"
+    elif not down:
+        service = "active"
+    else:
+        service = ", ".join(f"{re.sub(r'[.]service$', '', u)} {js(services.get(u, _MISSING))}" for u in down)
+    return row(node=node, role="validator", host=host, service=service, height=height, lag=lag, peers=num(a.get("peers")),
+               validator={"client": client, "consensusHeight": consensus_height, "catchingUp": catching_up, "switch": sw}, diagnoses=d)
+
+
+def _steps():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "zgvalidator", "steps.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def switch_progress(a):
+    """The switch's state from the answer's migration report and running jobs, or None when none is on record."""
+    m = obj(a.get("migration"))
+    if m is None:
+        return None
+    steps = sorted((obj(m.get("steps")) or {}).keys())
+    running = []
+    for j in (obj(a.get("running")) or {}).values():
+        job = obj(j) or {}
+        running.append({"job": first(text(job.get("unit")), text(job.get("job")), "?"), "done": num(job.get("done")), "total": num(job.get("total")),
+                        "percent": num(job.get("percent")), "rate": num(job.get("rate")), "etaSeconds": num(job.get("etaSeconds")),
+                        "started": text(job.get("started")), "at": text(job.get("at"))})
+    mode = first(text(m.get("mode")), "ordered")
+    total = len(_steps()["lowDowntime" if mode == "lowDowntime" else "ordered"])
+    return {"mode": mode, "stepsDone": len(steps), "steps": total, "lastStep": steps[-1] if steps else None, "complete": m.get("complete") is True, "running": running}
+
+
+def rows(items):
+    """One row per item: {node, role, host} with `answer`, or `failed` (why the check gave none), or `unreachable`."""
+    out = []
+    for item in items:
+        node, role, host = item["node"], item["role"], item["host"]
+        if "unreachable" in item:
+            out.append(unreachable_row(node, role, host, item["unreachable"]))
+        elif "failed" in item:
+            out.append(check_failed_row(node, role, host, item["failed"]))
+        else:
+            out.append(diagnose(node, role, host, item.get("answer")))
+    return out
+
+
+# The metrics the health timer writes (node_exporter's textfile collector), in the order written:
+# name -> (help, labels besides node and role; None: per host, without them). Prometheus adds the
+# scrape target's `host`. The alert rules and the dashboard use these names (a test holds them to it).
+METRICS = {
+    "nodefleet_health_last_run_timestamp_seconds": ("When the host's health timer last wrote these metrics (Unix time).", None),
+    "nodefleet_node_check_ok": ("1 when the node's health tool answered; 0 when it failed (the diagnosis check-failed) or the host was not reached.", ()),
+    "nodefleet_node_service_up": ("1 when the node's service is active (a validator: its consensus daemon and its execution client).", ()),
+    "nodefleet_node_healthy": ("1 when the node has no diagnosis of severity error (what nodefleet status calls healthy).", ()),
+    "nodefleet_node_height": ("Storage: log sync height; sequencer: proven L2 block; validator: execution client height.", ()),
+    "nodefleet_node_head": ("The network head the lag is measured against (storage: the chain head less confirmations; validator: referenceRpcUrl's).", ()),
+    "nodefleet_node_lag_blocks": ("Blocks behind the network head.", ()),
+    "nodefleet_node_peers": ("Connected peers (storage: connectedPeers; validator: the execution client's).", ()),
+    "nodefleet_storage_synced": ("1 when the storage node is fewer than 5 blocks behind (seed 8).", ()),
+    "nodefleet_sequencer_latest_block": ("The newest L2 block the sequencer has.", ()),
+    "nodefleet_sequencer_sibling_path_ok": ("1 when the archive gives a sibling path for the proven block.", ()),
+    "nodefleet_sequencer_peer_id_known": ("1 when this boot's journal names the sequencer's P2P peerId.", ()),
+    "nodefleet_validator_consensus_height": ("The consensus daemon's latest block height (/status).", ()),
+    "nodefleet_validator_catching_up": ("1 while the consensus daemon reports catching_up true.", ()),
+    "nodefleet_validator_execution_client": ("1 for the execution client the validator runs.", ("client",)),
+    "nodefleet_switch_steps_done": ("Steps of the geth -> reth switch on record that are done.", ("mode",)),
+    "nodefleet_switch_steps": ("Steps of the switch in its mode.", ("mode",)),
+    "nodefleet_switch_complete": ("1 when the switch on record has run all its steps.", ("mode",)),
+    "nodefleet_switch_job_done_blocks": ("Blocks a running export or import of the switch has done.", ("job",)),
+    "nodefleet_diagnosis": ("1 per active diagnosis, with the code and severity nodefleet status prints.", ("code", "severity")),
+}
+
+
+def _label(value):
+    """A label value in the text exposition format: backslash, double quote and newline escaped."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _samples(r):
+    """(metric, extra labels, value) of one row."""
+    faults = {d["fault"] for d in r["diagnoses"]}
+    yield "nodefleet_node_check_ok", {}, 0 if faults & {"check-failed", "host-unreachable"} else 1
+    yield "nodefleet_node_service_up", {}, 1 if r["service"] == "active" else 0
+    yield "nodefleet_node_healthy", {}, 1 if r["healthy"] else 0
+    height, lag = r["height"], r["lag"]
+    if height is not None:
+        yield "nodefleet_node_height", {}, height
+    if height is not None and lag is not None:
+        yield "nodefleet_node_head", {}, height + lag
+    if lag is not None:
+        yield "nodefleet_node_lag_blocks", {}, lag
+    if r["peers"] is not None:
+        yield "nodefleet_node_peers", {}, r["peers"]
+    if "storage" in r:
+        yield "nodefleet_storage_synced", {}, 1 if r["storage"]["synced"] else 0
+    s = r.get("sequencer")
+    if s is not None:
+        if s["latestBlock"] is not None:
+            yield "nodefleet_sequencer_latest_block", {}, s["latestBlock"]
+        if s["siblingPath"] is not None:
+            yield "nodefleet_sequencer_sibling_path_ok", {}, 1 if s["siblingPath"] else 0
+        yield "nodefleet_sequencer_peer_id_known", {}, 0 if s["peerId"] is None else 1
+    v = r.get("validator")
+    if v is not None:
+        if v["consensusHeight"] is not None:
+            yield "nodefleet_validator_consensus_height", {}, v["consensusHeight"]
+        if v["catchingUp"] is not None:
+            yield "nodefleet_validator_catching_up", {}, 1 if v["catchingUp"] else 0
+        if v["client"] is not None:
+            yield "nodefleet_validator_execution_client", {"client": v["client"]}, 1
+        sw = v["switch"]
+        if sw is not None:
+            yield "nodefleet_switch_steps_done", {"mode": sw["mode"]}, sw["stepsDone"]
+            yield "nodefleet_switch_steps", {"mode": sw["mode"]}, sw["steps"]
+            yield "nodefleet_switch_complete", {"mode": sw["mode"]}, 1 if sw["complete"] else 0
+            for job in sw["running"]:
+                if job["done"] is not None:
+                    yield "nodefleet_switch_job_done_blocks", {"job": job["job"]}, job["done"]
+    for d in r["diagnoses"]:
+        yield "nodefleet_diagnosis", {"code": d["fault"], "severity": d["severity"]}, 1
+
+
+def _number(v):
+    return js(v) if not isinstance(v, float) or math.isfinite(v) else "NaN"
+
+
+def metrics(row_list, at):
+    """The rows as node_exporter textfile metrics: each metric's HELP and TYPE, then its series, each once."""
+    series = {name: {} for name in METRICS}
+    series["nodefleet_health_last_run_timestamp_seconds"][""] = _number(at)
+    for r in row_list:
+        for name, extra, value in _samples(r):
+            labels = {"node": r["node"], "role": r["role"], **extra}
+            key = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
+            # One series per label set (node_exporter refuses a file that names one twice): the
+            # first row's value stands (a validator's two stopped units are one service-down).
+            series[name].setdefault("{" + key + "}", _number(value))
+    out = []
+    for name, (help_text, _) in METRICS.items():
+        if not series[name]:
+            continue
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} gauge")
+        out.extend(f"{name}{labels} {value}" for labels, value in series[name].items())
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] not in ("rows", "metrics", "catalogue"):
+        sys.stderr.write(__doc__)
+        return 2
+    if argv[1] == "catalogue":
+        json.dump({name: {"help": h, "labels": None if labels is None else ["node", "role", *labels]} for name, (h, labels) in METRICS.items()}, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    request = json.load(sys.stdin)
+    found = rows(request["rows"])
+    if argv[1] == "rows":
+        json.dump({"rows": found}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(metrics(found, request["at"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
