@@ -340,7 +340,10 @@ def rows(items):
         elif "failed" in item:
             out.append(check_failed_row(node, role, host, item["failed"]))
         else:
-            out.append(diagnose(node, role, host, item.get("answer")))
+            try:
+                out.append(diagnose(node, role, host, item.get("answer")))
+            except Exception as e:  # an answer nobody foresaw: that node's check failed, the others stand
+                out.append(check_failed_row(node, role, host, f"its answer could not be read ({type(e).__name__})"))
     return out
 
 

@@ -1,6 +1,6 @@
 // One round of `nodefleet status`: the probe results turned into rows, and the rows into the
 // table people read or the JSON monitoring reads.
-import { checkFailedRow, diagnose, unreachableRow, type NodeRow } from "./diagnose";
+import { diagnoseAll, type Asked, type NodeRow } from "./diagnose";
 import type { HostResult } from "./probe";
 import type { HostTarget } from "./targets";
 
@@ -16,28 +16,29 @@ export interface StatusReport {
 
 /** The rows of one round: host by host (the plan's order, by host name), each host's nodes in config order. */
 export function rows(targets: readonly HostTarget[], results: ReadonlyMap<string, HostResult>): NodeRow[] {
-    const out: NodeRow[] = [];
+    const asked: Asked[] = [];
     for (const t of targets) {
         const r = results.get(t.host) ?? { ok: false as const, reason: "not checked", seconds: 0 };
         for (const c of t.checks) {
+            const who = { node: c.node, role: c.role, host: t.host };
             if (!r.ok) {
-                out.push(unreachableRow(c.node, c.role, t.host, r.reason));
+                asked.push({ ...who, unreachable: r.reason });
                 continue;
             }
             const res = r.results[c.node];
-            if (res === undefined) out.push(checkFailedRow(c.node, c.role, t.host, "the host gave no result for it"));
-            else if ("timeout" in res) out.push(checkFailedRow(c.node, c.role, t.host, `its health check did not end within ${res.timeout} s`));
-            else if ("error" in res) out.push(checkFailedRow(c.node, c.role, t.host, `its health check could not run: ${res.error}`));
+            if (res === undefined) asked.push({ ...who, failed: "the host gave no result for it" });
+            else if ("timeout" in res) asked.push({ ...who, failed: `its health check did not end within ${res.timeout} s` });
+            else if ("error" in res) asked.push({ ...who, failed: `its health check could not run: ${res.error}` });
             else {
                 const answer = lastJson(res.stdout);
                 if (res.exit !== 0 || answer === null) {
                     const why = res.stderr.trim().split("\n").pop() || `exit ${res.exit}`;
-                    out.push(checkFailedRow(c.node, c.role, t.host, `${c.argv.slice(0, 3).join(" ")}… exited ${res.exit}${answer === null ? " without a JSON answer" : ""}: ${why.slice(0, 300)}`));
-                } else out.push(diagnose(c.node, c.role, t.host, answer));
+                    asked.push({ ...who, failed: `${c.argv.slice(0, 3).join(" ")}… exited ${res.exit}${answer === null ? " without a JSON answer" : ""}: ${why.slice(0, 300)}` });
+                } else asked.push({ ...who, answer });
             }
         }
     }
-    return out;
+    return diagnoseAll(asked);
 }
 
 /** The last line of a tool's stdout as a JSON object (the tools print progress lines first). */

@@ -1,13 +1,15 @@
-// The host's diagnosis table (hostfiles/nodefleet_health.py, what the health timer writes as
-// metrics) against status/diagnose.ts on answers of every shape: fast-check builds answers from the
-// fields each role's diagnosis reads, with values of the right type, the wrong type, null and
-// nothing, seeded; both must give the same row for each. The recorded answers are compared in
-// status.test.ts. What this cannot prove: the tools' real answers (the e2e tier reads them on VMs).
+// The diagnosis table (hostfiles/nodefleet_health.py: `nodefleet status` and the health timer
+// both run it) on answers of every shape: fast-check builds answers from the fields each role's
+// diagnosis reads, with values of the right type, the wrong type, null and nothing (seeded). No
+// answer breaks it; a stopped service is never healthy; every fault it names has an alert; the
+// metrics of the rows have each series once. The recorded answers' rows are in status.test.ts.
+// What this cannot prove: the tools' real answers (the e2e tier reads them on VMs).
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import * as fc from "fast-check";
-import { assertSameRows, type Asked } from "../support/health";
-import type { Role } from "../../status/diagnose";
+import { diagnoseAll, HEALTH_MODULE, type Asked, type NodeRow, type Role } from "../../status/diagnose";
+import { FAULTS } from "../../components/monitoring/faults";
 
 const SEED = 41;
 const json = fc.oneof(
@@ -38,16 +40,48 @@ const VALIDATOR = fields(["client", "services", "units", "executionError", "cons
 });
 
 function sample(role: Role, answers: fc.Arbitrary<unknown>, n: number): Asked[] {
-    return fc.sample(answers, { seed: SEED, numRuns: n }).map((answer, i) => ({ node: `${role}-${i}`, role, host: "h", answer }));
+    // Through JSON, as answers reach the table (status parses the host's stdout).
+    return JSON.parse(JSON.stringify(fc.sample(answers, { seed: SEED, numRuns: n }).map((answer, i) => ({ node: `${role}-${i}`, role, host: "h", answer })))) as Asked[];
 }
 
-describe("health: the host's diagnosis table agrees with status's on answers of every shape", () => {
-    it("storage, sequencer and validator answers (seeded), between them reaching most faults", () => {
-        const faults = assertSameRows([
-            ...sample("storage", fields(STORAGE), 400),
-            ...sample("sequencer", fields(SEQUENCER), 400),
-            ...sample("validator", VALIDATOR, 600),
-        ]);
+const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+describe("health: the diagnosis table on answers of every shape", () => {
+    const asked = [...sample("storage", fields(STORAGE), 400), ...sample("sequencer", fields(SEQUENCER), 400), ...sample("validator", VALIDATOR, 600)];
+    const rows: NodeRow[] = diagnoseAll(asked);
+
+    it("no answer breaks it, and between them the answers reach most faults", () => {
+        assert.equal(rows.length, asked.length);
+        for (const r of rows) assert.ok(!r.diagnoses.some((d) => /could not be read/.test(d.detail)), JSON.stringify(r));
+        const faults = new Set(rows.flatMap((r) => r.diagnoses.map((d) => d.fault)));
         assert.ok(faults.size >= 22, `the answers reached only ${faults.size} faults: ${[...faults].sort().join(", ")}`);
+    });
+
+    it("healthy means no diagnosis of severity error; a stopped service is never healthy", () => {
+        rows.forEach((r, i) => {
+            assert.equal(r.healthy, !r.diagnoses.some((d) => d.severity === "error"), JSON.stringify(r));
+            const a = obj((asked[i] as { answer: unknown }).answer);
+            if (r.role !== "validator" && a.active === false) assert.equal(r.healthy, false, JSON.stringify(a));
+            if (r.role === "validator") {
+                const units = obj(a.units);
+                const services = obj(a.services);
+                const el = a.client === "geth" || a.client === "reth" ? units[a.client] : undefined;
+                const watched = [el, units.consensus].filter((u): u is string => typeof u === "string");
+                if (watched.some((u) => services[u] !== "active")) assert.equal(r.healthy, false, JSON.stringify(a));
+            }
+        });
+    });
+
+    it("every fault it names has an alert (host-unreachable: NodefleetHostDown)", () => {
+        const codes = new Set([...FAULTS.map((f) => f.code), "host-unreachable"]);
+        for (const r of rows) for (const d of r.diagnoses) assert.ok(codes.has(d.fault), d.fault);
+    });
+
+    it("the metrics of all these rows name each series once", () => {
+        const out = spawnSync("python3", [HEALTH_MODULE, "metrics"], { input: JSON.stringify({ at: 0, rows: asked }), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+        assert.equal(out.status, 0, out.stderr);
+        const samples = out.stdout.split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.slice(0, l.lastIndexOf(" ")));
+        assert.ok(samples.length > 5000, `${samples.length} samples`);
+        assert.equal(new Set(samples).size, samples.length);
     });
 });

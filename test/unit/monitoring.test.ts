@@ -11,7 +11,7 @@ import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../.
 import { renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
 import { golden } from "../support/golden";
 import { spawnSync } from "node:child_process";
-import { HEALTH_PY } from "../support/health";
+import { HEALTH_MODULE } from "../../status/diagnose";
 import { secretSource } from "../support/fixtures";
 import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
 
@@ -118,8 +118,9 @@ describe("monitoring: the config section", () => {
 
 describe("monitoring: the alert rules", () => {
     it("one alert per diagnosis code of nodefleet status (host-unreachable is NodefleetHostDown: no host writes its own)", () => {
-        const source = fs.readFileSync(path.join(ROOT, "status", "diagnose.ts"), "utf8");
-        const codes = new Set([...source.matchAll(/fault: "([a-z0-9-]+)"/g)].map((m) => m[1]!));
+        const source = fs.readFileSync(HEALTH_MODULE, "utf8");
+        const codes = new Set([...source.matchAll(/diag\("([a-z0-9-]+)"/g)].map((m) => m[1]!));
+        assert.ok(codes.size >= 25, `${codes.size} codes`);
         codes.delete("host-unreachable");
         assert.deepEqual(FAULTS.map((f) => f.code).sort(), [...codes].sort());
         const rules = alertRules(CTX);
@@ -140,7 +141,7 @@ describe("monitoring: the alert rules", () => {
     });
 
     it("every nodefleet_* metric a rule reads is one the health module writes, with the labels the rule matches", () => {
-        const catalogue = JSON.parse(spawnSync("python3", [HEALTH_PY, "catalogue"], { encoding: "utf8" }).stdout) as Record<string, { labels: string[] | null }>;
+        const catalogue = JSON.parse(spawnSync("python3", [HEALTH_MODULE, "catalogue"], { encoding: "utf8" }).stdout) as Record<string, { labels: string[] | null }>;
         const read = alertRules(CTX).flatMap((r) => [...r.expr.matchAll(/\b(nodefleet_[a-z_]+)(\{([^}]*)\})?/g)].map((m) => ({ alert: r.alert, metric: m[1]!, labels: [...(m[3] ?? "").matchAll(/([a-z_]+)\s*(=~|!=|=)/g)].map((l) => l[1]!) })));
         assert.ok(read.length >= FAULTS.length + 3, `${read.length} metrics read`);
         for (const { alert, metric, labels } of read) {
