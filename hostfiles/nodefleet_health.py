@@ -11,13 +11,19 @@ is facts unknown, never a crash or a false "healthy".
                                           stdout: {"rows": [row, ...]}
     python3 nodefleet_health.py metrics   stdin: the same, and "at" (Unix time); stdout: the rows as textfile metrics
     python3 nodefleet_health.py catalogue the metrics it writes: {name: {help, labels}}
+    python3 nodefleet_health.py collect CHECKS OUT
+        the health timer: runs every node's health command of CHECKS ({host, timeout, checks:
+        [{node, role, argv}]}) at once and writes their rows as metrics to OUT, replaced whole
 """
 import decimal
 import json
 import math
 import os
 import re
+import subprocess
 import sys
+import threading
+import time
 
 SYNCED_WITHIN = 5  # storage: synced means fewer than this many blocks behind the head (seed 8)
 INCREASING_OVER_SECONDS = 10  # storage: a height that did not grow over at least this long is "not increasing"
@@ -330,11 +336,46 @@ def switch_progress(a):
     return {"mode": mode, "stepsDone": len(steps), "steps": total, "lastStep": steps[-1] if steps else None, "complete": m.get("complete") is True, "running": running}
 
 
+def _no_constants(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def last_json(stdout):
+    """The last line of a tool's stdout as a JSON object (the tools print progress lines first), else None."""
+    lines = stdout.strip().split("\n")
+    try:
+        value = json.loads(lines[-1], parse_constant=_no_constants)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def from_result(argv, result):
+    """What one run of a health check gave: ("answer", the tool's JSON) or ("failed", why there is none).
+    `result` is {exit, stdout, stderr} | {timeout} | {error}, or None when the host gave none."""
+    if not isinstance(result, dict):
+        return "failed", "the host gave no result for it"
+    if "timeout" in result:
+        return "failed", f"its health check did not end within {js(result['timeout'])} s"
+    if "error" in result:
+        return "failed", f"its health check could not run: {js(result['error'])}"
+    answer = last_json(str(result.get("stdout", "")))
+    code = result.get("exit")
+    if code != 0 or answer is None:
+        why = str(result.get("stderr", "")).strip().split("\n")[-1] or f"exit {js(code)}"
+        return "failed", f"{' '.join(argv[:3])}… exited {js(code)}{' without a JSON answer' if answer is None else ''}: {why[:300]}"
+    return "answer", answer
+
+
 def rows(items):
-    """One row per item: {node, role, host} with `answer`, or `failed` (why the check gave none), or `unreachable`."""
+    """One row per item: {node, role, host} with `answer`, `failed` (why the check gave none),
+    `unreachable`, or `result` (a run of the check, with its `argv`)."""
     out = []
     for item in items:
         node, role, host = item["node"], item["role"], item["host"]
+        if "result" in item:
+            kind, value = from_result([str(a) for a in item.get("argv", [])], item["result"])
+            item = {"node": node, kind: value}
         if "unreachable" in item:
             out.append(unreachable_row(node, role, host, item["unreachable"]))
         elif "failed" in item:
@@ -448,7 +489,46 @@ def metrics(row_list, at):
     return "\n".join(out) + "\n"
 
 
+def run_check(check, timeout):
+    """One run of a node's health command (an argv, no shell), as status/runner.py reports it."""
+    t0 = time.monotonic()
+    try:
+        done = subprocess.run(check["argv"], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return {"exit": done.returncode, "stdout": done.stdout[-65536:], "stderr": done.stderr[-4096:], "seconds": round(time.monotonic() - t0, 2)}
+    except subprocess.TimeoutExpired:
+        return {"timeout": timeout}
+    except OSError as e:
+        return {"error": f"{check['argv'][0]}: {e.strerror or e}"}
+
+
+def collect(checks_file, out_file):
+    """The health timer's run: every node's health command on this host at once, their rows written
+    as textfile metrics. The file is replaced whole (node_exporter never reads half of it)."""
+    with open(checks_file, encoding="utf-8") as f:
+        spec = json.load(f)
+    timeout = spec.get("timeout", 20)
+    results = {}
+    threads = [threading.Thread(target=lambda c=c: results.__setitem__(c["node"], run_check(c, timeout))) for c in spec["checks"]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    items = [{"node": c["node"], "role": c["role"], "host": spec["host"], "argv": c["argv"], "result": results.get(c["node"])} for c in spec["checks"]]
+    found = rows(items)
+    text = metrics(found, round(time.time(), 3))
+    tmp = f"{out_file}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, out_file)
+    unhealthy = [r["node"] for r in found if not r["healthy"]]
+    print(f"{len(found)} nodes, {len(unhealthy)} unhealthy{': ' + ', '.join(unhealthy) if unhealthy else ''}")
+    return 0
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "collect":
+        return collect(argv[2], argv[3])
     if len(argv) != 2 or argv[1] not in ("rows", "metrics", "catalogue"):
         sys.stderr.write(__doc__)
         return 2

@@ -72,8 +72,14 @@ export interface NodeRow {
     readonly healthy: boolean;
 }
 
-/** One node to row: its health tool's answer, or why the check gave none. */
-export type Asked = { readonly node: string; readonly role: Role; readonly host: string } & ({ readonly answer: unknown } | { readonly failed: string } | { readonly unreachable: string });
+/** One node to row: its health tool's answer, a run of it, or why the check gave none. */
+export type Asked = { readonly node: string; readonly role: Role; readonly host: string } & (
+    | { readonly answer: unknown }
+    | { readonly failed: string }
+    | { readonly unreachable: string }
+    /** A run of the node's health check on its host (status/runner.py's result; null: none came back). */
+    | { readonly argv: readonly string[]; readonly result: unknown }
+);
 
 export const HEALTH_MODULE = path.join(HOSTFILES_DIR, "nodefleet_health.py");
 

@@ -25,31 +25,11 @@ export function rows(targets: readonly HostTarget[], results: ReadonlyMap<string
                 asked.push({ ...who, unreachable: r.reason });
                 continue;
             }
-            const res = r.results[c.node];
-            if (res === undefined) asked.push({ ...who, failed: "the host gave no result for it" });
-            else if ("timeout" in res) asked.push({ ...who, failed: `its health check did not end within ${res.timeout} s` });
-            else if ("error" in res) asked.push({ ...who, failed: `its health check could not run: ${res.error}` });
-            else {
-                const answer = lastJson(res.stdout);
-                if (res.exit !== 0 || answer === null) {
-                    const why = res.stderr.trim().split("\n").pop() || `exit ${res.exit}`;
-                    asked.push({ ...who, failed: `${c.argv.slice(0, 3).join(" ")}… exited ${res.exit}${answer === null ? " without a JSON answer" : ""}: ${why.slice(0, 300)}` });
-                } else asked.push({ ...who, answer });
-            }
+            // What the check's run gave, read by the one diagnosis table (nodefleet_health.py): its answer, or why there is none.
+            asked.push({ ...who, argv: c.argv, result: r.results[c.node] ?? null });
         }
     }
     return diagnoseAll(asked);
-}
-
-/** The last line of a tool's stdout as a JSON object (the tools print progress lines first). */
-function lastJson(stdout: string): Record<string, unknown> | null {
-    const line = stdout.trim().split("\n").pop() ?? "";
-    try {
-        const v = JSON.parse(line) as unknown;
-        return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-    } catch {
-        return null;
-    }
 }
 
 export function report(stack: string, targets: readonly HostTarget[], results: ReadonlyMap<string, HostResult>, at = new Date()): StatusReport {

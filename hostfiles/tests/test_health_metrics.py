@@ -97,5 +97,44 @@ class Metrics(unittest.TestCase):
         self.assertIsNone(catalogue["nodefleet_health_last_run_timestamp_seconds"]["labels"])
 
 
+class Collect(unittest.TestCase):
+    """The health timer's run, with stand-in health commands: one answers, one fails, one hangs."""
+
+    def test_every_check_at_once_each_in_its_time_its_rows_written_whole(self):
+        import tempfile
+        import time
+        d = tempfile.mkdtemp()
+        answer = json.dumps(answers("storage")["healthy"])
+        checks = {"host": "dev-1", "timeout": 2, "checks": [
+            {"node": "storage-1", "role": "storage", "argv": [sys.executable, "-c", f"print('progress'); print({answer!r})"]},
+            {"node": "storage-2", "role": "storage", "argv": [sys.executable, "-c", "import sys; sys.exit('zgs-health: no such node')"]},
+            {"node": "storage-3", "role": "storage", "argv": [sys.executable, "-c", "import time; time.sleep(30)"]},
+            {"node": "storage-4", "role": "storage", "argv": ["/nonexistent/health-tool"]},
+        ]}
+        with open(os.path.join(d, "checks.json"), "w") as f:
+            json.dump(checks, f)
+        out = os.path.join(d, "nodefleet.prom")
+        t0 = time.monotonic()
+        done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "nodefleet_health.py"), "collect", os.path.join(d, "checks.json"), out], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertLess(time.monotonic() - t0, 10, "the hung check is cut at its time limit")
+        self.assertEqual(done.stdout.strip(), "4 nodes, 3 unhealthy: storage-2, storage-3, storage-4")
+        with open(out) as f:
+            got = series(f.read())
+        self.assertEqual(got['nodefleet_node_healthy{node="storage-1",role="storage"}'], "1")
+        for node in ("storage-2", "storage-3", "storage-4"):
+            self.assertEqual(got[f'nodefleet_diagnosis{{node="{node}",role="storage",code="check-failed",severity="error"}}'], "1")
+            self.assertEqual(got[f'nodefleet_node_check_ok{{node="{node}",role="storage"}}'], "0")
+        self.assertEqual(oct(os.stat(out).st_mode & 0o777), "0o644")
+        self.assertEqual([f for f in os.listdir(d) if f.endswith(".tmp")], [])
+
+    def test_a_failed_run_names_why_as_status_does(self):
+        self.assertEqual(health.from_result(["python3", "/x/zgs-health.py", "s-1", "more"], {"exit": 1, "stdout": "", "stderr": "line\nTraceback: boom\n"}), ("failed", "python3 /x/zgs-health.py s-1… exited 1 without a JSON answer: Traceback: boom"))
+        self.assertEqual(health.from_result([], {"timeout": 24}), ("failed", "its health check did not end within 24 s"))
+        self.assertEqual(health.from_result([], None), ("failed", "the host gave no result for it"))
+        self.assertEqual(health.from_result(["a"], {"exit": 0, "stdout": "NaN", "stderr": ""})[0], "failed", "NaN is not JSON")
+        self.assertEqual(health.from_result(["a"], {"exit": 0, "stdout": "x\n{\"active\": true}\n", "stderr": ""}), ("answer", {"active": True}))
+
+
 if __name__ == "__main__":
     unittest.main()
