@@ -1,12 +1,12 @@
 // What `nodefleet status` checks: per host, how to reach it (from the stack's config and, for cloud
 // hosts, its `hosts` output) and the health command of each node on it. Pure: the config and the
 // outputs come in as the Automation API reads them.
-import * as path from "node:path";
 import { FleetConfigError, parseFleet, type FleetPlan } from "../components/config/fleet";
-import type { HostSpec, NodeSpec } from "../components/config/schema";
-import { HOST_LIB } from "../components/hosts/scripts";
-import { validatorPaths } from "../components/roles/validator";
+import type { HostSpec } from "../components/config/schema";
+import { checkArgv } from "../components/monitoring/checks";
 import type { Role } from "./diagnose";
+
+export { checkArgv };
 
 /** A config value as `pulumi config --json` gives it (a secret's value only with --show-secrets). */
 export interface ConfigValue {
@@ -66,18 +66,6 @@ export class StatusInputError extends Error {
     constructor(message: string) {
         super(message);
         this.name = "StatusInputError";
-    }
-}
-
-/** The read-only health command of a node's host tool. */
-export function checkArgv(node: NodeSpec): readonly string[] {
-    switch (node.role) {
-        case "storage":
-            return ["python3", `${HOST_LIB}/zgs-health.py`, node.name];
-        case "sequencer":
-            return ["python3", `${HOST_LIB}/aztec-health.py`, node.name];
-        case "validator":
-            return ["python3", "-S", `${HOST_LIB}/zg-validator.py`, path.posix.join(validatorPaths(node, "/").etcDir, "validator.json"), "status"];
     }
 }
 

@@ -15,6 +15,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
+import { renderAgentFiles } from "../../components/monitoring/agent";
 import { RULES_FILE, RULES_SUBDIR, renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
 import { secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
@@ -126,6 +127,41 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         } finally {
             exporter.kill();
         }
+    });
+
+    it("node_exporter 1.5 takes the drop-in's flags (its collectors, the unit filter, the textfile directory); a misspelt flag stops it", async () => {
+        const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+        const plan = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).hosts[0]!;
+        const execStart = renderAgentFiles(plan, m).dropIn.split("\n").filter((l) => l.startsWith("ExecStart=/"))[0]!;
+        // systemd's words: plain, or double-quoted (the drop-in quotes nothing that needs an escape).
+        assert.doesNotMatch(execStart, /\\/);
+        const words = [...execStart.slice("ExecStart=".length).matchAll(/"([^"]*)"|(\S+)/g)].map((w) => w[1] ?? w[2]!);
+        assert.equal(words[0], "/usr/bin/prometheus-node-exporter");
+        const port = 19600 + (process.pid % 300);
+        const textDir = fs.mkdtempSync(path.join(dir, "textfile-"));
+        const args = words.slice(1).map((w) => w.replace(/^--web\.listen-address=.*/, `--web.listen-address=127.0.0.1:${port}`).replace(/^--collector\.textfile\.directory=.*/, `--collector.textfile.directory=${textDir}`));
+        assert.equal(args.filter((a) => a.startsWith("--web.listen-address=") || a.startsWith("--collector.textfile.directory=")).length, 2);
+        const exporter = spawn(path.join(bin, "prometheus-node-exporter"), args, { stdio: ["ignore", "ignore", "pipe"] });
+        let log = "";
+        exporter.stderr!.on("data", (b: Buffer) => (log += b.toString()));
+        try {
+            let served = "";
+            for (let i = 0; i < 100 && served === ""; i++) {
+                try {
+                    served = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+                } catch {
+                    await new Promise((r) => setTimeout(r, 100));
+                }
+            }
+            assert.match(served, /^node_scrape_collector_success\{collector="textfile"\} 1$/m, log);
+            assert.match(served, /^node_scrape_collector_success\{collector="systemd"\} [01]$/m, "the systemd collector is on (it needs systemd's D-Bus: on a host, not here)");
+            assert.match(log, /unit-include|Parsed flag --collector\.systemd\.unit-include/i);
+        } finally {
+            exporter.kill();
+        }
+        const bad = spawnSync(path.join(bin, "prometheus-node-exporter"), [...args.filter((a) => !a.startsWith("--collector.systemd.unit-include")), "--collector.systemd.unit-includ=x"], { encoding: "utf8", timeout: 30_000 });
+        assert.notEqual(bad.status, 0);
+        assert.match(bad.stderr, /unknown long flag '--collector\.systemd\.unit-includ'/);
     });
 
     it("amtool checks alertmanager.yml with a receiver of each kind; a misspelt key fails; alerts route by severity", () => {

@@ -9,7 +9,9 @@ import { FleetConfigError, parseFleet } from "../../components/config/fleet";
 import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
-import { golden } from "../support/golden";
+import { golden, verifyUnits } from "../support/golden";
+import { renderAgentFiles } from "../../components/monitoring/agent";
+import { checkArgv } from "../../components/monitoring/checks";
 import { spawnSync } from "node:child_process";
 import { HEALTH_MODULE } from "../../status/diagnose";
 import { secretSource } from "../support/fixtures";
@@ -177,6 +179,24 @@ describe("monitoring: the docs", () => {
         const docs = fs.readFileSync(path.join(ROOT, "docs", "monitoring.md"), "utf8");
         const rows = [...docs.matchAll(/^\| `(Nodefleet[A-Za-z0-9]+)` \| (?:`([a-z0-9-]+)`|—) \| (error|warning) \| ([0-9]+[mh]) \|/gm)].map((m) => [m[1], m[2] ?? null, m[3], m[4]]);
         assert.deepEqual(rows, alertRules(CTX).map((r) => [r.alert, r.code ?? null, r.severity, r.for]));
+    });
+});
+
+describe("monitoring: what every host runs (node_exporter's drop-in, the health timer)", () => {
+    const plan = () => parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).hosts.find((h) => h.name === "h-validator")!;
+
+    it("the health timer runs every healthIntervalSeconds; its checks are status's health commands; node_exporter reports nodefleet's units (golden, systemd-analyze verify)", () => {
+        const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+        const files = renderAgentFiles(plan(), { ...m, healthIntervalSeconds: 45 });
+        assert.match(files.timer, /^OnUnitActiveSec=45s$/m);
+        assert.deepEqual(JSON.parse(files.checks).checks.map((c: { argv: string[] }) => c.argv), plan().nodes.map((n) => [...checkArgv(n)]));
+        assert.match(files.dropIn, /^ExecStart=\/usr\/bin\/prometheus-node-exporter --web\.listen-address=0\.0\.0\.0:9100 --collector\.systemd "--collector\.systemd\.unit-include=\(zgs\|aztec\|0gchaind\|geth\|reth\|nodefleet\)-\.\+\[\.\]\(service\|timer\)" --collector\.textfile\.directory=\/var\/lib\/prometheus\/node-exporter$/m);
+        golden("monitoring/node-exporter.conf", files.dropIn);
+        golden("monitoring/nodefleet-health.service", files.service);
+        golden("monitoring/nodefleet-health.timer", files.timer);
+        golden("monitoring/health-checks.json", files.checks);
+        // The drop-in's [Service] checked as a unit's (a drop-in alone is not a unit to verify).
+        verifyUnits({ "nodefleet-health.service": files.service, "nodefleet-health.timer": files.timer, "node-exporter-dropin.service": `[Unit]\nDescription=drop-in check\n${files.dropIn}` }, /prometheus-node-exporter|python3/);
     });
 });
 
