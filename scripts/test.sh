@@ -6,7 +6,8 @@
 #         contract tests of the sequencer's rendered files against the real Aztec CLI (installed once)
 #         and of the reth unit against the real reth, of the storage node's config.toml against the
 #         real zgs_node, of the consensus unit and app.toml against the real beacond (prebuilt
-#         artifacts, or built once from upstream source, cached)
+#         artifacts, or built once from upstream source, cached), of the monitoring files against
+#         Debian's promtool, amtool and node_exporter
 #   e2e   real geth driven by the simulators (export/trim/import); real beacond driving real geth
 #         (the host tool's consensus pieces); the main job on local VMs:
 #         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy
