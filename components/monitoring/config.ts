@@ -37,13 +37,13 @@ export function renderPrometheusConfig(m: MonitoringSpec, stack: string, hosts: 
 export type SecretValues = Readonly<Record<string, string>>;
 
 function receiverConfig(r: ReceiverSpec, secrets: SecretValues): Record<string, unknown> {
-    const value = (key: string): string => {
+    const value = (key: string): Scalar => {
         const v = secrets[key];
         if (v === undefined) throw new Error(`unreachable: the secret of receiver ${r.name} was checked by parseFleet`);
         // Double-quoted whatever it holds: a token of digits and a colon is no number to YAML 1.1.
         const scalar = new Scalar(v.trim());
         scalar.type = Scalar.QUOTE_DOUBLE;
-        return scalar as unknown as string;
+        return scalar;
     };
     switch (r.kind) {
         case "webhook":
