@@ -97,13 +97,3 @@ export function diagnoseAll(items: readonly Asked[]): NodeRow[] {
 export function diagnose(node: string, role: Role, host: string, answer: Record<string, unknown>): NodeRow {
     return diagnoseAll([{ node, role, host, answer }])[0]!;
 }
-
-/** The row of a node whose host did not answer (SSH failed or timed out). */
-export function unreachableRow(node: string, role: Role, host: string, why: string): NodeRow {
-    return diagnoseAll([{ node, role, host, unreachable: why }])[0]!;
-}
-
-/** The row of a node whose health tool did not give an answer (missing, failed, not JSON). */
-export function checkFailedRow(node: string, role: Role, host: string, why: string): NodeRow {
-    return diagnoseAll([{ node, role, host, failed: why }])[0]!;
-}
