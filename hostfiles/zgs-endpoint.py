@@ -41,8 +41,11 @@ def healthy(url):
         return False
 
 
-def record(spec):
-    """The drift record of config.toml as written (its digest, mode, owner; never its content)."""
+def record(spec, text):
+    """The drift record of config.toml as written (its digest, mode, owner; never its content).
+
+    The digest is of `text`, what this run found or wrote, not of the file read again: a hand edit
+    made after this run compared the file (while it asked the endpoints) stays drift."""
     directory = spec.get("driftRecord")
     if not directory:
         return
@@ -50,8 +53,7 @@ def record(spec):
     import hashlib
     import pwd
     st = os.stat(spec["config"])
-    with open(spec["config"], "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+    digest = hashlib.sha256(text.encode()).hexdigest()
     owner = f"{pwd.getpwuid(st.st_uid).pw_name}:{grp.getgrgid(st.st_gid).gr_name}"
     os.makedirs(directory, mode=0o700, exist_ok=True)
     tmp = os.path.join(directory, ".f.config.new")
@@ -97,7 +99,7 @@ def main(argv):
         # A JSON string is a TOML basic string; the key is 64 hex digits (checked above).
         text = f.read().replace(PLACEHOLDER, json.dumps(chosen)).replace(KEY_PLACEHOLDER, json.dumps(key))
     if current == text:
-        record(spec)
+        record(spec, text)
         return 0 if answered else 2
     # The endpoint may carry an API key: the file is the node's user's alone (the owner of its run directory).
     tmp = spec["config"] + ".new"
@@ -108,7 +110,7 @@ def main(argv):
         os.fchown(f.fileno(), owner.st_uid, owner.st_gid)
         f.write(text)
     os.replace(tmp, spec["config"])
-    record(spec)
+    record(spec, text)
     print(f"zgs-endpoint {node}: config.toml written, blockchain_rpc_endpoint = {url_label(chosen)}")
     if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
         subprocess.run(["systemctl", "restart", spec["service"]], check=True)

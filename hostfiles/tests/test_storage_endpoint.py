@@ -96,6 +96,28 @@ class StorageEndpointKey(unittest.TestCase):
         self.assertIn("no candidate answers eth_blockNumber", said)
         self.assertEqual(self.config(), {"blockchain_rpc_endpoint": self.good, "miner_key": new})
 
+    def test_the_drift_record_holds_the_digest_of_what_it_rendered(self):
+        import hashlib
+        self.spec["driftRecord"] = os.path.join(self.dir, "drift")
+        with open(os.path.join(self.etc, "storage.json"), "w") as f:
+            json.dump(self.spec, f)
+        self.urls(self.good)
+        self.key(KEY)
+        self.assertEqual(self.run_tool()[0], 10)
+        with open(self.spec["config"], "rb") as f:
+            written = f.read()
+        with open(os.path.join(self.spec["driftRecord"], "f.config")) as f:
+            kind, path, digest, mode_owner = f.read().rstrip("\n").split("\t")
+        self.assertEqual((kind, path, digest), ("file", self.spec["config"], hashlib.sha256(written).hexdigest()))
+        self.assertTrue(mode_owner.startswith("600 "), mode_owner)
+        self.assertNotIn(KEY, open(os.path.join(self.spec["driftRecord"], "f.config")).read())
+        # A hand edit is put back on the next run, and the record still names the rendered file.
+        with open(self.spec["config"], "a") as f:
+            f.write("# edited by hand\n")
+        self.assertEqual(self.run_tool()[0], 10)
+        with open(os.path.join(self.spec["driftRecord"], "f.config")) as f:
+            self.assertEqual(f.read().split("\t")[2], hashlib.sha256(written).hexdigest())
+
 
 if __name__ == "__main__":
     unittest.main()
