@@ -128,7 +128,7 @@ put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
 }
 NODEFLEET_EOF
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root da407b39003122ca818a22a1800ab38519ffb0333872d987048aa9972b1fa8dc
-put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root bd843f2709e40488394aecabe3e764998050df01ca305df1d338d1867b385698
+put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root be8408d55846cca18faeb3ba90b63cf08880e30f42e58c8f1897c3eef003d888
 put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 5d7ec5040448085d40d26d7e9a98dd46200be087b4eba3804c83891e27e0ed06
 put /etc/systemd/system/zgs-storage-1.service 0644 root:root <<'NODEFLEET_EOF'
 # 0G storage node storage-1, rendered by nodefleet.
