@@ -26,9 +26,12 @@ const PREVIOUS = "0cca963";
  * consensus daemon), so configure runs `setup` again, which restarts 0gchaind for its changed unit,
  * and health, whose triggers hold configure's digest, reads the node again. Neither has a delete
  * command: the old steps' removal runs nothing. (From 85c6ebb the key steps were replaced once
- * too, their script having changed form.)
+ * too, their script having changed form.) The storage node's configure and health steps are replaced
+ * once as well: zgs-endpoint.py changed (its drift record now holds the digest of what it compared),
+ * and configure names each tool's digest. Configure puts the new tool and asks the endpoints again
+ * (config.toml unchanged: nothing restarts; a new tool alone restarts no node since this version).
  */
-const STEPS_REPLACED = ["fleet-validator-1-configure", "fleet-validator-1-health"];
+const STEPS_REPLACED = ["fleet-storage-1-configure", "fleet-storage-1-health", "fleet-validator-1-configure", "fleet-validator-1-health"];
 /** The program's files: what `git archive` takes from the previous version. */
 const PROGRAM = ["index.ts", "components", "templates", "hostfiles"];
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");

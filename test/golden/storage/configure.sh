@@ -84,6 +84,11 @@ install -d -o "$operator" -g "$operator" -m 0750 "$data/run" "$data/log" "$data/
 install -d -m 0755 /etc/nodefleet /usr/local/lib/nodefleet
 install -d -m 0700 /etc/nodefleet/storage-1
 
+put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root da407b39003122ca818a22a1800ab38519ffb0333872d987048aa9972b1fa8dc
+put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root be8408d55846cca18faeb3ba90b63cf08880e30f42e58c8f1897c3eef003d888
+put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 5d7ec5040448085d40d26d7e9a98dd46200be087b4eba3804c83891e27e0ed06
+# nodefleet's tools are not read by the node: a new version of one restarts nothing.
+changed=""
 put /data/storage-1/run/config.toml.nodefleet 0644 root:root <<'NODEFLEET_EOF'
 # 0G storage node storage-1: config.toml rendered by nodefleet from the fleet config; edits are
 # replaced. blockchain_rpc_endpoint is filled in on the host by zgs-endpoint with the first
@@ -127,9 +132,6 @@ put /etc/nodefleet/storage-1/storage.json 0644 root:root <<'NODEFLEET_EOF'
   "driftRecord": "/var/lib/nodefleet/drift/storage-1.configure+endpoint"
 }
 NODEFLEET_EOF
-put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root da407b39003122ca818a22a1800ab38519ffb0333872d987048aa9972b1fa8dc
-put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root be8408d55846cca18faeb3ba90b63cf08880e30f42e58c8f1897c3eef003d888
-put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 5d7ec5040448085d40d26d7e9a98dd46200be087b4eba3804c83891e27e0ed06
 put /etc/systemd/system/zgs-storage-1.service 0644 root:root <<'NODEFLEET_EOF'
 # 0G storage node storage-1, rendered by nodefleet.
 [Unit]
