@@ -13,6 +13,9 @@ import { validatorHandover, ValidatorNode, type Handover } from "./roles/validat
 import { resolveUrls } from "./roles/urls";
 import { dropResourceStackTraces, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "./hosts/drift";
+import { receiverSecrets } from "./config/monitoring";
+import { agentSteps, serverSteps, watchedMounts } from "./monitoring/install";
+import type { ScrapeHost } from "./monitoring/config";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -51,6 +54,8 @@ export class Fleet extends pulumi.ComponentResource {
     private driftProvider?: pulumi.ProviderResource;
     /** The hcloud provider of the Hetzner hosts (one, made with the first). */
     private hcloud?: pulumi.ProviderResource;
+    /** The monitoring host's agent step (its server's steps follow it). */
+    private monitoringAgent?: pulumi.Resource;
 
     /**
      * `previousHosts`: per validator, the host it ran on after the last `up` (the stack output
@@ -66,6 +71,7 @@ export class Fleet extends pulumi.ComponentResource {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
         }
+        withoutPromiseTraces(() => fleet.addMonitoringServer(name, args));
         fleet.registerOutputs({ summary: fleet.summary, health: fleet.health, registration: fleet.registration, validatorSwitch: fleet.validatorSwitch });
         return fleet;
     }
@@ -113,7 +119,31 @@ export class Fleet extends pulumi.ComponentResource {
                     assertNever(node);
             }
         }
+        if (plan.monitoring !== undefined) {
+            const agent = agentSteps(`${name}-${plan.name}`, plan, plan.monitoring.spec, host, user, this);
+            // The monitoring host's bundle stays open for the server's step, made once every host is.
+            if (plan.monitoring.isMonitoringHost) {
+                this.monitoringAgent = agent;
+                return;
+            }
+        }
         // Every step of the host has put its script in the bundle: its copy step can be made.
+        host.tools.seal();
+    }
+
+    /** Prometheus and Alertmanager on the monitoring host, scraping every host: after all hosts are built. */
+    private addMonitoringServer(name: string, args: FleetArgs): void {
+        const m = args.plan.spec.monitoring;
+        if (m === undefined) return;
+        const plan = args.plan.hosts.find((h) => h.name === m.host);
+        const host = this.hosts[m.host];
+        if (plan === undefined || host === undefined || this.monitoringAgent === undefined) throw new Error(`unreachable: the monitoring host ${m.host} was checked by parseFleet`);
+        const targets = pulumi.all(args.plan.hosts.map((h) => pulumi.all([h.name, h.monitoring?.scrapeAddress ?? this.hosts[h.name]!.publicAddress]).apply(([n, address]): ScrapeHost => ({ host: n, address }))));
+        const secrets = pulumi.all(Object.fromEntries(receiverSecrets(m).map((r) => [r.key, args.secret(r.key)])));
+        serverSteps(`${name}-${m.host}`, {
+            host, user: sshUser(plan.spec), monitoring: m, secrets, targets, after: this.monitoringAgent,
+            ctx: { stack: pulumi.getStack(), healthIntervalSeconds: m.healthIntervalSeconds, mounts: watchedMounts(Object.values(this.hosts)) },
+        }, this);
         host.tools.seal();
     }
 

@@ -1,5 +1,6 @@
 // The one port table every firewall is built from (AWS security groups, Hetzner
 // firewalls, nftables). Pure: (role, role settings, port prefix) -> ports.
+import type { HostMonitoring } from "./config/monitoring";
 import type { HostSpec, NodeSpec } from "./config/schema";
 
 export type Protocol = "tcp" | "udp";
@@ -110,10 +111,27 @@ export function sshdPort(host: HostSpec): number {
 }
 
 /**
- * Ingress rules for one host: SSH from the admin CIDRs, then every non-local port
- * of every node on it. Local ports never appear, whatever the config says.
+ * The monitoring ports a host opens: node_exporter's to the monitoring host's address alone; on the
+ * monitoring host, Prometheus's and Alertmanager's web ports to `webAllowedCidrs` when they listen
+ * on more than loopback (checkMonitoring: never the world).
  */
-export function ingressRules(host: HostSpec, nodes: readonly NodeSpec[]): IngressRule[] {
+export function monitoringRules(m: HostMonitoring | undefined): IngressRule[] {
+    if (m === undefined) return [];
+    const rules: IngressRule[] = [{ port: m.spec.nodeExporterPort, protocol: "tcp", sources: [`${m.monitoringSource}/32`], description: "node_exporter, for the monitoring host" }];
+    if (m.isMonitoringHost && m.spec.webAllowedCidrs.length > 0) {
+        rules.push(
+            { port: m.spec.prometheusPort, protocol: "tcp", sources: m.spec.webAllowedCidrs, description: "Prometheus web UI and API" },
+            { port: m.spec.alertmanagerPort, protocol: "tcp", sources: m.spec.webAllowedCidrs, description: "Alertmanager web UI and API" },
+        );
+    }
+    return rules;
+}
+
+/**
+ * Ingress rules for one host: SSH from the admin CIDRs, then every non-local port
+ * of every node on it, then the monitoring ports. Local ports never appear, whatever the config says.
+ */
+export function ingressRules(host: HostSpec, nodes: readonly NodeSpec[], monitoring?: HostMonitoring): IngressRule[] {
     const rules: IngressRule[] = [{ port: sshdPort(host), protocol: "tcp", sources: host.adminCidrs, description: "SSH from admin CIDRs" }];
     for (const node of nodes) {
         for (const p of rolePorts(node)) {
@@ -131,7 +149,7 @@ export function ingressRules(host: HostSpec, nodes: readonly NodeSpec[]): Ingres
             }
         }
     }
-    return rules;
+    return [...rules, ...monitoringRules(monitoring)];
 }
 
 export const WORLD_CIDRS = ["0.0.0.0/0", "::/0"] as const;

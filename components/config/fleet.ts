@@ -12,7 +12,7 @@ import { addressKey } from "../cidr";
 import * as v from "./validators";
 import { rolePorts, sshdPort } from "../ports";
 import { checkCloudHost } from "../hardware";
-import { checkMonitoring, receiverSecrets } from "./monitoring";
+import { checkMonitoring, hostMonitoring, receiverSecrets, type HostMonitoring } from "./monitoring";
 
 export interface SecretSource {
     /** The value of config key `nodefleet:<key>`, or undefined when unset. */
@@ -54,6 +54,8 @@ export interface HostPlan {
     readonly nodes: readonly NodeSpec[];
     /** The releases its nodes name, each once, in name order. */
     readonly releases: readonly ResolvedRelease[];
+    /** What it is to the monitoring stack, when the fleet has one. */
+    readonly monitoring?: HostMonitoring;
 }
 
 export interface FleetPlan {
@@ -423,7 +425,8 @@ function planHosts(spec: FleetSpec, releases: Map<string, ResolvedRelease>): Hos
     return Object.entries(spec.hosts).map(([name, hostSpec]) => {
         const nodes = spec.nodes.filter((n) => n.host === name);
         const names = [...new Set(nodes.flatMap((n) => (n.release === undefined ? [] : [n.release])))].sort();
-        return { name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])) };
+        const monitoring = hostMonitoring(spec.monitoring, spec.hosts, name);
+        return { name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])), ...(monitoring ? { monitoring } : {}) };
     });
 }
 
@@ -467,7 +470,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     checkSecrets(spec, secrets, issues, values);
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
-    checkMonitoring(spec.monitoring, spec.hosts, issues, warnings);
+    checkMonitoring(spec.monitoring, spec.hosts, issues);
     const releases = resolveReleases(spec, issues, warnings, options.releaseFilesRequired ?? true);
     const hosts = planHosts(spec, releases);
     checkHardware(spec, hosts, issues, warnings);

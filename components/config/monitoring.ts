@@ -52,6 +52,7 @@ export const receiver = z.discriminatedUnion(
 export type ReceiverSpec = z.infer<typeof receiver>;
 
 const duration = (what: string) => z.string().regex(/^[1-9][0-9]{0,5}(m|h|d|w)$/, `${what}: a whole number and a unit, m, h, d or w (15d, 12h)`);
+const shortDuration = (what: string) => z.string().regex(/^[1-9][0-9]{0,4}(s|m|h)$/, `${what}: a whole number and a unit, s, m or h (30s, 5m)`);
 
 export const monitoringSpec = z
     .strictObject({
@@ -67,6 +68,8 @@ export const monitoringSpec = z
         alertmanagerPort: port.default(MONITORING_PORTS.alertmanager).describe("Alertmanager's port on the monitoring host."),
         nodeExporterPort: port.default(MONITORING_PORTS.nodeExporter).describe("node_exporter's port on every host; open to the monitoring host only."),
         healthIntervalSeconds: z.number().int().min(10).max(600).default(30).describe("How often each host's health timer runs the nodes' health tools and writes their metrics."),
+        groupWait: shortDuration("groupWait").default("30s").describe("How long Alertmanager waits to gather a new group's first alerts before it notifies."),
+        groupInterval: shortDuration("groupInterval").default("5m").describe("How long Alertmanager waits before it notifies of a change in a group it has notified of (new alerts, resolved ones)."),
         repeatInterval: duration("repeatInterval").default("4h").describe("How often Alertmanager repeats a notification for an alert still firing."),
         receivers: z
             .array(receiver)
@@ -119,10 +122,40 @@ function unreachableFromOthers(address: string): boolean {
     return /^127\./.test(address) || address === "0.0.0.0" || address === "::1" || address === "localhost";
 }
 
+type HostAddresses = Readonly<Record<string, { kind: string; address?: string }>>;
+
+/** What one host of a monitored fleet is to the monitoring stack. */
+export interface HostMonitoring {
+    readonly spec: MonitoringSpec;
+    /** Whether this host runs Prometheus and Alertmanager. */
+    readonly isMonitoringHost: boolean;
+    /** The address the monitoring host scrapes this host at; undefined: a cloud host's public address, known once it exists. */
+    readonly scrapeAddress?: string;
+    /** The monitoring host's address as the hosts see it: the one source this host's firewall opens its metrics ports to. */
+    readonly monitoringSource: string;
+}
+
+/** The address the other hosts see a host at, where the config gives it: `monitoring.addresses`, else an existing host's IPv4 address. */
+function staticAddress(monitoring: MonitoringSpec, hosts: HostAddresses, name: string): string | undefined {
+    if (Object.hasOwn(monitoring.addresses, name)) return monitoring.addresses[name];
+    const host = hosts[name];
+    return host?.kind === "existing" && host.address !== undefined && v.ipv4Reason(host.address) === undefined && !unreachableFromOthers(host.address) ? host.address : undefined;
+}
+
+/**
+ * A host's part of the monitoring section. Undefined without a monitoring host address, which
+ * checkMonitoring reports (parseFleet returns no plan then).
+ */
+export function hostMonitoring(monitoring: MonitoringSpec | undefined, hosts: HostAddresses, name: string): HostMonitoring | undefined {
+    if (monitoring === undefined) return undefined;
+    const source = staticAddress(monitoring, hosts, monitoring.host);
+    if (source === undefined) return undefined;
+    return { spec: monitoring, isMonitoringHost: name === monitoring.host, scrapeAddress: staticAddress(monitoring, hosts, name), monitoringSource: source };
+}
+
 /** The cross-checks of the monitoring section against the rest of the fleet. */
-export function checkMonitoring(monitoring: MonitoringSpec | undefined, hosts: Readonly<Record<string, { kind: string; address?: string }>>, issues: string[], warnings: string[]): void {
+export function checkMonitoring(monitoring: MonitoringSpec | undefined, hosts: HostAddresses, issues: string[]): void {
     if (monitoring === undefined) return;
-    warnings.push("monitoring: checked, but this version of nodefleet does not install it on the hosts yet: the alert rules and the Prometheus and Alertmanager files it will install are described in docs/monitoring.md");
     const known = Object.keys(hosts);
     if (!Object.hasOwn(hosts, monitoring.host)) issues.push(`monitoring.host: no host named "${monitoring.host}" under hosts (known: ${known.join(", ") || "none"})`);
     for (const name of Object.keys(monitoring.addresses)) {
@@ -134,6 +167,10 @@ export function checkMonitoring(monitoring: MonitoringSpec | undefined, hosts: R
         if (v.ipv4Reason(address) !== undefined || unreachableFromOthers(address)) {
             issues.push(`monitoring.addresses.${name}: required: host ${name}'s address ${JSON.stringify(address)} is ${v.ipv4Reason(address) !== undefined ? "not an IPv4 address" : "one only this machine reaches it at"}; give the address the monitoring host scrapes it at (its firewall opens the metrics ports to the monitoring host's)`);
         }
+    }
+    const monitor = hosts[monitoring.host];
+    if (monitor !== undefined && monitor.kind !== "existing" && !Object.hasOwn(monitoring.addresses, monitoring.host)) {
+        issues.push(`monitoring.addresses.${monitoring.host}: required: the monitoring host is a ${monitor.kind} host, whose public address is known only once it exists, and every host's firewall opens its metrics ports to that address alone: give it a fixed address (an Elastic IP, a Hetzner primary IP) and name it here`);
     }
     const loopback = /^127\./.test(monitoring.listenAddress);
     if (!loopback && monitoring.webAllowedCidrs.length === 0) issues.push(`monitoring.webAllowedCidrs: required when listenAddress (${monitoring.listenAddress}) is not loopback: who may reach the web UIs`);

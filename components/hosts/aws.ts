@@ -57,7 +57,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         ).id;
 
         const sg = new aws.ec2.SecurityGroup(`${name}-sg`, { region, vpcId, description: `nodefleet host ${args.plan.name}`, tags }, child);
-        for (const rule of ingressRules(spec, nodes)) {
+        for (const rule of ingressRules(spec, nodes, args.plan.monitoring)) {
             for (const cidr of sourceCidrs(rule)) {
                 const v6 = cidr.includes(":");
                 new aws.vpc.SecurityGroupIngressRule(

@@ -6,6 +6,7 @@ import { Connection, remoteStep } from "./host";
 import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
 import { HostBundle, roleTools } from "./tools";
+import { monitoringTools } from "../monitoring/install";
 
 export interface BootstrapArgs {
     readonly plan: HostPlan;
@@ -38,7 +39,7 @@ export interface Bootstrapped {
  * holds at most two SSH connections at once (docs/development.md).
  */
 export function hostBundle(name: string, plan: HostPlan, connection: pulumi.Output<Connection>, parent: pulumi.Resource, after: readonly pulumi.Resource[]): HostBundle {
-    const tools = [...new Set(plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role));
+    const tools = [...[...new Set(plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role)), ...(plan.monitoring ? monitoringTools() : [])];
     const machine = pulumi.unsecret(connection.apply((c) => `${c.host}:${c.port ?? 22}`));
     return new HostBundle(`${name}-tools`, { connection, tools, machine, after }, { parent });
 }

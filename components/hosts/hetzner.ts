@@ -34,7 +34,7 @@ export interface HetznerHostArgs {
 
 /** Hetzner firewall rules from the port table, plus ICMP (path MTU discovery, ping). */
 export function hetznerFirewallRules(plan: HostPlan): hcloud.types.input.FirewallRule[] {
-    const rules: hcloud.types.input.FirewallRule[] = ingressRules(plan.spec, plan.nodes).map((r) => ({
+    const rules: hcloud.types.input.FirewallRule[] = ingressRules(plan.spec, plan.nodes, plan.monitoring).map((r) => ({
         direction: "in",
         protocol: r.protocol,
         port: String(r.port),

@@ -81,7 +81,7 @@ export interface FirewallScripts {
 }
 
 export function renderFirewallScripts(plan: HostPlan): FirewallScripts {
-    const ruleset = heredocSafe(renderNftRuleset(plan.name, ingressRules(plan.spec, plan.nodes)), "NODEFLEET_RULESET");
+    const ruleset = heredocSafe(renderNftRuleset(plan.name, ingressRules(plan.spec, plan.nodes, plan.monitoring)), "NODEFLEET_RULESET");
     const sha256 = crypto.createHash("sha256").update(ruleset).digest("hex");
     const common = { host: plan.name, dir: FIREWALL_DIR, pending: PENDING_PATH, revertUnit: REVERT_UNIT };
     return {

@@ -5,10 +5,18 @@
 import { Scalar, stringify } from "yaml";
 import type { MonitoringSpec, ReceiverSpec } from "../config/monitoring";
 
-/** Where the Debian packages read their configuration; the rule files beside prometheus.yml. */
-export const PROMETHEUS_DIR = "/etc/prometheus";
-export const RULES_SUBDIR = "nodefleet";
+/**
+ * nodefleet's own directory for the monitoring host's files: the packages' conffiles under
+ * /etc/prometheus are left alone (an upgrade would ask about them); nodefleet's drop-ins point the
+ * services here.
+ */
+export const CONFIG_DIR = "/etc/prometheus/nodefleet";
+export const PROMETHEUS_FILE = "prometheus.yml";
+export const ALERTMANAGER_FILE = "alertmanager.yml";
 export const RULES_FILE = "nodefleet.rules.yml";
+/** Prometheus's file-based discovery: the hosts to scrape, written by their own step (no reload). */
+export const TARGETS_DIR = "targets";
+export const NODE_TARGETS_FILE = "node.json";
 
 export interface ScrapeHost {
     readonly host: string;
@@ -16,21 +24,24 @@ export interface ScrapeHost {
     readonly address: string;
 }
 
-/** The monitoring host's prometheus.yml. */
-export function renderPrometheusConfig(m: MonitoringSpec, stack: string, hosts: readonly ScrapeHost[]): string {
+/** The monitoring host's prometheus.yml: its rule file and the node targets' file beside it. */
+export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string {
     const config = {
         global: { scrape_interval: "30s", scrape_timeout: "10s", evaluation_interval: "30s", external_labels: { fleet: stack } },
-        rule_files: [`${RULES_SUBDIR}/*.rules.yml`],
+        rule_files: [RULES_FILE],
         alerting: { alertmanagers: [{ static_configs: [{ targets: [`${m.listenAddress}:${m.alertmanagerPort}`] }] }] },
         scrape_configs: [
-            {
-                job_name: "node",
-                static_configs: [...hosts].sort((a, b) => a.host.localeCompare(b.host)).map((h) => ({ targets: [`${h.address}:${m.nodeExporterPort}`], labels: { host: h.host } })),
-            },
+            { job_name: "node", file_sd_configs: [{ files: [`${TARGETS_DIR}/${NODE_TARGETS_FILE}`] }] },
             { job_name: "prometheus", static_configs: [{ targets: [`${m.listenAddress}:${m.prometheusPort}`], labels: { host: m.host } }] },
         ],
     };
     return `# Written by nodefleet from the fleet's monitoring section: do not edit (the next pulumi up puts it back).\n${stringify(config, { lineWidth: 0 })}`;
+}
+
+/** The node job's targets (Prometheus file_sd JSON): node_exporter on every host, labelled with its name, in name order. */
+export function renderNodeTargets(m: MonitoringSpec, hosts: readonly ScrapeHost[]): string {
+    const groups = [...hosts].sort((a, b) => a.host.localeCompare(b.host)).map((h) => ({ targets: [`${h.address}:${m.nodeExporterPort}`], labels: { host: h.host } }));
+    return `${JSON.stringify(groups, null, 2)}\n`;
 }
 
 /** A receiver's secret value, by the config key that holds it. */
@@ -71,8 +82,8 @@ export function renderAlertmanagerConfig(m: MonitoringSpec, secrets: SecretValue
         route: {
             receiver: "nodefleet-none",
             group_by: ["alertname", "host", "node"],
-            group_wait: "30s",
-            group_interval: "5m",
+            group_wait: m.groupWait,
+            group_interval: m.groupInterval,
             repeat_interval: m.repeatInterval,
             routes: m.receivers.map((r) => ({ receiver: r.name, matchers: [`severity=~"${r.severities.join("|")}"`], continue: true })),
         },

@@ -79,7 +79,9 @@ function faultRule(f: (typeof FAULTS)[number]): AlertRule {
 
 /** The alerts that need a history, and the host's. */
 function historyRules(ctx: RuleContext): AlertRule[] {
-    const stale = 3 * ctx.healthIntervalSeconds;
+    // Three runs missed, plus what a healthy host's newest sample may lag by: a scrape (30 s) and an
+    // evaluation (30 s). Without that margin a host whose runs take half the interval looked stale.
+    const stale = 3 * ctx.healthIntervalSeconds + 60;
     const storage = { ...NODE, role: "storage" };
     const validator = { ...NODE, role: "validator" };
     const host = { host: NODE.host, instance: NODE.instance, job: "node" };

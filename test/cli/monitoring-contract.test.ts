@@ -16,7 +16,7 @@ import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAgentFiles } from "../../components/monitoring/agent";
-import { RULES_FILE, RULES_SUBDIR, renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
+import { NODE_TARGETS_FILE, RULES_FILE, TARGETS_DIR, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig } from "../../components/monitoring/config";
 import { secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
 import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
@@ -74,14 +74,21 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         assert.match(early.output, /NodefleetCatchingUp: for less than 10m: quiet/);
     });
 
-    it("promtool checks prometheus.yml with its rule files beside it; a misspelt key fails", () => {
+    it("promtool checks prometheus.yml with its rule file and the node targets' file beside it; a misspelt key fails, and so does a malformed target", () => {
         const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
-        write(path.join(RULES_SUBDIR, RULES_FILE), renderRules(CTX));
-        const text = renderPrometheusConfig(m, "prod", [{ host: "h-storage", address: "192.0.2.10" }]);
+        write(RULES_FILE, renderRules(CTX));
+        const targets = renderNodeTargets(m, [{ host: "h-storage", address: "192.0.2.10" }, { host: "h-validator", address: "192.0.2.12" }]);
+        write(path.join(TARGETS_DIR, NODE_TARGETS_FILE), targets);
+        const text = renderPrometheusConfig(m, "prod");
         write("prometheus.yml", text);
         const ok = run("promtool", ["check", "config", "prometheus.yml"]);
         assert.equal(ok.status, 0, ok.output);
         assert.match(ok.output, /SUCCESS: 1 rule files found/);
+        // promtool reads the discovery file too: a target that is no host:port is refused.
+        write(path.join(TARGETS_DIR, NODE_TARGETS_FILE), targets.replace("192.0.2.10:9100", "192.0.2.10:9100/metrics"));
+        const badTarget = run("promtool", ["check", "config", "prometheus.yml"]);
+        assert.notEqual(badTarget.status, 0, badTarget.output);
+        write(path.join(TARGETS_DIR, NODE_TARGETS_FILE), targets);
         write("prometheus.yml", text.replace("scrape_interval:", "scrape_intervall:"));
         const bad = run("promtool", ["check", "config", "prometheus.yml"]);
         assert.notEqual(bad.status, 0);

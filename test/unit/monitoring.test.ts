@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { FleetConfigError, parseFleet } from "../../components/config/fleet";
 import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
-import { renderAlertmanagerConfig, renderPrometheusConfig } from "../../components/monitoring/config";
+import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig } from "../../components/monitoring/config";
 import { golden, verifyUnits } from "../support/golden";
 import { renderAgentFiles } from "../../components/monitoring/agent";
 import { checkArgv } from "../../components/monitoring/checks";
@@ -204,11 +204,22 @@ describe("monitoring: the monitoring host's files", () => {
     const spec = () => parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
     const HOSTS = [{ host: "h-validator", address: "192.0.2.12" }, { host: "h-storage", address: "192.0.2.10" }, { host: "h-sequencer", address: "192.0.2.11" }];
 
-    it("prometheus.yml: a node_exporter target per host, labelled with its name, in name order; Alertmanager on loopback", () => {
-        const text = renderPrometheusConfig(spec(), "prod", HOSTS);
-        assert.match(text, /- targets:\n {10}- 192\.0\.2\.11:9100\n {8}labels:\n {10}host: h-sequencer/);
+    it("prometheus.yml: the rule file beside it, the node targets from their file, Alertmanager on loopback", () => {
+        const text = renderPrometheusConfig(spec(), "prod");
+        assert.match(text, /rule_files:\n {2}- nodefleet\.rules\.yml\n/);
+        assert.match(text, /file_sd_configs:\n {6}- files:\n {10}- targets\/node\.json\n/);
         assert.match(text, /- 127\.0\.0\.1:9093/);
         golden("monitoring/prometheus.yml", text);
+    });
+
+    it("the node targets: node_exporter on each host, labelled with its name, in name order", () => {
+        const text = renderNodeTargets(spec(), HOSTS);
+        assert.deepEqual(JSON.parse(text), [
+            { targets: ["192.0.2.11:9100"], labels: { host: "h-sequencer" } },
+            { targets: ["192.0.2.10:9100"], labels: { host: "h-storage" } },
+            { targets: ["192.0.2.12:9100"], labels: { host: "h-validator" } },
+        ]);
+        golden("monitoring/targets-node.json", text);
     });
 
     it("alertmanager.yml: a route per receiver by severity, the secrets double-quoted, host-level alerts silence their host's others", () => {

@@ -1,0 +1,176 @@
+// The monitoring stack on the hosts, as remote steps: on every host of a monitored fleet the agent
+// (Debian's prometheus-node-exporter and nodefleet's health timer); on the monitoring host Debian's
+// prometheus and prometheus-alertmanager with nodefleet's config, and the targets they scrape. Each
+// step records its files and units for the drift check, and a teardown step removes what it put on
+// `pulumi destroy`, or when the fleet's monitoring section goes.
+import * as pulumi from "@pulumi/pulumi";
+import type { HostPlan } from "../config/fleet";
+import type { MonitoringSpec } from "../config/monitoring";
+import { driftRecord } from "../hosts/drift";
+import { remoteStep, type Host } from "../hosts/host";
+import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
+import { hostTool, type HostTool } from "../hosts/tools";
+import { render } from "../render";
+import { HEALTH_CHECKS_FILE, HEALTH_SERVICE, HEALTH_TIMER, NODE_EXPORTER_DROPIN, renderAgentFiles, TEXTFILE_DIR } from "./agent";
+import { ALERTMANAGER_FILE, CONFIG_DIR, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";
+import { renderRules, type RuleContext } from "./rules";
+
+export const AGENT_PACKAGE = "prometheus-node-exporter";
+export const EXPORTER_SERVICE = "prometheus-node-exporter.service";
+export const SERVER_PACKAGES = ["prometheus", "prometheus-alertmanager"] as const;
+export const PROMETHEUS_SERVICE = "prometheus.service";
+export const ALERTMANAGER_SERVICE = "prometheus-alertmanager.service";
+export const PROMETHEUS_DROPIN = "/etc/systemd/system/prometheus.service.d/nodefleet.conf";
+export const ALERTMANAGER_DROPIN = "/etc/systemd/system/prometheus-alertmanager.service.d/nodefleet.conf";
+export const AGENT_DRIFT_GROUP = "monitoring.agent";
+export const SERVER_DRIFT_GROUP = "monitoring.server";
+export const TARGETS_DRIFT_GROUP = "monitoring.targets";
+/** The health timer's textfile (agent.ts writes it there). */
+const HEALTH_TEXTFILE = "nodefleet.prom";
+
+/** The tools the health timer runs: the one diagnosis table and the switch's step list it reads. */
+export function monitoringTools(): readonly HostTool[] {
+    return [hostTool("nodefleet_health.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
+}
+
+export interface AgentScripts {
+    readonly install: string;
+    readonly remove: string;
+}
+
+/** The agent's install and removal scripts for one host. */
+export function renderAgentScripts(plan: HostPlan, m: MonitoringSpec): AgentScripts {
+    const files = renderAgentFiles(plan, m);
+    const common = {
+        host: plan.name, package: AGENT_PACKAGE, exporterService: EXPORTER_SERVICE, dropInPath: NODE_EXPORTER_DROPIN,
+        healthService: HEALTH_SERVICE, healthTimer: HEALTH_TIMER, checksFile: HEALTH_CHECKS_FILE, textfileDir: TEXTFILE_DIR,
+        driftRecord: driftRecord(AGENT_DRIFT_GROUP),
+    };
+    return {
+        install: render("monitoring-agent.sh", {
+            ...common, lib: HOST_LIB, tools: monitoringTools(), port: m.nodeExporterPort, interval: m.healthIntervalSeconds,
+            dropIn: heredocSafe(files.dropIn, "NODEFLEET_EOF"), service: heredocSafe(files.service, "NODEFLEET_EOF"),
+            timer: heredocSafe(files.timer, "NODEFLEET_EOF"), checks: heredocSafe(files.checks, "NODEFLEET_EOF"),
+        }),
+        remove: render("monitoring-agent-remove.sh", { ...common, textfile: HEALTH_TEXTFILE }),
+    };
+}
+
+/** The drop-ins that run Debian's Prometheus and Alertmanager on nodefleet's config. */
+export function renderServerDropIns(host: string, m: MonitoringSpec): { readonly prometheus: string; readonly alertmanager: string } {
+    return {
+        prometheus: render("prometheus.conf", {
+            host,
+            args: [
+                `--config.file=${CONFIG_DIR}/${PROMETHEUS_FILE}`,
+                `--web.listen-address=${m.listenAddress}:${m.prometheusPort}`,
+                "--storage.tsdb.path=/var/lib/prometheus/metrics2/",
+                `--storage.tsdb.retention.time=${m.retention}`,
+            ],
+        }),
+        alertmanager: render("alertmanager.conf", {
+            host,
+            args: [
+                `--config.file=${CONFIG_DIR}/${ALERTMANAGER_FILE}`,
+                `--web.listen-address=${m.listenAddress}:${m.alertmanagerPort}`,
+                "--storage.path=/var/lib/prometheus/alertmanager/",
+                // Alertmanager gossips with its peers on 0.0.0.0:9094 unless told not to: one instance, no cluster.
+                "--cluster.listen-address=",
+            ],
+        }),
+    };
+}
+
+const serverCommon = (host: string) => ({
+    host, packages: SERVER_PACKAGES, configDir: CONFIG_DIR, prometheusService: PROMETHEUS_SERVICE, alertmanagerService: ALERTMANAGER_SERVICE,
+    prometheusDropInPath: PROMETHEUS_DROPIN, alertmanagerDropInPath: ALERTMANAGER_DROPIN, driftRecord: driftRecord(SERVER_DRIFT_GROUP),
+});
+
+/**
+ * The monitoring host's install: its body runs from the host's bundle; alertmanager.yml, which holds
+ * the receivers' secrets, comes on stdin. `secrets`: the receivers' secret values by config key.
+ */
+export function renderServerInstall(host: string, m: MonitoringSpec, ctx: RuleContext, secrets: SecretValues): SecretScript {
+    const dropIns = renderServerDropIns(host, m);
+    const body = render("monitoring-server.sh", {
+        ...serverCommon(host),
+        listen: m.listenAddress, prometheusPort: m.prometheusPort, alertmanagerPort: m.alertmanagerPort,
+        prometheusFile: PROMETHEUS_FILE, rulesFile: RULES_FILE, alertmanagerFile: ALERTMANAGER_FILE, targetsDir: TARGETS_DIR,
+        prometheusDropIn: heredocSafe(dropIns.prometheus, "NODEFLEET_EOF"), alertmanagerDropIn: heredocSafe(dropIns.alertmanager, "NODEFLEET_EOF"),
+        prometheusConfig: heredocSafe(renderPrometheusConfig(m, ctx.stack), "NODEFLEET_EOF"), rules: heredocSafe(renderRules(ctx), "NODEFLEET_EOF"),
+    });
+    return { body, secrets: { alertmanager: heredocSafe(renderAlertmanagerConfig(m, secrets), "NODEFLEET_EOF") } };
+}
+
+/** The monitoring host's removal (its TSDB and Alertmanager's data are kept). */
+export function renderServerRemove(host: string): string {
+    return render("monitoring-server-remove.sh", { ...serverCommon(host), targetsDriftRecord: driftRecord(TARGETS_DRIFT_GROUP) });
+}
+
+/** The targets step's script: node_exporter on every host, for Prometheus's file-based discovery. */
+export function renderTargetsScript(host: string, m: MonitoringSpec, hosts: readonly ScrapeHost[]): string {
+    return render("monitoring-targets.sh", {
+        host, targetsDir: `${CONFIG_DIR}/${TARGETS_DIR}`, targetsFile: `${CONFIG_DIR}/${TARGETS_DIR}/${NODE_TARGETS_FILE}`,
+        targets: heredocSafe(renderNodeTargets(m, hosts), "NODEFLEET_EOF"), count: hosts.length, driftRecord: driftRecord(TARGETS_DRIFT_GROUP),
+    });
+}
+
+/** The mounts the disk alerts watch: `/` and every host's data mount. */
+export function watchedMounts(hosts: readonly Host[]): string[] {
+    return [...new Set(["/", ...hosts.map((h) => h.dataMountPoint)])];
+}
+
+/** teardown (destroy only) -> the agent: after the host is ready, beside its nodes' steps. */
+export function agentSteps(name: string, plan: HostPlan, m: MonitoringSpec, host: Host, user: string, parent: pulumi.Resource): pulumi.Resource {
+    const scripts = renderAgentScripts(plan, m);
+    const base = { connection: host.connection, user };
+    const teardown = remoteStep(
+        `${name}-monitoring-agent-teardown`,
+        { ...base, script: "echo 'monitoring agent: teardown registered'\n", onDelete: scripts.remove, deleteBundle: host.tools },
+        { parent, dependsOn: [host.ready] },
+    );
+    return remoteStep(`${name}-monitoring-agent`, { ...base, script: scripts.install, bundle: host.tools, drift: { drift: host.drift, group: AGENT_DRIFT_GROUP } }, { parent, dependsOn: [teardown] });
+}
+
+export interface ServerArgs {
+    readonly host: Host;
+    readonly user: string;
+    readonly monitoring: MonitoringSpec;
+    readonly ctx: RuleContext;
+    /** The receivers' secrets by config key (a secret Output). */
+    readonly secrets: pulumi.Output<SecretValues>;
+    /** Every host to scrape, with the address the monitoring host reaches it at. */
+    readonly targets: pulumi.Output<ScrapeHost[]>;
+    /** The monitoring host's own agent: the server follows it. */
+    readonly after: pulumi.Resource;
+}
+
+/** teardown (destroy only) -> Prometheus and Alertmanager -> the scrape targets. */
+export function serverSteps(name: string, a: ServerArgs, parent: pulumi.Resource): pulumi.Resource {
+    const { host, monitoring: m } = a;
+    const base = { connection: host.connection, user: a.user };
+    const install = a.secrets.apply((s) => renderServerInstall(host.hostName, m, a.ctx, s));
+    const teardown = remoteStep(
+        `${name}-monitoring-teardown`,
+        { ...base, script: "echo 'monitoring: teardown registered'\n", onDelete: renderServerRemove(host.hostName), deleteBundle: host.tools },
+        { parent, dependsOn: [a.after] },
+    );
+    const server = remoteStep(
+        `${name}-monitoring`,
+        {
+            ...base,
+            // The body holds no secret (the bundle checks it), nor does anything the script prints.
+            script: pulumi.unsecret(install.apply((s) => s.body)),
+            secrets: pulumi.secret(install.apply((s) => s.secrets)),
+            bundle: host.tools,
+            drift: { drift: host.drift, group: SERVER_DRIFT_GROUP },
+        },
+        { parent, dependsOn: [teardown] },
+    );
+    // Inline, not bundled: a cloud host's address is known once it exists, and the bundle is copied first.
+    return remoteStep(
+        `${name}-monitoring-targets`,
+        { ...base, script: a.targets.apply((t) => renderTargetsScript(host.hostName, m, t)), drift: { drift: host.drift, group: TARGETS_DRIFT_GROUP } },
+        { parent, dependsOn: [server] },
+    );
+}
