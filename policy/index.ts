@@ -101,6 +101,7 @@ new PolicyPack("nodefleet", {
         stackRule("hardware-below-target", "Hosts meet the summed hardware targets of their nodes.", rules.hardwareBelowTarget),
         stackRule("rpc-open-to-world", "No RPC, engine, consensus-RPC or admin port is open to 0.0.0.0/0 or ::/0.", (rs) => rules.rpcOpenToWorld(rs)),
         stackRule("ssh-open-to-world", "SSH is reachable from admin CIDRs only.", (rs) => rules.sshOpenToWorld(rs)),
+        stackRule("metrics-open-to-world", "No metrics or monitoring port (node_exporter, Prometheus, Alertmanager, CometBFT's) is open to 0.0.0.0/0 or ::/0.", (rs) => rules.metricsOpenToWorld(rs)),
         stackRule("same-validator-key", "One validator key signs on one node only.", (rs) => rules.sameValidatorKey(rs)),
         stackRule("unpinned-host-key", "Every SSH connection pins the host key (when required: prod).", rules.unpinnedHostKey),
         stackRule("key-in-plain-text", "Key material reaches no resource input except the key steps' secret stdin.", (rs) => rules.keyOutsideKeySteps(rs)),

@@ -6,6 +6,7 @@ import { coversWorld } from "../components/cidr";
 import { AZTEC_PORTS, STORAGE_PORTS, VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/ports";
 import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/hardware";
 import { switchStep } from "../components/roles/switch-steps";
+import { MONITORING_PORTS } from "../components/config/monitoring";
 
 /** One planned resource. Values the engine does not know yet (preview) read as `undefined`. */
 export interface Planned {
@@ -148,6 +149,23 @@ function openToWorld(rs: readonly Planned[], watched: (port: number, protocol: s
 /** Rule: no RPC, engine, consensus-RPC or admin port open to the world. */
 export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
     return openToWorld(rs, (port) => isRpcPort(port), (port, how) => `port ${port} is an RPC/engine/admin port and is open to the world ${how}`);
+}
+
+/**
+ * Ports that serve metrics or the monitoring stack: node_exporter, Prometheus, Alertmanager and its
+ * cluster port (the Debian packages' defaults), and the validators' `<prefix>660` (CometBFT's).
+ */
+export function isMetricsPort(port: number): boolean {
+    const fixed: readonly number[] = [MONITORING_PORTS.nodeExporter, MONITORING_PORTS.prometheus, MONITORING_PORTS.alertmanager, ALERTMANAGER_CLUSTER_PORT];
+    return fixed.includes(port) || (port >= 1000 && port % 1000 === VALIDATOR_SUFFIXES.prometheus);
+}
+
+/** Alertmanager's gossip port (nodefleet runs it without: `--cluster.listen-address=`). */
+const ALERTMANAGER_CLUSTER_PORT = 9094;
+
+/** Rule: no metrics or monitoring port open to the world (they tell an attacker the fleet's layout and its state). */
+export function metricsOpenToWorld(rs: readonly Planned[]): Violation[] {
+    return openToWorld(rs, (port, protocol) => protocol === "tcp" && isMetricsPort(port), (port, how) => `port ${port} serves metrics or the monitoring stack and is open to the world ${how}; open it to the monitoring host only`);
 }
 
 /** Rule: SSH is reachable from admin CIDRs only. */

@@ -23,6 +23,7 @@ function withPack(project: ScratchProject, configFor: string): Promise<Run> {
 const cases: [kase: string, rule: string, message: RegExp][] = [
     ["rpc-open", "rpc-open-to-world", /fleet-dev-2-firewall-apply: port 56545\/tcp is an RPC\/engine\/admin port and is open to the world/],
     ["ssh-open", "ssh-open-to-world", /fleet-dev-2-firewall-apply: SSH is open to the world/],
+    ["metrics-open", "metrics-open-to-world", /fleet-dev-2-firewall-apply: port 9100\/tcp serves metrics or the monitoring stack and is open to the world/],
     ["same-key", "same-validator-key", /fleet-validator-2-validator-key: the same validator key as fleet-validator-1-validator-key/],
     ["unpinned", "unpinned-host-key", /SSH to 10\.77\.0\.12:22 does not pin the host key/],
     ["key-plain", "key-in-plain-text", /fleet-validator-1-configure: a key reaches the input 'environment' in plain text/],
@@ -94,6 +95,6 @@ describe("policy pack with the real engine", () => {
         assert.match(r.output, /\[mandatory\]\s+unpinned-host-key\s/);
         assert.match(r.output, /\[mandatory\]\s+hardware-below-target\s/);
         assert.match(r.output, /hardwareCheck is warn/);
-        assert.doesNotMatch(r.output, /\]\s+(rpc-open-to-world|ssh-open-to-world|same-validator-key|key-in-plain-text|migration-guard-order)\s/);
+        assert.doesNotMatch(r.output, /\]\s+(rpc-open-to-world|ssh-open-to-world|metrics-open-to-world|same-validator-key|key-in-plain-text|migration-guard-order)\s/);
     });
 });

@@ -41,6 +41,19 @@ describe("policy rules", () => {
         assert.match(v[1].message, /port 8080\/tcp/);
     });
 
+    it("metrics-open-to-world: node_exporter, Prometheus, Alertmanager (and its cluster port), CometBFT's <prefix>660; a port open to the monitoring host alone passes", () => {
+        for (const p of [9100, 9090, 9093, 9094, 56660, 26660]) assert.equal(rules.isMetricsPort(p), true, String(p));
+        for (const p of [22, 9091, 40400, 56656, 660]) assert.equal(rules.isMetricsPort(p), false, String(p));
+        const v = rules.metricsOpenToWorld([
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-in-1", { ipProtocol: "tcp", fromPort: 9100, toPort: 9100, cidrIpv4: "192.0.2.10/32" }),
+            res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "h-in-2", { ipProtocol: "tcp", fromPort: 9000, toPort: 9200, cidrIpv4: "0.0.0.0/0" }),
+            res("hcloud:index/firewall:Firewall", "h-fw", { rules: [{ direction: "in", protocol: "tcp", port: "56660", sourceIps: ["0.0.0.0/0", "::/0"] }] }),
+            res("command:remote:Command", "fleet-h-firewall-apply", { stdin: "ip saddr { 192.0.2.10/32 } tcp dport 9100 accept\ntcp dport 9093 accept\n" }),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]).sort(), ["fleet-h-firewall-apply", "h-fw", "h-in-2"]);
+        assert.match(v.find((x) => x.message.startsWith("h-in-2"))!.message, /port 9100\/tcp serves metrics or the monitoring stack and is open to the world/);
+    });
+
     it("ssh-open-to-world: port 22 and the port the connections use", () => {
         const v = rules.sshOpenToWorld([
             res("command:remote:Command", "fleet-a-bootstrap", { connection: { host: "h", port: 2222 } }),

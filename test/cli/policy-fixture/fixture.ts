@@ -25,7 +25,7 @@ function existingHost(name: string, address: string) {
     const host = new Component("nodefleet:host:ExistingHost", `fleet-${name}`);
     const cores = kase === "hardware" ? 4 : 8;
     const preflight = step(`fleet-${name}-preflight`, address, `mode='enforce'\nwant_cores=${cores}\nwant_mem_gb=32\nwant_disk_gb=1000\nwant_ssd=1\n`, host);
-    const world = kase === "rpc-open" ? "tcp dport 56545 accept comment \"oops\"\n" : "";
+    const world = kase === "rpc-open" ? "tcp dport 56545 accept comment \"oops\"\n" : kase === "metrics-open" ? "tcp dport 9100 accept comment \"node_exporter\"\n" : "ip saddr { 192.0.2.10/32 } tcp dport 9100 accept comment \"node_exporter, for the monitoring host\"\n";
     const ssh = kase === "ssh-open" ? "tcp dport 22 accept comment \"SSH\"\n" : "ip saddr { 192.0.2.0/24 } tcp dport 22 accept comment \"SSH from admin CIDRs\"\n";
     const nft = `#!/bin/sh\ncat > /etc/nodefleet/firewall/nodefleet.nft <<'EOF'\ntable inet nodefleet {\n chain input {\n${ssh}tcp dport 56303 accept comment "execution p2p"\nudp dport 56303 accept comment "execution p2p"\n${world} }\n}\nEOF\n`;
     const apply = step(`fleet-${name}-firewall-apply`, address, nft, host, [preflight]);
