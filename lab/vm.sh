@@ -223,21 +223,6 @@ wait_ready() {
     die "$vm: not ready after ${NODEFLEET_VM_BOOT_TIMEOUT:-300} s"
 }
 
-# A lab-only cap, put on each VM at boot under TCG (not baked into the image, which it would rebuild):
-# once the real zgs_node v1.1.0 has caught up with a chain that carries no storage data, its pad task
-# spins (upstream 0g-storage-node issue 284; see test/e2e/dev-stack.test.ts) at 108-116% of a vCPU,
-# and under TCG a busy vCPU is a busy runner core: one of CI's two, for most of the e2e tier. Every
-# zgs-*.service (systemd's prefix drop-in) gets at most 40% of a CPU; nodefleet's units are untouched
-# and its drift check does not read drop-ins. An operator's host runs the node uncapped.
-ZGS_TCG_CAP='[Service]
-CPUQuota=40%'
-
-tune_vm() {
-    local vm="$1"
-    [ "${NODEFLEET_VM_ACCEL:-tcg}" = kvm ] && return 0
-    ssh_vm "$vm" "install -d /etc/systemd/system/zgs-.service.d && printf '%s\n' '$ZGS_TCG_CAP' > /etc/systemd/system/zgs-.service.d/50-lab-tcg-cpu.conf && systemctl daemon-reload"
-}
-
 cmd_up() {
     local n="${1:-2}" img vm t0=$SECONDS
     need qemu-system-x86_64 qemu-img mkfs.ext4
@@ -245,7 +230,7 @@ cmd_up() {
     img="$(cmd_image)"
     ensure_lab
     for vm in $(vm_names "$n"); do start_vm "$vm" "$img"; done
-    for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0" && tune_vm "$vm"; done
+    for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0"; done
 }
 
 # One QMP command over qemu's control socket (python3: no extra tool on the runner).

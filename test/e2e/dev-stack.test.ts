@@ -468,9 +468,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     // core busy and writes its data_db without pause: the pad task (node/storage log_manager.rs,
     // `start_padding`) finds no pad data for the next tx seq, counts on and writes its height again,
     // with no pause (upstream 0g-storage-node issue 284; also on its newest commit). Under TCG that
-    // core is a host core, so lab/vm.sh caps zgs-*.service at 40% of a CPU on the VMs (a drop-in of
-    // the lab's), and the node is stopped here, as an operator stops it, and what the stop does is
-    // checked.
+    // core is a host core for the rest of the tier, so the node is stopped here, as an operator
+    // stops it, and what the stop does is checked. (A systemd CPUQuota of 40% on it was tried: the
+    // node then never opened its RPC port, nor stopped within its stop timeout.)
     it("the storage node stops cleanly under systemd (SIGTERM, exit 0, its data kept); its CPU use when caught up is recorded", () => {
         const r = onVm("dev-1", [
             "set -e",
@@ -483,7 +483,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             "ls /data/storage-1/db",
         ].join("\n"));
         const cpu = /^cpu (\d+)$/m.exec(r.output);
-        process.stderr.write(`# zgs_node on dev-1, caught up, no data: ${cpu?.[1]} % of a CPU over 10 s (the lab caps it at 40)\n`);
+        process.stderr.write(`# zgs_node on dev-1, caught up, no data: ${cpu?.[1]} % of a CPU over 10 s\n`);
         assert.match(r.output, /^synced True$/m, r.output);
         // SIGTERM is enough: systemd saw the process exit with status 0 (CLD_EXITED = 1); a stop that
         // ran into TimeoutStopSec and was killed would be Result=timeout.
