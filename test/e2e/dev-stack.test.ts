@@ -509,7 +509,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
 
     it("validator-1 is a validator of its network on the real beacond: it commits on geth, signs the network's blocks and proposes its share; the network's other validator (its peer at 10.0.2.2:26756) holds the same chain, hash for hash", { timeout: 15 * 60_000 }, async () => {
         // The network is lab/sim/release/vmnet: validator-1 (devValidatorKey, 20% of the power)
-        // and lab/devchain.sh's validator on the runner (80%, a block every 10 s).
+        // and lab/devchain.sh's validator on the runner (80%, a block every 20 s).
         const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
         assert.equal(unitState("0gchaind-validator-1"), "active", "0gchaind runs (or there is nothing to wait for)");
         const start = stackHealthOnHost().consensusHeight;
