@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Writes the generated documentation: docs/configuration.md and docs/fleet.schema.json, from the
-# fleet config's zod schema (components/config/schema.ts). The unit tier fails when they are stale.
+# Writes the generated files: docs/configuration.md and docs/fleet.schema.json, from the fleet
+# config's zod schema (components/config/schema.ts), and the Grafana dashboard
+# (components/monitoring/dashboard.ts). The unit tier fails when they are stale.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -10,8 +11,8 @@ npx --no-install tsc -p tsconfig.json >&2
 node -e '
 const fs = require("fs");
 const r = require("./dist/components/config/reference");
-fs.mkdirSync("docs", { recursive: true });
 for (const [file, text] of Object.entries(r.generatedDocs())) {
+    fs.mkdirSync(require("path").dirname(file), { recursive: true });
     fs.writeFileSync(file, text);
     process.stderr.write(`wrote ${file}\n`);
 }

@@ -3,6 +3,7 @@
 // `scripts/docs.sh` writes both into docs/; a unit test fails when they are not current.
 import { z } from "zod";
 import { fleetSpec } from "./schema";
+import { DASHBOARD_FILE, renderDashboard } from "../monitoring/dashboard";
 
 export const SCHEMA_FILE = "docs/fleet.schema.json";
 export const REFERENCE_FILE = "docs/configuration.md";
@@ -43,6 +44,7 @@ export function generatedDocs(): Record<string, string> {
     return {
         [SCHEMA_FILE]: `${JSON.stringify(fleetJsonSchema(), null, 2)}\n`,
         [REFERENCE_FILE]: configReference(),
+        [DASHBOARD_FILE]: renderDashboard(),
     };
 }
 

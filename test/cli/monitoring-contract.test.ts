@@ -5,7 +5,8 @@
 // rendered), checks prometheus.yml and lints the health metrics, which node_exporter's textfile
 // collector serves without an error (a series written twice it logs as one, on every scrape); amtool checks alertmanager.yml and routes alerts by severity.
 // Each check is shown to fail on a mistake of the kind it guards against (a misspelt key, a rule
-// that no longer fires). What this cannot show: Prometheus scraping real hosts and Alertmanager
+// that no longer fires). The Grafana dashboard's queries run on a real Prometheus scraping
+// node_exporter on this machine and must each return data. What this cannot show: Prometheus scraping real hosts and Alertmanager
 // delivering (the e2e tier).
 import { before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -16,6 +17,7 @@ import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAgentFiles } from "../../components/monitoring/agent";
+import { DASHBOARD_FILE, dashboardQueries, renderDashboard } from "../../components/monitoring/dashboard";
 import { NODE_TARGETS_FILE, RULES_FILE, TARGETS_DIR, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig } from "../../components/monitoring/config";
 import { secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
@@ -169,6 +171,65 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         const bad = spawnSync(path.join(bin, "prometheus-node-exporter"), [...args.filter((a) => !a.startsWith("--collector.systemd.unit-include")), "--collector.systemd.unit-includ=x"], { encoding: "utf8", timeout: 30_000 });
         assert.notEqual(bad.status, 0);
         assert.match(bad.stderr, /unknown long flag '--collector\.systemd\.unit-includ'/);
+    });
+
+    it("every panel of the Grafana dashboard: its query runs on Prometheus 2.42 scraping node_exporter (host metrics and the health metrics) and returns data; a misspelt metric returns none", async () => {
+        const items = (["storage", "sequencer", "validator"] as const).flatMap((role) =>
+            Object.values(JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8")) as Record<string, unknown>).map((answer, i) => ({ node: `${role}-${i + 1}`, role, host: "h", answer })),
+        );
+        const made = spawnSync("python3", [HEALTH_MODULE, "metrics"], { input: JSON.stringify({ at: Math.floor(Date.now() / 1000), rows: items }), encoding: "utf8" });
+        assert.equal(made.status, 0, made.stderr);
+        const textDir = fs.mkdtempSync(path.join(dir, "textfile-"));
+        fs.writeFileSync(path.join(textDir, "nodefleet.prom"), made.stdout);
+        const exporterPort = 19300 + (process.pid % 200);
+        const prometheusPort = 19500 + (process.pid % 100);
+        const data = fs.mkdtempSync(path.join(dir, "tsdb-"));
+        // The node job as nodefleet's prometheus.yml has it (a target labelled with its host), scraped every second.
+        write("dashboard-prometheus.yml", `global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: node\n    static_configs: [{targets: ["127.0.0.1:${exporterPort}"], labels: {host: runner}}]\n`);
+        const exporter = spawn(path.join(bin, "prometheus-node-exporter"), [`--web.listen-address=127.0.0.1:${exporterPort}`, `--collector.textfile.directory=${textDir}`], { stdio: "ignore" });
+        const prometheus = spawn(path.join(bin, "prometheus"), [`--config.file=${path.join(dir, "dashboard-prometheus.yml")}`, `--storage.tsdb.path=${data}`, `--web.listen-address=127.0.0.1:${prometheusPort}`], { stdio: ["ignore", "ignore", "pipe"] });
+        let log = "";
+        prometheus.stderr!.on("data", (b: Buffer) => (log += b.toString()));
+        const query = async (expr: string): Promise<{ status: string; data?: { result: unknown[] }; error?: string }> => {
+            const url = `http://127.0.0.1:${prometheusPort}/api/v1/query?query=${encodeURIComponent(expr)}`;
+            return (await fetch(url)).json() as never;
+        };
+        // Grafana's variables as it fills them: every host, and a rate window of a few scrapes.
+        const asGrafana = (expr: string) => expr.replaceAll("$host", ".*").replaceAll("$__rate_interval", "1m");
+        const silent = async (panels: { title: string; expr: string }[]) => {
+            const out: string[] = [];
+            for (const p of panels) {
+                const r = await query(asGrafana(p.expr));
+                if (r.status !== "success") out.push(`${p.title}: ${r.error}`);
+                else if (r.data!.result.length === 0) out.push(`${p.title}: no data`);
+            }
+            return out;
+        };
+        try {
+            const deadline = Date.now() + 60_000;
+            for (;;) {
+                const r = await query('count_over_time(up{job="node"}[1m]) >= 3 and up{job="node"} == 1').catch(() => undefined);
+                if (r?.status === "success" && r.data!.result.length === 1) break;
+                assert.ok(Date.now() < deadline, `Prometheus did not scrape node_exporter three times within 60 s:\n${log.slice(-2000)}`);
+                await new Promise((r) => setTimeout(r, 500));
+            }
+            const panels = dashboardQueries();
+            assert.ok(panels.length >= 14, `${panels.length} panels`);
+            assert.deepEqual(await silent(panels), []);
+            // The check sees a mistake: a misspelt metric is valid PromQL that finds nothing.
+            const height = panels.find((p) => p.title === "Height")!;
+            assert.deepEqual(await silent([{ title: "Height", expr: height.expr.replace("nodefleet_node_height", "nodefleet_node_heigth") }]), ["Height: no data"]);
+            assert.match((await silent([{ title: "Height", expr: `${height.expr})` }]))[0]!, /^Height: .*parse error/);
+        } finally {
+            prometheus.kill();
+            exporter.kill();
+        }
+        // What Grafana imports: its JSON model, each panel with its query, the data source an input.
+        const model = JSON.parse(renderDashboard());
+        assert.deepEqual(model.__inputs.map((i: any) => i.name), ["DS_PROMETHEUS"]);
+        const exprs = model.panels.filter((p: any) => p.type !== "row").map((p: any) => p.targets[0].expr);
+        assert.deepEqual(exprs, dashboardQueries().map((p) => p.expr));
+        assert.equal(fs.readFileSync(path.join(ROOT, DASHBOARD_FILE), "utf8"), renderDashboard(), `${DASHBOARD_FILE} is stale: run scripts/docs.sh`);
     });
 
     it("amtool checks alertmanager.yml with a receiver of each kind; a misspelt key fails; alerts route by severity", () => {
