@@ -110,7 +110,7 @@ export class Fleet extends pulumi.ComponentResource {
                 case "validator": {
                     const move = this.moves.get(node.name);
                     const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
-                    const role = new ValidatorNode(roleName, { node, host, user, release: args.plan.spec.releases[node.release ?? ""], validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover }, { parent: this });
+                    const role = new ValidatorNode(roleName, { node, host, user, release: args.plan.spec.releases[node.release ?? ""], validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined }, { parent: this });
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
                     break;

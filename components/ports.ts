@@ -45,6 +45,8 @@ export const VALIDATOR_SUFFIXES = {
     cometRpc: 657,
     proxyApp: 658,
     prometheus: 660,
+    /** nodefleet's own choice (the community scheme has no suffix for it): the execution client's metrics. */
+    elMetrics: 661,
 } as const;
 
 export function prefixed(prefix: number, suffix: number): number {
@@ -85,7 +87,9 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
                 { port: at(x.engine), protocol: "tcp", exposure: LOCAL, purpose: "engine API (authrpc)" },
                 { port: at(x.cometRpc), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT RPC" },
                 { port: at(x.proxyApp), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT proxy_app" },
-                { port: at(x.prometheus), protocol: "tcp", exposure: LOCAL, purpose: "prometheus metrics" },
+                // Bound only when the fleet is monitored; then opened to the monitoring host alone (monitoringRules).
+                { port: at(x.prometheus), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT prometheus metrics" },
+                { port: at(x.elMetrics), protocol: "tcp", exposure: LOCAL, purpose: "execution client metrics" },
             ];
         }
         default:
@@ -110,14 +114,28 @@ export function sshdPort(host: HostSpec): number {
     return host.kind === "existing" ? host.sshdPort : 22;
 }
 
+/** A validator's metrics ports, served when the fleet is monitored: CometBFT's and the execution client's. */
+export function validatorMetricsPorts(prefix: number): { consensus: number; execution: number } {
+    return { consensus: prefixed(prefix, VALIDATOR_SUFFIXES.prometheus), execution: prefixed(prefix, VALIDATOR_SUFFIXES.elMetrics) };
+}
+
 /**
- * The monitoring ports a host opens: node_exporter's to the monitoring host's address alone; on the
- * monitoring host, Prometheus's and Alertmanager's web ports to `webAllowedCidrs` when they listen
- * on more than loopback (checkMonitoring: never the world).
+ * The monitoring ports a host opens: node_exporter's and its validators' metrics ports to the
+ * monitoring host's address alone; on the monitoring host, Prometheus's and Alertmanager's web
+ * ports to `webAllowedCidrs` when they listen on more than loopback (checkMonitoring: never the world).
  */
-export function monitoringRules(m: HostMonitoring | undefined): IngressRule[] {
+export function monitoringRules(m: HostMonitoring | undefined, nodes: readonly NodeSpec[] = []): IngressRule[] {
     if (m === undefined) return [];
-    const rules: IngressRule[] = [{ port: m.spec.nodeExporterPort, protocol: "tcp", sources: [`${m.monitoringSource}/32`], description: "node_exporter, for the monitoring host" }];
+    const source = [`${m.monitoringSource}/32`];
+    const rules: IngressRule[] = [{ port: m.spec.nodeExporterPort, protocol: "tcp", sources: source, description: "node_exporter, for the monitoring host" }];
+    for (const node of nodes) {
+        if (node.role !== "validator") continue;
+        const ports = validatorMetricsPorts(node.validator.portPrefix);
+        rules.push(
+            { port: ports.consensus, protocol: "tcp", sources: source, description: `${node.name} CometBFT metrics, for the monitoring host` },
+            { port: ports.execution, protocol: "tcp", sources: source, description: `${node.name} execution client metrics, for the monitoring host` },
+        );
+    }
     if (m.isMonitoringHost && m.spec.webAllowedCidrs.length > 0) {
         rules.push(
             { port: m.spec.prometheusPort, protocol: "tcp", sources: m.spec.webAllowedCidrs, description: "Prometheus web UI and API" },
@@ -149,7 +167,7 @@ export function ingressRules(host: HostSpec, nodes: readonly NodeSpec[], monitor
             }
         }
     }
-    return [...rules, ...monitoringRules(monitoring)];
+    return [...rules, ...monitoringRules(monitoring, nodes)];
 }
 
 export const WORLD_CIDRS = ["0.0.0.0/0", "::/0"] as const;

@@ -35,11 +35,11 @@ const COMMAND = "command:remote:Command";
 /** Ports that serve RPC, the engine API, consensus RPC or an admin API: never open to the world. */
 export function isRpcPort(port: number): boolean {
     // Storage RPC / admin RPC / gRPC defaults, sequencer RPC and admin; the validator's local
-    // suffixes (EL HTTP, WS, engine, CometBFT RPC, proxy_app, prometheus).
+    // suffixes (EL HTTP, WS, engine, CometBFT RPC, proxy_app, the metrics ports).
     const fixed: readonly number[] = [STORAGE_PORTS.rpc, STORAGE_PORTS.adminRpc, STORAGE_PORTS.grpc, AZTEC_PORTS.rpc, AZTEC_PORTS.admin];
     if (fixed.includes(port)) return true;
     const x = VALIDATOR_SUFFIXES;
-    const local: readonly number[] = [x.elHttp, x.elWs, x.engine, x.cometRpc, x.proxyApp, x.prometheus];
+    const local: readonly number[] = [x.elHttp, x.elWs, x.engine, x.cometRpc, x.proxyApp, x.prometheus, x.elMetrics];
     return port >= 1000 && local.includes(port % 1000);
 }
 
@@ -153,11 +153,13 @@ export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
 
 /**
  * Ports that serve metrics or the monitoring stack: node_exporter, Prometheus, Alertmanager and its
- * cluster port (the Debian packages' defaults), and the validators' `<prefix>660` (CometBFT's).
+ * cluster port (the Debian packages' defaults), and the validators' `<prefix>660` (CometBFT's) and
+ * `<prefix>661` (the execution client's).
  */
 export function isMetricsPort(port: number): boolean {
     const fixed: readonly number[] = [MONITORING_PORTS.nodeExporter, MONITORING_PORTS.prometheus, MONITORING_PORTS.alertmanager, ALERTMANAGER_CLUSTER_PORT];
-    return fixed.includes(port) || (port >= 1000 && port % 1000 === VALIDATOR_SUFFIXES.prometheus);
+    const suffixes: readonly number[] = [VALIDATOR_SUFFIXES.prometheus, VALIDATOR_SUFFIXES.elMetrics];
+    return fixed.includes(port) || (port >= 1000 && suffixes.includes(port % 1000));
 }
 
 /** Alertmanager's gossip port (nodefleet runs it without: `--cluster.listen-address=`). */

@@ -4,7 +4,7 @@
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
-import { prefixed, VALIDATOR_SUFFIXES } from "../ports";
+import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
@@ -87,21 +87,34 @@ export function executionPorts(node: ValidatorSpec) {
     return { http: at(VALIDATOR_SUFFIXES.elHttp), ws: at(VALIDATOR_SUFFIXES.elWs), engine: at(VALIDATOR_SUFFIXES.engine), p2p: at(VALIDATOR_SUFFIXES.elP2p) };
 }
 
-function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string) {
-    const p = validatorPaths(node, mount);
-    return { node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: `${releaseLink(release.name)}/bin` };
+/**
+ * Where a validator serves its metrics when the fleet is monitored: on every address, the host
+ * firewall opening the ports to the monitoring host alone (ports.ts monitoringRules). Unmonitored,
+ * none (the units and config.toml are rendered as without monitoring, byte for byte).
+ */
+export function validatorMetrics(node: ValidatorSpec) {
+    const p = validatorMetricsPorts(node.validator.portPrefix);
+    return { address: "0.0.0.0", port: p.execution, listen: `0.0.0.0:${p.execution}`, consensusListen: `:${p.consensus}` };
 }
 
-/** reth's unit with exactly the parameters and unit settings of seed 2.6. */
-export function renderRethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string): string {
-    const c = unitContext(node, mount, release, publicIp);
+function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics: boolean) {
+    const p = validatorPaths(node, mount);
+    return {
+        node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: `${releaseLink(release.name)}/bin`,
+        metrics: metrics ? validatorMetrics(node) : false,
+    };
+}
+
+/** reth's unit with exactly the parameters and unit settings of seed 2.6 (and `--metrics` when monitored). */
+export function renderRethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics = false): string {
+    const c = unitContext(node, mount, release, publicIp, metrics);
     const p = validatorPaths(node, mount);
     return render("reth.service", { ...c, binary: RETH_BINARY, genesis: `${releaseLink(release.name)}/geth-genesis.json`, datadir: p.rethDir, ipcpath: `${p.rethDir}/reth.ipc` });
 }
 
 /** geth's unit: the pre-migration state and the rollback target, on the same ports and JWT file. */
-export function renderGethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string): string {
-    const c = unitContext(node, mount, release, publicIp);
+export function renderGethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics = false): string {
+    const c = unitContext(node, mount, release, publicIp, metrics);
     return render("geth.service", { ...c, binary: `${c.bin}/geth`, datadir: validatorPaths(node, mount).gethDir, networkId: ZG_CHAIN_ID });
 }
 
@@ -136,9 +149,10 @@ export function renderAppToml(node: ValidatorSpec, mount: string, release: Valid
     return render("0gchaind-app.toml", { node: node.name, daemon: release.consensus.binary, dialUrl: engineDialUrl(node), jwt: validatorPaths(node, mount).jwt, kzg: kzgTrustedSetup(release) });
 }
 
-export function renderConfigToml(node: ValidatorSpec): string {
+export function renderConfigToml(node: ValidatorSpec, metrics = false): string {
     return render("0gchaind-config.toml", {
         node: node.name,
+        prometheusListen: metrics ? validatorMetrics(node).consensusListen : false,
         rpcLaddr: `tcp://127.0.0.1:${cometPort(node, VALIDATOR_SUFFIXES.cometRpc)}`,
         p2pLaddr: `tcp://0.0.0.0:${cometPort(node, VALIDATOR_SUFFIXES.cometP2p)}`,
     });
@@ -150,7 +164,7 @@ export function engineDialUrl(node: ValidatorSpec): string {
     return `http://localhost:${executionPorts(node).engine}`;
 }
 
-export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: ValidatorRelease, carriedSigningState: unknown = null): string {
+export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: ValidatorRelease, carriedSigningState: unknown = null, metrics = false): string {
     const p = validatorPaths(node, mount);
     const v = node.validator;
     return JSON.stringify({
@@ -184,11 +198,13 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
         carriedSigningState: carriedSigningState ?? null,
         // The units the tool enables are recorded here for the drift check (and dropped when it disables them).
         driftUnits: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+units`,
+        // Monitored: setup makes an existing home's config.toml serve CometBFT's metrics there too.
+        ...(metrics ? { metrics: { prometheusListenAddr: validatorMetrics(node).consensusListen } } : {}),
     }, null, 2);
 }
 
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
-export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, carriedSigningState: unknown = null): string {
+export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, carriedSigningState: unknown = null, metrics = false): string {
     const p = validatorPaths(node, mount);
     const D = "NODEFLEET_EOF";
     return render("validator-configure.sh", {
@@ -199,12 +215,12 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         etcDir: p.etcDir,
         services: unitNames(p),
         tools: roleTools("validator"),
-        settings: heredocSafe(validatorSettingsJson(node, mount, release, carriedSigningState), D),
+        settings: heredocSafe(validatorSettingsJson(node, mount, release, carriedSigningState, metrics), D),
         appToml: heredocSafe(renderAppToml(node, mount, release), D),
-        configToml: heredocSafe(renderConfigToml(node), D),
+        configToml: heredocSafe(renderConfigToml(node, metrics), D),
         consensusUnit: heredocSafe(renderConsensusUnit(node, mount, release), D),
-        gethUnit: heredocSafe(renderGethUnit(node, mount, release, publicIp), D),
-        rethUnit: heredocSafe(renderRethUnit(node, mount, release, publicIp), D),
+        gethUnit: heredocSafe(renderGethUnit(node, mount, release, publicIp, metrics), D),
+        rethUnit: heredocSafe(renderRethUnit(node, mount, release, publicIp, metrics), D),
     });
 }
 
@@ -267,6 +283,8 @@ export interface ValidatorNodeArgs {
     readonly secret: SecretLookup;
     /** When the validator moves here from another host: the handover there, run before the key is written here. */
     readonly handover?: Handover;
+    /** The fleet is monitored: the node serves its metrics (validatorMetrics). */
+    readonly metrics?: boolean;
 }
 
 /** A validator's handover on the host it leaves (see `validatorHandover`). */
@@ -309,7 +327,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const release = validatorRelease(releaseName, args.release);
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
-        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state));
+        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state, args.metrics ?? false));
         const referenceHash = urlsHash(reference);
         const configure = remoteStep(`${name}-configure`, {
             ...base,

@@ -64,14 +64,18 @@ describe("monitoring: the install scripts", () => {
 });
 
 describe("monitoring: the hosts' firewalls", () => {
-    it("node_exporter's port is open to the monitoring host's address alone, on every host; nothing else changes", () => {
+    it("node_exporter's port, and a validator's metrics ports on its host, are open to the monitoring host's address alone; nothing else changes", () => {
         const p = plan();
+        const metrics = new Set([9100, 56660, 56661]);
         for (const h of p.hosts) {
-            const rules = ingressRules(h.spec, h.nodes, h.monitoring).filter((r) => r.port === 9100);
-            assert.deepEqual(rules.map((r) => [r.protocol, r.sources]), [["tcp", ["192.0.2.10/32"]]], h.name);
-            assert.deepEqual(ingressRules(h.spec, h.nodes, h.monitoring).filter((r) => r.port !== 9100), ingressRules(h.spec, h.nodes), h.name);
+            const rules = ingressRules(h.spec, h.nodes, h.monitoring).filter((r) => metrics.has(r.port));
+            const validator = h.nodes.some((n) => n.role === "validator");
+            assert.deepEqual(rules.map((r) => [r.port, r.protocol, r.sources]), [[9100, "tcp", ["192.0.2.10/32"]], ...(validator ? [[56660, "tcp", ["192.0.2.10/32"]], [56661, "tcp", ["192.0.2.10/32"]]] : [])], h.name);
+            assert.deepEqual(ingressRules(h.spec, h.nodes, h.monitoring).filter((r) => !metrics.has(r.port)), ingressRules(h.spec, h.nodes), h.name);
             assert.match(renderFirewallScripts(h).ruleset, /ip saddr \{ 192\.0\.2\.10\/32 \} tcp dport 9100 accept comment "node_exporter, for the monitoring host"/);
+            if (validator) assert.match(renderFirewallScripts(h).ruleset, /ip saddr \{ 192\.0\.2\.10\/32 \} tcp dport 56661 accept comment "validator-1 execution client metrics, for the monitoring host"/);
         }
+        assert.ok(p.hosts.some((h) => h.nodes.some((n) => n.role === "validator")), "the fixture has a validator");
     });
 
     it("the web ports open only to webAllowedCidrs, and only on the monitoring host, when it listens beyond loopback", () => {

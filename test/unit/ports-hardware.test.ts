@@ -19,9 +19,9 @@ describe("port table", () => {
         assert.deepEqual(ports, ["40400/tcp:public", "40400/udp:public", "8080/tcp:local", "8880/tcp:local"]);
     });
 
-    it("validator: <prefix>303 TCP+UDP and <prefix>656 public; 545/546/551/657/658/660 local", () => {
+    it("validator: <prefix>303 TCP+UDP and <prefix>656 public; 545/546/551/657/658/660/661 local (the metrics ports opened to the monitoring host by the monitoring rules alone)", () => {
         const ports = rolePorts(spec().nodes[2]).map((p) => `${p.port}/${p.protocol}:${p.exposure.kind}`);
-        assert.deepEqual(ports, ["56303/tcp:public", "56303/udp:public", "56656/tcp:public", "56545/tcp:local", "56546/tcp:local", "56551/tcp:local", "56657/tcp:local", "56658/tcp:local", "56660/tcp:local"]);
+        assert.deepEqual(ports, ["56303/tcp:public", "56303/udp:public", "56656/tcp:public", "56545/tcp:local", "56546/tcp:local", "56551/tcp:local", "56657/tcp:local", "56658/tcp:local", "56660/tcp:local", "56661/tcp:local"]);
     });
 
     it("joins prefix and suffix as text", () => {

@@ -124,6 +124,27 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.equal(flags(unit).get("--p2p.seeds"), b);
     });
 
+    it("monitored: reth and geth serve their metrics on <prefix>661 and CometBFT on <prefix>660, on every address; unmonitored, none", () => {
+        const node = validatorSpec();
+        const reth = fs.readFileSync(golden("validator/reth-validator-1-monitored.service", renderRethUnit(node, "/data", REL, "198.51.100.30", true)), "utf8");
+        const geth = fs.readFileSync(golden("validator/geth-validator-1-monitored.service", renderGethUnit(node, "/data", REL, "198.51.100.30", true)), "utf8");
+        verifyUnits({ "reth-validator-1.service": reth, "geth-validator-1.service": geth });
+        assert.equal(flags(reth).get("--metrics"), "0.0.0.0:56661");
+        assert.deepEqual([flags(geth).get("--metrics"), flags(geth).get("--metrics.addr"), flags(geth).get("--metrics.port")], ["", "0.0.0.0", "56661"]);
+        // Everything else as unmonitored.
+        const without = (unit: Map<string, string>) => [...unit].filter(([f]) => !f.startsWith("--metrics"));
+        assert.deepEqual(without(flags(reth)), [...flags(renderRethUnit(node, "/data", REL, "198.51.100.30"))]);
+        assert.deepEqual(without(flags(geth)), [...flags(renderGethUnit(node, "/data", REL, "198.51.100.30"))]);
+        for (const unit of [renderRethUnit(node, "/data", REL, "198.51.100.30"), renderGethUnit(node, "/data", REL, "198.51.100.30")]) assert.doesNotMatch(unit, /--metrics/);
+        const cfg = golden("validator/config-monitored.toml", renderConfigToml(node, true));
+        const doc = JSON.parse(runTool("python3", ["-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", cfg]).output);
+        assert.deepEqual(doc.instrumentation, { prometheus: true, prometheus_listen_addr: ":56660" });
+        assert.doesNotMatch(renderConfigToml(node), /instrumentation/);
+        // setup's edit of an existing home's config.toml reads this from the settings.
+        assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", REL, null, true)).metrics, { prometheusListenAddr: ":56660" });
+        assert.equal(JSON.parse(validatorSettingsJson(node, "/data", REL)).metrics, undefined);
+    });
+
     it("default app.toml and config.toml parse as TOML, point at <prefix>551 and <prefix>657 on loopback, and take the rpc-dial-url edit", () => {
         const node = validatorSpec();
         const app = golden("validator/app.toml", renderAppToml(node, "/data", REL));
