@@ -3,6 +3,7 @@ It never changes which client runs: that takes the switch (or its rollback)."""
 import os
 import re
 import shutil
+import stat
 import time
 
 from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, same_bytes, say, systemctl, unit_props, wait
@@ -33,6 +34,89 @@ def install_consensus_genesis(v):
     say(f"installed the release's consensus genesis as {target}")
 
 
+TABLE = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+INSTRUMENTATION_KEY = re.compile(r"^(\s*)(prometheus|prometheus_listen_addr)(\s*=\s*)([^#\r\n]*?)(\s*(?:#.*)?)(\r?\n)?$")
+
+
+def toml_string(value):
+    """A TOML basic string: quote and backslash escaped, control characters as \\uXXXX."""
+    out = []
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def instrumentation_edit(text, listen, where):
+    """config.toml's text with CometBFT's metrics on (`[instrumentation]` prometheus = true,
+    prometheus_listen_addr = `listen`), or None when it has them already. Only those two values
+    change (or are added, with the table when it is missing); every other line stays as it is. A
+    file that is not TOML, or that the edit would not make right, is refused: Failed, untouched."""
+    import tomllib
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise Failed(f"{where} is not TOML ({e}): nodefleet does not edit it; fix it by hand") from None
+    have = doc.get("instrumentation")
+    if isinstance(have, dict) and have.get("prometheus") is True and have.get("prometheus_listen_addr") == listen:
+        return None
+    nl = "\r\n" if "\r\n" in text else "\n"
+    wanted = {"prometheus": "true", "prometheus_listen_addr": toml_string(listen)}
+    lines = text.splitlines(keepends=True)
+    start = end = None
+    for i, line in enumerate(lines):
+        m = TABLE.match(line.rstrip("\r\n"))
+        if not m or line.lstrip().startswith("[["):
+            continue
+        if start is not None and end is None:
+            end = i
+        if m.group(1).strip().strip('"') == "instrumentation":
+            start, end = i, None
+    if start is None:
+        lead = nl if text and not text.endswith("\n") else ""
+        new = f"{text}{lead}{nl}[instrumentation]{nl}" + "".join(f"{k} = {v}{nl}" for k, v in wanted.items())
+    else:
+        end = len(lines) if end is None else end
+        done = set()
+        for i in range(start + 1, end):
+            m = INSTRUMENTATION_KEY.match(lines[i])
+            if m:
+                lines[i] = f"{m.group(1)}{m.group(2)}{m.group(3)}{wanted[m.group(2)]}{m.group(5)}{m.group(6) or ''}"
+                done.add(m.group(2))
+        lines.insert(start + 1, "".join(f"{k} = {v}{nl}" for k, v in wanted.items() if k not in done))
+        new = "".join(lines)
+    try:
+        got = tomllib.loads(new).get("instrumentation", {})
+    except tomllib.TOMLDecodeError as e:
+        got = {"error": str(e)}
+    if got.get("prometheus") is not True or got.get("prometheus_listen_addr") != listen:
+        raise Failed(f"{where}: nodefleet could not set [instrumentation] prometheus = true and prometheus_listen_addr = {toml_string(listen)} "
+                     "(the table or its keys are written in a form it does not edit); set them by hand")
+    return new
+
+
+def ensure_instrumentation(v):
+    """Monitored (settings `metrics`): the home's config.toml serves CometBFT's metrics, an existing
+    one edited (config.toml is written whole only where the home has none). True when it changed."""
+    metrics = v.s.get("metrics")
+    if not metrics:
+        return False
+    path = os.path.join(v.s["consensusHome"], "config", "config.toml")
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    new = instrumentation_edit(text, metrics["prometheusListenAddr"], path)
+    if new is None:
+        return False
+    st = os.stat(path)
+    put(path, new, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid))
+    say(f"{path}: CometBFT's metrics on {metrics['prometheusListenAddr']} ([instrumentation])")
+    return True
+
+
 def setup(v):
     s = v.s
     v.release_bin(v.daemon)
@@ -61,9 +145,12 @@ def setup(v):
             shutil.chown(path, v.op, v.op)
             say(f"wrote {path}")
     v.set_dial_url()
+    instrumented = ensure_instrumentation(v)
     carried = carry_signing_state(v)
     v.ensure_state_file()
     changed = install_unit(s["etcDir"], v.units["consensus"])
+    if instrumented and v.units["consensus"] not in changed:
+        changed = [*changed, v.units["consensus"]]  # it reads config.toml at start only
     client = v.host_client()
     want = s["executionClient"]
     report = {"node": v.node, "hostClient": client, "switch": s.get("switch"), "signingState": carried}
