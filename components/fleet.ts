@@ -15,7 +15,7 @@ import { dropResourceStackTraces, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "./hosts/drift";
 import { receiverSecrets } from "./config/monitoring";
 import { agentSteps, serverSteps, watchedMounts } from "./monitoring/install";
-import type { ScrapeHost } from "./monitoring/config";
+import { scrapedValidators, type ScrapeHost } from "./monitoring/config";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -138,7 +138,7 @@ export class Fleet extends pulumi.ComponentResource {
         const plan = args.plan.hosts.find((h) => h.name === m.host);
         const host = this.hosts[m.host];
         if (plan === undefined || host === undefined || this.monitoringAgent === undefined) throw new Error(`unreachable: the monitoring host ${m.host} was checked by parseFleet`);
-        const targets = pulumi.all(args.plan.hosts.map((h) => pulumi.all([h.name, h.monitoring?.scrapeAddress ?? this.hosts[h.name]!.publicAddress]).apply(([n, address]): ScrapeHost => ({ host: n, address }))));
+        const targets = pulumi.all(args.plan.hosts.map((h) => pulumi.all([h.name, h.monitoring?.scrapeAddress ?? this.hosts[h.name]!.publicAddress]).apply(([n, address]): ScrapeHost => ({ host: n, address, validators: scrapedValidators(h.nodes) }))));
         const secrets = pulumi.all(Object.fromEntries(receiverSecrets(m).map((r) => [r.key, args.secret(r.key)])));
         serverSteps(`${name}-${m.host}`, {
             host, user: sshUser(plan.spec), monitoring: m, secrets, targets, after: this.monitoringAgent,

@@ -4,6 +4,8 @@
 // secret values come in resolved; the caller keeps alertmanager.yml a secret.
 import { Scalar, stringify } from "yaml";
 import type { MonitoringSpec, ReceiverSpec } from "../config/monitoring";
+import type { NodeSpec } from "../config/schema";
+import { validatorMetricsPorts } from "../ports";
 
 /**
  * nodefleet's own directory for the monitoring host's files: the packages' conffiles under
@@ -17,14 +19,19 @@ export const RULES_FILE = "nodefleet.rules.yml";
 /** Prometheus's file-based discovery: the hosts to scrape, written by their own step (no reload). */
 export const TARGETS_DIR = "targets";
 export const NODE_TARGETS_FILE = "node.json";
+/** The validators' own endpoints: CometBFT's metrics, and the execution client's (geth's path; reth serves every path). */
+export const COMETBFT_TARGETS_FILE = "cometbft.json";
+export const EXECUTION_TARGETS_FILE = "execution.json";
 
 export interface ScrapeHost {
     readonly host: string;
     /** The address the monitoring host scrapes it at. */
     readonly address: string;
+    /** The validators on it, with their metrics ports (ports.ts validatorMetricsPorts). */
+    readonly validators: readonly { readonly node: string; readonly consensusPort: number; readonly executionPort: number }[];
 }
 
-/** The monitoring host's prometheus.yml: its rule file and the node targets' file beside it. */
+/** The monitoring host's prometheus.yml: its rule file and the targets' files beside it (a job per exporter kind). */
 export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string {
     const config = {
         global: { scrape_interval: "30s", scrape_timeout: "10s", evaluation_interval: "30s", external_labels: { fleet: stack } },
@@ -32,6 +39,8 @@ export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string
         alerting: { alertmanagers: [{ static_configs: [{ targets: [`${m.listenAddress}:${m.alertmanagerPort}`] }] }] },
         scrape_configs: [
             { job_name: "node", file_sd_configs: [{ files: [`${TARGETS_DIR}/${NODE_TARGETS_FILE}`] }] },
+            { job_name: "cometbft", file_sd_configs: [{ files: [`${TARGETS_DIR}/${COMETBFT_TARGETS_FILE}`] }] },
+            { job_name: "execution", metrics_path: "/debug/metrics/prometheus", file_sd_configs: [{ files: [`${TARGETS_DIR}/${EXECUTION_TARGETS_FILE}`] }] },
             { job_name: "prometheus", static_configs: [{ targets: [`${m.listenAddress}:${m.prometheusPort}`], labels: { host: m.host } }] },
         ],
     };
@@ -41,6 +50,26 @@ export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string
 /** The node job's targets (Prometheus file_sd JSON): node_exporter on every host, labelled with its name, in name order. */
 export function renderNodeTargets(m: MonitoringSpec, hosts: readonly ScrapeHost[]): string {
     const groups = [...hosts].sort((a, b) => a.host.localeCompare(b.host)).map((h) => ({ targets: [`${h.address}:${m.nodeExporterPort}`], labels: { host: h.host } }));
+    return `${JSON.stringify(groups, null, 2)}\n`;
+}
+
+/** A host's validators as its scrape targets name them. */
+export function scrapedValidators(nodes: readonly NodeSpec[]): ScrapeHost["validators"] {
+    return nodes.flatMap((n) => {
+        if (n.role !== "validator") return [];
+        const p = validatorMetricsPorts(n.validator.portPrefix);
+        return [{ node: n.name, consensusPort: p.consensus, executionPort: p.execution }];
+    });
+}
+
+/** A validator job's targets: each validator's endpoint, labelled with its host, node and role, in host and node order. */
+export function renderValidatorTargets(kind: "cometbft" | "execution", hosts: readonly ScrapeHost[]): string {
+    const groups = [...hosts].sort((a, b) => a.host.localeCompare(b.host)).flatMap((h) =>
+        [...h.validators].sort((a, b) => a.node.localeCompare(b.node)).map((v) => ({
+            targets: [`${h.address}:${kind === "cometbft" ? v.consensusPort : v.executionPort}`],
+            labels: { host: h.host, node: v.node, role: "validator" },
+        })),
+    );
     return `${JSON.stringify(groups, null, 2)}\n`;
 }
 

@@ -12,7 +12,7 @@ import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
 import { hostTool, type HostTool } from "../hosts/tools";
 import { render } from "../render";
 import { HEALTH_CHECKS_FILE, HEALTH_SERVICE, HEALTH_TIMER, NODE_EXPORTER_DROPIN, renderAgentFiles, TEXTFILE_DIR } from "./agent";
-import { ALERTMANAGER_FILE, CONFIG_DIR, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";
+import { ALERTMANAGER_FILE, COMETBFT_TARGETS_FILE, CONFIG_DIR, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";
 import { renderRules, type RuleContext } from "./rules";
 
 export const AGENT_PACKAGE = "prometheus-node-exporter";
@@ -107,12 +107,16 @@ export function renderServerRemove(host: string): string {
     return render("monitoring-server-remove.sh", { ...serverCommon(host), targetsDriftRecord: driftRecord(TARGETS_DRIFT_GROUP) });
 }
 
-/** The targets step's script: node_exporter on every host, for Prometheus's file-based discovery. */
+/** The targets step's script: node_exporter on every host and the validators' endpoints, for Prometheus's file-based discovery. */
 export function renderTargetsScript(host: string, m: MonitoringSpec, hosts: readonly ScrapeHost[]): string {
-    return render("monitoring-targets.sh", {
-        host, targetsDir: `${CONFIG_DIR}/${TARGETS_DIR}`, targetsFile: `${CONFIG_DIR}/${TARGETS_DIR}/${NODE_TARGETS_FILE}`,
-        targets: heredocSafe(renderNodeTargets(m, hosts), "NODEFLEET_EOF"), count: hosts.length, driftRecord: driftRecord(TARGETS_DRIFT_GROUP),
-    });
+    const dir = `${CONFIG_DIR}/${TARGETS_DIR}`;
+    const files = [
+        { path: `${dir}/${NODE_TARGETS_FILE}`, text: renderNodeTargets(m, hosts) },
+        { path: `${dir}/${COMETBFT_TARGETS_FILE}`, text: renderValidatorTargets("cometbft", hosts) },
+        { path: `${dir}/${EXECUTION_TARGETS_FILE}`, text: renderValidatorTargets("execution", hosts) },
+    ].map((f) => ({ path: f.path, text: heredocSafe(f.text, "NODEFLEET_EOF") }));
+    const validators = hosts.reduce((n, h) => n + h.validators.length, 0);
+    return render("monitoring-targets.sh", { host, targetsDir: dir, files, count: hosts.length, validators, driftRecord: driftRecord(TARGETS_DRIFT_GROUP) });
 }
 
 /** The mounts the disk alerts watch: `/` and every host's data mount. */

@@ -133,7 +133,7 @@ function historyRules(ctx: RuleContext): AlertRule[] {
             expr: `up{job!="node"} == 0`,
             summary: "a node's own metrics endpoint ({{ $labels.job }}) does not answer", remedy: "is the node's service running (nodefleet status)? Its metrics port is open to the monitoring host only",
             cases: [
-                { name: "a node's endpoint that does not answer fires", series: [{ series: sel("up", { ...NODE, job: "reth", role: "validator" }), values: "0x20" }], at: "8m", firing: [{ ...NODE, job: "reth", role: "validator" }] },
+                { name: "a node's endpoint that does not answer fires", series: [{ series: sel("up", { ...NODE, job: "execution", role: "validator" }), values: "0x20" }], at: "8m", firing: [{ ...NODE, job: "execution", role: "validator" }] },
                 { name: "node_exporter's own target is NodefleetHostDown's", series: [{ series: sel("up", host), values: "0x20" }], at: "8m", firing: [] },
             ],
         },

@@ -18,7 +18,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAgentFiles } from "../../components/monitoring/agent";
 import { DASHBOARD_FILE, dashboardQueries, renderDashboard } from "../../components/monitoring/dashboard";
-import { NODE_TARGETS_FILE, RULES_FILE, TARGETS_DIR, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig } from "../../components/monitoring/config";
+import { COMETBFT_TARGETS_FILE, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, RULES_FILE, TARGETS_DIR, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets } from "../../components/monitoring/config";
 import { secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
 import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
@@ -79,8 +79,11 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
     it("promtool checks prometheus.yml with its rule file and the node targets' file beside it; a misspelt key fails, and so does a malformed target", () => {
         const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
         write(RULES_FILE, renderRules(CTX));
-        const targets = renderNodeTargets(m, [{ host: "h-storage", address: "192.0.2.10" }, { host: "h-validator", address: "192.0.2.12" }]);
+        const hosts = [{ host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-1", consensusPort: 56660, executionPort: 56661 }] }];
+        const targets = renderNodeTargets(m, hosts);
         write(path.join(TARGETS_DIR, NODE_TARGETS_FILE), targets);
+        write(path.join(TARGETS_DIR, COMETBFT_TARGETS_FILE), renderValidatorTargets("cometbft", hosts));
+        write(path.join(TARGETS_DIR, EXECUTION_TARGETS_FILE), renderValidatorTargets("execution", hosts));
         const text = renderPrometheusConfig(m, "prod");
         write("prometheus.yml", text);
         const ok = run("promtool", ["check", "config", "prometheus.yml"]);

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { FleetConfigError, parseFleet } from "../../components/config/fleet";
 import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
-import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig } from "../../components/monitoring/config";
+import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, scrapedValidators } from "../../components/monitoring/config";
 import { golden, verifyUnits } from "../support/golden";
 import { renderAgentFiles } from "../../components/monitoring/agent";
 import { checkArgv } from "../../components/monitoring/checks";
@@ -202,12 +202,15 @@ describe("monitoring: what every host runs (node_exporter's drop-in, the health 
 
 describe("monitoring: the monitoring host's files", () => {
     const spec = () => parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
-    const HOSTS = [{ host: "h-validator", address: "192.0.2.12" }, { host: "h-storage", address: "192.0.2.10" }, { host: "h-sequencer", address: "192.0.2.11" }];
+    const HOSTS = [{ host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-2", consensusPort: 57660, executionPort: 57661 }, { node: "validator-1", consensusPort: 56660, executionPort: 56661 }] }, { host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-sequencer", address: "192.0.2.11", validators: [] }];
 
-    it("prometheus.yml: the rule file beside it, the node targets from their file, Alertmanager on loopback", () => {
+    it("prometheus.yml: the rule file beside it, a job per exporter kind with its targets from their file, Alertmanager on loopback", () => {
         const text = renderPrometheusConfig(spec(), "prod");
         assert.match(text, /rule_files:\n {2}- nodefleet\.rules\.yml\n/);
         assert.match(text, /file_sd_configs:\n {6}- files:\n {10}- targets\/node\.json\n/);
+        const jobs = [...text.matchAll(/- job_name: (\w+)/g)].map((m) => m[1]);
+        assert.deepEqual(jobs, ["node", "cometbft", "execution", "prometheus"]);
+        assert.match(text, /job_name: execution\n {4}metrics_path: \/debug\/metrics\/prometheus\n {4}file_sd_configs:\n {6}- files:\n {10}- targets\/execution\.json\n/);
         assert.match(text, /- 127\.0\.0\.1:9093/);
         golden("monitoring/prometheus.yml", text);
     });
@@ -220,6 +223,21 @@ describe("monitoring: the monitoring host's files", () => {
             { targets: ["192.0.2.12:9100"], labels: { host: "h-validator" } },
         ]);
         golden("monitoring/targets-node.json", text);
+    });
+
+    it("the validators' targets: CometBFT's and the execution client's metrics port of each, labelled with host, node and role; none on a fleet without validators", () => {
+        const labels = (node: string) => ({ host: "h-validator", node, role: "validator" });
+        const comet = renderValidatorTargets("cometbft", HOSTS);
+        golden("monitoring/targets-cometbft.json", comet);
+        assert.deepEqual(JSON.parse(comet), [
+            { targets: ["192.0.2.12:56660"], labels: labels("validator-1") },
+            { targets: ["192.0.2.12:57660"], labels: labels("validator-2") },
+        ]);
+        assert.deepEqual(JSON.parse(renderValidatorTargets("execution", HOSTS)).map((g: { targets: string[] }) => g.targets[0]), ["192.0.2.12:56661", "192.0.2.12:57661"]);
+        assert.equal(renderValidatorTargets("execution", HOSTS.filter((h) => h.validators.length === 0)), "[]\n");
+        const plan = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS));
+        const validatorHost = plan.hosts.find((h) => h.nodes.some((n) => n.role === "validator"))!;
+        assert.deepEqual(scrapedValidators(validatorHost.nodes), [{ node: "validator-1", consensusPort: 56660, executionPort: 56661 }]);
     });
 
     it("alertmanager.yml: a route per receiver by severity, the secrets double-quoted, host-level alerts silence their host's others", () => {

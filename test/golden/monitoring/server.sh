@@ -185,6 +185,15 @@ scrape_configs:
     file_sd_configs:
       - files:
           - targets/node.json
+  - job_name: cometbft
+    file_sd_configs:
+      - files:
+          - targets/cometbft.json
+  - job_name: execution
+    metrics_path: /debug/metrics/prometheus
+    file_sd_configs:
+      - files:
+          - targets/execution.json
   - job_name: prometheus
     static_configs:
       - targets:

@@ -70,4 +70,32 @@ put /etc/prometheus/nodefleet/targets/node.json 0644 root:root <<'NODEFLEET_EOF'
   }
 ]
 NODEFLEET_EOF
-echo "monitoring h-storage: 2 hosts to scrape"
+put /etc/prometheus/nodefleet/targets/cometbft.json 0644 root:root <<'NODEFLEET_EOF'
+[
+  {
+    "targets": [
+      "192.0.2.12:56660"
+    ],
+    "labels": {
+      "host": "h-validator",
+      "node": "validator-1",
+      "role": "validator"
+    }
+  }
+]
+NODEFLEET_EOF
+put /etc/prometheus/nodefleet/targets/execution.json 0644 root:root <<'NODEFLEET_EOF'
+[
+  {
+    "targets": [
+      "192.0.2.12:56661"
+    ],
+    "labels": {
+      "host": "h-validator",
+      "node": "validator-1",
+      "role": "validator"
+    }
+  }
+]
+NODEFLEET_EOF
+echo "monitoring h-storage: 2 hosts and 1 validators to scrape"
