@@ -4,7 +4,7 @@
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
 #         contract tests of the sequencer's rendered files against the real Aztec CLI (installed once)
-#         and of the reth unit against the real reth, of the storage node's config.toml against the
+#         and of the reth and geth units against the real reth and geth (their metrics when monitored), of the storage node's config.toml against the
 #         real zgs_node, of the consensus unit and app.toml against the real beacond (prebuilt
 #         artifacts, or built once from upstream source, cached), of the monitoring files against
 #         Debian's promtool, amtool and node_exporter

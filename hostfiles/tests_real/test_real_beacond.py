@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,6 +38,7 @@ ROOT = os.path.dirname(HOSTFILES)
 sys.path.insert(0, HOSTFILES)
 from nodefleet_rpc import block_number, rpc  # noqa: E402
 from zgvalidator.node import Validator, forkchoice_fault_lines  # noqa: E402
+from zgvalidator.setup import instrumentation_edit  # noqa: E402
 
 BEACOND = os.environ.get("NODEFLEET_BEACOND")
 GETH = os.environ.get("NODEFLEET_GETH")
@@ -73,7 +75,7 @@ class Node:
         self.dir = os.path.join(d, name)
         self.home = os.path.join(self.dir, "home")
         self.jwt = os.path.join(self.dir, "jwt.hex")
-        self.ports = {k: free_port() for k in ("http", "auth", "rpc", "p2p")}
+        self.ports = {k: free_port() for k in ("http", "auth", "rpc", "p2p", "metrics")}
         self.el_url = f"http://127.0.0.1:{self.ports['http']}"
         self.geth = self.cl = None
         self.devnet = devnet
@@ -100,6 +102,13 @@ class Node:
         text = re.sub(r'(?m)^pruning = ".*"$', 'pruning = "default"', text)
         with open(app, "w") as f:
             f.write(text)
+        # CometBFT's metrics where a monitored fleet's setup puts them (`beacond init` writes
+        # prometheus = true on :26660, which two daemons on one machine cannot share).
+        config = os.path.join(self.home, "config", "config.toml")
+        with open(config) as f:
+            edited = instrumentation_edit(f.read(), f":{self.ports['metrics']}", config)
+        with open(config, "w") as f:
+            f.write(edited)
 
     def start_geth(self):
         self.geth_log = open(os.path.join(self.dir, "geth.log"), "ab")
@@ -244,6 +253,14 @@ class RealBeacond(unittest.TestCase):
         line = next(line for line in self.f.log().splitlines() if "Committed state" in line)
         self.assertRegex(line, r"Committed state.*?\bheight=\d+")
         self.assertIsInstance(status["catchingUp"], bool)
+
+    def test_1_b_it_serves_cometbfts_metrics_where_setups_edit_of_config_toml_put_them(self):
+        self.follows()
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.f.ports['metrics']}/metrics", timeout=5) as r:
+            served = r.read().decode()
+        height = re.search(r"^cometbft_consensus_height(?:\{[^}]*\})? (\S+)$", served, re.M)
+        self.assertIsNotNone(height, served[:2000])
+        self.assertGreater(float(height.group(1)), 0)
 
     def test_2_execution_client_behind_is_the_forkchoice_fault_and_the_remedy_brings_it_back(self):
         self.follows()

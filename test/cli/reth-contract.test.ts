@@ -35,9 +35,9 @@ function validator() {
 }
 
 /** The unit's ExecStart as argv, host paths mapped into `dir`. */
-function renderedArgv(dir: string, reth: string): string[] {
+function renderedArgv(dir: string, reth: string, metrics = false): string[] {
     const node = validator();
-    const unit = renderRethUnit(node, dir, validatorRelease("0g-chain"), "127.0.0.1");
+    const unit = renderRethUnit(node, dir, validatorRelease("0g-chain"), "127.0.0.1", metrics);
     const start = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
     const words = systemdWords(start.slice("ExecStart=".length));
     assert.equal(words[0], RETH_BINARY);
@@ -138,6 +138,24 @@ describe("the rendered reth unit starts the real reth", () => {
         assert.match(output, /Starting consensus engine/);
         assert.doesNotMatch(output, /\x1b\[/, "ANSI colour codes in reth's output");
         assert.deepEqual(fs.readdirSync(home), [], "reth wrote under the operator's home");
+    });
+
+    it("monitored: serves its metrics on <prefix>661 at the execution job's path (geth's; reth answers every path)", async () => {
+        const argv = renderedArgv(dir, reth, true);
+        assert.equal(argv[argv.indexOf("--metrics") + 1], `0.0.0.0:${PREFIX}661`);
+        let out = "";
+        const home = fs.mkdtempSync(path.join(dir, "home-"));
+        const c = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HOME: home, XDG_CACHE_HOME: "" } });
+        child = c;
+        for (const s of [c.stdout!, c.stderr!]) s.on("data", (d) => (out = (out + String(d)).slice(-20_000)));
+        const served = await until("reth's metrics", 120, async () => {
+            const r = await fetch(`http://127.0.0.1:${PREFIX}661/debug/metrics/prometheus`, { signal: AbortSignal.timeout(5000) });
+            const text = await r.text();
+            return r.status === 200 && /^reth_/m.test(text) ? text : undefined;
+        }, c, () => out, "reth");
+        assert.match(served, /^# TYPE reth_\w+ \w+$/m);
+        c.kill("SIGINT");
+        await new Promise((r) => (c.exitCode !== null ? r(null) : c.on("exit", r)));
     });
 
     for (const [from, to] of [["--authrpc.jwtsecret", "--authrpc.jwt-secret"], ["--engine.persistence-threshold", "--engine.persistance-threshold"], ["--http.api", "--http.apis"]] as const) {
