@@ -79,6 +79,7 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
             const p = node.validator.portPrefix;
             const at = (suffix: number) => prefixed(p, suffix);
             const x = VALIDATOR_SUFFIXES;
+            const metrics = validatorMetricsPorts(p);
             return [
                 ...both(at(x.elP2p), PUBLIC, "execution p2p"),
                 { port: at(x.cometP2p), protocol: "tcp", exposure: PUBLIC, purpose: "CometBFT p2p" },
@@ -88,8 +89,8 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
                 { port: at(x.cometRpc), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT RPC" },
                 { port: at(x.proxyApp), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT proxy_app" },
                 // Bound only when the fleet is monitored; then opened to the monitoring host alone (monitoringRules).
-                { port: at(x.prometheus), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT prometheus metrics" },
-                { port: at(x.elMetrics), protocol: "tcp", exposure: LOCAL, purpose: "execution client metrics" },
+                { port: metrics.consensus, protocol: "tcp", exposure: LOCAL, purpose: "CometBFT prometheus metrics" },
+                { port: metrics.execution, protocol: "tcp", exposure: LOCAL, purpose: "execution client metrics" },
             ];
         }
         default:
