@@ -68,6 +68,7 @@ export const monitoringSpec = z
         alertmanagerPort: port.default(MONITORING_PORTS.alertmanager).describe("Alertmanager's port on the monitoring host."),
         nodeExporterPort: port.default(MONITORING_PORTS.nodeExporter).describe("node_exporter's port on every host; open to the monitoring host only."),
         healthIntervalSeconds: z.number().int().min(10).max(600).default(30).describe("How often each host's health timer runs the nodes' health tools and writes their metrics."),
+        healthTimeoutSeconds: z.number().int().min(5).max(300).default(24).describe("How long each node's health command may take in a timer run before the node is reported `check-failed`. The default suits real hosts (status gives each command 80% of its host's 30 s); a loaded or emulated host needs more. A run longer than `healthIntervalSeconds` delays the next."),
         groupWait: shortDuration("groupWait").default("30s").describe("How long Alertmanager waits to gather a new group's first alerts before it notifies."),
         groupInterval: shortDuration("groupInterval").default("5m").describe("How long Alertmanager waits before it notifies of a change in a group it has notified of (new alerts, resolved ones)."),
         repeatInterval: duration("repeatInterval").default("4h").describe("How often Alertmanager repeats a notification for an alert still firing."),

@@ -16,9 +16,6 @@ export const HEALTH_TIMER = "nodefleet-health.timer";
 export const NODE_EXPORTER_DROPIN = "/etc/systemd/system/prometheus-node-exporter.service.d/nodefleet.conf";
 /** The units whose states node_exporter reports (NodefleetUnitFailed): the nodes', the switch's jobs, nodefleet's own. */
 export const NODEFLEET_UNITS = "(zgs|aztec|0gchaind|geth|reth|nodefleet)-.+[.](service|timer)";
-/** Seconds each health command may take in a timer run (status gives each 80% of its host's 30 s). */
-export const CHECK_TIMEOUT_SECONDS = 24;
-
 export interface AgentFiles {
     readonly dropIn: string;
     readonly service: string;
@@ -29,7 +26,7 @@ export interface AgentFiles {
 
 export function renderAgentFiles(plan: HostPlan, m: MonitoringSpec): AgentFiles {
     const host = plan.name;
-    const checks = { host, timeout: CHECK_TIMEOUT_SECONDS, checks: plan.nodes.map((n) => ({ node: n.name, role: n.role, argv: checkArgv(n) })) };
+    const checks = { host, timeout: m.healthTimeoutSeconds, checks: plan.nodes.map((n) => ({ node: n.name, role: n.role, argv: checkArgv(n) })) };
     return {
         dropIn: render("node-exporter.conf", {
             host,
@@ -37,7 +34,7 @@ export function renderAgentFiles(plan: HostPlan, m: MonitoringSpec): AgentFiles 
             unitInclude: `--collector.systemd.unit-include=${NODEFLEET_UNITS}`,
             textfile: `--collector.textfile.directory=${TEXTFILE_DIR}`,
         }),
-        service: render("nodefleet-health.service", { host, module: `${HOST_LIB}/nodefleet_health.py`, checks: HEALTH_CHECKS_FILE, out: `${TEXTFILE_DIR}/nodefleet.prom`, timeout: CHECK_TIMEOUT_SECONDS + 30 }),
+        service: render("nodefleet-health.service", { host, module: `${HOST_LIB}/nodefleet_health.py`, checks: HEALTH_CHECKS_FILE, out: `${TEXTFILE_DIR}/nodefleet.prom`, timeout: m.healthTimeoutSeconds + 30 }),
         timer: render("nodefleet-health.timer", { host, interval: m.healthIntervalSeconds }),
         checks: `${JSON.stringify(checks, null, 2)}\n`,
     };

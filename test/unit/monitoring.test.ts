@@ -108,6 +108,19 @@ describe("monitoring: the config section", () => {
         assert.match(issues(h).join("\n"), /monitoring\.receivers\[0\]\.kind: kind must be one of webhook, slack, telegram, discord, email/);
     });
 
+    it("the health timer's interval and each command's timeout are whole seconds in their ranges", () => {
+        for (const [key, value, why] of [
+            ["healthTimeoutSeconds", 0, /monitoring\.healthTimeoutSeconds: .*(>=5|greater than or equal to 5)/i],
+            ["healthTimeoutSeconds", 301, /monitoring\.healthTimeoutSeconds: .*(<=300|less than or equal to 300)/i],
+            ["healthTimeoutSeconds", "60", /monitoring\.healthTimeoutSeconds: expected a number, got the string "60"/],
+            ["healthIntervalSeconds", 2.5, /monitoring\.healthIntervalSeconds: expected a whole number, got the number 2\.5/],
+        ] as const) {
+            const f = monitoredFleet();
+            f.monitoring[key] = value;
+            assert.match(issues(f).join("\n"), why, `${key}: ${value}`);
+        }
+    });
+
     it("node_exporter's port on every host and Prometheus's on the monitoring host are checked against the nodes' ports", () => {
         const f = monitoredFleet();
         f.nodes[0].storage.rpcPort = 9100; // the storage node on h-storage, the monitoring host
@@ -185,10 +198,17 @@ describe("monitoring: the docs", () => {
 describe("monitoring: what every host runs (node_exporter's drop-in, the health timer)", () => {
     const plan = () => parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).hosts.find((h) => h.name === "h-validator")!;
 
-    it("the health timer runs every healthIntervalSeconds; its checks are status's health commands; node_exporter reports nodefleet's units (golden, systemd-analyze verify)", () => {
+    it("the health timer runs every healthIntervalSeconds; its checks are status's health commands, each given healthTimeoutSeconds; node_exporter reports nodefleet's units (golden, systemd-analyze verify)", () => {
         const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
+        assert.equal(m.healthTimeoutSeconds, 24);
         const files = renderAgentFiles(plan(), { ...m, healthIntervalSeconds: 45 });
         assert.match(files.timer, /^OnUnitActiveSec=45s$/m);
+        assert.equal(JSON.parse(files.checks).timeout, 24);
+        assert.match(files.service, /^TimeoutStartSec=54$/m);
+        // A slower host's: each command's time, and the run's with 30 s to write the metrics.
+        const slow = renderAgentFiles(plan(), { ...m, healthTimeoutSeconds: 60 });
+        assert.equal(JSON.parse(slow.checks).timeout, 60);
+        assert.match(slow.service, /^TimeoutStartSec=90$/m);
         assert.deepEqual(JSON.parse(files.checks).checks.map((c: { argv: string[] }) => c.argv), plan().nodes.map((n) => [...checkArgv(n)]));
         assert.match(files.dropIn, /^ExecStart=\/usr\/bin\/prometheus-node-exporter --web\.listen-address=0\.0\.0\.0:9100 --collector\.systemd "--collector\.systemd\.unit-include=\(zgs\|aztec\|0gchaind\|geth\|reth\|nodefleet\)-\.\+\[\.\]\(service\|timer\)" --collector\.textfile\.directory=\/var\/lib\/prometheus\/node-exporter$/m);
         golden("monitoring/node-exporter.conf", files.dropIn);
