@@ -1,0 +1,100 @@
+"""The order in which setup starts a validator's two daemons (zgvalidator.setup.start_in_order),
+against a recording stand-in for systemd (the dev VMs run the real units):
+
+- an execution client whose unit changed is restarted with the consensus daemon stopped, and the
+  daemon is started again only once the engine port answers (restarted under it, the daemon goes
+  on with its network while the client is down and the client is left behind, answering SYNCING);
+- nothing changed, nothing restarts; a changed consensus unit alone restarts the daemon alone;
+- nothing running: the execution client first, then the daemon.
+
+    cd hostfiles && python3 -m unittest discover -s tests -t .
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from zgvalidator import setup  # noqa: E402
+from zgvalidator.host import Failed  # noqa: E402
+
+EL, CL = "geth-validator-1.service", "0gchaind-validator-1.service"
+
+
+class Systemd:
+    """Units' states and every call, in order; the engine port answers while EL is active."""
+
+    def __init__(self, running, engine_answers=True):
+        self.running = set(running)
+        self.calls = []
+        self.engine_answers = engine_answers
+
+    def systemctl(self, *args, check=True):
+        verb, unit = args[0], args[-1]
+        self.calls.append((verb, unit))
+        if verb in ("start", "restart"):
+            self.running.add(unit)
+        elif verb == "stop":
+            self.running.discard(unit)
+
+    def listening(self, port, host="127.0.0.1"):
+        self.calls.append(("engine?", EL in self.running and self.engine_answers))
+        return EL in self.running and self.engine_answers
+
+
+class Node:
+    units = {"consensus": CL}
+
+    def __init__(self, sd):
+        self.sd = sd
+
+    def stop(self, unit):
+        self.sd.systemctl("stop", unit)
+
+    def start_consensus(self):
+        self.sd.systemctl("start", CL)
+
+
+class StartInOrder(unittest.TestCase):
+    def run_with(self, running, changed, engine_answers=True):
+        sd = Systemd(running, engine_answers)
+        saved = {name: getattr(setup, name) for name in ("systemctl", "active", "listening", "wait", "journal", "say")}
+        setup.systemctl = sd.systemctl
+        setup.active = lambda unit: unit in sd.running
+        setup.listening = sd.listening
+        setup.wait = lambda what, predicate, timeout, every=1.0: predicate() or (_ for _ in ()).throw(Failed(f"timed out waiting for {what}"))
+        setup.journal = lambda unit, lines=5: "its last lines"
+        setup.say = lambda *a: None
+        try:
+            setup.start_in_order(Node(sd), EL, 56551, changed)
+        finally:
+            for name, f in saved.items():
+                setattr(setup, name, f)
+        return sd
+
+    def test_a_changed_execution_client_restarts_with_the_daemon_stopped(self):
+        sd = self.run_with({EL, CL}, [EL])
+        self.assertEqual(sd.calls, [("stop", CL), ("restart", EL), ("engine?", True), ("start", CL)])
+
+    def test_both_changed_the_same_order(self):
+        sd = self.run_with({EL, CL}, [CL, EL])
+        self.assertEqual(sd.calls, [("stop", CL), ("restart", EL), ("engine?", True), ("start", CL)])
+
+    def test_nothing_changed_nothing_restarts(self):
+        sd = self.run_with({EL, CL}, [])
+        self.assertEqual(sd.calls, [("engine?", True)])
+
+    def test_a_changed_daemon_alone_restarts_alone(self):
+        sd = self.run_with({EL, CL}, [CL])
+        self.assertEqual(sd.calls, [("engine?", True), ("restart", CL)])
+
+    def test_nothing_running_starts_the_execution_client_first(self):
+        sd = self.run_with(set(), [EL, CL])
+        self.assertEqual(sd.calls, [("start", EL), ("engine?", True), ("start", CL)])
+
+    def test_an_engine_port_that_never_answers_leaves_the_daemon_stopped(self):
+        with self.assertRaisesRegex(Failed, "engine port 56551; its log: its last lines"):
+            self.run_with({EL, CL}, [EL], engine_answers=False)
+
+
+if __name__ == "__main__":
+    unittest.main()
