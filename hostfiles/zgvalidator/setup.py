@@ -163,7 +163,7 @@ def setup(v):
         raise Failed(f"validator {v.node} runs {client} on this host but the config says executionClient: {want}; set {hint} to change it")
     end_abandoned_switch(v, client)
     el_unit = v.units[want]
-    changed = install_unit(s["etcDir"], el_unit) or changed
+    changed = [*changed, *install_unit(s["etcDir"], el_unit)]  # both units may have changed
     systemctl("daemon-reload")
     if client is None:
         init_datadir(v, want)
