@@ -32,11 +32,13 @@ LAB_NET=10.77.0
 # it on the first payload (in a 2 GB guest: "memory allocation of 2147483648 bytes failed", abort).
 MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-4096}"
 DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
-PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64
+# The monitoring packages are in the image, their services disabled (nodefleet's monitoring steps
+# enable them): apt under TCG would take minutes per VM. The steps install them where they are missing.
+PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64,prometheus-node-exporter,prometheus,prometheus-alertmanager
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
 # Bump when the image recipe in cmd_image changes (the package list and lab/guest/ count already).
-IMAGE_RECIPE=2
+IMAGE_RECIPE=3
 
 say() { printf '[vm] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -94,6 +96,7 @@ cmd_image() {
     install -D -m 0644 "$ROOT/lab/guest/go-tcg.conf" "$r/etc/systemd/system.conf.d/nodefleet-go-tcg.conf"
     chroot "$r" systemctl enable nodefleet-vm-init.service systemd-networkd.service ssh.service chrony.service >/dev/null 2>&1
     chroot "$r" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service >/dev/null 2>&1 || true
+    chroot "$r" systemctl disable prometheus.service prometheus-alertmanager.service prometheus-node-exporter.service >/dev/null 2>&1
     rm -f "$r"/etc/ssh/ssh_host_*            # each VM makes its own at boot
     : > "$r/etc/machine-id"                  # and its own machine id
     printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\nLABEL=nodefleet-data /data ext4 defaults,nofail 0 2\n' > "$r/etc/fstab"
