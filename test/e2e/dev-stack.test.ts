@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Budget } from "../support/budget";
 import { ROOT, sh } from "../support/cli";
+import { monitoringScenario } from "./monitoring-scenario";
 import { DEV, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, watchSshConnections, withSwitch } from "../support/lab";
 
 // Seconds per host for status on the VMs: dev-1's health checks run under TCG emulation beside a
@@ -880,6 +881,9 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         onVm("dev-2", "python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json health", false, { timeoutMs: 600_000 });
         await until("validator-1 healthy in status", () => statusJson().report.nodes.find((n: any) => n.node === "validator-1").healthy, 300_000);
     });
+
+    // Near the end, on the config the last up used: its own up adds the monitoring section alone.
+    monitoringScenario(budget, 1400);
 
     budget.test("pulumi destroy removes the nodefleet firewall and keeps the data", { cost: 120 }, () => {
         const r = timed("pulumi destroy", () => sh("bash", [DEV, "pulumi", "destroy", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive"]));

@@ -71,8 +71,14 @@ export function devSecret(key: string): string {
     return sh("bash", [DEV, "pulumi", "config", "get", key, "--stack", "dev"]).stdout.trim();
 }
 
+/** The edit of Pulumi.dev.yaml the stack was last brought up with (`upWith`, `upInBackground`). */
+let lastEdit: (yaml: string) => string = (y) => y;
+/** Pulumi.dev.yaml as the last `up` of a scenario had it: a later scenario changes only what it means to. */
+export const lastUpConfig = (yaml: string) => lastEdit(yaml);
+
 /** `pulumi up` with an edited copy of Pulumi.dev.yaml (the checkout's file is left untouched). */
 export function upWith(edit: (yaml: string) => string, extraArgs: readonly string[] = []) {
+    lastEdit = edit;
     const yaml = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     const edited = edit(yaml);
     assert.notEqual(edited, yaml, "the edit must change the config");
@@ -131,6 +137,7 @@ export function descendants(pid: number): number[] {
 let backgroundRuns = 0;
 /** `pulumi up` with an edited config, in the background: its output so far, its end, and a hard kill. */
 export function upInBackground(edit: (yaml: string) => string) {
+    lastEdit = edit;
     const file = path.join(ROOT, ".state", "e2e-config-bg.yaml");
     fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
     const child = spawn("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { cwd: ROOT, detached: true });
