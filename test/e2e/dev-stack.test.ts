@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Budget } from "../support/budget";
 import { ROOT, sh } from "../support/cli";
-import { monitoringScenario } from "./monitoring-scenario";
+import { monitoringScenario } from "../support/monitoring-scenario";
 import { DEV, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, watchSshConnections, withSwitch } from "../support/lab";
 
 // Seconds per host for status on the VMs: dev-1's health checks run under TCG emulation beside a

@@ -9,10 +9,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, sh } from "../support/cli";
+import { ROOT, sh } from "./cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
-import type { Budget } from "../support/budget";
-import { DEV, lastUpConfig, onVm, timed, until, VM } from "../support/lab";
+import type { Budget } from "./budget";
+import { DEV, lastUpConfig, onVm, timed, until, VM } from "./lab";
 
 /** A webhook receiver: each POST's JSON body, with the time it came, appended to a file as a line. */
 const RECEIVER = `
