@@ -5,7 +5,8 @@ against a recording stand-in for systemd (the dev VMs run the real units):
   daemon is started again only once the engine port answers (restarted under it, the daemon goes
   on with its network while the client is down and the client is left behind, answering SYNCING);
 - nothing changed, nothing restarts; a changed consensus unit alone restarts the daemon alone;
-- nothing running: the execution client first, then the daemon.
+- nothing running: the execution client first, then the daemon;
+- what it reports restarted is what it restarted (the daemon too, when it was stopped for the client).
 
     cd hostfiles && python3 -m unittest discover -s tests -t .
 """
@@ -65,7 +66,7 @@ class StartInOrder(unittest.TestCase):
         setup.journal = lambda unit, lines=5: "its last lines"
         setup.say = lambda *a: None
         try:
-            setup.start_in_order(Node(sd), EL, 56551, changed)
+            sd.restarted = setup.start_in_order(Node(sd), EL, 56551, changed)
         finally:
             for name, f in saved.items():
                 setattr(setup, name, f)
@@ -74,6 +75,7 @@ class StartInOrder(unittest.TestCase):
     def test_a_changed_execution_client_restarts_with_the_daemon_stopped(self):
         sd = self.run_with({EL, CL}, [EL])
         self.assertEqual(sd.calls, [("stop", CL), ("restart", EL), ("engine?", True), ("start", CL)])
+        self.assertEqual(sd.restarted, [EL, CL])
 
     def test_both_changed_the_same_order(self):
         sd = self.run_with({EL, CL}, [CL, EL])
@@ -82,14 +84,17 @@ class StartInOrder(unittest.TestCase):
     def test_nothing_changed_nothing_restarts(self):
         sd = self.run_with({EL, CL}, [])
         self.assertEqual(sd.calls, [("engine?", True)])
+        self.assertEqual(sd.restarted, [])
 
     def test_a_changed_daemon_alone_restarts_alone(self):
         sd = self.run_with({EL, CL}, [CL])
         self.assertEqual(sd.calls, [("engine?", True), ("restart", CL)])
+        self.assertEqual(sd.restarted, [CL])
 
     def test_nothing_running_starts_the_execution_client_first(self):
         sd = self.run_with(set(), [EL, CL])
         self.assertEqual(sd.calls, [("start", EL), ("engine?", True), ("start", CL)])
+        self.assertEqual(sd.restarted, [], "started, not restarted")
 
     def test_an_engine_port_that_never_answers_leaves_the_daemon_stopped(self):
         with self.assertRaisesRegex(Failed, "engine port 56551; its log: its last lines"):

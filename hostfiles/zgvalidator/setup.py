@@ -170,12 +170,12 @@ def setup(v):
         v.set_client(want)
     v.check_jwt(el_unit)
     systemctl("enable", el_unit, check=True)
-    start_in_order(v, el_unit, s["ports"]["engine"], changed)
+    restarted = start_in_order(v, el_unit, s["ports"]["engine"], changed)
     time.sleep(3)
     for unit in (el_unit, v.units["consensus"]):
         if not active(unit):
             raise Failed(f"{unit} is not running: {journal(unit, lines=15).strip()[-600:]}")
-    report.update({"hostClient": want, "restarted": changed})
+    report.update({"hostClient": want, "restarted": restarted})
     return report
 
 
@@ -183,8 +183,10 @@ def start_in_order(v, el_unit, engine_port, changed):
     """Starts, or restarts what changed, execution client first. An execution client restarted
     under a running consensus daemon misses the blocks the daemon accepts meanwhile (it accepts
     the SYNCING answer and goes on with its network): the daemon is stopped first, and started
-    again once the execution client answers on its engine port, so it hands over every block."""
+    again once the execution client answers on its engine port, so it hands over every block.
+    Returns the units restarted, in the order they started again."""
     cl = v.units["consensus"]
+    restarted = []
     restart_el = active(el_unit) and el_unit in changed
     if restart_el and active(cl):
         say(f"{el_unit} changed: {cl} stopped while it restarts")
@@ -193,14 +195,19 @@ def start_in_order(v, el_unit, engine_port, changed):
         systemctl("start", el_unit)
     elif restart_el:
         systemctl("restart", el_unit)
+        restarted.append(el_unit)
     try:
         wait(f"{el_unit} to listen on the engine port {engine_port}", lambda: listening(engine_port), 120)
     except Failed as e:
         raise Failed(f"{e}; its log: {journal(el_unit, lines=5).strip()[-800:]}") from None
     if not active(cl):
         v.start_consensus()
+        if restart_el:
+            restarted.append(cl)  # it was stopped above for the client's restart
     elif cl in changed:
         systemctl("restart", cl)
+        restarted.append(cl)
+    return restarted
 
 
 def end_abandoned_switch(v, client):
