@@ -81,6 +81,11 @@ class StartInOrder(unittest.TestCase):
         sd = self.run_with({EL, CL}, [CL, EL])
         self.assertEqual(sd.calls, [("stop", CL), ("restart", EL), ("engine?", True), ("start", CL)])
 
+    def test_a_stopped_daemon_is_started_not_reported_restarted(self):
+        sd = self.run_with({EL}, [EL])
+        self.assertEqual(sd.calls, [("restart", EL), ("engine?", True), ("start", CL)])
+        self.assertEqual(sd.restarted, [EL])
+
     def test_nothing_changed_nothing_restarts(self):
         sd = self.run_with({EL, CL}, [])
         self.assertEqual(sd.calls, [("engine?", True)])

@@ -188,7 +188,8 @@ def start_in_order(v, el_unit, engine_port, changed):
     cl = v.units["consensus"]
     restarted = []
     restart_el = active(el_unit) and el_unit in changed
-    if restart_el and active(cl):
+    held = restart_el and active(cl)
+    if held:
         say(f"{el_unit} changed: {cl} stopped while it restarts")
         v.stop(cl)
     if not active(el_unit):
@@ -202,8 +203,8 @@ def start_in_order(v, el_unit, engine_port, changed):
         raise Failed(f"{e}; its log: {journal(el_unit, lines=5).strip()[-800:]}") from None
     if not active(cl):
         v.start_consensus()
-        if restart_el:
-            restarted.append(cl)  # it was stopped above for the client's restart
+        if held:
+            restarted.append(cl)
     elif cl in changed:
         systemctl("restart", cl)
         restarted.append(cl)
