@@ -11,23 +11,10 @@ import * as path from "node:path";
 import { Budget } from "../support/budget";
 import { ROOT, sh } from "../support/cli";
 import { monitoringScenario } from "../support/monitoring-scenario";
-import { DEV, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, timed, unitState, until, upInBackground, upWith, VM, watchSshConnections, withSwitch } from "../support/lab";
+import { DEV, devSecret, EXPECTED, FAILPOINTS, fromLab, marker, NODES, onV, onVm, PORTS_PY, previewNoChangesWith, settled, since, stackHealth, stackHealthOnHost, stackOutput, STATUS_TIMEOUT, statusJson, timed, unitState, until, upInBackground, upWith, VM, watchSshConnections, withSwitch } from "../support/lab";
 
-// Seconds per host for status on the VMs: dev-1's health checks run under TCG emulation beside a
-// storage node and a sequencer, and took 26 s of the default 30 in one CI run and more in the next
-// ("no answer within 30 s"); a real host answers in a few.
-const STATUS_TIMEOUT = "60";
 /** `scripts/dev.sh status` (the README's status command): its table, exit status and output. */
 const status = () => sh("bash", [DEV, "status", "--timeout", STATUS_TIMEOUT], { allowFail: true, timeoutMs: 180_000 });
-/** `scripts/dev.sh status --json`: the report and the exit status. */
-function statusJson(): { code: number | null; report: any } {
-    const r = sh("bash", [DEV, "status", "--json", "--timeout", STATUS_TIMEOUT], { allowFail: true, timeoutMs: 180_000 });
-    try {
-        return { code: r.status, report: JSON.parse(r.stdout) };
-    } catch {
-        throw new Error(`status --json gave no JSON (exit ${r.status}):\n${r.output.slice(-3000)}`);
-    }
-}
 
 // Replaces an RLP file on dev-2 by an edited copy (stdlib python there): "gap" drops block number
 // `n` (the file starts at block 1), "forge-state-root" flips a byte of the last block's state root

@@ -66,6 +66,20 @@ export function stackOutput(name: string): Record<string, any> {
 }
 export const stackHealth = () => stackOutput("health");
 
+// Seconds per host for status on the VMs: dev-1's health checks run under TCG emulation beside a
+// storage node and a sequencer, and took 26 s of the default 30 in one CI run and more in the next
+// ("no answer within 30 s"); a real host answers in a few.
+export const STATUS_TIMEOUT = "60";
+/** `scripts/dev.sh status --json`: the report and the exit status. */
+export function statusJson(): { code: number | null; report: any } {
+    const r = sh("bash", [DEV, "status", "--json", "--timeout", STATUS_TIMEOUT], { allowFail: true, timeoutMs: 180_000 });
+    try {
+        return { code: r.status, report: JSON.parse(r.stdout) };
+    } catch {
+        throw new Error(`status --json gave no JSON (exit ${r.status}):\n${r.output.slice(-3000)}`);
+    }
+}
+
 /** A dev stack secret's value (the test compares it against what the hosts and state hold). */
 export function devSecret(key: string): string {
     return sh("bash", [DEV, "pulumi", "config", "get", key, "--stack", "dev"]).stdout.trim();
