@@ -332,9 +332,12 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
         assert.ok(row(healthy.report, "sequencer-1").height >= 0);
         // Two faults at once (one round sees both): the storage node's endpoint goes dead (the
         // failover timer held, so it stays dead) and the sequencer is stopped.
-        onVm("dev-1", "systemctl stop zgs-storage-1-failover.timer aztec-sequencer-1 && cp -p /data/storage-1/run/config.toml /run/e2e-config.toml && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && " +
+        // Under TCG the stops and the restart took over 120 s once (CI, 2026-11-28): each part's
+        // seconds go to stderr, and the command has 300 s.
+        const fault = onVm("dev-1", "t=$(date +%s); systemctl stop zgs-storage-1-failover.timer aztec-sequencer-1 && echo \"stops: $(( $(date +%s) - t )) s\" >&2 && cp -p /data/storage-1/run/config.toml /run/e2e-config.toml && sed -i 's#^blockchain_rpc_endpoint = .*#blockchain_rpc_endpoint = \"http://10.0.2.2:8547\"#' /data/storage-1/run/config.toml && t=$(date +%s) && systemctl restart zgs-storage-1 && echo \"storage restart: $(( $(date +%s) - t )) s\" >&2 && t=$(date +%s) && " +
             // The real node exits at start without its endpoint: wait until systemd has it in its restart loop.
-            "for i in $(seq 120); do [ \"$(systemctl is-active zgs-storage-1)\" = activating ] && break; sleep 0.5; done; systemctl is-active zgs-storage-1 || true");
+            "for i in $(seq 120); do [ \"$(systemctl is-active zgs-storage-1)\" = activating ] && break; sleep 0.5; done; echo \"to its restart loop: $(( $(date +%s) - t )) s\" >&2; systemctl is-active zgs-storage-1 || true", false, { timeoutMs: 300_000 });
+        process.stderr.write(`faults made on dev-1: ${fault.output.trim().split("\n").join("; ")}\n`);
         try {
             const faulty = statusJson();
             assert.equal(faulty.code, 1);
@@ -348,7 +351,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
             assert.match(seq.diagnoses[0].remedy, /systemctl start aztec-sequencer-1\.service/);
             assert.equal(row(faulty.report, "validator-1").healthy, true);
         } finally {
-            onVm("dev-1", "cp -p /run/e2e-config.toml /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && systemctl start zgs-storage-1-failover.timer aztec-sequencer-1");
+            onVm("dev-1", "cp -p /run/e2e-config.toml /data/storage-1/run/config.toml && systemctl restart zgs-storage-1 && systemctl start zgs-storage-1-failover.timer aztec-sequencer-1", false, { timeoutMs: 300_000 });
         }
         // --watch: a round, the pause, another round, each a JSON document on its own line.
         const watch = sh("bash", [DEV, "status", "--watch", "1", "--count", "2", "--json", "--timeout", STATUS_TIMEOUT], { allowFail: true, timeoutMs: 300_000 });

@@ -31,7 +31,9 @@ export function toolEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function result(r: SpawnSyncReturns<string>): Run {
-    return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}`, stdout: r.stdout ?? "" };
+    // A command killed by its timeout (or a signal) has no exit status: say so, rather than "exited null".
+    const killed = r.status === null ? `\n[killed by ${r.signal ?? "a signal"}${(r.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT" ? " at its timeout" : ""}]\n` : "";
+    return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}${killed}`, stdout: r.stdout ?? "" };
 }
 
 /** Key-shaped text that is no key: what a preview's key-file check reads. */
@@ -130,8 +132,10 @@ export class ScratchProject {
 /** A command in the checkout (scripts/…), output captured; throws with the output on failure. `env` adds variables (keys go there, never into an argv). */
 export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string; env?: Record<string, string>; cwd?: string } = {}): Run {
     const env = opts.env ? { ...process.env, ...opts.env } : process.env;
-    const r = result(spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, env, encoding: "utf8", input: opts.input, timeout: opts.timeoutMs ?? 900_000 }));
-    if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.output.slice(-6000)}`);
+    const timeout = opts.timeoutMs ?? 900_000;
+    const r = result(spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, env, encoding: "utf8", input: opts.input, timeout }));
+    const how = r.status === null ? `did not finish (its timeout is ${timeout / 1000} s)` : `exited ${r.status}`;
+    if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} ${how}:\n${r.output.slice(-6000)}`);
     return r;
 }
 
