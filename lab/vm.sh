@@ -9,6 +9,7 @@
 #   lab/vm.sh logs dev-1 UNIT   follow a unit's journal on a VM
 #   lab/vm.sh wipe              down, then delete the VMs' disks (chain data too)
 #   lab/vm.sh lab CMD...        run CMD from the lab network's runner address (10.77.0.1)
+#   lab/vm.sh forward dev-1 L R  forward 127.0.0.1:L here to the VM's 127.0.0.1:R until killed
 #
 # Each VM has two NICs: qemu user networking with SSH forwarded to 127.0.0.1:220N (how
 # nodefleet reaches it; the VM sees the runner as 10.0.2.2), and a tap on a bridge inside a
@@ -136,8 +137,9 @@ tap_of() { echo "nf${CHECKOUT_ID}t$(index_of "$1")"; }
 ssh_vm() {
     local vm="$1"; shift
     ssh -i "$KEY" -p "$(ssh_port "$vm")" -o BatchMode=yes -o StrictHostKeyChecking=no \
-        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" root@127.0.0.1 "$@"
+        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" "${SSH_EXTRA[@]}" root@127.0.0.1 "$@"
 }
+SSH_EXTRA=()
 
 # One command on a VM for a caller that needs it to run (the E2E tests, an operator). An emulated
 # guest under load can miss the banner deadline, so a connection that fails before the session
@@ -305,5 +307,10 @@ ssh) shift; [ $# -ge 1 ] || die "usage: vm.sh ssh VM [CMD]"; vm="$1"; shift
 logs) shift; [ $# -eq 2 ] || die "usage: vm.sh logs VM UNIT"; ssh_vm "$1" journalctl -f -n 100 -u "$2" ;;
 wipe) cmd_wipe ;;
 lab) shift; ensure_lab; ip netns exec "$LAB_NS" "$@" ;;
-*) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+# A loopback-only service of a VM (Prometheus's web UI) on this machine's loopback.
+forward) shift; [ $# -eq 3 ] || die "usage: vm.sh forward VM LOCAL_PORT REMOTE_PORT"
+    [[ "$2$3" =~ ^[0-9]+$ ]] || die "forward: ports are numbers"
+    SSH_EXTRA=(-o ExitOnForwardFailure=yes -o ServerAliveInterval=15 -N -L "127.0.0.1:$2:127.0.0.1:$3")
+    SSH_CONNECT_TIMEOUT=15 ssh_vm "$1" ;;
+*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -8,6 +8,7 @@ import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { ROOT, sh } from "./cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
@@ -114,6 +115,39 @@ function withoutData(panels: readonly { title: string; expr: string }[]): string
 
 const GIVE_ENDPOINTS = "nft delete table inet nodefleet_e2e 2>/dev/null || true";
 
+/** Where the screenshot of Prometheus's alerts page is kept (the test's artifact; .state is not committed). */
+export const ALERTS_SCREENSHOT = path.join(ROOT, ".state", "artifacts", "prometheus-alerts.png");
+
+/** A TCP port of this machine's loopback that nothing listens on now. */
+async function freePort(): Promise<number> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+}
+
+/**
+ * Prometheus's alerts page as its web UI (the Debian package's) serves it on dev-1's loopback,
+ * through an SSH tunnel, rendered by headless Chromium (lab/chromium.sh): the PNG is written to
+ * `png`, the rendered DOM returned.
+ */
+async function alertsPage(png: string): Promise<string> {
+    const port = await freePort();
+    // Its own process group: the tunnel's ssh is a child of vm.sh's bash, and both must go.
+    const tunnel = spawn("bash", [VM, "forward", "dev-1", String(port), "9090"], { stdio: ["ignore", "ignore", "inherit"], detached: true });
+    try {
+        await until("the tunnel to dev-1's Prometheus", () => sh("curl", ["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", `http://127.0.0.1:${port}/-/ready`], { allowFail: true }).stdout === "200", 60_000);
+        return sh("bash", [path.join(ROOT, "lab", "chromium.sh"), "shot", `http://127.0.0.1:${port}/alerts`, png], { timeoutMs: 600_000 }).stdout;
+    } finally {
+        try {
+            process.kill(-tunnel.pid!, "SIGTERM");
+        } catch {
+            // already gone
+        }
+    }
+}
+
 /**
  * Registers the scenario's test, optional within the dev stack's budget (`cost`: seconds). It runs
  * on the config the stack was last brought up with, plus the monitoring section.
@@ -140,6 +174,9 @@ export function monitoringScenario(budget: Budget, cost: number): void {
             assert.equal(up.status, 0, up.output.slice(-4000));
             assert.match(up.output, /monitoring dev-1: Prometheus on 127\.0\.0\.1:9090, Alertmanager on 127\.0\.0\.1:9093/);
             assert.ok(!up.output.includes(hookPath), "the webhook's URL is in the up's output");
+            // The receiver's URL is a secret in the state too: ciphertext only.
+            const state = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout;
+            assert.ok(state.length > 1000 && !state.includes(hookPath), "the webhook's URL is in the state in plain text");
 
             // What runs where, and who may reach it.
             for (const vm of ["dev-1", "dev-2"]) {
@@ -204,6 +241,13 @@ export function monitoringScenario(budget: Budget, cost: number): void {
             const alerts = JSON.parse(onVm("dev-1", "curl -s -m 5 http://127.0.0.1:9090/api/v1/alerts").output).data.alerts;
             for (const f of FAULTS) assert.ok(alerts.some((a: any) => a.state === "firing" && matches(fromAlert(a), f)), `${f.what}: not firing in Prometheus`);
             assert.deepEqual(withoutData(panels.filter((p) => p.title === DIAGNOSES)), []);
+            // The alerts page of Prometheus's own web UI shows them: a screenshot is kept.
+            fs.rmSync(ALERTS_SCREENSHOT, { force: true });
+            const page = await alertsPage(ALERTS_SCREENSHOT);
+            for (const f of FAULTS) assert.match(page, new RegExp(f.alert), `${f.alert} is not on Prometheus's alerts page`);
+            assert.match(page, /firing/i);
+            assert.equal(fs.readFileSync(ALERTS_SCREENSHOT).subarray(1, 4).toString(), "PNG");
+            console.log(`# monitoring: Prometheus's alerts page, the four alerts firing: ${path.relative(ROOT, ALERTS_SCREENSHOT)} (${fs.statSync(ALERTS_SCREENSHOT).size} bytes)`);
             // status names the same faults with the same codes.
             const status = statusJson().report;
             for (const f of FAULTS.filter((x) => x.node !== undefined)) {
