@@ -10,10 +10,10 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { ROOT, sh } from "./cli";
+import { ROOT, sh } from "../support/cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
-import type { Budget } from "./budget";
-import { DEV, lastUpConfig, onVm, statusJson, timed, until, VM } from "./lab";
+import type { Budget } from "../support/budget";
+import { DEV, lastUpConfig, onVm, statusJson, timed, until, VM } from "../support/lab";
 
 /** A webhook receiver: each POST's JSON body, with the time it came, appended to a file as a line. */
 const RECEIVER = `
