@@ -154,12 +154,12 @@ export class Fleet extends pulumi.ComponentResource {
         const privateKey = sshPrivateKey(spec, args.secret);
         switch (spec.kind) {
             case "aws":
-                return new AwsHost(name, { plan: { ...plan, spec }, privateKey }, opts);
+                return new AwsHost(name, { plan: { ...plan, spec }, privateKey, secret: args.secret }, opts);
             case "hetzner":
                 this.hcloud ??= hetznerProvider(this);
-                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey }, { ...opts, providers: [this.driftProvider, this.hcloud] });
+                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey, secret: args.secret }, { ...opts, providers: [this.driftProvider, this.hcloud] });
             case "existing":
-                return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck }, opts);
+                return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck, secret: args.secret }, opts);
             default:
                 return assertNever(spec);
         }

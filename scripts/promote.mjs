@@ -34,6 +34,7 @@ function load(stack) {
 function digest(stack, name, rel) {
     if (rel.sha256) return rel.sha256;
     if (!rel.sha256File) fail(`${stack}: releases.${name}: neither sha256 nor sha256File`);
+    if (typeof rel.url !== "string") fail(`${stack}: releases.${name}: its URL is held in a secret, so its line in sha256File cannot be looked up here: give its sha256 inline`);
     const sums = path.resolve(ROOT, rel.sha256File);
     if (!fs.existsSync(sums)) fail(`${stack}: releases.${name}.sha256File: ${rel.sha256File} does not exist (build it first)`);
     const base = new URL(rel.url).pathname.split("/").pop();
@@ -84,7 +85,11 @@ for (const name of chosen) {
     const sha256 = digest(from, name, srcReleases[name]);
     if (!/^[0-9a-f]{64}$/.test(sha256)) fail(`${from}: releases.${name}: ${sha256} is not a sha256`);
     const at = [...FLEET, "releases", name];
-    if (dstReleases[name].url !== url) { setScalar(target, [...at, "url"], url); changes.push(`releases.${name}.url: ${dstReleases[name].url} -> ${url}`); }
+    // A URL held in a secret: each stack keeps its own secret's value (encrypted with its own key);
+    // promote carries the digest only, and both stacks must name their secret alike.
+    if (typeof url !== "string" || typeof dstReleases[name].url !== "string") {
+        if (JSON.stringify(dstReleases[name].url) !== JSON.stringify(url)) fail(`releases.${name}.url: held in a secret in ${typeof url !== "string" ? from : to} and not alike in ${typeof url !== "string" ? to : from}: give both {secret: <name>} and set each stack's value (pulumi config set --secret <name> --stack <stack>)`);
+    } else if (dstReleases[name].url !== url) { setScalar(target, [...at, "url"], url); changes.push(`releases.${name}.url: ${dstReleases[name].url} -> ${url}`); }
     if (dstReleases[name].sha256 !== undefined) {
         if (dstReleases[name].sha256 !== sha256) { setScalar(target, [...at, "sha256"], sha256); changes.push(`releases.${name}.sha256: ${dstReleases[name].sha256} -> ${sha256}`); }
     } else {

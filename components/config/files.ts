@@ -58,7 +58,13 @@ export function sha256FromSums(sums: string, fileName: string): string | undefin
     return undefined;
 }
 
-export function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[], filesRequired = true): Map<string, ResolvedRelease> {
+/**
+ * Each release with its sha256: inline, or looked up in its SHA256SUMS file by the URL's file name.
+ * `secretUrl` gives the value of a URL held in a secret (undefined where it cannot be read: not
+ * decrypted, not set, not a URL; checkSecrets says the last two). A secret URL's file name is never
+ * put in a message: its path may be the credential too.
+ */
+export function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[], filesRequired = true, secretUrl: (key: string) => string | undefined = () => undefined): Map<string, ResolvedRelease> {
     const out = new Map<string, ResolvedRelease>();
     for (const [name, r] of Object.entries(spec.releases)) {
         const at = `releases.${name}`;
@@ -69,7 +75,12 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
         let sha = r.sha256;
         if (r.sha256File !== undefined) {
             const file = localPath(r.sha256File);
-            const fileName = path.basename(new URL(r.url).pathname);
+            const url = typeof r.url === "string" ? r.url : secretUrl(r.url.secret);
+            if (url === undefined) {
+                if (!filesRequired) warnings.push(`${at}.sha256File: the release's URL is a secret not decrypted here, so its file's line is not looked up (only pulumi up needs it)`);
+                continue;
+            }
+            const fileName = path.basename(new URL(url).pathname);
             let sums: string;
             try {
                 sums = fs.readFileSync(file, "utf8");
@@ -80,7 +91,7 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
             }
             sha = sha256FromSums(sums, fileName);
             if (sha === undefined) {
-                issues.push(`${at}.sha256File: ${file} has no entry for ${fileName}`);
+                issues.push(`${at}.sha256File: ${file} has no entry for ${typeof r.url === "string" ? fileName : "the file name of the URL the secret holds"}`);
                 continue;
             }
         }

@@ -2,13 +2,14 @@
 // SecretSource it is given, and no error message ever carries a secret's value. The checks live by
 // concern: errors.ts (how problems are told), secrets.ts, files.ts (key and checksum files),
 // topology.ts (names, machines, ports, role rules, hardware), monitoring.ts.
-import { fleetSpec, FleetSpec, HostSpec, NodeSpec } from "./schema";
+import { fleetSpec, FleetSpec, HostSpec, NodeSpec, type ReleaseUrl } from "./schema";
 import { formatPath, isSecretField, samePath } from "./paths";
 import { stringIssues } from "./strings";
 import { checkMonitoring, type HostMonitoring } from "./monitoring";
 import { FleetConfigError, unionBranch, zodIssue } from "./errors";
 import { checkKeyAddresses, checkSecrets, type SecretSource } from "./secrets";
 import { checkSshKeys, resolveReleases } from "./files";
+import * as v from "./validators";
 import { checkHardware, checkHostRefs, checkMachines, checkNames, checkPorts, checkRoleRules, planHosts } from "./topology";
 
 export { FleetConfigError } from "./errors";
@@ -30,7 +31,8 @@ export interface ParseOptions {
 /** A release with its checksum resolved: what a host installs. */
 export interface ResolvedRelease {
     readonly name: string;
-    readonly url: string;
+    /** The URL, or the secret config key that holds it (its value goes to the host as a secret). */
+    readonly url: ReleaseUrl;
     readonly sha256: string;
 }
 
@@ -78,7 +80,11 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
     checkMonitoring(spec.monitoring, spec.hosts, issues);
-    const releases = resolveReleases(spec, issues, warnings, options.releaseFilesRequired ?? true);
+    const secretUrl = (key: string) => {
+        const value = values && secrets.isSecret(key) ? secrets.get(key) : undefined;
+        return value !== undefined && v.secretUrlReason(value) === undefined ? value : undefined;
+    };
+    const releases = resolveReleases(spec, issues, warnings, options.releaseFilesRequired ?? true, secretUrl);
     const hosts = planHosts(spec, releases);
     checkHardware(spec, hosts, issues, warnings);
     if (issues.length > 0) throw new FleetConfigError(issues);

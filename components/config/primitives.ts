@@ -49,6 +49,24 @@ export const secretRef = z
     })
     .meta({ title: "name of a secret config key" });
 
+/** A URL written in the config, or `{secret: <name>}` naming a secret config key that holds it. */
+function urlOrSecret(plainReason: (value: string) => v.Reason) {
+    return z
+        .union([z.string(), z.strictObject({ secret: z.string().describe("Name of the secret config key holding the URL (`pulumi config set --secret <name>`, which asks for the value).") })], {
+            error: (issue) => (issue.code === "invalid_union" ? "expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}" : undefined),
+        })
+        .superRefine((value, ctx) => {
+            if (typeof value === "string") {
+                const reason = plainReason(value);
+                if (reason) ctx.addIssue({ code: "custom", message: reason });
+                return;
+            }
+            const parsed = secretRef.safeParse(value.secret);
+            if (!parsed.success) ctx.addIssue({ code: "custom", path: ["secret"], message: parsed.error.issues[0]!.message });
+        })
+        .meta({ title: "http(s) URL, or {secret: <config key>}" });
+}
+
 /**
  * An RPC URL: written in the config when it carries no credential, or `{secret: <name>}`, naming
  * a secret config key that holds it (hosted endpoints put API keys in the path, the query or
@@ -56,21 +74,17 @@ export const secretRef = z
  * Either way the URL reaches a host only through the node's secret key step, into a root-only
  * file: it is never on a command line, in a step's plain inputs, or in a log line.
  */
-export const rpcUrl = z
-    .union([z.string(), z.strictObject({ secret: z.string().describe("Name of the secret config key holding the URL (`pulumi config set --secret <name>`, which asks for the value).") })], {
-        error: (issue) => (issue.code === "invalid_union" ? "expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}" : undefined),
-    })
-    .superRefine((value, ctx) => {
-        if (typeof value === "string") {
-            const reason = v.urlCredentialReason(value) ?? v.httpUrlReason(value) ?? v.envSafeUrlReason(value);
-            if (reason) ctx.addIssue({ code: "custom", message: reason });
-            return;
-        }
-        const parsed = secretRef.safeParse(value.secret);
-        if (!parsed.success) ctx.addIssue({ code: "custom", path: ["secret"], message: parsed.error.issues[0]!.message });
-    })
-    .meta({ title: "http(s) URL, or {secret: <config key>}" });
+export const rpcUrl = urlOrSecret((value) => v.urlCredentialReason(value) ?? v.httpUrlReason(value) ?? v.envSafeUrlReason(value));
 export type RpcUrl = z.infer<typeof rpcUrl>;
+
+/**
+ * A release's URL (issue 42): the same two forms. A private artifact store's URL carries its
+ * credential in `user:password@` or a query token: refused in plain config, unechoed; from a secret,
+ * it reaches the host only on the install step's stdin (a secret) and curl reads it from its own
+ * stdin, never from its command line.
+ */
+export const releaseUrl = urlOrSecret((value) => v.urlCredentialReason(value, false) ?? v.httpUrlReason(value));
+export type ReleaseUrl = z.infer<typeof releaseUrl>;
 
 /**
  * A list of CIDRs that must not add up to the whole internet: "open to the world" is decided by

@@ -6,8 +6,8 @@ import { z } from "zod";
 import * as v from "./validators";
 import { AZTEC_PORTS, STORAGE_PORTS } from "../ports";
 import { monitoringSpec } from "./monitoring";
-import { checked, cidr, cometPeer, enode, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";
-export { checked, cidr, cometPeer, enode, evmAddress, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress, type RpcUrl } from "./primitives";
+import { checked, cidr, cometPeer, enode, hostName, ipv4, multiaddr, notWorld, port, releaseUrl, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";
+export { checked, cidr, cometPeer, enode, evmAddress, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress, type ReleaseUrl, type RpcUrl } from "./primitives";
 
 const adminCidrs = z
     .array(cidr)
@@ -285,7 +285,7 @@ export const validatorSettings = z
  */
 export const release = z
     .strictObject({
-        url: httpUrl.describe("Where the host downloads the .tar.gz archive."),
+        url: releaseUrl.describe("Where the host downloads the .tar.gz archive: a URL, or `{secret: <name>}` when it carries a credential (`user:password@`, a token in its query), which plain config refuses."),
         sha256: z.string().regex(/^[0-9a-f]{64}$/, "not a sha256 (64 lowercase hex characters)").optional().describe("The archive's sha256; or, instead, sha256File."),
         sha256File: z.string().min(1).optional().describe("A SHA256SUMS-format file on the machine that runs pulumi; the line for the URL's file name is used."),
         consensus: z

@@ -32,7 +32,7 @@ interface SecretUse {
     readonly format?: (value: string) => v.Reason;
 }
 
-/** The URL fields given as {secret: <name>}, each with its config path. */
+/** The URL fields given as {secret: <name>} (RPC URLs, releases' URLs), each with its config path. */
 function urlSecretUses(spec: FleetSpec): SecretUse[] {
     const uses: SecretUse[] = [];
     const add = (path: string, list: readonly RpcUrl[]) =>
@@ -46,6 +46,7 @@ function urlSecretUses(spec: FleetSpec): SecretUse[] {
         const ref = node.role === "validator" ? node.validator.referenceRpcUrl : undefined;
         if (ref !== undefined && typeof ref !== "string") uses.push({ path: `nodes[${i}].validator.referenceRpcUrl.secret`, key: ref.secret, kind: "url" });
     });
+    for (const [name, r] of Object.entries(spec.releases)) if (typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
     return uses;
 }
 

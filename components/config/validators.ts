@@ -315,10 +315,12 @@ const CREDENTIAL_PARAM = /key|token|secret|auth|pass|sig|credential/i;
 
 /**
  * Why a URL given as plain config carries a credential, naming where (never the value): a
- * `user:password@`, a query parameter like `apikey`, or a path segment shaped like an API key
- * (16 or more letters and digits, both present, or 32+ hex digits: `…/v2/<key>`, `…/v3/<project id>`).
+ * `user:password@`, a query parameter like `apikey`, or (`pathKeys`, RPC URLs) a path segment
+ * shaped like an API key (16 or more letters and digits, both present, or 32+ hex digits:
+ * `…/v2/<key>`, `…/v3/<project id>`). A release's URL is not read for path keys: artifact stores
+ * put content digests and build ids there.
  */
-export function urlCredentialReason(value: string): Reason {
+export function urlCredentialReason(value: string, pathKeys = true): Reason {
     let url: URL;
     try {
         url = new URL(value);
@@ -331,7 +333,7 @@ export function urlCredentialReason(value: string): Reason {
     for (const name of url.searchParams.keys()) {
         if (CREDENTIAL_PARAM.test(name)) return `this URL carries a credential in its query (parameter ${/^[A-Za-z0-9_.-]{1,32}$/.test(name) ? name : "…"}): ${how}`;
     }
-    for (const segment of url.pathname.split("/")) {
+    for (const segment of pathKeys ? url.pathname.split("/") : []) {
         if (/^[A-Za-z0-9_-]{16,}$/.test(segment) && /[0-9]/.test(segment) && /[A-Za-z]/.test(segment)) return `this URL carries what looks like an API key in its path: ${how}`;
         if (/^[0-9a-fA-F]{32,}$/.test(segment)) return `this URL carries what looks like an API key in its path: ${how}`;
     }

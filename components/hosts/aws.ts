@@ -19,6 +19,8 @@ export const DEBIAN_AMI_OWNER = "136693071363";
 export interface AwsHostArgs {
     readonly plan: HostPlan & { readonly spec: AwsHostSpec };
     readonly privateKey: pulumi.Output<string>;
+    /** Looks up a secret config key (a release URL held in one). */
+    readonly secret?: (key: string) => pulumi.Output<string>;
 }
 
 export class AwsHost extends pulumi.ComponentResource implements Host {
@@ -129,7 +131,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment, eip] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

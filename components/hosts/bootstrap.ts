@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
 import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRelease } from "./scripts";
 import { Connection, remoteStep } from "./host";
+import type { SecretScript } from "./scripts";
 import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
 import { HostBundle, roleTools } from "./tools";
@@ -19,6 +20,8 @@ export interface BootstrapArgs {
     readonly hostFirewall: boolean;
     /** The host's bundle (hostBundle), copied before the bootstrap. */
     readonly bundle: HostBundle;
+    /** Looks up a secret config key: a release's URL held in one. */
+    readonly secret?: (key: string) => pulumi.Output<string>;
 }
 
 export interface Bootstrapped {
@@ -66,13 +69,21 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
             { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove, deleteBundle: bundle },
             { parent, dependsOn: [ready] },
         );
+        // A URL held in a secret comes on the step's stdin, a secret; the step's output is then not logged.
+        const secretUrl = scripts.secretUrlKey === undefined ? undefined : releaseUrlSecret(args, scripts.secretUrlKey, r.name);
         releases.set(r.name, remoteStep(
             `${name}-release-${r.name}`,
-            { ...base, script: scripts.install, bundle, drift: { drift, group: scripts.driftGroup } },
+            { ...base, script: scripts.install, bundle, drift: { drift, group: scripts.driftGroup }, ...(secretUrl ? { secrets: secretUrl, sensitive: true } : {}) },
             { parent, dependsOn: [teardown] },
         ));
     }
     return { ready, releases, drift, tools: bundle };
+}
+
+/** The secrets of a release install whose URL is held in the config key `key`. */
+function releaseUrlSecret(args: BootstrapArgs, key: string, release: string): pulumi.Output<SecretScript["secrets"]> {
+    if (args.secret === undefined) throw new Error(`unreachable: release ${release}: its URL is a secret and the host was given no secret lookup`);
+    return pulumi.secret(args.secret(key).apply((url): SecretScript["secrets"] => ({ url: `${url}\n` })));
 }
 
 function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource, drift: HostDrift): pulumi.Resource {

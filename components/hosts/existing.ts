@@ -14,6 +14,8 @@ export interface ExistingHostArgs {
     readonly plan: HostPlan & { readonly spec: ExistingHostSpec };
     readonly hardwareCheck: "enforce" | "warn";
     readonly privateKey: pulumi.Output<string>;
+    /** Looks up a secret config key (a release URL held in one). */
+    readonly secret?: (key: string) => pulumi.Output<string>;
 }
 
 export class ExistingHost extends pulumi.ComponentResource implements Host {
@@ -44,7 +46,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle }, this, [preflight]);
+        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle }, this, [preflight]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

@@ -30,6 +30,8 @@ export function hetznerProvider(parent: pulumi.Resource): hcloud.Provider {
 export interface HetznerHostArgs {
     readonly plan: HostPlan & { readonly spec: HetznerHostSpec };
     readonly privateKey: pulumi.Output<string>;
+    /** Looks up a secret config key (a release URL held in one). */
+    readonly secret?: (key: string) => pulumi.Output<string>;
 }
 
 /** Hetzner firewall rules from the port table, plus ICMP (path MTU discovery, ping). */
@@ -102,7 +104,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
             { parent: this, dependsOn: [attachment] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

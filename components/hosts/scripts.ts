@@ -49,15 +49,22 @@ export interface ReleaseScripts {
     readonly remove: string;
     /** The drift group of the release's files (the install step records and repairs them). */
     readonly driftGroup: string;
+    /** The secret config key holding the URL, when it is one: the install step sets nodefleet_secret_url from it. */
+    readonly secretUrlKey?: string;
 }
 
+/**
+ * A release's install and removal. The install of a release whose URL is a secret reads it from
+ * `nodefleet_secret_url` (its step's secrets, ReleaseScripts.secretUrlKey): the script holds no URL.
+ */
 export function renderRelease(host: string, r: ResolvedRelease): ReleaseScripts {
     const driftGroup = `release.${r.name}`;
+    const secretUrl = typeof r.url !== "string";
     const vars = {
-        host, name: r.name, url: r.url, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
+        host, name: r.name, url: secretUrl ? "" : r.url, secretUrl, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
         driftRecord: driftRecord(driftGroup),
     };
-    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup };
+    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup, ...(typeof r.url === "string" ? {} : { secretUrlKey: r.url.secret }) };
 }
 
 /** The firewall's drift group: its confirm step records the table and, run again, loads it again. */

@@ -2,7 +2,7 @@
 // shaped placeholders: none controls funds or a validator anywhere.
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
-import type { SecretSource } from "../../components/config/fleet";
+import { FleetConfigError, parseFleet, type SecretSource } from "../../components/config/fleet";
 import { cometAddressOf, ed25519PublicOfSeed } from "../../components/config/validators";
 
 /** EIP-55 test vectors from the EIP itself. */
@@ -151,4 +151,15 @@ export function baseFleet(): any {
 export function l1Urls(node: { sequencer: { l1RpcUrls: readonly unknown[]; l1ConsensusHostUrls: readonly unknown[] } }) {
     const plain = (list: readonly unknown[]) => list.map((u) => (typeof u === "string" ? u : assert.fail("a secret URL: resolve it in the test")));
     return { l1RpcUrls: plain(node.sequencer.l1RpcUrls), l1ConsensusHostUrls: plain(node.sequencer.l1ConsensusHostUrls) };
+}
+
+/** The issues parseFleet reports for a fleet config (none: []); any other error is thrown. */
+export function configIssues(f: unknown, secrets: Record<string, string> = SECRETS, plain: readonly string[] = []): string[] {
+    try {
+        parseFleet(f, secretSource(secrets, plain));
+    } catch (e) {
+        if (e instanceof FleetConfigError) return [...e.issues];
+        throw e;
+    }
+    return [];
 }

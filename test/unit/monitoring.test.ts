@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { FleetConfigError, parseFleet } from "../../components/config/fleet";
+import { parseFleet } from "../../components/config/fleet";
 import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, scrapedValidators } from "../../components/monitoring/config";
@@ -14,19 +14,11 @@ import { renderAgentFiles } from "../../components/monitoring/agent";
 import { checkArgv } from "../../components/monitoring/checks";
 import { spawnSync } from "node:child_process";
 import { HEALTH_MODULE } from "../../status/diagnose";
-import { secretSource } from "../support/fixtures";
+import { configIssues, secretSource } from "../support/fixtures";
 import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
 
 const ROOT = path.resolve(__dirname, "../../..");
-function issues(f: unknown, secrets: Record<string, string> = MONITORING_SECRETS, plain: string[] = []): string[] {
-    try {
-        parseFleet(f, secretSource(secrets, plain));
-    } catch (e) {
-        if (e instanceof FleetConfigError) return [...e.issues];
-        throw e;
-    }
-    return [];
-}
+const issues = (f: unknown, secrets: Record<string, string> = MONITORING_SECRETS, plain: string[] = []) => configIssues(f, secrets, plain);
 
 const CTX: RuleContext = { stack: "prod", healthIntervalSeconds: 30, mounts: ["/data"] };
 

@@ -165,4 +165,25 @@ describe("promotion (scripts/promote.mjs)", () => {
         const prod = parse(files()["Pulumi.prod.yaml"]).config["nodefleet:fleet"];
         assert.equal(prod.nodes.find((n: { name: string }) => n.name === "sequencer-1").sequencer.version, "2.0.3");
     });
+
+    it("a release URL held in a secret: only the digest moves, both stacks must name their secret alike, and the source gives its sha256 inline", () => {
+        const PLAIN_URL = "url: https://github.com/0gfoundation/0g-storage-node/releases/download/v1.1.0/zgs_node-v1.1.0.tar.gz  # PLACEHOLDER";
+        const edit = (stack: string, f: (y: string) => string) => fs.writeFileSync(path.join(dir, `Pulumi.${stack}.yaml`), f(fs.readFileSync(path.join(dir, `Pulumi.${stack}.yaml`), "utf8")));
+        edit("staging", (y) => y.replace(PLAIN_URL, "url: {secret: zgsUrl}").replace(/(zgs:\n {8}url: \{secret: zgsUrl\}\n {8}sha256: )"0{64}"/, `$1"${"5".repeat(64)}"`));
+        const before = files();
+        const unlike = promote("staging", "prod", "zgs");
+        assert.notEqual(unlike.status, 0);
+        assert.match(unlike.output, /releases\.zgs\.url: held in a secret in staging and not alike in prod: give both \{secret: <name>\}/);
+        assert.deepEqual(files(), before, "nothing changed");
+        edit("prod", (y) => y.replace(PLAIN_URL, "url: {secret: zgsUrl}"));
+        const r = promote("staging", "prod", "zgs");
+        assert.equal(r.status, 0, r.output);
+        const prod = parse(files()["Pulumi.prod.yaml"]).config["nodefleet:fleet"];
+        assert.deepEqual(prod.releases.zgs, { url: { secret: "zgsUrl" }, sha256: "5".repeat(64) });
+        // A sha256File needs the URL's file name, which is in the secret.
+        edit("dev", (y) => y.replace("url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz", "url: {secret: zgsUrl}"));
+        const sums = promote("dev", "staging", "zgs");
+        assert.notEqual(sums.status, 0);
+        assert.match(sums.output, /dev: releases\.zgs: its URL is held in a secret, so its line in sha256File cannot be looked up here: give its sha256 inline/);
+    });
 });

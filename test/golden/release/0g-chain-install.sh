@@ -6,6 +6,7 @@
 set -eu
 name=0g-chain
 url=https://github.com/0glabs/0g-chain/releases/download/v1.0.6/aristotle-v1.0.6.tar.gz
+shown="$url"
 sha256=abababababababababababababababababababababababababababababababab
 dest=/opt/nodefleet/releases/0g-chain-abababababababababababab
 link=/opt/nodefleet/0g-chain
@@ -33,11 +34,13 @@ if [ ! -f "$dest/.nodefleet-sha256" ]; then
 	install -d -m 0755 /opt/nodefleet/releases
 	tmp="$(mktemp -d /opt/nodefleet/releases/.download.XXXXXX)"
 	trap 'rm -rf "$tmp"' EXIT
-	echo "release $name: downloading $url"
-	curl -fsSL --retry 3 --connect-timeout 15 -o "$tmp/archive" "$url"
+	echo "release $name: downloading $shown"
+	# The URL goes to curl in a config on its stdin (printf is the shell's own): not in its argv,
+	# where ps would show a credential. Quotes and backslashes are escaped for curl's config syntax.
+	printf 'url = "%s"\n' "$(printf '%s' "$url" | sed 's/[\\"]/\\&/g')" | curl -fsSL --retry 3 --connect-timeout 15 -o "$tmp/archive" -K -
 	got="$(sha256sum "$tmp/archive" | cut -d' ' -f1)"
 	if [ "$got" != "$sha256" ]; then
-		echo "release $name: sha256 mismatch for $url: expected $sha256, got $got; nothing was installed" >&2
+		echo "release $name: sha256 mismatch for $shown: expected $sha256, got $got; nothing was installed" >&2
 		exit 1
 	fi
 	mkdir "$tmp/unpacked"
