@@ -1,0 +1,76 @@
+// The fleet config's `rollout` section (issue 42): how a change that restarts nodes is rolled
+// through a role, batch by batch, each batch gated on its nodes' health. Fleet-wide settings, each
+// overridable per role; what is not set comes from the role's default (validators and sequencers
+// one at a time; storage nodes a quarter of the role at a time). Not yet read by the program: the
+// gate steps that enforce it are the next part of issue 42, and the section joins the fleet's
+// schema with them.
+import { z } from "zod";
+
+export const ROLLOUT_ROLES = ["storage", "sequencer", "validator"] as const;
+export type RolloutRole = (typeof ROLLOUT_ROLES)[number];
+
+/** A batch size: a count of nodes, or a percentage of the role's nodes ("25%", rounded up, at least one). */
+export const batchSize = z
+    .union([z.number().int().min(1, "a count of nodes is 1 or more").max(10_000), z.string().regex(/^([1-9][0-9]?|100)%$/, "a percentage is 1% to 100%, a whole number and %")], {
+        error: (issue) => (issue.code === "invalid_union" ? "expected a number of nodes (1 or more) or a percentage of the role's nodes (\"25%\")" : undefined),
+    })
+    .meta({ title: "nodes per batch: a count, or a percentage" });
+export type BatchSize = z.infer<typeof batchSize>;
+
+const settings = {
+    batchSize: batchSize.optional().describe("How many of the role's nodes restart at once: a count, or a percentage of the role's nodes (rounded up, at least one)."),
+    healthyWithinSeconds: z.number().int().min(10).max(86_400).optional().describe("How long a restarted node has to become healthy (as `nodefleet status` calls it) before its gate fails."),
+    soakSeconds: z.number().int().min(0).max(86_400).optional().describe("How long a node must stay healthy after its first healthy answer before the next batch starts."),
+    onFailure: z.enum(["halt", "rollback"]).optional().describe("What a failed gate does: `halt` stops the up there (later batches keep what they run); `rollback` also puts that node back on the release and config it ran before and checks it healthy. Either way the up fails."),
+};
+
+export const rolloutSpec = z
+    .strictObject({
+        ...settings,
+        order: z
+            .array(z.string().min(1))
+            .default([])
+            .refine((a) => new Set(a).size === a.length, "each node once")
+            .describe("Nodes to roll first, in this order (names of `nodes`); the rest of each role follows by name."),
+        roles: z
+            .strictObject(Object.fromEntries(ROLLOUT_ROLES.map((r) => [r, z.strictObject(settings).optional().describe(`The ${r} nodes' settings, over the fleet-wide ones.`)])) as Record<RolloutRole, z.ZodOptional<z.ZodObject<typeof settings>>>)
+            .default({})
+            .describe("Per role, settings over the fleet-wide ones."),
+    })
+    .describe("How changes that restart nodes are rolled out: batch by batch, each gated on health.");
+export type RolloutSpec = z.infer<typeof rolloutSpec>;
+
+/** A role's rollout, every setting resolved. */
+export interface RolePolicy {
+    readonly batchSize: BatchSize;
+    readonly healthyWithinSeconds: number;
+    readonly soakSeconds: number;
+    readonly onFailure: "halt" | "rollback";
+}
+
+/**
+ * The defaults an operator would pick: a validator or a sequencer down is a missed duty, so one at
+ * a time; storage nodes lose only their own PoRA rewards while down, so a quarter at a time. A
+ * storage node must catch up to fewer than 5 blocks behind: its time to healthy is longer.
+ */
+export const ROLE_DEFAULTS: Readonly<Record<RolloutRole, RolePolicy>> = {
+    storage: { batchSize: "25%", healthyWithinSeconds: 900, soakSeconds: 60, onFailure: "halt" },
+    sequencer: { batchSize: 1, healthyWithinSeconds: 600, soakSeconds: 120, onFailure: "halt" },
+    validator: { batchSize: 1, healthyWithinSeconds: 600, soakSeconds: 120, onFailure: "halt" },
+};
+
+/** A role's policy: its own settings, else the fleet-wide ones, else the role's defaults. */
+export function rolePolicy(spec: RolloutSpec | undefined, role: RolloutRole): RolePolicy {
+    const own = spec?.roles[role] ?? {};
+    const pick = <K extends keyof RolePolicy>(k: K): RolePolicy[K] => (own[k] ?? spec?.[k] ?? ROLE_DEFAULTS[role][k]) as RolePolicy[K];
+    return { batchSize: pick("batchSize"), healthyWithinSeconds: pick("healthyWithinSeconds"), soakSeconds: pick("soakSeconds"), onFailure: pick("onFailure") };
+}
+
+/** Problems `order` has that the schema cannot see: a name that is no node. */
+export function checkRollout(spec: RolloutSpec | undefined, nodeNames: readonly string[], issues: string[]): void {
+    if (spec === undefined) return;
+    const known = new Set(nodeNames);
+    spec.order.forEach((name, i) => {
+        if (!known.has(name)) issues.push(`rollout.order[${i}]: no node named "${name}" under nodes`);
+    });
+}
