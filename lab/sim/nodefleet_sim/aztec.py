@@ -29,10 +29,8 @@ import json
 import os
 import re
 import secrets
-import signal
 import socket
 import sys
-import threading
 import time
 
 from . import common
@@ -180,8 +178,7 @@ def cmd_start(flags):
     log.info("node", f"Aztec node version {VERSION} ({common.SIMULATOR_NOTE})")
     log.info("p2p", "Started P2P service", peerId=pid, listenAddress=f"0.0.0.0:{p2p_port}", announceAddress=f"{opts['p2p.p2pIp']}:{p2p_port}")
     log.info("node", f"Aztec Server listening on port {rpc_port}")
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = common.stop_on_sigterm()
     period = float(os.environ.get("NODEFLEET_SIM_BLOCK_TIME", "2"))
     while not stop.wait(period):
         latest += 1

@@ -11,12 +11,25 @@ import hashlib
 import hmac
 import json
 import os
+import signal
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SIMULATOR_NOTE = "nodefleet simulator (test fixture, not the real software)"
+
+
+def stop_on_sigterm():
+    """An Event set when the process gets SIGTERM (systemctl stop). Set from a thread of its own:
+    a handler runs in the main thread between two bytecodes, and when it interrupts the main thread
+    inside Event.wait(), which holds the event's lock, an Event.set() there waits for that lock
+    forever (measured: 19 of 40 SIGTERMs hung a loop of wait(0)). The simulators hung so under
+    load: the 0gchaind simulator past its test's 30 s (CI, 2026-11-28) and the sequencer past
+    systemd's stop timeout (killed, its unit failed)."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=stop.set, daemon=True).start())
+    return stop
 
 
 # ---- faults ----------------------------------------------------------------------------------

@@ -356,8 +356,7 @@ def cmd_node(flags, log):
     log.info("RPC auth server started", url=f"{flags.get('authrpc.addr', '127.0.0.1')}:{flags.get('authrpc.port', 8551)}")
     if "ipcpath" in flags:
         open(flags["ipcpath"], "a").close()  # a placeholder where reth's IPC socket would be
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = common.stop_on_sigterm()
     log.info("Status", connected_peers=0, latest_block=chain.tip()["number"])
     stop.wait()
     log.info("Shutting down")

@@ -43,9 +43,7 @@ import hashlib
 import json
 import os
 import re
-import signal
 import sys
-import threading
 import time
 
 from . import common
@@ -159,8 +157,7 @@ def cmd_start(flags, log):
     server = common.serve_jsonrpc("127.0.0.1", rpc_port, {}, get_routes={"/status": status_route})
     log.info("Starting 0gchaind", version=VERSION, home=home, note=common.SIMULATOR_NOTE.replace(" ", "_"))
     log.info("Connected to execution client", url=dial)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = common.stop_on_sigterm()
     auth_failures = 0
     engine = Engine(dial, secret)
     period = float(os.environ.get("NODEFLEET_SIM_BLOCK_TIME", "2"))
