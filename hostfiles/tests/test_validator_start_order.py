@@ -6,7 +6,10 @@ against a recording stand-in for systemd (the dev VMs run the real units):
   on with its network while the client is down and the client is left behind, answering SYNCING);
 - nothing changed, nothing restarts; a changed consensus unit alone restarts the daemon alone;
 - nothing running: the execution client first, then the daemon;
-- what it reports restarted is what it restarted (the daemon too, when it was stopped for the client).
+- what it reports restarted is what it restarted (the daemon too, when it was stopped for the client);
+- a switch still in the config is over on the host (switch_over) once its work is done there: its
+  units are then setup's again (a metrics flag added later is applied, not left to steps that
+  will not run again); while it is under way they stay the switch steps'.
 
     cd hostfiles && python3 -m unittest discover -s tests -t .
 """
@@ -108,3 +111,32 @@ class StartInOrder(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Markers:
+    """A node whose switch markers are the given step names."""
+
+    def __init__(self, *steps):
+        self.steps = set(steps)
+
+    def marker(self, step):
+        return {"started": 0} if step in self.steps else None
+
+    def step_marker(self, *steps):
+        return next((self.marker(s) for s in steps if self.marker(s)), None)
+
+
+class SwitchOver(unittest.TestCase):
+    def test_a_rollback_is_over_on_geth_with_no_switch_on_record(self):
+        self.assertTrue(setup.switch_over(Markers(), "rollback", "geth"))
+        self.assertFalse(setup.switch_over(Markers("s03-stop", "s04-backup"), "rollback", "geth"), "the rollback has not run yet")
+        self.assertFalse(setup.switch_over(Markers("s14-verify"), "rollback", "reth"))
+        self.assertFalse(setup.switch_over(Markers(), "rollback", None), "a host without a client: nothing was rolled back")
+
+    def test_a_migrate_or_cleanup_is_over_once_reth_runs_the_verified_chain(self):
+        for switch in ("migrate", "cleanup"):
+            self.assertTrue(setup.switch_over(Markers("s13-start", "s14-verify"), switch, "reth"))
+            self.assertTrue(setup.switch_over(Markers("l14-verify"), switch, "reth"), "the low-downtime switch's step 14")
+            self.assertFalse(setup.switch_over(Markers("s11-units", "s13-start"), switch, "reth"), "not verified yet")
+            self.assertFalse(setup.switch_over(Markers("s05-export"), switch, "geth"))
+

@@ -155,9 +155,13 @@ def setup(v):
     want = s["executionClient"]
     report = {"node": v.node, "hostClient": client, "switch": s.get("switch"), "signingState": carried}
     if s.get("switch"):
-        systemctl("daemon-reload")
-        say(f"switch {s['switch']} configured: units are left to the switch steps")
-        return report
+        if not switch_over(v, s["switch"], client):
+            systemctl("daemon-reload")
+            say(f"switch {s['switch']} configured: units are left to the switch steps")
+            return report
+        # A switch still in the config but done on this host: a changed unit (a metrics flag) is
+        # setup's to put in place and restart, as without one; left alone it stayed unapplied.
+        say(f"switch {s['switch']} configured and done on this host: the units are setup's again")
     if client is not None and client != want:
         hint = "switch: migrate" if want == "reth" else "switch: rollback"
         raise Failed(f"validator {v.node} runs {client} on this host but the config says executionClient: {want}; set {hint} to change it")
@@ -209,6 +213,15 @@ def start_in_order(v, el_unit, engine_port, changed):
         systemctl("restart", cl)
         restarted.append(cl)
     return restarted
+
+
+def switch_over(v, switch, client):
+    """Whether the configured switch has nothing left to do on this host: a rollback once the host
+    runs geth with no switch on record (the rollback sets its markers aside), a migrate or a
+    cleanup once reth runs the chain the switch verified (step 14's marker)."""
+    if switch == "rollback":
+        return client == "geth" and not any(v.marker(step) for step in ALL_STEPS)
+    return client == "reth" and bool(v.step_marker("s14-verify", "l14-verify"))
 
 
 def end_abandoned_switch(v, client):
