@@ -1,9 +1,8 @@
 // The bootstrap every host kind shares, as an ordered chain of remote steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
-import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRelease } from "./scripts";
+import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRelease, type SecretScript } from "./scripts";
 import { Connection, remoteStep } from "./host";
-import type { SecretScript } from "./scripts";
 import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
 import { HostBundle, roleTools } from "./tools";

@@ -59,12 +59,12 @@ export interface ReleaseScripts {
  */
 export function renderRelease(host: string, r: ResolvedRelease): ReleaseScripts {
     const driftGroup = `release.${r.name}`;
-    const secretUrl = typeof r.url !== "string";
+    const secretUrlKey = typeof r.url === "string" ? undefined : r.url.secret;
     const vars = {
-        host, name: r.name, url: secretUrl ? "" : r.url, secretUrl, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
+        host, name: r.name, url: typeof r.url === "string" ? r.url : "", secretUrl: secretUrlKey !== undefined, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
         driftRecord: driftRecord(driftGroup),
     };
-    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup, ...(typeof r.url === "string" ? {} : { secretUrlKey: r.url.secret }) };
+    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup, ...(secretUrlKey === undefined ? {} : { secretUrlKey }) };
 }
 
 /** The firewall's drift group: its confirm step records the table and, run again, loads it again. */

@@ -54,3 +54,8 @@ export function verifyUnits(files: Record<string, string>, alsoAllowed?: RegExp)
     const problems = r.output.split("\n").filter((l) => l.trim() && !/is not executable|No such file or directory/.test(l) && !(alsoAllowed?.test(l) ?? false));
     assert.deepEqual(problems, [], r.output);
 }
+
+/** A host script with /opt/nodefleet and /var/lib/nodefleet moved under `root`: run here, in a temp dir, as a host would. */
+export function underRoot(script: string, root: string): string {
+    return script.replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`).replaceAll("/var/lib/nodefleet", `${root}/var/lib/nodefleet`);
+}

@@ -13,7 +13,7 @@ import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import { parseFleet } from "../../components/config/fleet";
 import { renderRelease, wholeScript } from "../../components/hosts/scripts";
 import { baseFleet, configIssues, secretSource, SECRETS } from "../support/fixtures";
-import { golden, requireTool, runTool } from "../support/golden";
+import { golden, requireTool, runTool, underRoot } from "../support/golden";
 import { buildStack } from "../support/stack";
 import { registered, scriptOf } from "../support/mocks";
 
@@ -143,7 +143,7 @@ describe("release URL: the install script on this machine", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const url = `http://ci:${PASSWORD}@127.0.0.1:${port}/zgs_node-v1.1.1.tar.gz?access_token=${TOKEN}`;
         const s = renderRelease("h1", { name: "zgs", url: { secret: "zgsUrl" }, sha256: sha });
-        const script = wholeScript({ body: s.install, secrets: { url: `${url}\n` } }).replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`).replaceAll("/var/lib/nodefleet", `${root}/var/lib/nodefleet`);
+        const script = underRoot(wholeScript({ body: s.install, secrets: { url: `${url}\n` } }), root);
         fs.rmSync(argvLog, { force: true });
         const r = spawnSync("sh", ["-s"], { input: script, encoding: "utf8", env: { ...process.env, PATH: `${shim}:${process.env.PATH}` } });
         assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
@@ -161,7 +161,7 @@ describe("release URL: the install script on this machine", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const url = `http://127.0.0.1:${port}/zgs_node-v1.1.1.tar.gz?a=b\\c`;
         const s = renderRelease("h1", { name: "zgs", url, sha256: sha });
-        const r = spawnSync("sh", ["-s"], { input: s.install.replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`).replaceAll("/var/lib/nodefleet", `${root}/var/lib/nodefleet`), encoding: "utf8" });
+        const r = spawnSync("sh", ["-s"], { input: underRoot(s.install, root), encoding: "utf8" });
         assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
         assert.ok(fs.existsSync(`${root}/opt/nodefleet/zgs/zgs_node`));
         // (http.server's log writes a backslash as two)

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import { renderRelease } from "../../components/hosts/scripts";
-import { golden, requireTool, runTool } from "../support/golden";
+import { golden, requireTool, runTool, underRoot } from "../support/golden";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-release-"));
 
@@ -31,11 +31,6 @@ let base = "";
 const served = fs.mkdtempSync(path.join(tmp, "served-"));
 const accessLog = path.join(tmp, "access.log");
 const downloads = () => (fs.existsSync(accessLog) ? fs.readFileSync(accessLog, "utf8").split("\n").filter((l) => l.includes("GET /")).length : 0);
-
-/** The script with /opt/nodefleet under `root`, so it runs unprivileged-safe in a temp dir. */
-function local(script: string, root: string): string {
-    return script.replaceAll("/opt/nodefleet", `${root}/opt/nodefleet`).replaceAll("/var/lib/nodefleet", `${root}/var/lib/nodefleet`);
-}
 
 describe("release install", () => {
     before(async () => {
@@ -61,13 +56,13 @@ describe("release install", () => {
     it("installs a verified archive's top directory behind a link, and reuses it without downloading", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        const first = runTool("sh", ["-s"], local(s.install, root));
+        const first = runTool("sh", ["-s"], underRoot(s.install, root));
         assert.equal(first.status, 0, first.output);
         const link = `${root}/opt/nodefleet/0g-chain`;
         assert.equal(fs.readFileSync(`${link}/bin/reth`, "utf8"), "#!/bin/sh\necho reth\n");
         assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`);
         const before = downloads();
-        const again = runTool("sh", ["-s"], local(s.install, root));
+        const again = runTool("sh", ["-s"], underRoot(s.install, root));
         assert.equal(again.status, 0, again.output);
         assert.equal(downloads(), before, "a verified release must not be downloaded again");
         assert.doesNotMatch(again.output, /downloading/);
@@ -76,13 +71,13 @@ describe("release install", () => {
     it("a file changed after the install (a swapped binary) is installed again from the archive; the record lists the release's files", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        assert.equal(runTool("sh", ["-s"], local(s.install, root)).status, 0);
+        assert.equal(runTool("sh", ["-s"], underRoot(s.install, root)).status, 0);
         const dest = `${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`;
         assert.equal(fs.readFileSync(`${root}/var/lib/nodefleet/drift/release.0g-chain/t.release`, "utf8"), `tree\t${dest}\t${root}/opt/nodefleet/0g-chain\n`);
         assert.match(fs.readFileSync(`${dest}/.nodefleet-files.sha256`, "utf8"), /^[0-9a-f]{64} {2}bin\/reth\n[0-9a-f]{64} {2}geth-genesis\.json\n$/);
         fs.writeFileSync(`${dest}/bin/reth`, "#!/bin/sh\necho swapped\n");
         const before = downloads();
-        const again = runTool("sh", ["-s"], local(s.install, root));
+        const again = runTool("sh", ["-s"], underRoot(s.install, root));
         assert.equal(again.status, 0, again.output);
         assert.match(again.output, /files under .* differ from the release; installing it again/);
         assert.equal(downloads(), before + 1);
@@ -94,7 +89,7 @@ describe("release install", () => {
         const releases = `${root}/opt/nodefleet/releases`;
         for (const d of ["0g-chain-0123456789abcdef", "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"]) fs.mkdirSync(`${releases}/${d}`, { recursive: true });
         const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        const r = runTool("sh", ["-s"], local(s.install, root));
+        const r = runTool("sh", ["-s"], underRoot(s.install, root));
         assert.equal(r.status, 0, r.output);
         // (both sides sorted: the archive's digest, made by this test, sorts before or after "extra")
         assert.deepEqual(fs.readdirSync(releases).sort(), [`0g-chain-${SHA.slice(0, 24)}`, "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"].sort());
@@ -104,10 +99,10 @@ describe("release install", () => {
     it("refuses an archive whose sha256 differs, installing nothing and keeping the current link", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const good = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        assert.equal(runTool("sh", ["-s"], local(good.install, root)).status, 0);
+        assert.equal(runTool("sh", ["-s"], underRoot(good.install, root)).status, 0);
         const wrong = "0".repeat(64);
         const bad = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: wrong });
-        const r = runTool("sh", ["-s"], local(bad.install, root));
+        const r = runTool("sh", ["-s"], underRoot(bad.install, root));
         assert.equal(r.status, 1);
         assert.match(r.output, new RegExp(`sha256 mismatch .*: expected ${wrong}, got ${SHA}; nothing was installed`));
         assert.deepEqual(fs.readdirSync(`${root}/opt/nodefleet/releases`), [`0g-chain-${SHA.slice(0, 24)}`]);
@@ -117,7 +112,7 @@ describe("release install", () => {
     it("fails on a download error without leaving a partial directory", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const s = renderRelease("h1", { name: "zgs", url: `${base}/missing.tar.gz`, sha256: SHA });
-        const r = runTool("sh", ["-s"], local(s.install, root));
+        const r = runTool("sh", ["-s"], underRoot(s.install, root));
         assert.notEqual(r.status, 0);
         assert.deepEqual(fs.readdirSync(`${root}/opt/nodefleet/releases`), []);
     });
@@ -125,13 +120,13 @@ describe("release install", () => {
     it("remove deletes its version and the link only while the link points to it", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        assert.equal(runTool("sh", ["-s"], local(s.install, root)).status, 0);
+        assert.equal(runTool("sh", ["-s"], underRoot(s.install, root)).status, 0);
         // A newer version took over the link: removing the old one keeps the link.
         const link = `${root}/opt/nodefleet/0g-chain`;
         fs.mkdirSync(`${root}/opt/nodefleet/releases/0g-chain-newer`);
         fs.rmSync(link);
         fs.symlinkSync(`${root}/opt/nodefleet/releases/0g-chain-newer`, link);
-        assert.equal(runTool("sh", ["-s"], local(s.remove, root)).status, 0);
+        assert.equal(runTool("sh", ["-s"], underRoot(s.remove, root)).status, 0);
         assert.equal(fs.readlinkSync(link), `${root}/opt/nodefleet/releases/0g-chain-newer`);
         assert.ok(!fs.existsSync(`${root}/opt/nodefleet/releases/0g-chain-${SHA.slice(0, 24)}`));
     });
