@@ -12,11 +12,10 @@ import * as assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { ROOT, ScratchProject, sh, toolEnv, type Run } from "../support/cli";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { until } from "../support/process";
+import { freePort, until } from "../support/process";
 import { validatorKeyJson } from "../support/fixtures";
 import { addressOfPrivateKey } from "../../components/config/validators";
 import { ScriptedHosts } from "../support/scripted-hosts";
@@ -26,17 +25,6 @@ const BUCKET = "nodefleet-state";
 /** A line of the drift check's docstring: how the scripted host knows the script it is sent. */
 const DRIFT_CHECK = "nodefleet's drift check of a host";
 const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "scripts", "lab"];
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = net.createServer();
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => {
-            const port = (server.address() as net.AddressInfo).port;
-            server.close(() => resolve(port));
-        });
-    });
-}
 
 /** The dev config with both hosts at the scripted host's ports. */
 function stackConfig(ports: readonly number[]): string {

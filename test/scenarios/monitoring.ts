@@ -8,12 +8,12 @@ import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
 import type { Budget } from "../support/budget";
 import { DEV, lastUpConfig, onVm, statusJson, timed, until, VM } from "../support/lab";
+import { freePort } from "../support/process";
 
 /** A webhook receiver: each POST's JSON body, with the time it came, appended to a file as a line. */
 const RECEIVER = `
@@ -117,15 +117,6 @@ const GIVE_ENDPOINTS = "nft delete table inet nodefleet_e2e 2>/dev/null || true"
 
 /** Where the screenshot of Prometheus's alerts page is kept (the test's artifact; .state is not committed). */
 export const ALERTS_SCREENSHOT = path.join(ROOT, ".state", "artifacts", "prometheus-alerts.png");
-
-/** A TCP port of this machine's loopback that nothing listens on now. */
-async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as net.AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-}
 
 /**
  * Prometheus's alerts page as its web UI (the Debian package's) serves it on dev-1's loopback,

@@ -1,6 +1,7 @@
 // Waiting on a real process under test (the contract tests' reth, geth, zgs_node).
 import * as assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
+import * as net from "node:net";
 
 /**
  * Polls `f` every 0.5 s until it gives a value (a throw counts as "not yet"); fails after `seconds`,
@@ -19,4 +20,16 @@ export async function until<T>(what: string, seconds: number, f: () => Promise<T
         if (Date.now() > deadline) assert.fail(`no ${what} within ${seconds} s:\n${log?.()}`);
         await new Promise((r) => setTimeout(r, 500));
     }
+}
+
+/** A TCP port of this machine's loopback that nothing listens on now. */
+export function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => {
+            const port = (server.address() as net.AddressInfo).port;
+            server.close(() => resolve(port));
+        });
+    });
 }
