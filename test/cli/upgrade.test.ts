@@ -30,8 +30,20 @@ const PREVIOUS = "0cca963";
  * once as well: zgs-endpoint.py changed (its drift record now holds the digest of what it compared),
  * and configure names each tool's digest. Configure puts the new tool and asks the endpoints again
  * (config.toml unchanged: nothing restarts; a new tool alone restarts no node since this version).
+ * The release installs are replaced once too: their script changed (curl reads the URL from its
+ * stdin, never its argv, since release URLs may be secrets). Run again, an install finds its
+ * verified directory and downloads nothing, points the link where it already points and restarts
+ * nothing; their removal is held by the teardown steps, which are not replaced.
  */
-const STEPS_REPLACED = ["fleet-storage-1-configure", "fleet-storage-1-health", "fleet-validator-1-configure", "fleet-validator-1-health"];
+const STEPS_REPLACED = [
+    "fleet-dev-1-release-aztec",
+    "fleet-dev-1-release-zgs",
+    "fleet-dev-2-release-0g-chain",
+    "fleet-storage-1-configure",
+    "fleet-storage-1-health",
+    "fleet-validator-1-configure",
+    "fleet-validator-1-health",
+];
 /** The program's files: what `git archive` takes from the previous version. */
 const PROGRAM = ["index.ts", "components", "templates", "hostfiles"];
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
