@@ -96,6 +96,35 @@ describe("release install", () => {
         assert.match(r.output, /removed the unused .*0g-chain-0123456789abcdef/);
     });
 
+    it("keeps an older version while a unit still starts from it (a node not yet moved onto the new one), removes it once none does", () => {
+        const root = fs.mkdtempSync(path.join(tmp, "root-"));
+        const releases = `${root}/opt/nodefleet/releases`;
+        const older = `${releases}/0g-chain-0123456789abcdef01234567`;
+        fs.mkdirSync(`${older}/bin`, { recursive: true });
+        const units = `${root}/etc/systemd/system`;
+        fs.mkdirSync(units, { recursive: true });
+        fs.writeFileSync(`${units}/geth-validator-2.service`, `[Service]\nExecStart=${older}/bin/geth --datadir /data\n`);
+        fs.writeFileSync(`${units}/other.service`, "[Service]\nExecStart=/usr/bin/true\n");
+        const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
+        const script = underRoot(s.install, root).replaceAll("/etc/systemd/system", units);
+        const first = runTool("sh", ["-s"], script);
+        assert.equal(first.status, 0, first.output);
+        assert.ok(fs.existsSync(older), "a unit starts from it: kept");
+        assert.match(first.output, /kept .*0g-chain-0123456789abcdef01234567: geth-validator-2\.service still start\(s\) from it/);
+        // Its node was configured onto the new version: the next install removes the older one.
+        fs.writeFileSync(`${units}/geth-validator-2.service`, `[Service]\nExecStart=${releases}/0g-chain-${SHA.slice(0, 24)}/bin/geth --datadir /data\n`);
+        const second = runTool("sh", ["-s"], script);
+        assert.equal(second.status, 0, second.output);
+        assert.ok(!fs.existsSync(older));
+        assert.match(second.output, /removed the unused .*0g-chain-0123456789abcdef01234567/);
+        // And destroy's removal takes every version no unit names (the nodes' removals ran first).
+        fs.mkdirSync(older);
+        fs.rmSync(`${units}/geth-validator-2.service`);
+        const removed = runTool("sh", ["-s"], underRoot(s.remove, root).replaceAll("/etc/systemd/system", units));
+        assert.equal(removed.status, 0, removed.output);
+        assert.deepEqual(fs.readdirSync(releases), []);
+    });
+
     it("refuses an archive whose sha256 differs, installing nothing and keeping the current link", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const good = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });

@@ -61,18 +61,25 @@ fi
 ln -sfn "$dest" "$link.new"
 mv -T "$link.new" "$link"
 echo "release $name: $link -> $dest"
-# Its other versions (name-<hex digest prefix>) are no longer used: removed.
+# Its other versions (name-<hex digest prefix>) are removed once no unit names them: a node whose
+# unit starts a version's own directory keeps it until its configure step moves it to this one
+# (batch by batch, with a rollout); the next install removes it then.
 for old in /opt/nodefleet/releases/"$name"-*; do
 	suffix="${old##*/}"
 	suffix="${suffix#"$name"-}"
 	case "$suffix" in "" | *[!0-9a-f]*) continue ;; esac
 	if [ "$old" != "$dest" ] && [ -d "$old" ]; then
+		users="$(grep -l -F "$old/" /etc/systemd/system/*.service 2>/dev/null | xargs -r -n1 basename | tr '\n' ' ')"
+		if [ -n "$users" ]; then
+			echo "release $name: kept $old: ${users% } still start(s) from it until its node is configured onto this version"
+			continue
+		fi
 		rm -rf "$old"
 		echo "release $name: removed the unused $old"
 	fi
 done
 if [ -n "$reinstalled" ]; then
-	for unit in $(grep -l -F "$link/" /etc/systemd/system/*.service 2>/dev/null | xargs -r -n1 basename); do
+	for unit in $(grep -l -F -e "$link/" -e "$dest/" /etc/systemd/system/*.service 2>/dev/null | xargs -r -n1 basename); do
 		if systemctl is-active --quiet "$unit"; then
 			systemctl restart "$unit"
 			echo "release $name: restarted $unit onto the release"
