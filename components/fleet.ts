@@ -16,6 +16,8 @@ import { DriftCheckProvider } from "./hosts/drift";
 import { receiverSecrets } from "./config/monitoring";
 import { agentSteps, serverSteps, watchedMounts } from "./monitoring/install";
 import { scrapedValidators, type ScrapeHost } from "./monitoring/config";
+import { describeRollout, planRollout } from "./rollout/plan";
+import type { NodeRollout } from "./rollout/gate";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -56,6 +58,8 @@ export class Fleet extends pulumi.ComponentResource {
     private hcloud?: pulumi.ProviderResource;
     /** The monitoring host's agent step (its server's steps follow it). */
     private monitoringAgent?: pulumi.Resource;
+    /** Gated nodes (the config's `rollout`): what each waits for, its policy, and its own gate once made. */
+    private readonly rollout = new Map<string, NodeRollout & { readonly gate: Deferred<pulumi.Resource> }>();
 
     /**
      * `previousHosts`: per validator, the host it ran on after the last `up` (the stack output
@@ -67,6 +71,7 @@ export class Fleet extends pulumi.ComponentResource {
         const fleet = new Fleet(name, opts);
         for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });
         for (const host of args.plan.hosts) for (const node of host.nodes) if (node.role === "validator") fleet.validatorHosts[node.name] = node.host;
+        fleet.planRollout(args.plan);
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
@@ -78,6 +83,43 @@ export class Fleet extends pulumi.ComponentResource {
 
     private constructor(name: string, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:fleet:Fleet", name, {}, opts);
+    }
+
+    /**
+     * With a `rollout` section: each role's nodes in batches (planRollout, every node of the role: one
+     * whose steps are unchanged passes its gate at once), each node's key step after the gates of
+     * the batch before it. The order is logged, as preview shows it.
+     */
+    private planRollout(plan: FleetPlan): void {
+        const spec = plan.spec.rollout;
+        if (spec === undefined) return;
+        const nodes = plan.spec.nodes.map((n) => ({ name: n.name, role: n.role }));
+        const roles = planRollout(nodes, new Set(nodes.map((n) => n.name)), spec);
+        for (const line of describeRollout(roles)) pulumi.log.info(`${line} (a node whose steps do not change passes its place at once)`, this);
+        for (const role of roles) {
+            let previous: Promise<pulumi.Resource>[] = [];
+            for (const batch of role.batches) {
+                const gates = batch.map((name) => {
+                    const gate = deferred<pulumi.Resource>();
+                    this.rollout.set(name, { after: previous, policy: role.policy, gate });
+                    return gate.promise;
+                });
+                previous = gates;
+            }
+        }
+    }
+
+    /** The rollout of a gated node, and the recording of its gate once its role has made it. */
+    private nodeRollout(node: string): { readonly rollout?: NodeRollout; readonly made: (gate: pulumi.Resource | undefined) => void } {
+        const r = this.rollout.get(node);
+        if (r === undefined) return { made: () => undefined };
+        return {
+            rollout: { after: r.after, policy: r.policy },
+            made: (gate) => {
+                if (gate === undefined) throw new Error(`unreachable: ${node} is gated and its role made no gate`);
+                r.gate.resolve(gate);
+            },
+        };
     }
 
     /** One host and the nodes on it. */
@@ -94,15 +136,20 @@ export class Fleet extends pulumi.ComponentResource {
         const user = sshUser(plan.spec);
         for (const node of plan.nodes) {
             const roleName = `${name}-${node.name}`;
+            const gated = this.nodeRollout(node.name);
             switch (node.role) {
                 case "storage": {
-                    const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, args.secret) }, { parent: this });
+                    const release = plan.releases.find((r) => r.name === node.release);
+                    if (release === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+                    const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, args.secret), release, rollout: gated.rollout }, { parent: this });
+                    gated.made(role.gate);
                     this.health[node.name] = role.health;
                     break;
                 }
                 case "sequencer": {
                     const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
-                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret }, { parent: this });
+                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret, rollout: gated.rollout }, { parent: this });
+                    gated.made(role.gate);
                     this.health[node.name] = role.health;
                     this.registration[node.name] = role.registration;
                     break;
@@ -110,7 +157,8 @@ export class Fleet extends pulumi.ComponentResource {
                 case "validator": {
                     const move = this.moves.get(node.name);
                     const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
-                    const role = new ValidatorNode(roleName, { node, host, user, release: args.plan.spec.releases[node.release ?? ""], validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined }, { parent: this });
+                    const role = new ValidatorNode(roleName, { node, host, user, release: args.plan.spec.releases[node.release ?? ""], validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
+                    gated.made(role.gate);
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
                     break;

@@ -5,7 +5,7 @@ error table applied: no diagnosis of severity error), and stays so for the soak;
 the node's diagnoses.
 
     python3 nodefleet_gate.py ROLE NODE --within SECONDS --soak SECONDS [--every SECONDS]
-                              [--timeout SECONDS] -- HEALTH-COMMAND...
+                              [--timeout SECONDS] [--marker FILE] -- HEALTH-COMMAND...
 
 HEALTH-COMMAND is the role's health tool as the health timer runs it (zgs-health.py NODE,
 aztec-health.py NODE, zg-validator.py <validator.json> status), run without a shell every --every
@@ -15,6 +15,11 @@ unhealthy answer in the soak starts the soak again, as long as --within allows (
 begin by then). The result is one JSON object on stdout's last line: {node, role, healthy, waited,
 soaked, checks, diagnoses}; exit 0 when the gate passed, 1 when it did not (stderr then names the
 node and each diagnosis with its remedy), 2 on bad arguments.
+
+--marker FILE: the node's first deploy is not gated. With no FILE the gate only writes it and
+passes ({..., "firstDeploy": true}): a node just made is not yet in service, and a storage node
+syncing from scratch is hours from healthy. Every later gate (a change that restarted the node)
+waits as above.
 """
 import json
 import os
@@ -43,12 +48,17 @@ def parse(argv):
     role, node, rest = head[0], head[1], head[2:]
     if role not in ROLES:
         return f"ROLE must be one of {', '.join(ROLES)}, not {role!r}"
-    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0}
+    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None}
     if len(rest) % 2:
         return "each option takes a value"
     for flag, value in zip(rest[::2], rest[1::2]):
         if flag not in options:
             return f"unknown option {flag}"
+        if flag == "--marker":
+            if not os.path.isabs(value):
+                return f"--marker: an absolute path, not {value!r}"
+            options[flag] = value
+            continue
         try:
             options[flag] = float(value)
         except ValueError:
@@ -95,6 +105,15 @@ def main(argv):
     if isinstance(parsed, str):
         return usage(parsed)
     role, node, opts, command = parsed
+    marker = opts["marker"]
+    if marker is not None and not os.path.exists(marker):
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        with open(marker + ".new", "w", encoding="utf-8") as f:
+            f.write(f"{node}: deployed; later changes are gated\n")
+        os.replace(marker + ".new", marker)
+        sys.stderr.write(f"gate {node}: its first deploy, not gated (its health step reports it)\n")
+        print(json.dumps({"node": node, "role": role, "healthy": None, "firstDeploy": True}))
+        return 0
     sys.stderr.write(f"gate {node}: waiting up to {opts['within']:.0f} s for it to be healthy, then {opts['soak']:.0f} s of healthy answers\n")
     result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"])
     if not result["healthy"]:

@@ -6,6 +6,7 @@ import { fleetSpec, FleetSpec, HostSpec, NodeSpec, type ReleaseUrl } from "./sch
 import { formatPath, isSecretField, samePath } from "./paths";
 import { stringIssues } from "./strings";
 import { checkMonitoring, type HostMonitoring } from "./monitoring";
+import { checkRollout } from "./rollout";
 import { FleetConfigError, unionBranch, zodIssue } from "./errors";
 import { checkKeyAddresses, checkSecrets, type SecretSource } from "./secrets";
 import { checkSshKeys, resolveReleases } from "./files";
@@ -44,6 +45,8 @@ export interface HostPlan {
     readonly releases: readonly ResolvedRelease[];
     /** What it is to the monitoring stack, when the fleet has one. */
     readonly monitoring?: HostMonitoring;
+    /** Its nodes are gated (the fleet has a `rollout` section): the gate's tools go into its bundle. */
+    readonly gated?: true;
 }
 
 export interface FleetPlan {
@@ -80,6 +83,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
     checkMonitoring(spec.monitoring, spec.hosts, issues);
+    checkRollout(spec.rollout, spec.nodes.map((n) => n.name), issues);
     const secretUrl = (key: string) => {
         const value = values && secrets.isSecret(key) ? secrets.get(key) : undefined;
         return value !== undefined && v.secretUrlReason(value) === undefined ? value : undefined;

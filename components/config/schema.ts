@@ -6,6 +6,7 @@ import { z } from "zod";
 import * as v from "./validators";
 import { AZTEC_PORTS, STORAGE_PORTS } from "../ports";
 import { monitoringSpec } from "./monitoring";
+import { rolloutSpec } from "./rollout";
 import { checked, cidr, cometPeer, enode, hostName, ipv4, multiaddr, notWorld, port, releaseUrl, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";
 export { checked, cidr, cometPeer, enode, evmAddress, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress, type ReleaseUrl, type RpcUrl } from "./primitives";
 
@@ -340,6 +341,7 @@ export const fleetSpec = z
         nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node").describe("The nodes, each on one of the hosts."),
         releases: z.record(releaseName, release).default({}).describe("Node software by name; a node names the release its host installs for it."),
         monitoring: monitoringSpec.optional().describe("Prometheus, Alertmanager and node_exporter for the fleet (docs/monitoring.md). Unset: no monitoring is installed."),
+        rollout: rolloutSpec.optional().describe("Health-gated rollouts (docs/rollouts.md): a change that restarts nodes goes through each role batch by batch, each node's gate waiting for it to be healthy. Unset: every node's steps run at once, ungated."),
     })
     .describe("The fleet: the value of the stack config key `nodefleet:fleet`.");
 

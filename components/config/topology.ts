@@ -106,7 +106,11 @@ export function planHosts(spec: FleetSpec, releases: Map<string, ResolvedRelease
         const nodes = spec.nodes.filter((n) => n.host === name);
         const names = [...new Set(nodes.flatMap((n) => (n.release === undefined ? [] : [n.release])))].sort();
         const monitoring = hostMonitoring(spec.monitoring, spec.hosts, name);
-        return { name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])), ...(monitoring ? { monitoring } : {}) };
+        return {
+            name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])),
+            ...(monitoring ? { monitoring } : {}),
+            ...(spec.rollout !== undefined && nodes.length > 0 ? { gated: true as const } : {}),
+        };
     });
 }
 

@@ -7,6 +7,7 @@ import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
 import { HostBundle, roleTools } from "./tools";
 import { monitoringTools } from "../monitoring/install";
+import { gateTools } from "../rollout/gate";
 
 export interface BootstrapArgs {
     readonly plan: HostPlan;
@@ -42,6 +43,8 @@ export interface Bootstrapped {
  */
 export function hostBundle(name: string, plan: HostPlan, connection: pulumi.Output<Connection>, parent: pulumi.Resource, after: readonly pulumi.Resource[]): HostBundle {
     const tools = [...[...new Set(plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role)), ...(plan.monitoring ? monitoringTools() : [])];
+    // A gated host's gates put the gate and the diagnosis table (the latter may be there for monitoring).
+    if (plan.gated) tools.push(...gateTools().filter((t) => !tools.some((u) => u.name === t.name)));
     const machine = pulumi.unsecret(connection.apply((c) => `${c.host}:${c.port ?? 22}`));
     return new HostBundle(`${name}-tools`, { connection, tools, machine, after }, { parent });
 }

@@ -80,7 +80,7 @@ export interface DriftBinding {
 }
 
 /** A node's drift group for one of its steps: "storage-1.configure", "storage-1.key". */
-export function nodeDriftGroup(node: string, step: "configure" | "key"): string {
+export function nodeDriftGroup(node: string, step: "configure" | "key" | "gate"): string {
     return `${node}.${step}`;
 }
 

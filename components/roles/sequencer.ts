@@ -13,6 +13,7 @@ import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
+import { gateStep, type NodeRollout } from "../rollout/gate";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
@@ -201,12 +202,19 @@ export interface SequencerNodeArgs {
     readonly blsSecretKey?: pulumi.Output<string>;
     /** Secret config values by key (an L1 URL may be one). */
     readonly secret: SecretLookup;
+    /** Set when the fleet rolls changes out (its `rollout` section): the node is gated. */
+    readonly rollout?: NodeRollout;
 }
 
-/** teardown (destroy only) -> key -> version (aztec-up) -> configure (unit, start/restart) -> registration -> health. */
+/**
+ * teardown (destroy only) -> [the previous batch's gates] -> key -> version (aztec-up) -> configure
+ * (unit, start/restart) -> registration -> health -> [gate].
+ */
 export class SequencerNode extends pulumi.ComponentResource {
     /** The health report of the last deploy (aztec-health.py), parsed. */
     readonly health: pulumi.Output<Record<string, unknown>>;
+    /** The rollout gate, when the node is gated. */
+    readonly gate?: pulumi.Resource;
     /** What the registration step found and did. */
     readonly registration: pulumi.Output<Record<string, unknown>>;
 
@@ -222,6 +230,7 @@ export class SequencerNode extends pulumi.ComponentResource {
             keyStep: "validator-key",
             keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls]).apply(([k, bls, rpc, beacon]) =>
                 sequencerKeyScript(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
+            keyAfter: args.rollout?.after,
         });
         const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release), bundle: host.tools }, { parent: this, dependsOn: [key] });
@@ -246,6 +255,8 @@ export class SequencerNode extends pulumi.ComponentResource {
         );
         this.registration = stepReport(register, "registration report");
         this.health = stepReport(healthRun, "health report");
+        // What restarts the node: its unit and files, its version, its L1 endpoints and keys (the key step rewrites its env file).
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged, key.id], healthRun, this);
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

@@ -8,9 +8,11 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
+import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
+import { gateStep, type NodeRollout } from "../rollout/gate";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
@@ -64,18 +66,27 @@ export function renderStorageConfig(node: StorageSpec, mount: string): string {
     });
 }
 
-export function renderStorageUnits(node: StorageSpec, mount: string, release: string) {
+/** The release a storage node runs: its name and digest (its unit starts the binary of that version's directory). */
+export type StorageRelease = Pick<ResolvedRelease, "name" | "sha256">;
+
+/**
+ * The node's units. The service starts zgs_node from its release version's own directory, not
+ * through the release's link: a new version changes the unit, so the node's configure step
+ * restarts it onto that version (gated, with a `rollout`), and a node not yet moved keeps the
+ * version it runs (the install keeps a version a unit still names).
+ */
+export function renderStorageUnits(node: StorageSpec, mount: string, release: StorageRelease) {
     const p = storagePaths(node, mount);
     const common = { node: node.name, endpointScript: `${HOST_LIB}/zgs-endpoint.py` };
     return {
-        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, binary: `${releaseLink(release)}/zgs_node` }),
+        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, binary: `${releaseDir(release)}/zgs_node` }),
         failoverService: render("zgs-failover.service", common),
         failoverTimer: render("zgs-failover.timer", common),
     };
 }
 
 /** The configure step's script: every file of the node, the guard, the endpoint, (re)start. */
-export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: string): string {
+export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease): string {
     const p = storagePaths(node, mount);
     const units = renderStorageUnits(node, mount, release);
     const D = "NODEFLEET_EOF";
@@ -98,7 +109,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         runDir: p.runDir,
         etcDir: p.etcDir,
         operator: OPERATOR_USER,
-        binary: `${releaseLink(release)}/zgs_node`,
+        binary: `${releaseDir(release)}/zgs_node`,
         templateFile: `${p.runDir}/config.toml.nodefleet`,
         logConfigFile: `${p.runDir}/log_config`,
         failoverService: `zgs-${node.name}-failover.service`,
@@ -157,22 +168,32 @@ export interface StorageNodeArgs {
     readonly minerKey: pulumi.Output<string>;
     /** The RPC endpoints' values, in order (a secret: one may carry an API key). */
     readonly endpoints: pulumi.Output<string[]>;
+    /** The release it runs, resolved (the host installs it). */
+    readonly release: StorageRelease;
+    /** Set when the fleet rolls changes out (its `rollout` section): the node is gated. */
+    readonly rollout?: NodeRollout;
 }
 
-/** teardown (destroy only) -> miner key -> configure (files, guard, endpoint, start/restart) -> health report. */
+/**
+ * teardown (destroy only) -> [the previous batch's gates] -> miner key -> configure (files, guard,
+ * endpoint, start/restart) -> health report -> [gate].
+ */
 export class StorageNode extends pulumi.ComponentResource {
     /** The health report of the last deploy (zgs-health.py), parsed. */
     readonly health: pulumi.Output<Record<string, unknown>>;
+    /** The rollout gate, when the node is gated. */
+    readonly gate?: pulumi.Resource;
 
     constructor(name: string, args: StorageNodeArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:role:StorageNode", name, {}, opts);
         const { node, host } = args;
-        const { release, base, key } = rolePrelude(this, name, {
+        const { base, key } = rolePrelude(this, name, {
             node, host, user: args.user, noun: "storage node", label: "storage",
             removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
             keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
+            keyAfter: args.rollout?.after,
         });
-        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, release);
+        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release);
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
@@ -183,6 +204,8 @@ export class StorageNode extends pulumi.ComponentResource {
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");
+        // What restarts the node: its files, its endpoints, its key (the key step renders config.toml again).
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [contentHash(configureScript), endpointsHash, key.id], healthRun, this);
         this.registerOutputs({ health: this.health });
     }
 }

@@ -13,6 +13,7 @@ import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink, 
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
+import { gateStep, type NodeRollout } from "../rollout/gate";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
@@ -285,6 +286,13 @@ export interface ValidatorNodeArgs {
     readonly handover?: Handover;
     /** The fleet is monitored: the node serves its metrics (validatorMetrics). */
     readonly metrics?: boolean;
+    /** Set when the fleet rolls changes out (its `rollout` section): the node is gated. */
+    readonly rollout?: NodeRollout;
+}
+
+/** The validator with its switch's settings at their defaults: what it runs, whatever switch is under way. */
+export function withoutSwitch(node: ValidatorSpec): ValidatorSpec {
+    return { ...node, validator: { ...node.validator, executionClient: "geth", switch: undefined, switchAttempt: 1, lowDowntime: false, importRetries: 5, cleanup: { removeGethBinary: false, removeBackup: false } } };
 }
 
 /** A validator's handover on the host it leaves (see `validatorHandover`). */
@@ -306,10 +314,12 @@ export function validatorHandover(name: string, node: ValidatorSpec, from: Host,
 
 /**
  * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch: migrate: s01 .. s14 (l01 .. l14 with lowDowntime) |
- * rollback | cleanup] -> health.
+ * rollback | cleanup] -> health -> [gate]. Gated, the key step waits for the previous batch's gates too.
  */
 export class ValidatorNode extends pulumi.ComponentResource {
     readonly health: pulumi.Output<Record<string, unknown>>;
+    /** The rollout gate, when the node is gated. */
+    readonly gate?: pulumi.Resource;
     /** The switch's report (per-step times, noted head, imported height, downtime), when one is configured. */
     readonly switchReport: pulumi.Output<Record<string, unknown>> | undefined;
 
@@ -322,7 +332,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
             node, host, user: args.user, noun: "validator", label: "validator",
             removeScript: renderValidatorRemove(host.hostName, node, mount),
             keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
-            keyAfter: args.handover ? [args.handover.step] : [],
+            keyAfter: [...(args.handover ? [args.handover.step] : []), ...(args.rollout?.after ?? [])],
         });
         const release = validatorRelease(releaseName, args.release);
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
@@ -368,6 +378,13 @@ export class ValidatorNode extends pulumi.ComponentResource {
             { parent: this, dependsOn: [last] },
         );
         this.health = stepReport(healthRun, "health report");
+        // What restarts the node: its files (setup restarts the daemons whose files changed), its
+        // reference endpoint and key. Not the switch: it has its own steps and checks, so its
+        // settings (which configure's files carry too) are taken out of the files compared.
+        if (args.rollout) {
+            const files = pulumi.all([publicIp, carried]).apply(([ip, state]) => contentHash(renderValidatorConfigure(host.hostName, withoutSwitch(node), mount, release, ip, state, args.metrics ?? false)));
+            this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [files, referenceHash, key.id], healthRun, this);
+        }
         this.switchReport = report;
         this.registerOutputs({ health: this.health, switch: report });
     }

@@ -154,6 +154,19 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("check-failed: ", r.stderr)
 
+    def test_a_first_deploy_is_not_gated_and_the_next_gate_waits(self):
+        marker = os.path.join(self.dir, "gate", "storage-1")
+        first = self.gate("--within", "0", "--soak", "10", "--every", "0.1", "--marker", marker)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertEqual(json.loads(first.stdout.strip().split("\n")[-1]), {"node": "storage-1", "role": "storage", "healthy": None, "firstDeploy": True})
+        self.assertIn("its first deploy, not gated", first.stderr)
+        self.assertTrue(os.path.isfile(marker))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "n")), "the first deploy runs no health check")
+        # The marker is there: the same gate now waits, and (the tool answering unhealthy first) fails.
+        second = self.gate("--within", "0", "--soak", "10", "--every", "0.1", "--marker", marker)
+        self.assertEqual(second.returncode, 1, second.stderr)
+        self.assertIn("rpc-endpoint-down: ", second.stderr)
+
     def test_bad_arguments_exit_2_saying_what(self):
         for args, why in [
             (["storage", "s", "--within", "1", "--soak", "1"], "the health command follows --"),
@@ -162,6 +175,7 @@ class CommandLine(unittest.TestCase):
             (["storage", "s", "--within", "x", "--soak", "1", "--", "true"], "--within: not a number"),
             (["storage", "s", "--within", "-1", "--soak", "1", "--", "true"], "--within: not a number of seconds"),
             (["storage", "s", "--wait", "1", "--soak", "1", "--", "true"], "unknown option --wait"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--marker", "gate/s", "--", "true"], "--marker: an absolute path"),
         ]:
             r = subprocess.run([sys.executable, GATE, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, args)

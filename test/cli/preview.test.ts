@@ -48,6 +48,16 @@ describe("pulumi preview with the real engine", () => {
         assert.doesNotMatch(r.output, /from \$PATH/, "a plugin warning");
     });
 
+    it("with a rollout section: logs each role's batches and plans a gate after each node's health step", () => {
+        project.writeConfig(withConfig((y) => y.replace(/^ {4}releases:\n/m, "    rollout:\n      roles:\n        storage:\n          soakSeconds: 30\n    releases:\n")));
+        const r = project.preview();
+        assert.equal(r.status, 0, r.output);
+        assert.match(r.output, /rollout storage: 1 node\(s\) in 1 batch\(es\) of up to 1 \(25% of the role\), each healthy within 900 s and for 30 s, on failure halt: 1\. storage-1/);
+        assert.match(r.output, /rollout validator: 1 node\(s\) in 1 batch\(es\) of up to 1, each healthy within 600 s and for 120 s, on failure halt: 1\. validator-1/);
+        for (const node of ["storage-1", "sequencer-1", "validator-1"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${node}-gate\\s+create`), node);
+        assert.match(r.output, /\+ 45 to create/, "the dev fleet's 42 steps and three gates");
+    });
+
     it("stops on a sequencer RPC open to the world, naming the config path, before planning any resource", () => {
         project.writeConfig(withConfig((y) => y.replace("          publicIp: 10.77.0.11\n", "          publicIp: 10.77.0.11\n          rpcAllowedCidrs: [0.0.0.0/0]\n")));
         const r = project.preview();

@@ -29,7 +29,9 @@ const PREVIOUS = "0cca963";
  * too, their script having changed form.) The storage node's configure and health steps are replaced
  * once as well: zgs-endpoint.py changed (its drift record now holds the digest of what it compared),
  * and configure names each tool's digest. Configure puts the new tool and asks the endpoints again
- * (config.toml unchanged: nothing restarts; a new tool alone restarts no node since this version).
+ * (config.toml unchanged), and restarts zgs_node once: its unit now starts the binary from the
+ * release version's own directory, not through the release's link (so that a new release restarts
+ * the node, gated when the fleet has a `rollout`); the binary is the same file.
  * The release installs are replaced once too: their script changed (curl reads the URL from its
  * stdin, never its argv, since release URLs may be secrets). Run again, an install finds its
  * verified directory and downloads nothing, points the link where it already points and restarts

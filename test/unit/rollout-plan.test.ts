@@ -1,6 +1,6 @@
 // The rollout's config section and its plan (issue 42): batch sizes from counts and percentages,
 // the stable order, per-role settings over fleet-wide ones over the defaults, and the plan's text.
-// Pure. Not shown here (not built yet): the gate steps and their dependsOn chains.
+// Pure. The gate steps and their dependsOn chains: rollout-gates.test.ts.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { checkRollout, rolePolicy, rolloutSpec, ROLE_DEFAULTS } from "../../components/config/rollout";

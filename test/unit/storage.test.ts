@@ -10,7 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
 import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageRemove, renderStorageUnits, HOSTFILES_DIR } from "../../components/roles/storage";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
-import { baseFleet, secretSource, SECRETS, PEER_ID } from "../support/fixtures";
+import { baseFleet, secretSource, SECRETS, PEER_ID, RELEASES } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registered, inputsOf, scriptOf, deleteScriptOf } from "../support/mocks";
 
@@ -64,7 +64,7 @@ describe("storage role: rendered files", () => {
     });
 
     it("the units match golden copies and pass systemd-analyze verify", () => {
-        const u = renderStorageUnits(storageSpec(), "/data", "zgs");
+        const u = renderStorageUnits(storageSpec(), "/data", { name: "zgs", sha256: RELEASES().zgs.sha256 });
         verifyUnits({
             "zgs-storage-1.service": fs.readFileSync(golden("storage/zgs-storage-1.service", u.unit), "utf8"),
             "zgs-storage-1-failover.service": fs.readFileSync(golden("storage/zgs-storage-1-failover.service", u.failoverService), "utf8"),
@@ -75,13 +75,13 @@ describe("storage role: rendered files", () => {
         assert.match(u.unit, /^Restart=on-failure$/m);
         // zgs_node v1.1.0 does not read ZGS_NODE__MINER_KEY: the key is in config.toml, not the environment.
         assert.doesNotMatch(u.unit, /EnvironmentFile|MINER_KEY/);
-        assert.match(u.unit, /^ExecStart=\/opt\/nodefleet\/zgs\/zgs_node --config \/data\/storage-1\/run\/config.toml$/m);
+        assert.match(u.unit, /^ExecStart=\/opt\/nodefleet\/releases\/zgs-(?:5a){12}\/zgs_node --config \/data\/storage-1\/run\/config.toml$/m);
     });
 
     it("the configure and key scripts match golden copies and pass shellcheck", () => {
         requireTool("shellcheck", "shellcheck");
         const files = [
-            golden("storage/configure.sh", renderStorageConfigure("h-storage", storageSpec(), "/data", "zgs")),
+            golden("storage/configure.sh", renderStorageConfigure("h-storage", storageSpec(), "/data", { name: "zgs", sha256: RELEASES().zgs.sha256 })),
             golden("storage/miner-key.sh", renderStorageKey(storageSpec(), "/data", "ab".repeat(32), ["https://evmrpc-testnet.0g.ai", "https://rpc.example.org/v2/KEYabc123def456ghi789"])),
             golden("storage/remove.sh", renderStorageRemove("h-storage", storageSpec(), "/data")),
         ];

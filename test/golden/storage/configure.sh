@@ -55,8 +55,8 @@ record_unit() {
 	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
-if [ ! -x /opt/nodefleet/zgs/zgs_node ]; then
-	echo "storage $node: /opt/nodefleet/zgs/zgs_node is missing: the release was not installed" >&2
+if [ ! -x /opt/nodefleet/releases/zgs-5a5a5a5a5a5a5a5a5a5a5a5a/zgs_node ]; then
+	echo "storage $node: /opt/nodefleet/releases/zgs-5a5a5a5a5a5a5a5a5a5a5a5a/zgs_node is missing: the release was not installed" >&2
 	exit 1
 fi
 
@@ -145,7 +145,7 @@ User=nodefleet
 Group=nodefleet
 WorkingDirectory=/data/storage-1/run
 # The miner key is in config.toml (0600, this user's): zgs_node v1.1.0 reads it from there alone.
-ExecStart=/opt/nodefleet/zgs/zgs_node --config /data/storage-1/run/config.toml
+ExecStart=/opt/nodefleet/releases/zgs-5a5a5a5a5a5a5a5a5a5a5a5a/zgs_node --config /data/storage-1/run/config.toml
 Restart=on-failure
 RestartSec=5
 LimitNOFILE=65535

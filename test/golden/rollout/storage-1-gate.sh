@@ -1,0 +1,59 @@
+#!/bin/sh
+# nodefleet: the rollout gate of storage node storage-1 (docs/rollouts.md). It runs after
+# a change restarted the node: the node must answer healthy to its health tool (the one `nodefleet
+# status` runs) within 900 s and stay so for 60 s, or the up stops here with the
+# node's diagnoses, and the nodes of later batches keep what they run. The node's first deploy is
+# not gated (the marker below records it). Read-only on the node: it only asks.
+set -eu
+changed=""
+
+# put PATH MODE OWNER < content: replace PATH only when the content differs (its mode and owner
+# are set either way).
+put() {
+	tmp="$1.nodefleet-new"
+	cat > "$tmp"
+	chmod "$2" "$tmp"
+	chown "$3" "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+		chmod "$2" "$1"
+		chown "$3" "$1"
+	else
+		mv "$tmp" "$1"
+		changed="$changed $1"
+	fi
+	record_file "$1"
+}
+
+# put_tool PATH MODE OWNER DIGEST: put PATH from the host tools nodefleet copied to the SSH user's
+# ~/.nodefleet/tools (components/hosts/tools.ts, HOST_TOOLS_DIR), from the file named by DIGEST,
+# its sha256 checked first.
+put_tool() {
+	tool="$(getent passwd "${SUDO_USER:-root}" | cut -d: -f6)/.nodefleet/tools/$4"
+	if [ ! -f "$tool" ] || [ "$(sha256sum < "$tool" | cut -c1-64)" != "$4" ]; then
+		echo "nodefleet: $tool (for $1) is missing or altered on this host: the host's tools step copies it (pulumi up --replace on its urn, the one ending in -tools)" >&2
+		exit 1
+	fi
+	put "$1" "$2" "$3" < "$tool"
+}
+
+# The drift record of this step (read by `pulumi refresh` through nodefleet's drift check): what it
+# put on the host, as digests, modes, owners and wanted unit states, never contents. Written anew
+# each run, so it holds what the last run applied.
+record=/var/lib/nodefleet/drift/storage-1.gate
+rm -rf "$record"
+install -d -m 0700 "$record"
+# record_file PATH: its sha256, mode and owner as this step left them.
+record_file() {
+	printf 'file\t%s\t%s\t%s\n' "$1" "$(sha256sum "$1" | cut -c1-64)" "$(stat -c '%a %U:%G' "$1")" > "$record/f.$(printf '%s' "$1" | sha256sum | cut -c1-16)"
+}
+# record_unit NAME: the unit is meant to be enabled and running.
+record_unit() {
+	printf 'unit\t%s\n' "$1" > "$record/u.$1"
+}
+
+install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator
+put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root b021296feccce97886fc0ce9e346c854c370500e7fa9f56485fd0247ddff2c44
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 62e699561f59e56828fa24d25666ea79f1120ddf4cce149c1d36e09170f79215
+put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
+exec python3 /usr/local/lib/nodefleet/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1

@@ -1,0 +1,121 @@
+// Health-gated rollouts, as the program builds them (issue 42): with a `rollout` section each node
+// gets a gate step after its health step, and a role's batches follow each other through
+// `dependsOn` (a node's key step, its first step that can restart it, waits for the gates of the
+// batch before it). Strict mocks: what they cannot prove is that the engine keeps the order or
+// that a gate waits on a host (hostfiles/tests/test_gate.py runs the gate itself; the VM tier is
+// still to come, see docs/rollouts.md).
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { buildStack } from "../support/stack";
+import { baseFleet, configIssues, existingHost, SECRETS, storageNode } from "../support/fixtures";
+import { inputsOf, registered, scriptOf } from "../support/mocks";
+import { golden, runTool } from "../support/golden";
+import { renderGate } from "../../components/rollout/gate";
+import { parseFleet } from "../../components/config/fleet";
+import { secretSource } from "../support/fixtures";
+
+/** The base fleet with four storage nodes on two hosts (ports apart on each) and `rollout`. */
+function fleetWithStorage(rollout: unknown): any {
+    const f = baseFleet();
+    f.hosts["h-storage-2"] = existingHost("192.0.2.20");
+    const storage = [1, 2, 3, 4].map((i) => {
+        const n = storageNode();
+        n.name = `storage-${i}`;
+        n.host = i % 2 === 1 ? "h-storage" : "h-storage-2";
+        const k = i <= 2 ? 0 : 10; // the second node on a host takes other ports
+        Object.assign(n.storage, { p2pPort: 1234 + k, rpcPort: 5678 + k, adminRpcPort: 5679 + k, grpcPort: 50051 + k, minerKeySecret: i === 1 ? "minerKey" : `minerKey${i}` });
+        return n;
+    });
+    f.nodes = [...storage, ...f.nodes.slice(1)];
+    if (rollout !== undefined) f.rollout = rollout;
+    return f;
+}
+
+/** The fixtures' secrets and a miner key of each other storage node's own. */
+const KEYS = { ...SECRETS, minerKey2: "2".repeat(64), minerKey3: "3".repeat(64), minerKey4: "4".repeat(64) };
+
+const deps = (recorded: { name: string; dependsOn: string[] }[], name: string) => {
+    const r = recorded.find((x) => x.name === name);
+    assert.ok(r, `no step ${name}`);
+    return r.dependsOn;
+};
+
+describe("rollout gates: the steps and their order", () => {
+    it("with the defaults: storage a quarter at a time (one of four), each batch's key steps after the previous batch's gates", async () => {
+        const { recorded } = await buildStack(fleetWithStorage({}), KEYS);
+        assert.deepEqual(deps(recorded, "fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"], "the first batch waits for nothing");
+        assert.deepEqual(deps(recorded, "fleet-storage-2-miner-key"), ["fleet-storage-2-teardown", "fleet-storage-1-gate"]);
+        assert.deepEqual(deps(recorded, "fleet-storage-3-miner-key"), ["fleet-storage-3-teardown", "fleet-storage-2-gate"], "across hosts: storage-2 is on the other host");
+        assert.deepEqual(deps(recorded, "fleet-storage-4-miner-key"), ["fleet-storage-4-teardown", "fleet-storage-3-gate"]);
+        // After its node's health step (and its host's bundle copy: it runs a script of it).
+        const steps = (name: string) => deps(recorded, name).filter((d) => !d.endsWith("-tools"));
+        for (const i of [1, 2, 3, 4]) assert.deepEqual(steps(`fleet-storage-${i}-gate`), [`fleet-storage-${i}-health`]);
+        // One node per role elsewhere: gated, in a batch of its own.
+        assert.deepEqual(steps("fleet-sequencer-1-gate"), ["fleet-sequencer-1-health"]);
+        assert.deepEqual(steps("fleet-validator-1-gate"), ["fleet-validator-1-health"]);
+        assert.deepEqual(deps(recorded, "fleet-validator-1-validator-key"), ["fleet-validator-1-teardown"]);
+    });
+
+    it("a batch of two and an explicit order: each of a batch waits for both gates of the one before", async () => {
+        const { recorded } = await buildStack(fleetWithStorage({ roles: { storage: { batchSize: 2 } }, order: ["storage-4"] }), KEYS);
+        // Order: storage-4 first, then the rest by name: [4, 1], [2, 3].
+        assert.deepEqual(deps(recorded, "fleet-storage-4-miner-key"), ["fleet-storage-4-teardown"]);
+        assert.deepEqual(deps(recorded, "fleet-storage-1-miner-key"), ["fleet-storage-1-teardown"]);
+        assert.deepEqual(deps(recorded, "fleet-storage-2-miner-key"), ["fleet-storage-2-teardown", "fleet-storage-4-gate", "fleet-storage-1-gate"]);
+        assert.deepEqual(deps(recorded, "fleet-storage-3-miner-key"), ["fleet-storage-3-teardown", "fleet-storage-4-gate", "fleet-storage-1-gate"]);
+    });
+
+    it("without a rollout section there is no gate and no node waits for another", async () => {
+        const { recorded } = await buildStack(fleetWithStorage(undefined), KEYS);
+        assert.deepEqual(recorded.filter((r) => r.name.endsWith("-gate")).map((r) => r.name), []);
+        for (const i of [2, 3, 4]) assert.deepEqual(deps(recorded, `fleet-storage-${i}-miner-key`), [`fleet-storage-${i}-teardown`]);
+        assert.ok(!registered.some((r) => r.type === "command:remote:Command" && String(r.inputs.stdin ?? "").includes("nodefleet_gate")));
+    });
+
+    it("the gate runs the role's health tool under the role's policy, from the host's bundle, which carries the gate's tools", async () => {
+        await buildStack(fleetWithStorage({ roles: { storage: { healthyWithinSeconds: 300, soakSeconds: 30 } } }), KEYS);
+        assert.match(scriptOf("fleet-storage-3-gate"), /^exec python3 \/usr\/local\/lib\/nodefleet\/nodefleet_gate\.py storage storage-3 --within 300 --soak 30 --marker \/var\/lib\/nodefleet\/gate\/storage-3 -- python3 \/usr\/local\/lib\/nodefleet\/zgs-health\.py storage-3$/m);
+        assert.match(scriptOf("fleet-validator-1-gate"), /nodefleet_gate\.py validator validator-1 --within 600 --soak 120 .* -- python3 -S \/usr\/local\/lib\/nodefleet\/zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json status$/m);
+        assert.match(scriptOf("fleet-sequencer-1-gate"), /nodefleet_gate\.py sequencer sequencer-1 --within 600 --soak 120 .* -- python3 \/usr\/local\/lib\/nodefleet\/aztec-health\.py sequencer-1$/m);
+        for (const tool of ["nodefleet_gate.py", "nodefleet_health.py", "zgvalidator/steps.json"]) assert.match(scriptOf("fleet-storage-3-gate"), new RegExp(`^put_tool /usr/local/lib/nodefleet/${tool.replace(".", "\\.")} `, "m"));
+    });
+
+    it("a gate runs again when what restarts its node changes, and not for a switch", async () => {
+        const triggers = async (mutate: (f: any) => void) => {
+            const f = fleetWithStorage({});
+            mutate(f);
+            await buildStack(f, KEYS);
+            return { storage: JSON.stringify(inputsOf("fleet-storage-1-gate").triggers), other: JSON.stringify(inputsOf("fleet-storage-2-gate").triggers), validator: JSON.stringify(inputsOf("fleet-validator-1-gate").triggers) };
+        };
+        const before = await triggers(() => {});
+        const changed = await triggers((f) => f.nodes[0].storage.rpcEndpoints.push("https://rpc.example.org"));
+        assert.notEqual(changed.storage, before.storage, "storage-1's endpoints changed: its gate runs");
+        assert.equal(changed.other, before.other, "storage-2 did not change: its gate does not run");
+        const validator = (f: any) => f.nodes.find((n: any) => n.role === "validator").validator;
+        for (const sw of [{ switch: "migrate", executionClient: "reth", lowDowntime: true }, { switch: "rollback" }, { switch: "cleanup", executionClient: "reth", cleanup: { removeBackup: true } }]) {
+            const switched = await triggers((f) => Object.assign(validator(f), sw));
+            assert.equal(switched.validator, before.validator, `a switch has its own steps: the validator's gate stays (${JSON.stringify(sw)})`);
+        }
+        const moved = await triggers((f) => (validator(f).publicIp = "203.0.113.77"));
+        assert.notEqual(moved.validator, before.validator, "a setting the validator's daemons read: its gate runs");
+    });
+});
+
+describe("rollout gates: the gate's script", () => {
+    it("matches its golden copy and passes shellcheck", () => {
+        const plan = parseFleet(fleetWithStorage({}), secretSource(KEYS));
+        const node = plan.spec.nodes.find((n) => n.name === "storage-1")!;
+        const script = golden("rollout/storage-1-gate.sh", renderGate(node, { batchSize: 1, healthyWithinSeconds: 900, soakSeconds: 60, onFailure: "halt" }));
+        const check = runTool("shellcheck", ["-s", "sh", "-"], script);
+        assert.equal(check.status, 0, check.output);
+    });
+
+    it("the config refuses onFailure: rollback, which this version does not do, naming where", () => {
+        assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback" }), KEYS).filter((i) => i.startsWith("rollout")), [
+            "rollout.onFailure: rollback is not available in this version of nodefleet: a failed gate halts the rollout (onFailure: halt); roll back by setting the release or setting you changed back (docs/rollouts.md)",
+        ]);
+        assert.match(configIssues(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS).join("\n"), /^rollout\.roles\.validator\.onFailure: rollback is not available/m);
+        assert.deepEqual(configIssues(fleetWithStorage({ order: ["storage-9"] }), KEYS), ['rollout.order[0]: no node named "storage-9" under nodes']);
+        assert.deepEqual(configIssues(fleetWithStorage({}), KEYS), []);
+    });
+});
