@@ -65,13 +65,20 @@ export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
         assert.ok(Number(status.validator_info.voting_power) > 0, "validator-1 has voting power");
         const heights = Array.from({ length: target - start }, (_, i) => start + 1 + i);
         const signed = heights.filter((n) => comet(`commit?height=${n}`).signed_header.commit.signatures.some((sig: any) => sig.validator_address === address && sig.signature));
-        const proposed = heights.filter((n) => comet(`block?height=${n}`).block.header.proposer_address === address);
-        console.log(`# validator-1 signed ${signed.length} and proposed ${proposed.length} of heights ${start + 1}..${target}`);
+        // Its proposals: 20% of the power makes it the first proposer at about one height in five,
+        // but on its emulated VM its proposal can miss the network's propose timeout, and the
+        // height goes to the next round's proposer (CI run of 2026-11-28: none of ten heights). So
+        // the window is every height it has followed, up to 60 back, read in one SSH session.
+        const from = Math.max(1, target - 60);
+        const proposers = onV(`for n in $(seq ${from} ${target}); do curl -fsS -m 5 "http://127.0.0.1:56657/block?height=$n" | tr -d '\\n'; echo; done`).output.split("\n").filter((l) => l.startsWith("{"));
+        assert.equal(proposers.length, target - from + 1, "a block for each height");
+        const proposed = proposers.flatMap((line, i) => (JSON.parse(line).result.block.header.proposer_address === address ? [from + i] : []));
+        console.log(`# validator-1 signed ${signed.length} of heights ${start + 1}..${target}, and proposed ${proposed.length} of heights ${from}..${target} (${proposed.join(",")})`);
         // On its emulated VM validator-1 gets the proposal late at some heights and its precommit
         // misses the commit: with the network's timings it signed 5 of 10 (2026-11-27), 7 of 10
         // at 20 s blocks before; with the default timings 0. Three of ten is signing, not luck.
         assert.ok(signed.length >= 3, `validator-1 signed the commits of ${signed.join(",") || "no height"}`);
-        assert.ok(proposed.length > 0, "validator-1 proposed a block");
+        assert.ok(proposed.length > 0, `validator-1 proposed none of heights ${from}..${target}`);
         assert.match(onV("journalctl -u 0gchaind-validator-1 -o cat | tail -200").output, /Committed state.*?\bheight=\d+/);
         assert.equal(status.sync_info.catching_up, false);
     });
