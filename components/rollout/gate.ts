@@ -11,7 +11,6 @@ import type { NodeSpec } from "../config/schema";
 import type { RolePolicy } from "../config/rollout";
 import { Host, remoteStep } from "../hosts/host";
 import { driftRecord, nodeDriftGroup } from "../hosts/drift";
-import { HOST_LIB } from "../hosts/scripts";
 import { hostTool, type HostTool } from "../hosts/tools";
 import { monitoringTools } from "../monitoring/install";
 import { checkArgv } from "../monitoring/checks";
@@ -25,7 +24,11 @@ export function gateTools(): readonly HostTool[] {
     return [hostTool("nodefleet_gate.py", "0644"), ...monitoringTools()];
 }
 
-/** The gate step's script for `node` under `policy`. */
+/**
+ * The gate step's script for `node` under `policy`. Its tools go into a directory of the node's
+ * own: the gates of a host's nodes run side by side, and two steps putting one file at once
+ * collide on its temporary name (seen on the dev VMs: storage-1's and sequencer-1's gates).
+ */
 export function renderGate(node: NodeSpec, policy: RolePolicy): string {
     return render("gate.sh", {
         role: node.role,
@@ -34,7 +37,7 @@ export function renderGate(node: NodeSpec, policy: RolePolicy): string {
         soak: policy.soakSeconds,
         marker: `${GATE_DIR}/${node.name}`,
         check: checkArgv(node),
-        lib: HOST_LIB,
+        lib: `${GATE_DIR}/${node.name}.tools`,
         tools: gateTools(),
         driftRecord: driftRecord(nodeDriftGroup(node.name, "gate")),
     });

@@ -14,6 +14,7 @@ import { storageAndSequencerScenario } from "../scenarios/storage-and-sequencer"
 import { validatorScenario, type ValidatorChain } from "../scenarios/validator";
 import { switchScenario } from "../scenarios/switch";
 import { monitoringScenario } from "../scenarios/monitoring";
+import { rolloutScenario } from "../scenarios/rollout";
 import { DEV, EXPECTED, onVm, timed, VM, watchSshConnections } from "../support/lab";
 
 describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
@@ -69,6 +70,7 @@ describe("dev stack on local VMs", { timeout: 90 * 60_000 }, () => {
     // The scenarios, in this order: each starts from the fleet as the one before it leaves it.
     hostsScenario(budget);
     storageAndSequencerScenario(budget);
+    rolloutScenario(budget);
     validatorScenario(budget, chain);
     switchScenario(budget, chain);
 

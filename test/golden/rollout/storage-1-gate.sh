@@ -52,8 +52,8 @@ record_unit() {
 	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
-install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator
-put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root b021296feccce97886fc0ce9e346c854c370500e7fa9f56485fd0247ddff2c44
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 62e699561f59e56828fa24d25666ea79f1120ddf4cce149c1d36e09170f79215
-put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
-exec python3 /usr/local/lib/nodefleet/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1
+install -d -m 0755 /var/lib/nodefleet/gate/storage-1.tools /var/lib/nodefleet/gate/storage-1.tools/zgvalidator
+put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root b021296feccce97886fc0ce9e346c854c370500e7fa9f56485fd0247ddff2c44
+put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_health.py 0644 root:root 62e699561f59e56828fa24d25666ea79f1120ddf4cce149c1d36e09170f79215
+put_tool /var/lib/nodefleet/gate/storage-1.tools/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
+exec python3 /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1
