@@ -70,9 +70,10 @@ export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
         // height goes to the next round's proposer (CI run of 2026-11-28: none of ten heights). So
         // the window is every height it has followed, up to 60 back, read in one SSH session.
         const from = Math.max(1, target - 60);
-        const proposers = onV(`for n in $(seq ${from} ${target}); do curl -fsS -m 5 "http://127.0.0.1:56657/block?height=$n" | tr -d '\\n'; echo; done`).output.split("\n").filter((l) => l.startsWith("{"));
-        assert.equal(proposers.length, target - from + 1, "a block for each height");
-        const proposed = proposers.flatMap((line, i) => (JSON.parse(line).result.block.header.proposer_address === address ? [from + i] : []));
+        // (A height its node no longer holds prints nothing and is left out; the ten watched are there.)
+        const blocks = onV(`for n in $(seq ${from} ${target}); do curl -fsS -m 5 "http://127.0.0.1:56657/block?height=$n" | tr -d '\\n'; echo; done`).output.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).result.block.header);
+        assert.ok(blocks.length >= target - start, `validator-1's node answered for ${blocks.length} of heights ${from}..${target}`);
+        const proposed = blocks.filter((h: any) => h.proposer_address === address).map((h: any) => Number(h.height));
         console.log(`# validator-1 signed ${signed.length} of heights ${start + 1}..${target}, and proposed ${proposed.length} of heights ${from}..${target} (${proposed.join(",")})`);
         // On its emulated VM validator-1 gets the proposal late at some heights and its precommit
         // misses the commit: with the network's timings it signed 5 of 10 (2026-11-27), 7 of 10
