@@ -248,15 +248,17 @@ export class SequencerNode extends pulumi.ComponentResource {
             { ...base, script: renderSequencerRegistration(node, mount, release), inputsHash: [urlsChanged] },
             { parent: this, dependsOn: [configure] },
         );
+        // What the node runs: its unit and files, its version, its L1 endpoints. The health report is
+        // taken again when it changes, and (with its keys, which the key step writes into its env file) it restarts the node.
+        const readAgain = [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged];
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged] },
+            { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: readAgain },
             { parent: this, dependsOn: [register] },
         );
         this.registration = stepReport(register, "registration report");
         this.health = stepReport(healthRun, "health report");
-        // What restarts the node: its unit and files, its version, its L1 endpoints and keys (the key step rewrites its env file).
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged, key.id], healthRun, this);
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id], healthRun, this);
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

@@ -198,14 +198,16 @@ export class StorageNode extends pulumi.ComponentResource {
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
         const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, bundle: host.tools, inputsHash: [endpointsHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
+        // What the node reads: its files and its endpoints. The health report is taken again when it
+        // changes, and (with the key, which the key step renders into config.toml) it restarts the node.
+        const readAgain = [contentHash(configureScript), endpointsHash];
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: [contentHash(configureScript), endpointsHash] },
+            { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: readAgain },
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");
-        // What restarts the node: its files, its endpoints, its key (the key step renders config.toml again).
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [contentHash(configureScript), endpointsHash, key.id], healthRun, this);
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id], healthRun, this);
         this.registerOutputs({ health: this.health });
     }
 }
