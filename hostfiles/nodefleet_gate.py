@@ -20,9 +20,21 @@ node and each diagnosis with its remedy), 2 on bad arguments.
 passes ({..., "firstDeploy": true}): a node just made is not yet in service, and a storage node
 syncing from scratch is hours from healthy. Every later gate (a change that restarted the node)
 waits as above.
+
+--keep DIR --file PATH... --restart UNIT... (with --marker): `onFailure: rollback`. DIR holds the
+node's files (each --file, the ones the node reads) as they were when it last passed its gate (or
+at its first deploy): each pass keeps them anew. A gate that fails puts them back (a file absent
+then is removed), reloads systemd, restarts each --restart unit, and waits again as above; it fails
+either way (the change did not pass), saying whether the node is healthy on what it ran before,
+and writes FILE.rolled-back. While that file is there (the node's configure step removes it when
+it runs: a new change was applied) the gate fails at once: the node still runs what it ran before.
 """
+import hashlib
 import json
 import os
+import shutil
+import stat
+import subprocess
 import sys
 import time
 
@@ -48,15 +60,19 @@ def parse(argv):
     role, node, rest = head[0], head[1], head[2:]
     if role not in ROLES:
         return f"ROLE must be one of {', '.join(ROLES)}, not {role!r}"
-    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None}
+    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": []}
     if len(rest) % 2:
         return "each option takes a value"
     for flag, value in zip(rest[::2], rest[1::2]):
         if flag not in options:
             return f"unknown option {flag}"
-        if flag == "--marker":
+        if flag in ("--marker", "--keep", "--file"):
             if not os.path.isabs(value):
-                return f"--marker: an absolute path, not {value!r}"
+                return f"{flag}: an absolute path, not {value!r}"
+        if flag in ("--file", "--restart"):
+            options[flag].append(value)
+            continue
+        if flag in ("--marker", "--keep"):
             options[flag] = value
             continue
         try:
@@ -67,6 +83,10 @@ def parse(argv):
             return f"{flag}: not a number of seconds: {value!r}"
     if options["--within"] is None or options["--soak"] is None:
         return "--within and --soak are required"
+    if options["--keep"] is not None and (options["--marker"] is None or not options["--file"] or not options["--restart"]):
+        return "--keep needs --marker, at least one --file and at least one --restart"
+    if options["--keep"] is None and (options["--file"] or options["--restart"]):
+        return "--file and --restart go with --keep"
     return role, node, {k[2:]: v for k, v in options.items()}, command
 
 
@@ -100,31 +120,133 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
         sleep(every)
 
 
+def keep(directory, files):
+    """Keeps `files` as they are now in `directory`, replacing what it held: a copy of each (root's
+    alone: config.toml carries the miner key) and manifest.json (path, present, mode, owner, sha256)."""
+    new, old = directory + ".new", directory + ".old"
+    shutil.rmtree(new, ignore_errors=True)
+    os.makedirs(new, mode=0o700)
+    manifest = []
+    for i, path in enumerate(files):
+        entry = {"path": path, "present": os.path.isfile(path)}
+        if entry["present"]:
+            st = os.stat(path)
+            entry.update(copy=f"f{i}", mode=stat.S_IMODE(st.st_mode), uid=st.st_uid, gid=st.st_gid)
+            shutil.copyfile(path, os.path.join(new, entry["copy"]))
+            with open(os.path.join(new, entry["copy"]), "rb") as f:
+                entry["sha256"] = hashlib.sha256(f.read()).hexdigest()
+        manifest.append(entry)
+    with open(os.path.join(new, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.exists(directory):
+        os.rename(directory, old)
+    os.rename(new, directory)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def restore(directory):
+    """Puts the files kept in `directory` back (a file absent then is removed); returns their paths,
+    or None when nothing is kept there."""
+    try:
+        with open(os.path.join(directory, "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+    except FileNotFoundError:
+        return None
+    for entry in manifest:
+        path = entry["path"]
+        if entry["present"]:
+            tmp = path + ".nodefleet-rollback"
+            shutil.copyfile(os.path.join(directory, entry["copy"]), tmp)
+            os.chmod(tmp, entry["mode"])
+            os.chown(tmp, entry["uid"], entry["gid"])
+            os.replace(tmp, path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+    return [e["path"] for e in manifest]
+
+
+def restart(units):
+    """systemctl daemon-reload, then a restart of each unit; returns what failed (empty when none did)."""
+    failed = []
+    for argv in (["systemctl", "daemon-reload"], *(["systemctl", "restart", u] for u in units)):
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append(f"{' '.join(argv)}: {(r.stderr or r.stdout).strip() or 'exit ' + str(r.returncode)}")
+    return failed
+
+
+def say_diagnoses(diagnoses):
+    for d in diagnoses:
+        if d["severity"] == "error":
+            sys.stderr.write(f"  {d['fault']}: {d['detail']}\n    remedy: {d['remedy']}\n")
+
+
+def write_marker(path, text):
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with open(path + ".new", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".new", path)
+
+
+def roll_back(role, node, opts, command, result):
+    """`onFailure: rollback`, after a failed gate: the node's kept files back, its units restarted,
+    then the gate again. Records the outcome in `result`."""
+    rolled = opts["marker"] + ".rolled-back"
+    restored = restore(opts["keep"])
+    if restored is None:
+        sys.stderr.write(f"gate {node}: nothing is kept to roll it back to (rollback was turned on with this change): it is left as it is\n")
+        result["rolledBack"] = False
+        return
+    failed = restart(opts["restart"])
+    codes = ", ".join(d["fault"] for d in result["diagnoses"] if d["severity"] == "error") or "unhealthy"
+    write_marker(rolled, f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}: a change did not pass its gate ({codes}); rolled back\n")
+    sys.stderr.write(f"gate {node}: rolled back to what it ran before ({len(restored)} files put back; restarted {', '.join(opts['restart'])})\n")
+    for f in failed:
+        sys.stderr.write(f"  {f}\n")
+    again = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"])
+    result["rolledBack"] = True
+    result["afterRollback"] = {k: again[k] for k in ("healthy", "waited", "soaked", "checks", "diagnoses")}
+    if again["healthy"]:
+        sys.stderr.write(f"gate {node}: healthy again on what it ran before, after {again['waited']:.0f} s and for {again['soaked']:.0f} s since\n")
+    else:
+        sys.stderr.write(f"gate {node}: still not healthy on what it ran before after {again['waited']:.0f} s:\n")
+        say_diagnoses(again["diagnoses"])
+
+
 def main(argv):
     parsed = parse(argv[1:])
     if isinstance(parsed, str):
         return usage(parsed)
     role, node, opts, command = parsed
     marker = opts["marker"]
+    if opts["keep"] is not None and os.path.exists(marker + ".rolled-back"):
+        with open(marker + ".rolled-back", encoding="utf-8") as f:
+            when = f.read().strip()
+        sys.stderr.write(f"gate {node}: rolled back ({when}) and not changed since: it still runs what it ran before. Fix the change (the release or setting) and run up again: its configure step applies it and this gate checks it\n")
+        print(json.dumps({"node": node, "role": role, "healthy": False, "rolledBack": True}))
+        return 1
     if marker is not None and not os.path.exists(marker):
-        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
-        with open(marker + ".new", "w", encoding="utf-8") as f:
-            f.write(f"{node}: deployed; later changes are gated\n")
-        os.replace(marker + ".new", marker)
+        write_marker(marker, f"{node}: deployed; later changes are gated\n")
+        if opts["keep"] is not None:
+            keep(opts["keep"], opts["file"])
         sys.stderr.write(f"gate {node}: its first deploy, not gated (its health step reports it)\n")
         print(json.dumps({"node": node, "role": role, "healthy": None, "firstDeploy": True}))
         return 0
     sys.stderr.write(f"gate {node}: waiting up to {opts['within']:.0f} s for it to be healthy, then {opts['soak']:.0f} s of healthy answers\n")
     result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"])
-    if not result["healthy"]:
-        errors = [d for d in result["diagnoses"] if d["severity"] == "error"]
-        sys.stderr.write(f"gate {node}: not healthy after {result['waited']:.0f} s ({result['checks']} checks); the rollout stops here\n")
-        for d in errors:
-            sys.stderr.write(f"  {d['fault']}: {d['detail']}\n    remedy: {d['remedy']}\n")
-    else:
+    if result["healthy"]:
+        if opts["keep"] is not None:
+            keep(opts["keep"], opts["file"])  # what it runs now is what a later failure rolls back to
         sys.stderr.write(f"gate {node}: healthy after {result['waited']:.0f} s, and for {result['soaked']:.0f} s since\n")
+        print(json.dumps(result))
+        return 0
+    sys.stderr.write(f"gate {node}: not healthy after {result['waited']:.0f} s ({result['checks']} checks); the rollout stops here\n")
+    say_diagnoses(result["diagnoses"])
+    if opts["keep"] is not None:
+        roll_back(role, node, opts, command, result)
     print(json.dumps(result))
-    return 0 if result["healthy"] else 1
+    return 1
 
 
 if __name__ == "__main__":

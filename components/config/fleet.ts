@@ -83,7 +83,7 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);
     checkMonitoring(spec.monitoring, spec.hosts, issues);
-    checkRollout(spec.rollout, spec.nodes.map((n) => n.name), issues);
+    checkRollout(spec.rollout, spec.nodes, issues);
     const secretUrl = (key: string) => {
         const value = values && secrets.isSecret(key) ? secrets.get(key) : undefined;
         return value !== undefined && v.secretUrlReason(value) === undefined ? value : undefined;

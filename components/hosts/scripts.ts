@@ -34,6 +34,8 @@ export function renderBootstrap(plan: HostPlan, mount: string): string {
 /** Where releases are unpacked (one directory per checksum) and linked by name. */
 export const RELEASES_DIR = "/opt/nodefleet/releases";
 export const releaseLink = (name: string): string => `/opt/nodefleet/${name}`;
+/** Where the rollout gates keep each node's first-deploy marker and, to roll back to, its files (components/rollout/gate.ts). */
+export const GATE_DIR = "/var/lib/nodefleet/gate";
 
 /**
  * Where a release is unpacked: its name and a digest prefix. 24 hex digits since nodefleet stopped
@@ -62,7 +64,7 @@ export function renderRelease(host: string, r: ResolvedRelease): ReleaseScripts 
     const secretUrlKey = typeof r.url === "string" ? undefined : r.url.secret;
     const vars = {
         host, name: r.name, url: typeof r.url === "string" ? r.url : "", secretUrl: secretUrlKey !== undefined, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
-        driftRecord: driftRecord(driftGroup),
+        driftRecord: driftRecord(driftGroup), gateDir: GATE_DIR,
     };
     return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup, ...(secretUrlKey === undefined ? {} : { secretUrlKey }) };
 }

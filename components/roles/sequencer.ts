@@ -13,7 +13,7 @@ import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateStep, type NodeRollout } from "../rollout/gate";
+import { gateMarker, gateStep, type NodeRollout } from "../rollout/gate";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
@@ -190,7 +190,7 @@ export function renderSequencerVersion(node: SequencerSpec, release: string): st
 /** What `pulumi destroy` runs: unit, key files and config removed; data kept. */
 export function renderSequencerRemove(host: string, node: SequencerSpec, mount: string): string {
     const p = sequencerPaths(node, mount);
-    return render("sequencer-remove.sh", { host, node: node.name, service: p.service, etcDir: p.etcDir, dataDir: p.dataDir, drift: nodeDriftGlob(node.name) });
+    return render("sequencer-remove.sh", { host, node: node.name, service: p.service, etcDir: p.etcDir, dataDir: p.dataDir, drift: nodeDriftGlob(node.name), gate: gateMarker(node.name) });
 }
 
 export interface SequencerNodeArgs {

@@ -12,7 +12,7 @@ import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseDir, wholeScr
 import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
-import { gateStep, type NodeRollout } from "../rollout/gate";
+import { gateMarker, gateStep, type NodeRollout, type RollbackSet } from "../rollout/gate";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
@@ -85,8 +85,28 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: St
     };
 }
 
-/** The configure step's script: every file of the node, the guard, the endpoint, (re)start. */
-export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease): string {
+/**
+ * What a storage node's gate keeps and puts back under `onFailure: rollback`: every file its
+ * configure step writes (units, config template and config.toml, log config, the tools' settings),
+ * the unit naming the release version it ran (kept on the host while a kept unit names it), and
+ * its service and failover timer restarted. The key step's files (miner key, endpoints) are not
+ * rolled back: config.toml as kept holds the key and endpoint it ran with.
+ */
+export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSet {
+    const p = storagePaths(node, mount);
+    const failover = `zgs-${node.name}-failover`;
+    return {
+        files: [`/etc/systemd/system/${p.service}`, `/etc/systemd/system/${failover}.service`, `/etc/systemd/system/${failover}.timer`, `${p.runDir}/config.toml.nodefleet`, `${p.runDir}/config.toml`, `${p.runDir}/log_config`, `${p.etcDir}/storage.json`],
+        restart: [p.service, `${failover}.timer`],
+    };
+}
+
+/**
+ * The configure step's script: every file of the node, the guard, the endpoint, (re)start. With
+ * `rollback` (the role's `onFailure`), it clears the mark of a rollback first: what it applies is a
+ * new change, for the gate to check.
+ */
+export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease, rollback = false): string {
     const p = storagePaths(node, mount);
     const units = renderStorageUnits(node, mount, release);
     const D = "NODEFLEET_EOF";
@@ -122,6 +142,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         unit: heredocSafe(units.unit, D),
         failoverUnit: heredocSafe(units.failoverService, D),
         failoverTimerUnit: heredocSafe(units.failoverTimer, D),
+        rolledBack: rollback ? `${gateMarker(node.name)}.rolled-back` : "",
     });
 }
 
@@ -138,6 +159,7 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
         dataDir: p.dataDir,
         runDir: p.runDir,
         drift: nodeDriftGlob(node.name),
+        gate: gateMarker(node.name),
     });
 }
 
@@ -193,7 +215,8 @@ export class StorageNode extends pulumi.ComponentResource {
             keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
             keyAfter: args.rollout?.after,
         });
-        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release);
+        const rollback = args.rollout?.policy.onFailure === "rollback";
+        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release, rollback);
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
@@ -207,7 +230,7 @@ export class StorageNode extends pulumi.ComponentResource {
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id], healthRun, this);
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id], healthRun, this, rollback ? storageRollbackSet(node, host.dataMountPoint) : undefined);
         this.registerOutputs({ health: this.health });
     }
 }

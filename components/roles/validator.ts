@@ -13,7 +13,7 @@ import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink, 
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateStep, type NodeRollout } from "../rollout/gate";
+import { gateMarker, gateStep, type NodeRollout } from "../rollout/gate";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
@@ -249,7 +249,7 @@ export function renderValidatorKey(node: ValidatorSpec, mount: string, key: stri
 
 export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
     const p = validatorPaths(node, mount);
-    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p), drift: nodeDriftGlob(node.name) });
+    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p), drift: nodeDriftGlob(node.name), gate: gateMarker(node.name) });
 }
 
 /** One command of the host tool: `zg-validator.py <settings> <args...>`. */

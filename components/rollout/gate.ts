@@ -15,9 +15,29 @@ import { hostTool, type HostTool } from "../hosts/tools";
 import { monitoringTools } from "../monitoring/install";
 import { checkArgv } from "../monitoring/checks";
 import { render } from "../render";
+import { GATE_DIR } from "../hosts/scripts";
 
-/** Where each node's first-deploy marker is kept on its host. */
-export const GATE_DIR = "/var/lib/nodefleet/gate";
+/**
+ * A node's first-deploy marker. Beside it: `<marker>.tools` (the gate's tools), and with
+ * `onFailure: rollback` `<marker>.prev` (the files the node ran when it last passed its gate) and
+ * `<marker>.rolled-back` (the node was rolled back and not changed since).
+ */
+export function gateMarker(node: string): string {
+    return `${GATE_DIR}/${node}`;
+}
+
+/** Where a node's gate keeps the files it rolls back to (`onFailure: rollback`). */
+export function keptDir(node: string): string {
+    return `${gateMarker(node)}.prev`;
+}
+
+/** What a node's gate puts back and restarts when its rollout rolls back (`onFailure: rollback`). */
+export interface RollbackSet {
+    /** The files the node reads, as absolute paths (its configure step's). */
+    readonly files: readonly string[];
+    /** The units restarted on them. */
+    readonly restart: readonly string[];
+}
 
 /** The tools a gate puts on its host: the gate, and the diagnosis table it reads answers with. */
 export function gateTools(): readonly HostTool[] {
@@ -29,15 +49,18 @@ export function gateTools(): readonly HostTool[] {
  * own: the gates of a host's nodes run side by side, and two steps putting one file at once
  * collide on its temporary name (seen on the dev VMs: storage-1's and sequencer-1's gates).
  */
-export function renderGate(node: NodeSpec, policy: RolePolicy): string {
+export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: RollbackSet): string {
+    if (policy.onFailure === "rollback" && rollback === undefined) throw new Error(`unreachable: ${node.name}: onFailure rollback for a role that cannot roll back (checkRollout refuses it)`);
+    const keep = policy.onFailure === "rollback" && rollback ? ["--keep", keptDir(node.name), ...rollback.files.flatMap((f) => ["--file", f]), ...rollback.restart.flatMap((u) => ["--restart", u])] : [];
     return render("gate.sh", {
         role: node.role,
         node: node.name,
         within: policy.healthyWithinSeconds,
         soak: policy.soakSeconds,
-        marker: `${GATE_DIR}/${node.name}`,
+        marker: gateMarker(node.name),
+        keep,
         check: checkArgv(node),
-        lib: `${GATE_DIR}/${node.name}.tools`,
+        lib: `${gateMarker(node.name)}.tools`,
         tools: gateTools(),
         driftRecord: driftRecord(nodeDriftGroup(node.name, "gate")),
     });
@@ -53,12 +76,13 @@ export interface NodeRollout {
 /**
  * The gate step, after the node's health step. `restarts`: the triggers of what restarts the node
  * (its configure script's digest, and what else its role restarts it for), so that the gate runs
- * after exactly those changes.
+ * after exactly those changes. `rollback`: what the node's gate puts back under `onFailure:
+ * rollback` (the roles that can roll back give it).
  */
-export function gateStep(name: string, node: NodeSpec, host: Host, user: string, policy: RolePolicy, restarts: readonly pulumi.Input<string>[], after: pulumi.Resource, parent: pulumi.Resource): command.remote.Command {
+export function gateStep(name: string, node: NodeSpec, host: Host, user: string, policy: RolePolicy, restarts: readonly pulumi.Input<string>[], after: pulumi.Resource, parent: pulumi.Resource, rollback?: RollbackSet): command.remote.Command {
     return remoteStep(
         `${name}-gate`,
-        { connection: host.connection, user, script: renderGate(node, policy), bundle: host.tools, inputsHash: [...restarts], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") } },
+        { connection: host.connection, user, script: renderGate(node, policy, rollback), bundle: host.tools, inputsHash: [...restarts], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") } },
         { parent, dependsOn: [after] },
     );
 }

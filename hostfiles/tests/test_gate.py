@@ -30,6 +30,16 @@ def answers(role):
 STORAGE = answers("storage")
 
 
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def write_empty(path):
+    with open(path, "w", encoding="utf-8"):
+        pass
+
+
 def row(name):
     return health.diagnose("storage-1", "storage", "dev-1", STORAGE[name])
 
@@ -167,6 +177,94 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(second.returncode, 1, second.stderr)
         self.assertIn("rpc-endpoint-down: ", second.stderr)
 
+    def rollback_gate(self, *args):
+        """The gate with `onFailure: rollback` over two files of the node (one made by the change),
+        with a systemctl that records its calls."""
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        calls = os.path.join(self.dir, "systemctl.calls")
+        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
+            f.write(f"#!/bin/sh\necho \"$*\" >> {calls}\n")
+        os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        state = os.path.join(self.dir, "n")
+        rb = ["--marker", self.marker, "--keep", self.keep, "--file", self.unit, "--file", self.extra, "--restart", "zgs-storage-1.service"]
+        r = subprocess.run([sys.executable, GATE, "storage", "storage-1", *args, *rb, "--", sys.executable, self.tool, state], capture_output=True, text=True, timeout=60, env=env)
+        return r, (read(calls).splitlines() if os.path.exists(calls) else [])
+
+    def rollback_files(self):
+        self.marker = os.path.join(self.dir, "gate", "storage-1")
+        self.keep = os.path.join(self.dir, "gate", "storage-1.prev")
+        self.unit = os.path.join(self.dir, "zgs-storage-1.service")
+        self.extra = os.path.join(self.dir, "new-file")
+        with open(self.unit, "w", encoding="utf-8") as f:
+            f.write("ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n")
+        os.chmod(self.unit, 0o640)
+
+    def test_rollback_puts_back_what_passed_restarts_and_checks_again(self):
+        self.rollback_files()
+        first, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertEqual(calls, [], "a first deploy restarts nothing")
+        manifest = json.loads(read(os.path.join(self.keep, "manifest.json")))
+        self.assertEqual([(e["path"], e["present"]) for e in manifest], [(self.unit, True), (self.extra, False)])
+        self.assertEqual(oct(os.stat(self.keep).st_mode & 0o777), "0o700", "the kept files are root's alone")
+        # The change: a new unit and a file the node did not have. The tool answers endpoint-down first.
+        with open(self.unit, "w", encoding="utf-8") as f:
+            f.write("ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
+        os.chmod(self.unit, 0o644)
+        with open(self.extra, "w", encoding="utf-8") as f:
+            f.write("made by the change\n")
+        failed, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1")
+        self.assertEqual(failed.returncode, 1, "the up still fails: the change did not pass")
+        result = json.loads(failed.stdout.strip().split("\n")[-1])
+        self.assertFalse(result["healthy"])
+        self.assertTrue(result["rolledBack"])
+        self.assertTrue(result["afterRollback"]["healthy"], failed.stderr)
+        self.assertEqual(read(self.unit), "ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n")
+        self.assertEqual(oct(os.stat(self.unit).st_mode & 0o777), "0o640", "its mode as kept")
+        self.assertFalse(os.path.exists(self.extra), "a file the node did not have is removed")
+        self.assertEqual(calls, ["daemon-reload", "restart zgs-storage-1.service"])
+        self.assertIn("rpc-endpoint-down: ", failed.stderr)
+        self.assertIn("gate storage-1: rolled back to what it ran before (2 files put back; restarted zgs-storage-1.service)", failed.stderr)
+        self.assertIn("gate storage-1: healthy again on what it ran before", failed.stderr)
+        self.assertTrue(os.path.isfile(self.marker + ".rolled-back"))
+        # The next up with nothing changed: the gate fails at once, asking nothing of the node.
+        checks = read(os.path.join(self.dir, "n"))
+        again, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1")
+        self.assertEqual(again.returncode, 1)
+        self.assertIn("rolled back (", again.stderr)
+        self.assertIn("Fix the change", again.stderr)
+        self.assertEqual(read(os.path.join(self.dir, "n")), checks, "no health check")
+        self.assertEqual(calls, ["daemon-reload", "restart zgs-storage-1.service"], "and no restart")
+        # The configure step ran (it removes the marker): the gate checks the node, and keeps what passed.
+        os.unlink(self.marker + ".rolled-back")
+        passed, _ = self.rollback_gate("--within", "5", "--soak", "0", "--every", "0.1")
+        self.assertEqual(passed.returncode, 0, passed.stderr)
+
+    def test_a_passing_gate_keeps_what_the_node_now_runs(self):
+        self.rollback_files()
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0")[0].returncode, 0)
+        with open(self.unit, "w", encoding="utf-8") as f:
+            f.write("ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
+        r, calls = self.rollback_gate("--within", "5", "--soak", "0", "--every", "0.1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(calls, [])
+        kept = json.loads(read(os.path.join(self.keep, "manifest.json")))[0]
+        self.assertEqual(read(os.path.join(self.keep, kept["copy"])), "ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
+        self.assertFalse(os.path.exists(self.keep + ".new") or os.path.exists(self.keep + ".old"))
+
+    def test_rollback_with_nothing_kept_leaves_the_node_as_it_is(self):
+        self.rollback_files()
+        os.makedirs(os.path.dirname(self.marker))
+        write_empty(self.marker)  # deployed before rollback was turned on: nothing kept
+        r, calls = self.rollback_gate("--within", "0", "--soak", "0")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("nothing is kept to roll it back to", r.stderr)
+        self.assertFalse(json.loads(r.stdout.strip().split("\n")[-1])["rolledBack"])
+        self.assertEqual(calls, [])
+        self.assertFalse(os.path.exists(self.marker + ".rolled-back"))
+
     def test_bad_arguments_exit_2_saying_what(self):
         for args, why in [
             (["storage", "s", "--within", "1", "--soak", "1"], "the health command follows --"),
@@ -176,6 +274,9 @@ class CommandLine(unittest.TestCase):
             (["storage", "s", "--within", "-1", "--soak", "1", "--", "true"], "--within: not a number of seconds"),
             (["storage", "s", "--wait", "1", "--soak", "1", "--", "true"], "unknown option --wait"),
             (["storage", "s", "--within", "1", "--soak", "1", "--marker", "gate/s", "--", "true"], "--marker: an absolute path"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--keep", "/k", "--file", "/f", "--", "true"], "--keep needs --marker, at least one --file and at least one --restart"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--restart", "u", "--", "true"], "--file and --restart go with --keep"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--file", "f", "--", "true"], "--file: an absolute path"),
         ]:
             r = subprocess.run([sys.executable, GATE, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, args)

@@ -96,7 +96,7 @@ describe("release install", () => {
         assert.match(r.output, /removed the unused .*0g-chain-0123456789abcdef/);
     });
 
-    it("keeps an older version while a unit still starts from it (a node not yet moved onto the new one), removes it once none does", () => {
+    it("keeps an older version while a unit still starts from it (a node not yet moved onto the new one) or a rollout gate keeps one that does, removes it once none does", () => {
         const root = fs.mkdtempSync(path.join(tmp, "root-"));
         const releases = `${root}/opt/nodefleet/releases`;
         const older = `${releases}/0g-chain-0123456789abcdef01234567`;
@@ -113,6 +113,15 @@ describe("release install", () => {
         assert.match(first.output, /kept .*0g-chain-0123456789abcdef01234567: geth-validator-2\.service still start\(s\) from it/);
         // Its node was configured onto the new version: the next install removes the older one.
         fs.writeFileSync(`${units}/geth-validator-2.service`, `[Service]\nExecStart=${releases}/0g-chain-${SHA.slice(0, 24)}/bin/geth --datadir /data\n`);
+        // A rollout's gate still keeps a unit naming it, to roll its node back to (onFailure: rollback).
+        const kept = `${root}/var/lib/nodefleet/gate/storage-9.prev`;
+        fs.mkdirSync(kept, { recursive: true });
+        fs.writeFileSync(`${kept}/f0`, `[Service]\nExecStart=${older}/bin/geth\n`);
+        const held = runTool("sh", ["-s"], script);
+        assert.equal(held.status, 0, held.output);
+        assert.ok(fs.existsSync(older), "a gate would roll back to it: kept");
+        assert.match(held.output, /kept .*0g-chain-0123456789abcdef01234567: the rollout gate of storage-9 would roll back to it/);
+        fs.rmSync(kept, { recursive: true });
         const second = runTool("sh", ["-s"], script);
         assert.equal(second.status, 0, second.output);
         assert.ok(!fs.existsSync(older));

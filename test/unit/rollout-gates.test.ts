@@ -12,6 +12,9 @@ import { inputsOf, registered, scriptOf } from "../support/mocks";
 import { golden, runTool } from "../support/golden";
 import { renderGate } from "../../components/rollout/gate";
 import { parseFleet } from "../../components/config/fleet";
+import { renderStorageRemove } from "../../components/roles/storage";
+import { renderSequencerRemove } from "../../components/roles/sequencer";
+import { renderValidatorRemove } from "../../components/roles/validator";
 import { secretSource } from "../support/fixtures";
 
 /** The base fleet with four storage nodes on two hosts (ports apart on each) and `rollout`. */
@@ -113,12 +116,57 @@ describe("rollout gates: the gate's script", () => {
         assert.equal(check.status, 0, check.output);
     });
 
-    it("the config refuses onFailure: rollback, which this version does not do, naming where", () => {
+    it("the config takes onFailure: rollback for storage nodes, and refuses it where set for a role that cannot roll back and has nodes", () => {
+        assert.deepEqual(configIssues(fleetWithStorage({ roles: { storage: { onFailure: "rollback" } } }), KEYS), []);
+        // Fleet-wide: the sequencer and the validator inherit it, and are named.
         assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback" }), KEYS).filter((i) => i.startsWith("rollout")), [
-            "rollout.onFailure: rollback is not available in this version of nodefleet: a failed gate halts the rollout (onFailure: halt); roll back by setting the release or setting you changed back (docs/rollouts.md)",
+            "rollout.onFailure: rollback is for storage nodes only: a sequencer's version is installed by aztec-up, which keeps no earlier version to go back to; set rollout.roles.sequencer.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)",
+            "rollout.onFailure: rollback is for storage nodes only: a validator's files are applied together with its execution-client switch state, which has its own rollback (docs/switch.md); set rollout.roles.validator.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)",
         ]);
-        assert.match(configIssues(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS).join("\n"), /^rollout\.roles\.validator\.onFailure: rollback is not available/m);
+        assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback", roles: { sequencer: { onFailure: "halt" }, validator: { onFailure: "halt" } } }), KEYS), []);
+        assert.match(configIssues(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS).join("\n"), /^rollout\.roles\.validator\.onFailure: rollback is for storage nodes only/m);
+        // A role without nodes is not in the way.
+        const storageOnly = fleetWithStorage({ onFailure: "rollback" });
+        storageOnly.nodes = storageOnly.nodes.filter((n: any) => n.role === "storage");
+        assert.deepEqual(configIssues(storageOnly, KEYS), []);
         assert.deepEqual(configIssues(fleetWithStorage({ order: ["storage-9"] }), KEYS), ['rollout.order[0]: no node named "storage-9" under nodes']);
         assert.deepEqual(configIssues(fleetWithStorage({}), KEYS), []);
+    });
+});
+
+describe("rollout gates: onFailure rollback (storage)", () => {
+    const rollback = { roles: { storage: { onFailure: "rollback" } } };
+    it("the gate keeps and puts back every file the configure step writes, config.toml too, and restarts the service and its failover timer", async () => {
+        await buildStack(fleetWithStorage(rollback), KEYS);
+        const gate = scriptOf("fleet-storage-2-gate");
+        const kept = [...gate.matchAll(/--file '?([^' ]+)'?/g)].map((m) => m[1]);
+        const configure = scriptOf("fleet-storage-2-configure");
+        const written = [...configure.matchAll(/^put '?([^' ]+)'? 0644/gm)].map((m) => m[1].replace("\"$etc\"", ""));
+        for (const file of written) assert.ok(kept.includes(file), `${file}: written by configure, so kept by the gate (${kept.join(" ")})`);
+        assert.ok(kept.some((f) => f.endsWith("/run/config.toml")), "config.toml, which zgs-endpoint renders");
+        assert.match(gate, /--keep \/var\/lib\/nodefleet\/gate\/storage-2\.prev /);
+        assert.match(gate, /--restart zgs-storage-2\.service --restart zgs-storage-2-failover\.timer --/);
+        // The configure step clears the mark of a rollback: what it applies is a new change.
+        assert.match(configure, /^rm -f \/var\/lib\/nodefleet\/gate\/storage-2\.rolled-back$/m);
+        // The sequencer (halt) keeps nothing.
+        assert.doesNotMatch(scriptOf("fleet-sequencer-1-gate"), /nodefleet_gate\.py .*--keep/);
+    });
+
+    it("with halt, neither the gate nor the configure step carries any of it", async () => {
+        await buildStack(fleetWithStorage({}), KEYS);
+        assert.doesNotMatch(scriptOf("fleet-storage-2-gate"), /nodefleet_gate\.py .*(--keep|--file|--restart)/);
+        assert.doesNotMatch(scriptOf("fleet-storage-2-configure"), /rolled-back/);
+    });
+
+    it("a node's removal takes its gate's marker, tools and kept files (a kept config.toml holds its key)", () => {
+        const plan = parseFleet(fleetWithStorage(rollback), secretSource(KEYS));
+        const node = (name: string) => plan.spec.nodes.find((n) => n.name === name)! as any;
+        for (const [name, script] of [
+            ["storage-2", renderStorageRemove("h", node("storage-2"), "/data")],
+            ["sequencer-1", renderSequencerRemove("h", node("sequencer-1"), "/data")],
+            ["validator-1", renderValidatorRemove("h", node("validator-1"), "/data")],
+        ]) {
+            assert.ok(script.split("\n").includes(`rm -rf /var/lib/nodefleet/gate/${name} /var/lib/nodefleet/gate/${name}.*`), `${name}:\n${script}`);
+        }
     });
 });

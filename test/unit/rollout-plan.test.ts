@@ -45,7 +45,7 @@ describe("rollout config", () => {
 
     it("names an order entry that is no node", () => {
         const issues: string[] = [];
-        checkRollout(rolloutSpec.parse({ order: ["storage-2", "storage-9"] }), ["storage-1", "storage-2"], issues);
+        checkRollout(rolloutSpec.parse({ order: ["storage-2", "storage-9"] }), [{ name: "storage-1", role: "storage" }, { name: "storage-2", role: "storage" }], issues);
         assert.deepEqual(issues, ['rollout.order[1]: no node named "storage-9" under nodes']);
     });
 });

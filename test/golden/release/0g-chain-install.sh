@@ -63,7 +63,8 @@ mv -T "$link.new" "$link"
 echo "release $name: $link -> $dest"
 # Its other versions (name-<hex digest prefix>) are removed once no unit names them: a node whose
 # unit starts a version's own directory keeps it until its configure step moves it to this one
-# (batch by batch, with a rollout); the next install removes it then.
+# (batch by batch, with a rollout), and while a rollout's gate keeps a unit naming it to roll back
+# to; the next install removes it then.
 for old in /opt/nodefleet/releases/"$name"-*; do
 	suffix="${old##*/}"
 	suffix="${suffix#"$name"-}"
@@ -72,6 +73,12 @@ for old in /opt/nodefleet/releases/"$name"-*; do
 		users="$(grep -l -F "$old/" /etc/systemd/system/*.service 2>/dev/null | xargs -r -n1 basename | tr '\n' ' ')"
 		if [ -n "$users" ]; then
 			echo "release $name: kept $old: ${users% } still start(s) from it until its node is configured onto this version"
+			continue
+		fi
+		# A rollout's gate rolls a node back to the unit it kept (onFailure: rollback).
+		kept="$(grep -l -F "$old/" /var/lib/nodefleet/gate/*.prev/f* 2>/dev/null | sed 's|.*/\([^/]*\)\.prev/[^/]*$|\1|' | sort -u | tr '\n' ' ')"
+		if [ -n "$kept" ]; then
+			echo "release $name: kept $old: the rollout gate of ${kept% } would roll back to it"
 			continue
 		fi
 		rm -rf "$old"

@@ -3,7 +3,9 @@
 # a change restarted the node: the node must answer healthy to its health tool (the one `nodefleet
 # status` runs) within 900 s and stay so for 60 s, or the up stops here with the
 # node's diagnoses, and the nodes of later batches keep what they run. The node's first deploy is
-# not gated (the marker below records it). Read-only on the node: it only asks.
+# not gated (the marker below records it). Read-only on the node (it only asks), except with
+# `onFailure: rollback` (--keep): a node that fails its gate gets back the files it ran when it last
+# passed, and is restarted on them and checked again.
 set -eu
 changed=""
 
@@ -53,7 +55,7 @@ record_unit() {
 }
 
 install -d -m 0755 /var/lib/nodefleet/gate/storage-1.tools /var/lib/nodefleet/gate/storage-1.tools/zgvalidator
-put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root b021296feccce97886fc0ce9e346c854c370500e7fa9f56485fd0247ddff2c44
+put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root b5c232c52bbd2660d5908a38974c988b286dfd896b73a4cd93677ec948dd5fe7
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_health.py 0644 root:root 62e699561f59e56828fa24d25666ea79f1120ddf4cce149c1d36e09170f79215
 put_tool /var/lib/nodefleet/gate/storage-1.tools/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 exec python3 /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1

@@ -8,5 +8,7 @@ rm -f /etc/systemd/system/zgs-storage-1.service /etc/systemd/system/zgs-storage-
 rm -rf /etc/nodefleet/storage-1
 rm -f /data/storage-1/run/config.toml /data/storage-1/run/config.toml.new
 rm -rf /var/lib/nodefleet/drift/storage-1.*
+# Its rollout gate's first-deploy marker, tools and kept files (a copy of config.toml holds a key).
+rm -rf /var/lib/nodefleet/gate/storage-1 /var/lib/nodefleet/gate/storage-1.*
 systemctl daemon-reload
 echo "storage storage-1: removed zgs-storage-1.service; data kept in /data/storage-1"

@@ -12,5 +12,7 @@ done
 rm -f /etc/systemd/system/0gchaind-validator-1.service
 rm -rf /etc/nodefleet/validator-1
 rm -rf /var/lib/nodefleet/drift/validator-1.*
+# Its rollout gate's first-deploy marker, tools and kept files (a copy of config.toml holds a key).
+rm -rf /var/lib/nodefleet/gate/validator-1 /var/lib/nodefleet/gate/validator-1.*
 systemctl daemon-reload
 echo "validator validator-1: removed its units; data kept in /data/validator-1"
