@@ -28,9 +28,9 @@ export const TARGETS_DRIFT_GROUP = "monitoring.targets";
 /** The health timer's textfile (agent.ts writes it there). */
 const HEALTH_TEXTFILE = "nodefleet.prom";
 
-/** The tools the health timer runs: the one diagnosis table and the switch's step list it reads. */
+/** The tools the health timer runs: the one diagnosis table, its metrics half, and the switch's step list it reads. */
 export function monitoringTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_health.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
+    return [hostTool("nodefleet_health.py", "0644"), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
 }
 
 export interface AgentScripts {

@@ -15,6 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import nodefleet_health as health  # noqa: E402
+import nodefleet_metrics as metrics_module  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "test", "fixtures", "status")
 
@@ -59,7 +60,7 @@ class Rows(unittest.TestCase):
 class Metrics(unittest.TestCase):
     def test_a_storage_node_behind_without_peers(self):
         rows = health.rows([{"node": "storage-1", "role": "storage", "host": "dev-1", "answer": answers("storage")["peers-0"]}])
-        got = series(health.metrics(rows, 1764230000))
+        got = series(metrics_module.metrics(rows, 1764230000))
         self.assertEqual(got["nodefleet_health_last_run_timestamp_seconds"], "1764230000")
         self.assertEqual(got['nodefleet_node_service_up{node="storage-1",role="storage"}'], "1")
         self.assertEqual(got['nodefleet_node_peers{node="storage-1",role="storage"}'], "0")
@@ -68,12 +69,12 @@ class Metrics(unittest.TestCase):
 
     def test_every_recorded_answer_gives_each_series_once_with_help_and_type_first(self):
         items = [{"node": f"{role}-{i}", "role": role, "host": "h", "answer": a} for role in ("storage", "sequencer", "validator") for i, a in enumerate(answers(role).values())]
-        text = health.metrics(health.rows(items), 1.5)
+        text = metrics_module.metrics(health.rows(items), 1.5)
         seen = series(text)  # asserts each series once
         self.assertGreater(len(seen), 100)
         declared = re.findall(r"^# TYPE (\S+) gauge$", text, re.M)
         self.assertEqual(len(declared), len(set(declared)))
-        self.assertTrue(set(declared) <= set(health.METRICS))
+        self.assertTrue(set(declared) <= set(metrics_module.METRICS))
         for key in seen:
             self.assertIn(key.split("{")[0], declared)
 
@@ -81,12 +82,12 @@ class Metrics(unittest.TestCase):
         answer = {"client": "reth", "units": {"reth": "reth-v.service", "consensus": "0gchaind-v.service"}, "services": {"reth-v.service": "failed", "0gchaind-v.service": "inactive"}}
         rows = health.rows([{"node": "v", "role": "validator", "host": "h", "answer": answer}])
         self.assertEqual([d["fault"] for d in rows[0]["diagnoses"]], ["service-down", "service-down"])
-        got = series(health.metrics(rows, 0))
+        got = series(metrics_module.metrics(rows, 0))
         self.assertEqual([k for k in got if k.startswith("nodefleet_diagnosis")], ['nodefleet_diagnosis{node="v",role="validator",code="service-down",severity="error"}'])
 
     def test_label_values_from_an_answer_are_escaped(self):
         answer = {"client": 'reth"} 1\nnodefleet_node_healthy{node="v"', "units": {}, "services": {}}
-        text = health.metrics(health.rows([{"node": "v", "role": "validator", "host": "h", "answer": answer}]), 0)
+        text = metrics_module.metrics(health.rows([{"node": "v", "role": "validator", "host": "h", "answer": answer}]), 0)
         line = [l for l in text.splitlines() if l.startswith("nodefleet_validator_execution_client")]
         self.assertEqual(line, ['nodefleet_validator_execution_client{node="v",role="validator",client="reth\\"} 1\\nnodefleet_node_healthy{node=\\"v\\""} 1'])
 
