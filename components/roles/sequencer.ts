@@ -258,7 +258,10 @@ export class SequencerNode extends pulumi.ComponentResource {
         );
         this.registration = stepReport(register, "registration report");
         this.health = stepReport(healthRun, "health report");
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id], healthRun, this);
+        // The configure step's id too: it is replaced each time it runs, so the gate checks every run
+        // that could restart the node, also one back to a config whose gate passed before (a failed
+        // gate keeps its inputs of the last pass, and would otherwise see nothing new there).
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this);
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

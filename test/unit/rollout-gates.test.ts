@@ -105,6 +105,15 @@ describe("rollout gates: the steps and their order", () => {
         const moved = await triggers((f) => (validator(f).publicIp = "203.0.113.77"));
         assert.notEqual(moved.validator, before.validator, "a setting the validator's daemons read: its gate runs");
     });
+
+    it("a storage or sequencer gate's triggers hold its configure step's id: a run back to a config whose gate passed before is gated too", async () => {
+        // A failed gate keeps the inputs of its last pass; the configure step is replaced (a new id)
+        // each time it runs. Seen on the dev VMs: a release set back after a halt restarted storage-1
+        // and its gate, its inputs those of the last pass, did not run.
+        await buildStack(fleetWithStorage({}), KEYS);
+        assert.ok(inputsOf("fleet-storage-1-gate").triggers.includes("fleet-storage-1-configure-id"), JSON.stringify(inputsOf("fleet-storage-1-gate").triggers));
+        assert.ok(inputsOf("fleet-sequencer-1-gate").triggers.includes("fleet-sequencer-1-configure-id"));
+    });
 });
 
 describe("rollout gates: the gate's script", () => {
