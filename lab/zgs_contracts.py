@@ -8,7 +8,9 @@ setTargetSubmissions(2), flow.initialize(market, 100).
   python3 lab/zgs_contracts.py deploy --rpc URL --contracts DIR   deploy what is missing; print
                                                                    the addresses as JSON on stdout
   python3 lab/zgs_contracts.py addresses                           the addresses, without a chain
-  python3 lab/zgs_contracts.py miner-key                           the dev miner key (a public test key)
+  python3 lab/zgs_contracts.py miner-key [N]                       the dev miner key N (public test keys:
+                                                                   1, the default, is storage-1's; 2 and 3
+                                                                   the rollout scenario's storage-2 and -3)
 
 One deployer account does it all, a public test key used for nothing else, funded from the dev
 chain's account (txgen.DEV_KEY). Its nonces 0..7 are the eight transactions above, in order, so
@@ -29,6 +31,9 @@ DEPLOYER_KEY = int.from_bytes(common.keccak256(b"nodefleet dev chain storage con
 # key. zgs_node sends a transaction with it at start (its miner id request to the mine contract) and
 # exits when the account cannot pay the gas ("insufficient funds"), so the dev chain funds it.
 DEV_MINER_KEY = int.from_bytes(common.keccak256(b"nodefleet dev storage miner key (public test key)"), "big") % txgen.N
+# The rollout scenario's two more storage nodes (Pulumi.dev.yaml's devMinerKey2 and devMinerKey3):
+# each node mines with a key of its own.
+MINER_KEYS = {1: DEV_MINER_KEY, **{n: int.from_bytes(common.keccak256(f"nodefleet dev storage miner key {n} (public test key)".encode()), "big") % txgen.N for n in (2, 3)}}
 FUNDING = 10**20  # 100 of the dev chain's coin each: gas for many transactions
 MINE_PERIOD = 100
 # (nonce, name, what it is): the CREATE transactions
@@ -128,7 +133,7 @@ def deploy(rpc, contracts):
     chain_id = int(common.rpc_call(rpc, "eth_chainId"), 16)
     gas_price = int(common.rpc_call(rpc, "eth_gasPrice"), 16) * 2
     todo = transactions(contracts, at)
-    fund(rpc, chain_id, gas_price, {"the deployer": deployer, "the dev miner": txgen.address_of(DEV_MINER_KEY)})
+    fund(rpc, chain_id, gas_price, {"the deployer": deployer, **{f"dev miner {n}": txgen.address_of(k) for n, k in MINER_KEYS.items()}})
     nonce = int(common.rpc_call(rpc, "eth_getTransactionCount", [deployer, "latest"]), 16)
     if nonce >= len(todo):
         check(rpc, at, nonce)
@@ -157,7 +162,10 @@ def deploy(rpc, contracts):
 
 def main(argv):
     if argv[:1] == ["miner-key"]:
-        print("%064x" % DEV_MINER_KEY)
+        n = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
+        if n not in MINER_KEYS:
+            raise SystemExit(f"zgs_contracts miner-key: N is one of {sorted(MINER_KEYS)}")
+        print("%064x" % MINER_KEYS[n])
         return 0
     if argv[:1] == ["addresses"]:
         print(json.dumps(addresses()))

@@ -1,13 +1,19 @@
 // Health-gated rollouts on the dev VMs (issue 42), a scenario of the dev stack's, on the fleet as
-// the storage and sequencer scenario leaves it. A `rollout` section turns the gates on (their
-// first run only records each node's first deploy); a new storage release (the lab's zgs_node
-// repacked with one more file: another sha256) restarts storage-1 onto its version's directory
-// and its gate waits for it to be healthy; a release whose zgs_node runs but never serves (a
-// script that sleeps) halts the up at storage-1's gate with its diagnosis, while the other nodes
-// run on, healthy; the release set back, the next up finishes. Then the section is taken out
-// again (the gates' removal runs nothing) so that the scenarios after this one see the fleet as
-// before. What it cannot show with the dev fleet's one storage node: a later batch of the same
-// role held back (the unit tier checks that graph: test/unit/rollout-gates.test.ts).
+// the storage and sequencer scenario leaves it. Two more storage nodes join storage-1 (storage-2 on
+// dev-2, storage-3 on dev-1 on ports of its own, each with a miner key of its own) and a `rollout`
+// section turns the gates on, storage one node per batch (their first run only records each node's
+// first deploy). Then, with the lab's zgs_node repacked as releases of other digests:
+// - a good new release rolls through the three storage nodes batch by batch: each restart comes
+//   after the previous node's gate passed (the units' start times on the hosts, a soak apart);
+// - a release whose zgs_node runs but never serves (a script that sleeps) halts the up at
+//   storage-1's gate with its diagnosis (onFailure: halt), storage-2 and -3 untouched, on the good
+//   release and healthy;
+// - with onFailure: rollback, set back to the good release (storage-1 restarts onto it, every gate
+//   keeps what passed), then the never-serving release again: storage-1's gate rolls it back onto
+//   the good release and checks it healthy, and the up still fails; an up with nothing changed
+//   fails at that gate at once; the good release set back, the next up finishes without a restart.
+// Then the section and the two nodes are taken out again, so that the scenarios after this one see
+// the fleet as before.
 import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
@@ -20,6 +26,9 @@ import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
 const RELEASE_LINE = "        url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n";
+const SOAK = 20;
+/** The storage nodes of the scenario, by host. */
+const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "dev-2", "storage-3": "dev-1" };
 
 /** The lab's zgs_node release repacked: `change` edits its unpacked tree. Returns the archive's sha256. */
 function repack(out: string, change: (top: string) => void): string {
@@ -31,77 +40,137 @@ function repack(out: string, change: (top: string) => void): string {
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
 
+/** storage-2 and storage-3, made from storage-1's entry of the dev config. */
+function moreStorageNodes(yaml: string): string {
+    const start = yaml.indexOf("      - name: storage-1\n");
+    const end = yaml.indexOf("      - name: sequencer-1\n");
+    assert.ok(start > 0 && end > start, "the dev config's storage-1 entry");
+    const one = yaml.slice(start, end).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
+    const node = (name: string, host: string, enr: string, key: string, ports: string) =>
+        one.replace("name: storage-1", `name: ${name}`).replace("host: dev-1", `host: ${host}`).replace(/networkEnrAddress: \S+/, `networkEnrAddress: ${enr}`).replace("minerKeySecret: devMinerKey", `minerKeySecret: ${key}${ports}`);
+    // storage-3 shares dev-1 with storage-1: ports of its own.
+    const ports3 = "\n          p2pPort: 1244\n          rpcPort: 5688\n          adminRpcPort: 5689\n          grpcPort: 50061";
+    const added = node("storage-2", "dev-2", "10.77.0.12", "devMinerKey2", "") + node("storage-3", "dev-1", "10.77.0.11", "devMinerKey3", ports3);
+    return yaml.slice(0, end) + added + yaml.slice(end);
+}
+
 export function rolloutScenario(budget: Budget): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-    budget.test("rollouts: with a rollout section a new storage release restarts storage-1 behind its gate; a release that never serves halts the up at the gate, naming the node and its diagnosis, the other nodes running on; set back, the next up finishes", {
-        cost: 900, optional: true, timeout: 40 * 60_000,
-        // Not in CI until it has passed whole on the VMs: its first run there passed its first two ups
-        // and found the gates' tools colliding on a host (fixed: a directory per node), its second
-        // failed on that collision; it has not run since the fix (2026-11-28, docs/rollouts.md).
-        unless: () => (process.env.CI === "true" ? "the rollout scenario is not run in CI until it has passed whole on the dev VMs (docs/rollouts.md)"
+    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that never serves halts the up at the first node, then (onFailure: rollback) is rolled back there, the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes", {
+        cost: 1200, optional: true, timeout: 50 * 60_000,
+        // Not in CI until it has passed whole on the dev VMs (docs/development.md).
+        unless: () => (process.env.CI === "true" ? "the rollout scenario is not run in CI until it has passed whole on the dev VMs (docs/development.md)"
             : lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
     }, async () => {
         // The config of the last up, as text: this scenario's own ups replace the last edit.
         const snapshot = lastUpConfig(devYaml());
-        const base = () => snapshot;
         const dir = fs.mkdtempSync(path.join(ROOT, ".state", "rollout-"));
         const good = repack(path.join(dir, "zgs-good.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "the same zgs_node, another archive\n"));
         const bad = repack(path.join(dir, "zgs-bad.tar.gz"), (top) => fs.writeFileSync(path.join(top, "zgs_node"), "#!/bin/sh\n# runs, never serves\nexec sleep 100000\n", { mode: 0o755 }));
         const port = await freePort();
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
-            const rollout = (within: number) => `    rollout:\n      roles:\n        storage: { healthyWithinSeconds: ${within}, soakSeconds: 20 }\n`;
-            const withRollout = (within: number, release?: { file: string; sha256: string }) => () => {
-                let out = base().replace(/^ {4}releases:\n/m, `${rollout(within)}    releases:\n`);
-                if (release) {
+            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string } }) => () => {
+                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "halt"} }\n`;
+                let out = moreStorageNodes(snapshot).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
+                if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
-                    out = out.replace(RELEASE_LINE, `        url: http://10.0.2.2:${port}/${release.file}\n        sha256: "${release.sha256}"\n`);
+                    out = out.replace(RELEASE_LINE, `        url: http://10.0.2.2:${port}/${o.release.file}\n        sha256: "${o.release.sha256}"\n`);
                 }
                 return out;
             };
-            const execStart = () => onVm("dev-1", "systemctl show -p ExecStart --value zgs-storage-1.service").output;
+            const goodRelease = { file: "zgs-good.tar.gz", sha256: good };
+            const badRelease = { file: "zgs-bad.tar.gz", sha256: bad };
+            const execStart = (node: string) => onVm(STORAGE[node], `systemctl show -p ExecStart --value zgs-${node}.service`).output;
+            const onVersion = (node: string, sha256: string) => assert.match(execStart(node), new RegExp(`/opt/nodefleet/releases/zgs-${sha256.slice(0, 24)}/zgs_node`), `${node} starts the release ${sha256.slice(0, 12)}`);
+            /** When each node's service last started, in seconds of its host's clock. */
+            const startedAt = (node: string) => Number(onVm(STORAGE[node], `date -d "$(systemctl show -p ActiveEnterTimestamp --value zgs-${node}.service)" +%s`).output.trim());
+            /** A node healthy now, asked as `status` asks it (its health tool through the one diagnosis table: the gate's own tool, at once). */
+            const healthyNow = (node: string) => {
+                const argv = ["python3", `/var/lib/nodefleet/gate/${node}.tools/nodefleet_gate.py`, "storage", node, "--within", "0", "--soak", "0", "--", "python3", "/usr/local/lib/nodefleet/zgs-health.py", node];
+                return onVm(STORAGE[node], argv.join(" "), true).status === 0;
+            };
+            const up = (label: string, edit: () => string) => timed(`pulumi up (${label})`, () => upWith(edit));
             // The fleet running (the storage scenario's last test stops storage-1 to see it stop cleanly).
             onVm("dev-1", "systemctl start zgs-storage-1.service");
 
-            // On: the gates are made, and their first run records each node's first deploy.
-            const on = timed("pulumi up (rollout on)", () => upWith(withRollout(300)));
+            // On, with two more storage nodes: every gate's first run records its node's first deploy.
+            const on = up("rollout on, storage-2 and -3 added", config({}));
             assert.equal(on.status, 0, on.output.slice(-4000));
-            for (const node of ["storage-1", "sequencer-1", "validator-1"]) assert.match(on.output, new RegExp(`gate ${node}: its first deploy, not gated`), node);
-            assert.match(on.output, /rollout storage: 1 node\(s\) in 1 batch\(es\) of up to 1 \(25% of the role\), each healthy within 300 s and for 20 s/);
+            for (const node of ["storage-1", "storage-2", "storage-3", "sequencer-1", "validator-1"]) assert.match(on.output, new RegExp(`gate ${node}: its first deploy, not gated`), node);
+            assert.match(on.output, /rollout storage: 3 node\(s\) in 3 batch\(es\) of up to 1, each healthy within 300 s and for 20 s, on failure halt: 1\. storage-1; 2\. storage-2; 3\. storage-3/);
 
-            // A new release: storage-1 restarts onto it, and its gate waits for it to be healthy.
-            const started = Date.now();
-            const upgrade = timed("pulumi up (a new storage release, gated)", () => upWith(withRollout(300, { file: "zgs-good.tar.gz", sha256: good })));
+            // A good new release: one node at a time, each restart after the previous node's gate.
+            const t0 = Date.now();
+            const upgrade = up("a new storage release, three batches", config({ release: goodRelease }));
             assert.equal(upgrade.status, 0, upgrade.output.slice(-4000));
-            assert.match(upgrade.output, /storage storage-1: restarted zgs-storage-1\.service/);
-            const gated = upgrade.output.match(/gate storage-1: healthy after (\d+) s, and for (\d+) s since/);
-            assert.ok(gated, upgrade.output.slice(-4000));
-            console.log(`# the new release's up: ${Math.round((Date.now() - started) / 1000)} s; storage-1 healthy ${gated[1]} s into its gate, then ${gated[2]} s of soak`);
-            assert.match(execStart(), new RegExp(`/opt/nodefleet/releases/zgs-${good.slice(0, 24)}/zgs_node`));
-            assert.match(upgrade.output, /release zgs: kept \S+: zgs-storage-1\.service still start\(s\) from it/, "the old version stays until the node moved");
+            const starts = Object.keys(STORAGE).map(startedAt);
+            for (const [i, node] of Object.keys(STORAGE).entries()) {
+                assert.match(upgrade.output, new RegExp(`storage ${node}: restarted zgs-${node}\\.service`));
+                assert.match(upgrade.output, new RegExp(`gate ${node}: healthy after \\d+ s, and for \\d+ s since`));
+                onVersion(node, good);
+                if (i > 0) assert.ok(starts[i] - starts[i - 1] >= SOAK, `${node} restarted ${starts[i] - starts[i - 1]} s after the node before it: its gate (${SOAK} s of soak at least) had not passed (${starts.join(", ")})`);
+            }
+            console.log(`# three batches: ${Math.round((Date.now() - t0) / 1000)} s; restarts ${starts[1] - starts[0]} s and ${starts[2] - starts[1]} s apart (soak ${SOAK} s)`);
             assert.doesNotMatch(upgrade.output, /gate (sequencer|validator)-1:/, "nodes that did not change are not gated again");
 
-            // A release that never serves: the up stops at storage-1's gate, naming it and why.
-            const broken = timed("pulumi up (a release that never serves)", () => upWith(withRollout(90, { file: "zgs-bad.tar.gz", sha256: bad })));
+            // A release that never serves, onFailure halt: the up stops at storage-1's gate.
+            const broken = up("a release that never serves, halt", config({ within: 90, release: badRelease }));
             assert.notEqual(broken.status, 0, broken.output.slice(-4000));
             assert.match(broken.output, /gate storage-1: not healthy after \d+ s \(\d+ checks\); the rollout stops here/);
             assert.match(broken.output, /remedy: /);
+            assert.doesNotMatch(broken.output, /storage storage-[23]: restarted/, "the later batches are not touched");
+            onVersion("storage-1", bad);
+            for (const node of ["storage-2", "storage-3"]) {
+                onVersion(node, good);
+                assert.ok(healthyNow(node), `${node} healthy`);
+            }
             const during = statusJson();
             const row = (name: string) => during.report.nodes.find((n: any) => n.node === name);
             assert.equal(row("storage-1").healthy, false, JSON.stringify(row("storage-1")));
-            assert.deepEqual([row("sequencer-1").healthy, row("validator-1").healthy], [true, true], "the other nodes run on, healthy");
+            assert.deepEqual([row("sequencer-1").healthy, row("validator-1").healthy], [true, true], "the other roles run on, healthy");
 
-            // Set back: the next up restarts storage-1 onto the release it ran, and its gate passes.
-            const fixed = timed("pulumi up (the release set back)", () => upWith(withRollout(300, { file: "zgs-good.tar.gz", sha256: good })));
+            // onFailure rollback, the good release set back: storage-1 restarts onto it; every gate keeps what passed.
+            const back = up("the good release, rollback on", config({ onFailure: "rollback", release: goodRelease }));
+            assert.equal(back.status, 0, back.output.slice(-4000));
+            assert.match(back.output, /storage storage-1: restarted zgs-storage-1\.service/);
+            onVersion("storage-1", good);
+            for (const node of Object.keys(STORAGE)) assert.equal(onVm(STORAGE[node], `test -f /var/lib/nodefleet/gate/${node}.prev/manifest.json`, true).status, 0, `${node}'s gate kept its files`);
+
+            // The release that never serves again: storage-1's gate rolls it back, and the up still fails.
+            const rolled = up("a release that never serves, rollback", config({ within: 90, onFailure: "rollback", release: badRelease }));
+            assert.notEqual(rolled.status, 0, rolled.output.slice(-4000));
+            assert.match(rolled.output, /gate storage-1: not healthy after \d+ s/);
+            assert.match(rolled.output, /gate storage-1: rolled back to what it ran before \(7 files put back; restarted zgs-storage-1\.service, zgs-storage-1-failover\.timer\)/);
+            assert.match(rolled.output, /gate storage-1: healthy again on what it ran before, after \d+ s/);
+            onVersion("storage-1", good);
+            assert.ok(healthyNow("storage-1"), "storage-1 healthy on the release it ran before");
+            for (const node of ["storage-2", "storage-3"]) onVersion(node, good);
+            assert.equal(statusJson().code, 0, "the whole fleet healthy after the rollback");
+
+            // Nothing changed: the up stops at storage-1's gate at once, without asking or restarting.
+            const before = startedAt("storage-1");
+            const again = up("nothing changed after the rollback", config({ within: 90, onFailure: "rollback", release: badRelease }));
+            assert.notEqual(again.status, 0, again.output.slice(-4000));
+            assert.match(again.output, /gate storage-1: rolled back \([^)]*\) and not changed since/);
+            assert.equal(startedAt("storage-1"), before, "not restarted");
+
+            // The good release set back: the configure step clears the mark, nothing restarts, the gate passes.
+            const fixed = up("the good release set back after the rollback", config({ onFailure: "rollback", release: goodRelease }));
             assert.equal(fixed.status, 0, fixed.output.slice(-4000));
             assert.match(fixed.output, /gate storage-1: healthy after \d+ s/);
-            assert.equal(statusJson().code, 0, "all healthy again");
+            assert.equal(startedAt("storage-1"), before, "storage-1 already ran it: not restarted");
+            assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/storage-1.rolled-back", true).status, 1, "the mark is gone");
 
-            // Off again, on the release the fleet had: the scenarios after this one see it as before.
-            const off = timed("pulumi up (rollout off, the shipped release)", () => upWith(base));
+            // Off again, on the release the fleet had, without storage-2 and -3: the scenarios after this one see it as before.
+            const off = up("rollout off, the shipped release, two nodes fewer", () => snapshot);
             assert.equal(off.status, 0, off.output.slice(-4000));
-            assert.match(execStart(), /\/opt\/nodefleet\/releases\/zgs-[0-9a-f]{24}\/zgs_node/);
-            assert.doesNotMatch(execStart(), new RegExp(good.slice(0, 24)));
+            assert.match(execStart("storage-1"), /\/opt\/nodefleet\/releases\/zgs-[0-9a-f]{24}\/zgs_node/);
+            assert.doesNotMatch(execStart("storage-1"), new RegExp(good.slice(0, 24)));
+            for (const node of ["storage-2", "storage-3"]) {
+                assert.equal(onVm(STORAGE[node], `test -e /etc/systemd/system/zgs-${node}.service || ls /var/lib/nodefleet/gate/${node}*`, true).status, 2, `${node} removed with its gate's files`);
+            }
+            assert.equal(statusJson().code, 0, "all healthy again");
         } finally {
             server.kill();
         }
