@@ -1,17 +1,19 @@
 // Health-gated rollouts on the dev VMs (issue 42), a scenario of the dev stack's, on the fleet as
 // the storage and sequencer scenario leaves it. Two more storage nodes join storage-1 (storage-2 on
 // dev-2, storage-3 on dev-1 on ports of its own, each with a miner key of its own) and a `rollout`
-// section turns the gates on, storage one node per batch (their first run only records each node's
-// first deploy). Then, with the lab's zgs_node repacked as releases of other digests:
+// section turns the gates on, storage one node per batch with `onFailure: rollback` (the gates'
+// first run only records each node's first deploy and keeps its files). Then, with the lab's
+// zgs_node repacked as releases of other digests:
 // - a good new release rolls through the three storage nodes batch by batch: each restart comes
 //   after the previous node's gate passed (the units' start times on the hosts, a soak apart);
-// - a release whose zgs_node runs but never serves (a script that sleeps) halts the up at
-//   storage-1's gate with its diagnosis (onFailure: halt), storage-2 and -3 untouched, on the good
-//   release and healthy;
-// - with onFailure: rollback, set back to the good release (storage-1 restarts onto it, every gate
-//   keeps what passed), then the never-serving release again: storage-1's gate rolls it back onto
-//   the good release and checks it healthy, and the up still fails; an up with nothing changed
-//   fails at that gate at once; the good release set back, the next up finishes without a restart.
+// - a release whose zgs_node runs but never serves (a script that sleeps) stops the up at
+//   storage-1's gate with its diagnosis; the gate rolls storage-1 back onto the good release and
+//   checks it healthy, the up still fails, storage-2 and -3 are untouched (on the good release,
+//   healthy); an up with nothing changed stops at that gate at once, restarting nothing; the good
+//   release set back, the next up finishes without a restart.
+// `onFailure: halt` (the same gate failure without the rollback) ran on the dev VMs with storage-1
+// alone (2026-11-28: halted at its gate, the other roles healthy); it is not repeated here, for
+// time: each `pulumi up` of this scenario takes minutes on the emulated VMs.
 // Then the section and the two nodes are taken out again, so that the scenarios after this one see
 // the fleet as before.
 import * as assert from "node:assert/strict";
@@ -26,7 +28,7 @@ import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
 const RELEASE_LINE = "        url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n";
-const SOAK = 20;
+const SOAK = 10;
 /** The storage nodes of the scenario, by host. */
 const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "dev-2", "storage-3": "dev-1" };
 
@@ -56,8 +58,8 @@ function moreStorageNodes(yaml: string): string {
 
 export function rolloutScenario(budget: Budget): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that never serves halts the up at the first node, then (onFailure: rollback) is rolled back there, the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes", {
-        cost: 1200, optional: true, timeout: 50 * 60_000,
+    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that never serves stops the up at the first node and (onFailure: rollback) is rolled back there, the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes", {
+        cost: 2700, optional: true, timeout: 75 * 60_000,
         // Not in CI until it has passed whole on the dev VMs (docs/development.md).
         unless: () => (process.env.CI === "true" ? "the rollout scenario is not run in CI until it has passed whole on the dev VMs (docs/development.md)"
             : lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
@@ -71,7 +73,7 @@ export function rolloutScenario(budget: Budget): void {
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
             const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string } }) => () => {
-                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "halt"} }\n`;
+                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n`;
                 let out = moreStorageNodes(snapshot).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
                 if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
@@ -90,7 +92,8 @@ export function rolloutScenario(budget: Budget): void {
                 const argv = ["python3", `/var/lib/nodefleet/gate/${node}.tools/nodefleet_gate.py`, "storage", node, "--within", "0", "--soak", "0", "--", "python3", "/usr/local/lib/nodefleet/zgs-health.py", node];
                 return onVm(STORAGE[node], argv.join(" "), true).status === 0;
             };
-            const up = (label: string, edit: () => string) => timed(`pulumi up (${label})`, () => upWith(edit));
+            // Three batches on the emulated VMs: about five minutes each (restart, health step, gate).
+            const up = (label: string, edit: () => string) => timed(`pulumi up (${label})`, () => upWith(edit, [], 40 * 60_000));
             // The fleet running (the storage scenario's last test stops storage-1 to see it stop cleanly).
             onVm("dev-1", "systemctl start zgs-storage-1.service");
 
@@ -98,7 +101,7 @@ export function rolloutScenario(budget: Budget): void {
             const on = up("rollout on, storage-2 and -3 added", config({}));
             assert.equal(on.status, 0, on.output.slice(-4000));
             for (const node of ["storage-1", "storage-2", "storage-3", "sequencer-1", "validator-1"]) assert.match(on.output, new RegExp(`gate ${node}: its first deploy, not gated`), node);
-            assert.match(on.output, /rollout storage: 3 node\(s\) in 3 batch\(es\) of up to 1, each healthy within 300 s and for 20 s, on failure halt: 1\. storage-1; 2\. storage-2; 3\. storage-3/);
+            assert.match(on.output, /rollout storage: 3 node\(s\) in 3 batch\(es\) of up to 1, each healthy within 300 s and for 10 s, on failure rollback: 1\. storage-1; 2\. storage-2; 3\. storage-3/);
 
             // A good new release: one node at a time, each restart after the previous node's gate.
             const t0 = Date.now();
@@ -114,43 +117,27 @@ export function rolloutScenario(budget: Budget): void {
             console.log(`# three batches: ${Math.round((Date.now() - t0) / 1000)} s; restarts ${starts[1] - starts[0]} s and ${starts[2] - starts[1]} s apart (soak ${SOAK} s)`);
             assert.doesNotMatch(upgrade.output, /gate (sequencer|validator)-1:/, "nodes that did not change are not gated again");
 
-            // A release that never serves, onFailure halt: the up stops at storage-1's gate.
-            const broken = up("a release that never serves, halt", config({ within: 90, release: badRelease }));
-            assert.notEqual(broken.status, 0, broken.output.slice(-4000));
-            assert.match(broken.output, /gate storage-1: not healthy after \d+ s \(\d+ checks\); the rollout stops here/);
-            assert.match(broken.output, /remedy: /);
-            assert.doesNotMatch(broken.output, /storage storage-[23]: restarted/, "the later batches are not touched");
-            onVersion("storage-1", bad);
-            for (const node of ["storage-2", "storage-3"]) {
-                onVersion(node, good);
-                assert.ok(healthyNow(node), `${node} healthy`);
-            }
-            const during = statusJson();
-            const row = (name: string) => during.report.nodes.find((n: any) => n.node === name);
-            assert.equal(row("storage-1").healthy, false, JSON.stringify(row("storage-1")));
-            assert.deepEqual([row("sequencer-1").healthy, row("validator-1").healthy], [true, true], "the other roles run on, healthy");
-
-            // onFailure rollback, the good release set back: storage-1 restarts onto it; every gate keeps what passed.
-            const back = up("the good release, rollback on", config({ onFailure: "rollback", release: goodRelease }));
-            assert.equal(back.status, 0, back.output.slice(-4000));
-            assert.match(back.output, /storage storage-1: restarted zgs-storage-1\.service/);
-            onVersion("storage-1", good);
             for (const node of Object.keys(STORAGE)) assert.equal(onVm(STORAGE[node], `test -f /var/lib/nodefleet/gate/${node}.prev/manifest.json`, true).status, 0, `${node}'s gate kept its files`);
 
-            // The release that never serves again: storage-1's gate rolls it back, and the up still fails.
-            const rolled = up("a release that never serves, rollback", config({ within: 90, onFailure: "rollback", release: badRelease }));
+            // A release that never serves: the up stops at storage-1's gate, which rolls it back; the up still fails.
+            const rolled = up("a release that never serves, rollback", config({ within: 60, onFailure: "rollback", release: badRelease }));
             assert.notEqual(rolled.status, 0, rolled.output.slice(-4000));
-            assert.match(rolled.output, /gate storage-1: not healthy after \d+ s/);
+            assert.match(rolled.output, /gate storage-1: not healthy after \d+ s \(\d+ checks\); the rollout stops here/);
+            assert.match(rolled.output, /remedy: /);
+            assert.doesNotMatch(rolled.output, /storage storage-[23]: restarted/, "the later batches are not touched");
             assert.match(rolled.output, /gate storage-1: rolled back to what it ran before \(7 files put back; restarted zgs-storage-1\.service, zgs-storage-1-failover\.timer\)/);
             assert.match(rolled.output, /gate storage-1: healthy again on what it ran before, after \d+ s/);
             onVersion("storage-1", good);
             assert.ok(healthyNow("storage-1"), "storage-1 healthy on the release it ran before");
-            for (const node of ["storage-2", "storage-3"]) onVersion(node, good);
+            for (const node of ["storage-2", "storage-3"]) {
+                onVersion(node, good);
+                assert.ok(healthyNow(node), `${node} healthy`);
+            }
             assert.equal(statusJson().code, 0, "the whole fleet healthy after the rollback");
 
             // Nothing changed: the up stops at storage-1's gate at once, without asking or restarting.
             const before = startedAt("storage-1");
-            const again = up("nothing changed after the rollback", config({ within: 90, onFailure: "rollback", release: badRelease }));
+            const again = up("nothing changed after the rollback", config({ within: 60, onFailure: "rollback", release: badRelease }));
             assert.notEqual(again.status, 0, again.output.slice(-4000));
             assert.match(again.output, /gate storage-1: rolled back \([^)]*\) and not changed since/);
             assert.equal(startedAt("storage-1"), before, "not restarted");

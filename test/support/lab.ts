@@ -91,14 +91,14 @@ let lastEdit: (yaml: string) => string = (y) => y;
 export const lastUpConfig = (yaml: string) => lastEdit(yaml);
 
 /** `pulumi up` with an edited copy of Pulumi.dev.yaml (the checkout's file is left untouched). */
-export function upWith(edit: (yaml: string) => string, extraArgs: readonly string[] = []) {
+export function upWith(edit: (yaml: string) => string, extraArgs: readonly string[] = [], timeoutMs = 900_000) {
     lastEdit = edit;
     const yaml = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     const edited = edit(yaml);
     assert.notEqual(edited, yaml, "the edit must change the config");
     const file = path.join(ROOT, ".state", "e2e-config.yaml");
     fs.writeFileSync(file, edited);
-    return sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs: 900_000 });
+    return sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs });
 }
 
 /** `pulumi preview --expect-no-changes` with an edited copy of Pulumi.dev.yaml: its status says whether anything would change. */
