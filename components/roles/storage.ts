@@ -28,6 +28,13 @@ export interface StoragePaths {
     readonly minerKeyFile: string;
     /** Root-only: the RPC endpoints (they may carry API keys), written by the key step. */
     readonly urlsFile: string;
+    /** config.toml with the endpoint placeholder (the configure step's), and the config.toml zgs-endpoint renders from it. */
+    readonly templateFile: string;
+    readonly configFile: string;
+    readonly logConfigFile: string;
+    /** The RPC endpoint failover's units. */
+    readonly failoverService: string;
+    readonly failoverTimer: string;
 }
 
 export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
@@ -40,6 +47,11 @@ export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
         etcDir: `/etc/nodefleet/${node.name}`,
         minerKeyFile: `/etc/nodefleet/${node.name}/miner.key`,
         urlsFile: `/etc/nodefleet/${node.name}/urls.json`,
+        templateFile: `${dataDir}/run/config.toml.nodefleet`,
+        configFile: `${dataDir}/run/config.toml`,
+        logConfigFile: `${dataDir}/run/log_config`,
+        failoverService: `zgs-${node.name}-failover.service`,
+        failoverTimer: `zgs-${node.name}-failover.timer`,
     };
 }
 
@@ -58,7 +70,7 @@ export function renderStorageConfig(node: StorageSpec, mount: string): string {
         rewardContractAddress: s.rewardContractAddress ?? "",
         logSyncStartBlock: s.logSyncStartBlock,
         dbDir: p.dbDir,
-        logConfigFile: `${p.runDir}/log_config`,
+        logConfigFile: p.logConfigFile,
         logDir: `${p.dataDir}/log`,
         rpcListen: `${s.rpcBind}:${s.rpcPort}`,
         adminListen: `127.0.0.1:${s.adminRpcPort}`,
@@ -94,10 +106,10 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: St
  */
 export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSet {
     const p = storagePaths(node, mount);
-    const failover = `zgs-${node.name}-failover`;
+    const units = [p.service, p.failoverService, p.failoverTimer].map((u) => `/etc/systemd/system/${u}`);
     return {
-        files: [`/etc/systemd/system/${p.service}`, `/etc/systemd/system/${failover}.service`, `/etc/systemd/system/${failover}.timer`, `${p.runDir}/config.toml.nodefleet`, `${p.runDir}/config.toml`, `${p.runDir}/log_config`, `${p.etcDir}/storage.json`],
-        restart: [p.service, `${failover}.timer`],
+        files: [...units, p.templateFile, p.configFile, p.logConfigFile, `${p.etcDir}/storage.json`],
+        restart: [p.service, p.failoverTimer],
     };
 }
 
@@ -111,8 +123,8 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
     const units = renderStorageUnits(node, mount, release);
     const D = "NODEFLEET_EOF";
     const storageJson = JSON.stringify({
-        template: `${p.runDir}/config.toml.nodefleet`,
-        config: `${p.runDir}/config.toml`,
+        template: p.templateFile,
+        config: p.configFile,
         urls: p.urlsFile,
         minerKey: p.minerKeyFile,
         service: p.service,
@@ -130,10 +142,10 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         etcDir: p.etcDir,
         operator: OPERATOR_USER,
         binary: `${releaseDir(release)}/zgs_node`,
-        templateFile: `${p.runDir}/config.toml.nodefleet`,
-        logConfigFile: `${p.runDir}/log_config`,
-        failoverService: `zgs-${node.name}-failover.service`,
-        failoverTimer: `zgs-${node.name}-failover.timer`,
+        templateFile: p.templateFile,
+        logConfigFile: p.logConfigFile,
+        failoverService: p.failoverService,
+        failoverTimer: p.failoverTimer,
         configTemplate: heredocSafe(renderStorageConfig(node, mount), D),
         logConfig: heredocSafe("info", D),
         storageJson: heredocSafe(storageJson, D),
@@ -153,8 +165,8 @@ export function renderStorageRemove(host: string, node: StorageSpec, mount: stri
         host,
         node: node.name,
         service: p.service,
-        failoverService: `zgs-${node.name}-failover.service`,
-        failoverTimer: `zgs-${node.name}-failover.timer`,
+        failoverService: p.failoverService,
+        failoverTimer: p.failoverTimer,
         etcDir: p.etcDir,
         dataDir: p.dataDir,
         runDir: p.runDir,
