@@ -9,7 +9,7 @@ import { HetznerHost, hetznerProvider } from "./hosts/hetzner";
 import { ExistingHost } from "./hosts/existing";
 import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
-import { validatorHandover, ValidatorNode, type Handover } from "./roles/validator";
+import { validatorHandover, ValidatorNode, validatorRelease, type Handover } from "./roles/validator";
 import { resolveUrls } from "./roles/urls";
 import { dropResourceStackTraces, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "./hosts/drift";
@@ -148,7 +148,9 @@ export class Fleet extends pulumi.ComponentResource {
                 }
                 case "sequencer": {
                     const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
-                    const role = new SequencerNode(roleName, { node, host, user, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret, rollout: gated.rollout }, { parent: this });
+                    const release = plan.releases.find((r) => r.name === node.release);
+                    if (release === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+                    const role = new SequencerNode(roleName, { node, host, user, release, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret, rollout: gated.rollout }, { parent: this });
                     gated.made(role.gate);
                     this.health[node.name] = role.health;
                     this.registration[node.name] = role.registration;
@@ -157,7 +159,10 @@ export class Fleet extends pulumi.ComponentResource {
                 case "validator": {
                     const move = this.moves.get(node.name);
                     const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
-                    const role = new ValidatorNode(roleName, { node, host, user, release: args.plan.spec.releases[node.release ?? ""], validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
+                    const installed = plan.releases.find((r) => r.name === node.release);
+                    if (installed === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+                    const release = validatorRelease(installed, args.plan.spec.releases[installed.name]);
+                    const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
                     gated.made(role.gate);
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;

@@ -7,7 +7,8 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import type { ResolvedRelease } from "../config/fleet";
 import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
@@ -49,10 +50,20 @@ export function sequencerPaths(node: SequencerSpec, mount: string): SequencerPat
     };
 }
 
+/** The release a sequencer runs: its name and digest (the host installs it). */
+export type SequencerRelease = Pick<ResolvedRelease, "name" | "sha256">;
+
+/**
+ * The release runtime's unit starts `aztec` from the release version's own directory, not its
+ * link: a new release changes the unit, so the configure step restarts the node onto it (gated,
+ * with a `rollout`), and a node not yet moved keeps running the version it started from (the
+ * install keeps a version a unit names). One-shot commands (registration, aztec-up) take the link.
+ */
+const unitBinaryOf = (release: SequencerRelease) => `${releaseDir(release)}/bin/aztec`;
 const binaryOf = (release: string) => `${releaseLink(release)}/bin/aztec`;
 const imageOf = (node: SequencerSpec) => `${AZTEC_IMAGE}:${node.sequencer.version}`;
 
-export function renderSequencerUnit(node: SequencerSpec, mount: string, release: string, publicIp: string): string {
+export function renderSequencerUnit(node: SequencerSpec, mount: string, release: SequencerRelease, publicIp: string): string {
     const p = sequencerPaths(node, mount);
     const s = node.sequencer;
     return render("aztec.service", {
@@ -64,7 +75,7 @@ export function renderSequencerUnit(node: SequencerSpec, mount: string, release:
         operator: OPERATOR_USER,
         container: p.container,
         image: imageOf(node),
-        binary: binaryOf(release),
+        binary: unitBinaryOf(release),
         dataDir: p.dataDir,
         envFile: p.envFile,
         network: s.network,
@@ -111,7 +122,7 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
 }
 
 /** The configure step's script: unit and host scripts, then start, or restart on a unit/version change. */
-export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: string, publicIp: string): string {
+export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: SequencerRelease, publicIp: string): string {
     const p = sequencerPaths(node, mount);
     const D = "NODEFLEET_EOF";
     const docker = node.sequencer.runtime === "docker";
@@ -127,7 +138,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         // The docker runtime's container runs as root; the release binary as the operator user.
         runAs: docker ? "root" : OPERATOR_USER,
         docker,
-        binary: binaryOf(release),
+        binary: unitBinaryOf(release),
         sequencerJson: heredocSafe(sequencerJson(node, mount), D),
         lib: LIB,
         tools: roleTools("sequencer"),
@@ -198,6 +209,8 @@ export interface SequencerNodeArgs {
     readonly host: Host;
     readonly user: string;
     readonly validatorKey: pulumi.Output<string>;
+    /** The release it runs, resolved (the host installs it). */
+    readonly release: SequencerRelease;
     /** 4.x: the attester's BLS secret key (registration). */
     readonly blsSecretKey?: pulumi.Output<string>;
     /** Secret config values by key (an L1 URL may be one). */
@@ -235,7 +248,8 @@ export class SequencerNode extends pulumi.ComponentResource {
         const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release), bundle: host.tools }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
-        const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, release, ip));
+        if (args.release.name !== release) throw new Error(`unreachable: ${node.name}: runs release ${release}, given ${args.release.name}`);
+        const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, args.release, ip));
         // The version is part of the configure inputs: a new version restarts the node once, there.
         const configure = remoteStep(
             `${name}-configure`,

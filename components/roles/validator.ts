@@ -4,12 +4,13 @@
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
+import type { ResolvedRelease } from "../config/fleet";
 import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
@@ -50,16 +51,30 @@ export interface ConsensusDaemon {
     readonly chainSpec: "mainnet" | "testnet" | "devnet" | null;
 }
 
-/** A validator's release: its name (the host's install of it) and its consensus daemon. */
+/**
+ * A validator's release: its name (the host's install of it), its digest (its daemons start from
+ * that version's own directory) and its consensus daemon.
+ */
 export interface ValidatorRelease {
     readonly name: string;
+    readonly sha256: string;
     readonly consensus: ConsensusDaemon;
 }
 
-export function validatorRelease(name: string, spec?: ReleaseSpec): ValidatorRelease {
+/** `installed`: the release as its host installs it (the digest resolved); `spec`: its config entry. */
+export function validatorRelease(installed: Pick<ResolvedRelease, "name" | "sha256">, spec?: Pick<ReleaseSpec, "consensus">): ValidatorRelease {
     const binary = spec?.consensus?.daemon ?? "0gchaind";
-    return { name, consensus: { binary, flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg", chainSpec: spec?.consensus?.chainSpec ?? null, genesis: spec?.consensus?.genesis ?? null } };
+    return { name: installed.name, sha256: installed.sha256, consensus: { binary, flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg", chainSpec: spec?.consensus?.chainSpec ?? null, genesis: spec?.consensus?.genesis ?? null } };
 }
+
+/**
+ * Where the execution and consensus units start their binaries: the release version's own
+ * directory, not its link. A new version changes both units, so the configure step restarts the
+ * node onto it (execution client first, the consensus daemon held meanwhile; gated with a
+ * `rollout`), and a node not yet moved keeps running the version it started from (the install
+ * keeps a version a unit names). Files read once at init (genesis, KZG setup) stay under the link.
+ */
+const binDir = (release: ValidatorRelease) => `${releaseDir(release)}/bin`;
 
 /** Seed 4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
@@ -101,7 +116,7 @@ export function validatorMetrics(node: ValidatorSpec) {
 function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics: boolean) {
     const p = validatorPaths(node, mount);
     return {
-        node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: `${releaseLink(release.name)}/bin`,
+        node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: binDir(release),
         metrics: metrics ? validatorMetrics(node) : false,
     };
 }
@@ -129,7 +144,7 @@ export function renderConsensusUnit(node: ValidatorSpec, mount: string, release:
     const c = release.consensus;
     return render("0gchaind.service", {
         node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, home: p.consensusHome, jwt: p.jwt,
-        daemon: c.binary, binary: `${releaseLink(release.name)}/bin/${c.binary}`, flags: consensusFlags(c), kzg: kzgTrustedSetup(release),
+        daemon: c.binary, binary: `${binDir(release)}/${c.binary}`, flags: consensusFlags(c), kzg: kzgTrustedSetup(release),
         chainSpecFlag: (c.binary === "0gchaind" && c.chainSpec) || "", chainSpecEnv: (c.binary === "beacond" && c.chainSpec) || "",
         seeds: node.validator.consensusSeeds.join(","), peers: node.validator.consensusPeers.join(","),
     });
@@ -276,8 +291,8 @@ export interface ValidatorNodeArgs {
     readonly node: ValidatorSpec;
     readonly host: Host;
     readonly user: string;
-    /** The node's release spec (its consensus daemon). */
-    readonly release?: ReleaseSpec;
+    /** The release it runs: its digest and consensus daemon (the host installs it). */
+    readonly release: ValidatorRelease;
     /** priv_validator_key.json, as a secret. */
     readonly validatorKey: pulumi.Output<string>;
     /** Secret config values by key (the reference endpoint may be one). */
@@ -334,7 +349,8 @@ export class ValidatorNode extends pulumi.ComponentResource {
             keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
             keyAfter: [...(args.handover ? [args.handover.step] : []), ...(args.rollout?.after ?? [])],
         });
-        const release = validatorRelease(releaseName, args.release);
+        const release = args.release;
+        if (release.name !== releaseName) throw new Error(`unreachable: ${node.name}: runs release ${releaseName}, given ${release.name}`);
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state, args.metrics ?? false));

@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit, sequencerPaths } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR } from "../../components/render";
-import { ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
+import { aztecRelease, ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { aztecInstall, heredocOf, HOST_COMPUTED, probe, registrationSettings, type ProbeResult, unitLaunch } from "../support/aztec";
 
 const Q = 1;
@@ -29,7 +29,7 @@ function spec(v4: boolean, mutate: (s: any) => void = () => {}) {
 
 /** The unit and its env file as the host gets them. */
 function launch(node: ReturnType<typeof spec>) {
-    const unit = renderSequencerUnit(node, "/data", "aztec", PUBLIC_IP);
+    const unit = renderSequencerUnit(node, "/data", aztecRelease(), PUBLIC_IP);
     const key = renderSequencerKey(node, "/data", SECRETS.sequencerKey!, node.sequencer.version === "4.1.2" ? SECRETS.blsKey : undefined, l1Urls(node));
     return unitLaunch(unit, heredocOf(key, sequencerPaths(node, "/data").envFile));
 }

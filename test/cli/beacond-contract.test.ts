@@ -21,17 +21,17 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { validatorKeyFileReason } from "../../components/config/validators";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, validatorPaths, validatorRelease } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, validatorPaths } from "../../components/roles/validator";
 import { releaseLink } from "../../components/hosts/scripts";
 import { HOSTFILES_DIR } from "../../components/render";
-import { baseFleet, secretSource } from "../support/fixtures";
+import { baseFleet, chainRelease, secretSource } from "../support/fixtures";
 import { systemdWords } from "../support/aztec";
 import { ROOT } from "../support/cli";
 import { until } from "../support/process";
 
 const V = 2;
 const PREFIX = 62; // ports 62551 (the engine URL nobody serves), 62656/62657 (CometBFT): loopback only
-const BEACOND = validatorRelease("0g-chain", { url: "https://example.org/beacond.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "beacond", chainSpec: "devnet" } });
+const BEACOND = chainRelease({ consensus: { daemon: "beacond", chainSpec: "devnet" } });
 
 function validator() {
     const f = baseFleet();
@@ -86,7 +86,7 @@ describe("the rendered consensus unit and app.toml are read by the real beacond"
         for (const flag of used) assert.ok(known.has(flag), `beacond start has no flag ${flag}`);
         assert.ok(!known.has("--beacon-kit.engine.jwt-secret-paths"), "a misspelling is not a flag");
         // 0gchaind's flags are beacond's with the prefix renamed: the same check, prefix mapped.
-        const zg = unitCommand(renderConsensusUnit(validator(), "/data", validatorRelease("0g-chain"))).words.filter((w) => w.startsWith("--"));
+        const zg = unitCommand(renderConsensusUnit(validator(), "/data", chainRelease())).words.filter((w) => w.startsWith("--"));
         for (const flag of zg) assert.ok(known.has(flag.replace(/^--chaincfg\./, "--beacon-kit.")), `0gchaind flag ${flag} has no beacond counterpart`);
     });
 

@@ -13,9 +13,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { executionPorts, renderGethUnit, validatorPaths, validatorRelease } from "../../components/roles/validator";
-import { releaseLink } from "../../components/hosts/scripts";
-import { baseFleet, NODE_ID, secretSource } from "../support/fixtures";
+import { executionPorts, renderGethUnit, validatorPaths } from "../../components/roles/validator";
+import { releaseDir } from "../../components/hosts/scripts";
+import { baseFleet, chainRelease, NODE_ID, secretSource } from "../support/fixtures";
 import { systemdWords } from "../support/aztec";
 import { ROOT } from "../support/cli";
 import { until } from "../support/process";
@@ -33,9 +33,9 @@ function validator() {
 
 /** The monitored unit's ExecStart as argv, the release's geth mapped to the lab's. */
 function renderedArgv(dir: string, geth: string): string[] {
-    const unit = renderGethUnit(validator(), dir, validatorRelease("0g-chain"), "127.0.0.1", true);
+    const unit = renderGethUnit(validator(), dir, chainRelease(), "127.0.0.1", true);
     const words = systemdWords(unit.split("\n").find((l) => l.startsWith("ExecStart="))!.slice("ExecStart=".length));
-    assert.equal(words[0], `${releaseLink("0g-chain")}/bin/geth`);
+    assert.equal(words[0], `${releaseDir(chainRelease())}/bin/geth`);
     return [geth, ...words.slice(1)];
 }
 

@@ -16,9 +16,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { executionPorts, RETH_BINARY, renderRethUnit, validatorPaths, validatorRelease } from "../../components/roles/validator";
+import { executionPorts, RETH_BINARY, renderRethUnit, validatorPaths } from "../../components/roles/validator";
 import { releaseLink } from "../../components/hosts/scripts";
-import { baseFleet, NODE_ID, secretSource } from "../support/fixtures";
+import { baseFleet, chainRelease, NODE_ID, secretSource } from "../support/fixtures";
 import { systemdWords } from "../support/aztec";
 import { ROOT } from "../support/cli";
 import { until } from "../support/process";
@@ -37,7 +37,7 @@ function validator() {
 /** The unit's ExecStart as argv, host paths mapped into `dir`. */
 function renderedArgv(dir: string, reth: string, metrics = false): string[] {
     const node = validator();
-    const unit = renderRethUnit(node, dir, validatorRelease("0g-chain"), "127.0.0.1", metrics);
+    const unit = renderRethUnit(node, dir, chainRelease(), "127.0.0.1", metrics);
     const start = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
     const words = systemdWords(start.slice("ExecStart=".length));
     assert.equal(words[0], RETH_BINARY);

@@ -20,12 +20,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit, sequencerJson, sequencerPaths } from "../../components/roles/sequencer";
-import { releaseLink } from "../../components/hosts/scripts";
+import { releaseDir, releaseLink } from "../../components/hosts/scripts";
 import { ingressRules, rolePorts, sourceCidrs } from "../../components/ports";
 import { diagnose } from "../../status/diagnose";
 import { details, report, table } from "../../status/report";
 import { checkArgv, type HostTarget } from "../../status/targets";
-import { baseFleet, SECRETS, secretSource, sequencerV4Settings } from "../support/fixtures";
+import { baseFleet, RELEASES, SECRETS, secretSource, sequencerV4Settings } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
 import { aztecInstall, aztecLab as aztec, devKey, prepareAztecHost } from "../support/aztec";
 import { UnitHost } from "../support/unit-host";
@@ -37,6 +37,7 @@ const CHAIN_ID = 80087; // the dev chain's (lab/devchain.sh: beacond's devnet ch
 const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
 const NODE = "aztec-node-e2e";
 const RELEASE = "aztec-node-e2e";
+const INSTALLED = { name: RELEASE, sha256: RELEASES().aztec.sha256 };
 const PUBLIC_IP = "127.0.0.1";
 
 describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L1 (runner)", { timeout: 30 * 60_000 }, () => {
@@ -119,7 +120,14 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         aztecInstall();
         chainWasRunning = /^geth running$/m.test(sh("bash", [DEVCHAIN, "status"]).stdout);
         sh("bash", [DEVCHAIN, "start"]);
-        aztec(["release", releaseLink(RELEASE)]);
+        // The release as a host installs it: its version's directory, and the link to it (the unit
+        // starts the version's own binary; one-shot commands take the link).
+        const dir = releaseDir(INSTALLED);
+        assert.ok(!fs.existsSync(dir), `${dir} exists on this machine: not touching it`);
+        if (!fs.existsSync(path.dirname(dir))) created.push(path.dirname(dir));
+        created.push(dir);
+        aztec(["release", dir]);
+        fs.symlinkSync(dir, releaseLink(RELEASE));
         mount = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-aztec-node-"));
         created.push(mount);
         await startProxy();
@@ -165,7 +173,7 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
         fs.writeFileSync(path.join("/etc/nodefleet", NODE, "sequencer.json"), sequencerJson(node, mount));
         // The L1 through the forwarder, so that the scenario below can take it away.
         keyStep([`http://127.0.0.1:${proxyPort}`]);
-        unit = new UnitHost(NODE, renderSequencerUnit(node, mount, RELEASE, PUBLIC_IP), () => fs.readFileSync(p.envFile, "utf8"), path.join(mount, "systemd"));
+        unit = new UnitHost(NODE, renderSequencerUnit(node, mount, INSTALLED, PUBLIC_IP), () => fs.readFileSync(p.envFile, "utf8"), path.join(mount, "systemd"));
         const first = sh("sh", ["-s"], { input: renderSequencerRegistration(node, mount, RELEASE), timeoutMs: 600_000 });
         assert.equal(JSON.parse(first.stdout.trim().split("\n").pop()!).action, "submitted", first.output);
         const queued = health();

@@ -3,7 +3,9 @@
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import { FleetConfigError, parseFleet, type SecretSource } from "../../components/config/fleet";
+import type { ReleaseSpec } from "../../components/config/schema";
 import { cometAddressOf, ed25519PublicOfSeed } from "../../components/config/validators";
+import { validatorRelease, type ValidatorRelease } from "../../components/roles/validator";
 
 /** EIP-55 test vectors from the EIP itself. */
 export const ADDR = {
@@ -60,6 +62,13 @@ export const RELEASES = () => ({
     aztec: { url: "https://releases.example.org/aztec/aztec-v2.0.2.tar.gz", sha256: "a2".repeat(32) },
     "0g-chain": { url: "https://github.com/0glabs/0g-chain/releases/download/v1.0.6/aristotle-v1.0.6.tar.gz", sha256: "06".repeat(32) },
 });
+
+/** The 0g-chain release of RELEASES as a validator's host installs it, with `spec`'s consensus daemon. */
+export const chainRelease = (spec?: Pick<ReleaseSpec, "consensus">): ValidatorRelease =>
+    validatorRelease({ name: "0g-chain", sha256: RELEASES()["0g-chain"].sha256 }, spec);
+
+/** The aztec release of RELEASES as a sequencer's host installs it. */
+export const aztecRelease = () => ({ name: "aztec", sha256: RELEASES().aztec.sha256 });
 
 export const storageNode = () => ({
     name: "storage-1",

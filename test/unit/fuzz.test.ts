@@ -18,10 +18,10 @@ import { spawnSync } from "node:child_process";
 import { parseFleet, FleetConfigError } from "../../components/config/fleet";
 import { renderRelease, secretAssignments } from "../../components/hosts/scripts";
 import { renderSequencerUnit } from "../../components/roles/sequencer";
-import { validatorKeyScript, validatorRelease, validatorSettingsJson } from "../../components/roles/validator";
-const REL = validatorRelease("0g-chain");
-import { awsHost, baseFleet, hetznerHost, SECRETS, secretSource } from "../support/fixtures";
+import { validatorKeyScript, validatorSettingsJson } from "../../components/roles/validator";
+import { aztecRelease, awsHost, baseFleet, chainRelease, hetznerHost, SECRETS, secretSource } from "../support/fixtures";
 import { requireTool, runTool, verifyUnits } from "../support/golden";
+const REL = chainRelease();
 
 const SEED = 20261123;
 
@@ -188,7 +188,7 @@ describe("fuzzing the config and the rendered files", () => {
                 const r = parse(fleet);
                 if (!r.ok) return;
                 const node = r.spec.nodes[1];
-                const unit = renderSequencerUnit(node, "/data", "aztec", "203.0.113.9");
+                const unit = renderSequencerUnit(node, "/data", aztecRelease(), "203.0.113.9");
                 assert.equal(unit.split("\n").filter((l: string) => l.startsWith("ExecStart=")).length, 1, "one ExecStart line");
                 verifyUnits({ "aztec-sequencer-1.service": unit }, /docker|aztec/);
             }),

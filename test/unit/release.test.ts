@@ -122,6 +122,21 @@ describe("release install", () => {
         assert.ok(fs.existsSync(older), "a gate would roll back to it: kept");
         assert.match(held.output, /kept .*0g-chain-0123456789abcdef01234567: the rollout gate of storage-9 would roll back to it/);
         fs.rmSync(kept, { recursive: true });
+        // A unit staged and not installed (a validator's geth unit after its switch to reth, which
+        // its rollback installs again) keeps it too.
+        const staged = `${root}/etc/nodefleet/validator-2`;
+        fs.mkdirSync(staged, { recursive: true });
+        fs.writeFileSync(`${staged}/geth-validator-2.service`, `[Service]\nExecStart=${older}/bin/geth\n`);
+        const stagedRun = runTool("sh", ["-s"], script.replaceAll("/etc/nodefleet", `${root}/etc/nodefleet`));
+        assert.equal(stagedRun.status, 0, stagedRun.output);
+        assert.ok(fs.existsSync(older), "a staged unit names it: kept");
+        assert.match(stagedRun.output, /kept .*0g-chain-0123456789abcdef01234567: the staged .*validator-2\/geth-validator-2\.service name\(s\) it/);
+        const stagedRemove = runTool("sh", ["-s"], underRoot(s.remove, root).replaceAll("/etc/systemd/system", units).replaceAll("/etc/nodefleet", `${root}/etc/nodefleet`));
+        assert.equal(stagedRemove.status, 0, stagedRemove.output);
+        assert.ok(fs.existsSync(older), "destroy's removal keeps a version a staged unit names");
+        // (It took the current version: installed again.)
+        assert.equal(runTool("sh", ["-s"], script.replaceAll("/etc/nodefleet", `${root}/etc/nodefleet`)).status, 0);
+        fs.rmSync(staged, { recursive: true });
         const second = runTool("sh", ["-s"], script);
         assert.equal(second.status, 0, second.output);
         assert.ok(!fs.existsSync(older));

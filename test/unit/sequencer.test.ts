@@ -15,7 +15,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
 import { HOSTFILES_DIR, unitWord } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
-import { baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings, l1Urls } from "../support/fixtures";
+import { aztecRelease, baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registrationSettings } from "../support/aztec";
 import { registered, inputsOf, scriptOf, deleteScriptOf } from "../support/mocks";
@@ -45,7 +45,7 @@ const SEED_2_4_FLAGS = ["--node", "--archiver", "--sequencer", "--network", "--l
 describe("sequencer role: rendered files", () => {
     it("the release-runtime unit matches its golden copy, passes systemd-analyze verify, carries seed 2.4's flags and no key", () => {
         const spec = sequencerSpec((s) => (s.runtime = "release"));
-        const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
+        const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1.service", renderSequencerUnit(spec, "/data", aztecRelease(), "198.51.100.20")), "utf8");
         verifyUnit("aztec-sequencer-1.service", unit);
         const flags = startFlags(unit);
         // Seed 2.4's flags but the L1 endpoints: a URL may carry an API key, so they come from the
@@ -55,7 +55,8 @@ describe("sequencer role: rendered files", () => {
         assert.doesNotMatch(unit, /sepolia\.example\.org|beacon\.example\.org/);
         assert.equal(flags[flags.indexOf("--sequencer.coinbase") + 1], ADDR.b);
         assert.equal(flags[flags.indexOf("--p2p.p2pIp") + 1], "198.51.100.20");
-        assert.match(unit, /^ExecStart=\/opt\/nodefleet\/aztec\/bin\/aztec start /m);
+        // From the version's own directory: a new release changes the unit, and the configure step restarts the node onto it.
+        assert.match(unit, new RegExp(`^ExecStart=/opt/nodefleet/releases/aztec-${"a2".repeat(12)}/bin/aztec start `, "m"));
         assert.match(unit, /^User=nodefleet$/m);
         assert.match(unit, /^EnvironmentFile=\/etc\/nodefleet\/sequencer-1\/aztec.env$/m);
         for (const env of ["DATA_DIRECTORY=/data/sequencer-1/data", "P2P_PORT=40400", "AZTEC_PORT=8080", "AZTEC_ADMIN_PORT=8880", "LOG_JSON=1"]) {
@@ -68,7 +69,7 @@ describe("sequencer role: rendered files", () => {
 
     it("the docker-runtime unit runs the image with --env-file, never the aztec wrapper, and passes systemd-analyze verify", () => {
         const spec = sequencerSpec((s) => (s.version = "2.0.2"));
-        const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1-docker.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
+        const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1-docker.service", renderSequencerUnit(spec, "/data", aztecRelease(), "198.51.100.20")), "utf8");
         verifyUnit("aztec-sequencer-1.service", unit);
         const start = unit.split("\n").find((l) => l.startsWith("ExecStart="))!;
         assert.match(start, /^ExecStart=\/usr\/bin\/docker run --rm --name aztec-sequencer-1 --network host --env-file \/etc\/nodefleet\/sequencer-1\/aztec.env /);
@@ -80,14 +81,26 @@ describe("sequencer role: rendered files", () => {
     });
 
     it("a 2.0.x patch release changes no line of the release runtime's unit (the restart comes from the version step alone)", () => {
-        const a = renderSequencerUnit(sequencerSpec((s) => Object.assign(s, { runtime: "release", version: "2.0.1" })), "/data", "aztec", "198.51.100.20");
-        const b = renderSequencerUnit(sequencerSpec((s) => Object.assign(s, { runtime: "release", version: "2.0.2" })), "/data", "aztec", "198.51.100.20");
+        const a = renderSequencerUnit(sequencerSpec((s) => Object.assign(s, { runtime: "release", version: "2.0.1" })), "/data", aztecRelease(), "198.51.100.20");
+        const b = renderSequencerUnit(sequencerSpec((s) => Object.assign(s, { runtime: "release", version: "2.0.2" })), "/data", aztecRelease(), "198.51.100.20");
         assert.equal(a, b);
+    });
+
+    it("a new aztec release changes the release runtime's unit (configure restarts the node onto that version); the docker runtime's not", () => {
+        const next = { ...aztecRelease(), sha256: "a3".repeat(32) };
+        const release = sequencerSpec((s) => (s.runtime = "release"));
+        const changed = renderSequencerUnit(release, "/data", next, "198.51.100.20");
+        assert.notEqual(changed, renderSequencerUnit(release, "/data", aztecRelease(), "198.51.100.20"));
+        assert.match(changed, new RegExp(`^ExecStart=/opt/nodefleet/releases/aztec-${"a3".repeat(12)}/bin/aztec start `, "m"));
+        assert.notEqual(renderSequencerConfigure("h", release, "/data", next, "198.51.100.20"), renderSequencerConfigure("h", release, "/data", aztecRelease(), "198.51.100.20"));
+        const docker = sequencerSpec();
+        assert.equal(docker.sequencer.runtime, "docker");
+        assert.equal(renderSequencerUnit(docker, "/data", next, "198.51.100.20"), renderSequencerUnit(docker, "/data", aztecRelease(), "198.51.100.20"));
     });
 
     it("4.1.2: the unit names VALIDATOR_PRIVATE_KEYS (not its fallback) and adds --l1-chain-id; golden, systemd-analyze verify", () => {
         const spec = sequencerSpec((s) => (s.runtime = "release"), true);
-        const unit = fs.readFileSync(golden("sequencer/aztec-4.1.2.service", renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20")), "utf8");
+        const unit = fs.readFileSync(golden("sequencer/aztec-4.1.2.service", renderSequencerUnit(spec, "/data", aztecRelease(), "198.51.100.20")), "utf8");
         verifyUnit("aztec-sequencer-1.service", unit);
         const flags = startFlags(unit);
         assert.deepEqual(flags.filter((w) => w.startsWith("--")), ["--node", "--archiver", "--sequencer", "--network", "--l1-chain-id", "--sequencer.coinbase", "--p2p.p2pIp"]);
@@ -97,15 +110,15 @@ describe("sequencer role: rendered files", () => {
         assert.doesNotMatch(unit, /VALIDATOR_PRIVATE_KEY\b|PRIVATE_KEY=|4c0883a6/);
         // 4.1.2 starts its P2P subsystem only when told to (the real node: no 40400 listener without it).
         assert.match(unit, /^Environment=P2P_ENABLED=true$/m);
-        assert.doesNotMatch(renderSequencerUnit(sequencerSpec(), "/data", "aztec", "198.51.100.20"), /P2P_ENABLED/);
+        assert.doesNotMatch(renderSequencerUnit(sequencerSpec(), "/data", aztecRelease(), "198.51.100.20"), /P2P_ENABLED/);
         // An L1 of one's own with its block time: the node's ETHEREUM_SLOT_DURATION; absent, the node's 12.
         assert.doesNotMatch(unit, /ETHEREUM_SLOT_DURATION/);
         const fast = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b, l1SlotSeconds: 2 }), true);
-        assert.match(renderSequencerUnit(fast, "/data", "aztec", "198.51.100.20"), /^Environment=ETHEREUM_SLOT_DURATION=2$/m);
-        const local = renderSequencerUnit(sequencerSpec(() => {}, true), "/data", "aztec", "198.51.100.20");
+        assert.match(renderSequencerUnit(fast, "/data", aztecRelease(), "198.51.100.20"), /^Environment=ETHEREUM_SLOT_DURATION=2$/m);
+        const local = renderSequencerUnit(sequencerSpec(() => {}, true), "/data", aztecRelease(), "198.51.100.20");
         assert.match(local, / aztecprotocol\/aztec:4\.1\.2 start --node /);
         const dev = sequencerSpec((s) => Object.assign(s, { network: "local", l1ChainId: 16661, registryAddress: ADDR.b }), true);
-        const devUnit = renderSequencerUnit(dev, "/data", "aztec", "10.0.0.1");
+        const devUnit = renderSequencerUnit(dev, "/data", aztecRelease(), "10.0.0.1");
         assert.deepEqual(startFlags(devUnit).slice(-6, -4), ["--l1-chain-id", "16661"]);
         // Not --registry-address: 4.1.2 accepts that flag and drops it (see aztec-versions.ts).
         assert.match(devUnit, new RegExp(`^Environment=REGISTRY_CONTRACT_ADDRESS=${ADDR.b}$`, "m"));
@@ -178,7 +191,7 @@ describe("sequencer role: rendered files", () => {
         assert.equal(unitWord("x\ny`z`$(id)"), '"x\\ny`z`$$(id)"');
         // A hostile L1 URL no longer reaches the unit at all: it is a value of the root-only env file.
         const spec = sequencerSpec((s) => (s.l1RpcUrls = ["https://sepolia.example.org/v2/%7Bkey%7D?a=b&c=(d)"]));
-        const unit = renderSequencerUnit(spec, "/data", "aztec", "198.51.100.20");
+        const unit = renderSequencerUnit(spec, "/data", aztecRelease(), "198.51.100.20");
         assert.doesNotMatch(unit, /sepolia/);
         verifyUnit("aztec-hostile.service", unit);
         assert.match(renderSequencerKey(spec, "/data", SECRETS.sequencerKey!, undefined, l1Urls(spec)), /^ETHEREUM_HOSTS=https:\/\/sepolia\.example\.org\/v2\/%7Bkey%7D\?a=b&c=\(d\)$/m);
@@ -190,8 +203,8 @@ describe("sequencer role: rendered files", () => {
         requireTool("shellcheck", "shellcheck");
         const release = sequencerSpec((s) => (s.runtime = "release"));
         const files = [
-            golden("sequencer/configure.sh", renderSequencerConfigure("h-sequencer", release, "/data", "aztec", "198.51.100.20")),
-            golden("sequencer/configure-docker.sh", renderSequencerConfigure("h-sequencer", sequencerSpec(), "/data", "aztec", "198.51.100.20")),
+            golden("sequencer/configure.sh", renderSequencerConfigure("h-sequencer", release, "/data", aztecRelease(), "198.51.100.20")),
+            golden("sequencer/configure-docker.sh", renderSequencerConfigure("h-sequencer", sequencerSpec(), "/data", aztecRelease(), "198.51.100.20")),
             golden("sequencer/validator-key.sh", renderSequencerKey(release, "/data", SECRETS.sequencerKey!, undefined, l1Urls(release))),
             golden("sequencer/version.sh", renderSequencerVersion(release, "aztec")),
             golden("sequencer/remove.sh", renderSequencerRemove("h-sequencer", release, "/data")),

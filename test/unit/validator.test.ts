@@ -8,16 +8,16 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
-import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorPaths, validatorRelease, validatorSettingsJson } from "../../components/roles/validator";
+import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
 import { roleTools } from "../../components/hosts/tools";
 import { HOSTFILES_DIR } from "../../components/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
-import { baseFleet, ENODE, SECRETS, secretSource } from "../support/fixtures";
+import { baseFleet, chainRelease, ENODE, SECRETS, secretSource } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { inputsOf, previousStackOutputs, registered, scriptOf, deleteScriptOf } from "../support/mocks";
 
 const V = 2;
-const REL = validatorRelease("0g-chain");
+const REL = chainRelease();
 
 function validatorSpec() {
     const fleet = parseFleet(baseFleet(), secretSource());
@@ -91,13 +91,13 @@ describe("validator role: consensus unit, config files and scripts", () => {
 
     it("the release's consensus daemon decides the unit: beacond's flags in its prefix, its chain spec from the environment; 0gchaind's as a flag", () => {
         const node = validatorSpec();
-        const beacond = validatorRelease("0g-chain", { url: "https://example.org/r.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "beacond", chainSpec: "devnet" } });
+        const beacond = chainRelease({ consensus: { daemon: "beacond", chainSpec: "devnet" } });
         const unit = fs.readFileSync(golden("validator/beacond-validator-1.service", renderConsensusUnit(node, "/data", beacond)), "utf8");
         verifyUnits({ "0gchaind-validator-1.service": unit });
-        assert.match(unit, /^ExecStart=\/opt\/nodefleet\/0g-chain\/bin\/beacond start /m);
+        assert.match(unit, new RegExp(`^ExecStart=/opt/nodefleet/releases/0g-chain-${"06".repeat(12)}/bin/beacond start `, "m"));
         assert.deepEqual([...flags(unit).keys()], ["--home", "--beacon-kit.engine.jwt-secret-path", "--beacon-kit.kzg.trusted-setup-path"]);
         assert.match(unit, /^Environment=CHAIN_SPEC=devnet$/m);
-        const zg = validatorRelease("0g-chain", { url: "https://example.org/r.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "0gchaind", chainSpec: "mainnet" } });
+        const zg = chainRelease({ consensus: { daemon: "0gchaind", chainSpec: "mainnet" } });
         const zgUnit = renderConsensusUnit(node, "/data", zg);
         assert.equal(flags(zgUnit).get("--chaincfg.chain-spec"), "mainnet");
         assert.doesNotMatch(zgUnit, /CHAIN_SPEC/);
@@ -106,11 +106,23 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", beacond)).consensus, { daemon: "beacond", flagPrefix: "beacon-kit" });
         assert.deepEqual(JSON.parse(validatorSettingsJson(node, "/data", REL)).consensus, { daemon: "0gchaind", flagPrefix: "chaincfg" });
         // The network's consensus genesis: a path in the release, given to the host tool whole (unset: null).
-        const withGenesis = validatorRelease("0g-chain", { url: "https://example.org/r.tar.gz", sha256: "0".repeat(64), consensus: { daemon: "beacond", genesis: "0g-home/config/genesis.json" } });
+        const withGenesis = chainRelease({ consensus: { daemon: "beacond", genesis: "0g-home/config/genesis.json" } });
         const settings = JSON.parse(validatorSettingsJson(node, "/data", withGenesis));
         assert.equal(settings.consensusGenesis, `${settings.releaseDir}/0g-home/config/genesis.json`);
         assert.match(settings.releaseDir, /^\/opt\/nodefleet\//);
         assert.equal(JSON.parse(validatorSettingsJson(node, "/data", beacond)).consensusGenesis, null);
+    });
+
+    it("a new release version changes geth's and the consensus daemon's units (configure restarts them onto it), not reth's nor the settings", () => {
+        const node = validatorSpec();
+        const next = { ...REL, sha256: "07".repeat(32) };
+        const start = (unit: string) => unit.split("\n").find((l) => l.startsWith("ExecStart="))!.split(" ")[0];
+        assert.equal(start(renderGethUnit(node, "/data", REL, "198.51.100.30")), `ExecStart=/opt/nodefleet/releases/0g-chain-${"06".repeat(12)}/bin/geth`);
+        assert.equal(start(renderGethUnit(node, "/data", next, "198.51.100.30")), `ExecStart=/opt/nodefleet/releases/0g-chain-${"07".repeat(12)}/bin/geth`);
+        assert.equal(start(renderConsensusUnit(node, "/data", next)), `ExecStart=/opt/nodefleet/releases/0g-chain-${"07".repeat(12)}/bin/0gchaind`);
+        assert.equal(renderRethUnit(node, "/data", next, "198.51.100.30"), renderRethUnit(node, "/data", REL, "198.51.100.30"));
+        assert.equal(validatorSettingsJson(node, "/data", next), validatorSettingsJson(node, "/data", REL));
+        assert.notEqual(renderValidatorConfigure("h", node, "/data", next, "198.51.100.30", null), renderValidatorConfigure("h", node, "/data", REL, "198.51.100.30", null));
     });
 
     it("the network's CometBFT seeds and persistent peers go on the daemon's command line, comma-joined", () => {

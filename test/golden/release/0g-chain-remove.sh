@@ -9,12 +9,12 @@ if [ "$(readlink "$link" 2>/dev/null || true)" = "$dest" ]; then
 fi
 rm -rf "$dest"
 # Versions kept for nodes not yet moved onto a newer one (install-release) go too, once no unit names
-# them, nor a rollout gate's kept files (the nodes' own removals ran first: they depend on the release).
+# them (installed or staged), nor a rollout gate's kept files (the nodes' own removals ran first: they depend on the release).
 for old in /opt/nodefleet/releases/0g-chain-*; do
 	suffix="${old##*/}"
 	suffix="${suffix#0g-chain-}"
 	case "$suffix" in "" | *[!0-9a-f]*) continue ;; esac
-	if [ -d "$old" ] && ! grep -q -F "$old/" /etc/systemd/system/*.service /var/lib/nodefleet/gate/*.prev/f* 2>/dev/null; then
+	if [ -d "$old" ] && ! grep -q -F "$old/" /etc/systemd/system/*.service /etc/nodefleet/*/*.service /var/lib/nodefleet/gate/*.prev/f* 2>/dev/null; then
 		rm -rf "$old"
 		echo "release 0g-chain: removed $old"
 	fi

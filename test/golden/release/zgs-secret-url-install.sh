@@ -77,6 +77,13 @@ for old in /opt/nodefleet/releases/"$name"-*; do
 			echo "release $name: kept $old: ${users% } still start(s) from it until its node is configured onto this version"
 			continue
 		fi
+		# A unit staged and not installed (a validator's geth unit after the switch to reth: its
+		# rollback installs it again) keeps the version it names too.
+		staged="$(grep -l -F "$old/" /etc/nodefleet/*/*.service 2>/dev/null | tr '\n' ' ')"
+		if [ -n "$staged" ]; then
+			echo "release $name: kept $old: the staged ${staged% } name(s) it"
+			continue
+		fi
 		# A rollout's gate rolls a node back to the unit it kept (onFailure: rollback).
 		kept="$(grep -l -F "$old/" /var/lib/nodefleet/gate/*.prev/f* 2>/dev/null | sed 's|.*/\([^/]*\)\.prev/[^/]*$|\1|' | sort -u | tr '\n' ' ')"
 		if [ -n "$kept" ]; then

@@ -53,8 +53,8 @@ record_unit() {
 	printf 'unit\t%s\n' "$1" > "$record/u.$1"
 }
 
-if [ ! -x /opt/nodefleet/aztec/bin/aztec ]; then
-	echo "sequencer $node: /opt/nodefleet/aztec/bin/aztec is missing: the release was not installed" >&2
+if [ ! -x /opt/nodefleet/releases/aztec-a2a2a2a2a2a2a2a2a2a2a2a2/bin/aztec ]; then
+	echo "sequencer $node: /opt/nodefleet/releases/aztec-a2a2a2a2a2a2a2a2a2a2a2a2/bin/aztec is missing: the release was not installed" >&2
 	exit 1
 fi
 for f in "$etc/aztec.env" "$etc/register.env" "$etc/version"; do
@@ -101,7 +101,7 @@ Environment=AZTEC_PORT=8080
 Environment=AZTEC_ADMIN_PORT=8880
 Environment=LOG_JSON=1
 EnvironmentFile=/etc/nodefleet/sequencer-1/aztec.env
-ExecStart=/opt/nodefleet/aztec/bin/aztec start --node --archiver --sequencer --network alpha-testnet --sequencer.coinbase 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359 --p2p.p2pIp 198.51.100.20
+ExecStart=/opt/nodefleet/releases/aztec-a2a2a2a2a2a2a2a2a2a2a2a2/bin/aztec start --node --archiver --sequencer --network alpha-testnet --sequencer.coinbase 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359 --p2p.p2pIp 198.51.100.20
 # On SIGTERM (systemctl stop) 4.1.2 shuts down and exits 143 (128 + 15), as docker run does then:
 # a clean stop, not a failure. 78 and 79 (a rollup or version upgrade) are failures: restarted.
 SuccessExitStatus=143
