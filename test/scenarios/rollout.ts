@@ -10,7 +10,9 @@
 //   storage-1's gate with its diagnosis; the gate rolls storage-1 back onto the good release and
 //   checks it healthy, the up still fails, storage-2 and -3 are untouched (on the good release,
 //   healthy); an up with nothing changed stops at that gate at once, restarting nothing; the good
-//   release set back, the next up finishes without a restart.
+//   release set back, the next up finishes without a restart;
+// - a new 0g-chain and a new aztec release restart validator-1 (geth, then beacond) and sequencer-1
+//   behind their gates, the storage nodes untouched.
 // `onFailure: halt` (the same gate failure without the rollback) ran on the dev VMs with storage-1
 // alone (2026-11-28: halted at its gate, the other roles healthy); it is not repeated here, for
 // time: each `pulumi up` of this scenario takes minutes on the emulated VMs.
@@ -32,12 +34,12 @@ const SOAK = 10;
 /** The storage nodes of the scenario, by host. */
 const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "dev-2", "storage-3": "dev-1" };
 
-/** The lab's zgs_node release repacked: `change` edits its unpacked tree. Returns the archive's sha256. */
-function repack(out: string, change: (top: string) => void): string {
+/** A release of the lab's (by default zgs_node's) repacked: `change` edits its unpacked tree. Returns the archive's sha256. */
+function repack(out: string, change: (top: string) => void, shipped = SHIPPED): string {
     const work = fs.mkdtempSync(path.join(path.dirname(out), "work-"));
-    sh("tar", ["-xzf", path.join(ROOT, ".state/artifacts/current", `${SHIPPED}.tar.gz`), "-C", work]);
-    change(path.join(work, SHIPPED));
-    sh("tar", ["-czf", out, "-C", work, SHIPPED]);
+    sh("tar", ["-xzf", path.join(ROOT, ".state/artifacts/current", `${shipped}.tar.gz`), "-C", work]);
+    change(path.join(work, shipped));
+    sh("tar", ["-czf", out, "-C", work, shipped]);
     fs.rmSync(work, { recursive: true, force: true });
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
@@ -58,8 +60,8 @@ function moreStorageNodes(yaml: string): string {
 
 export function rolloutScenario(budget: Budget): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that never serves stops the up at the first node and (onFailure: rollback) is rolled back there, the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes", {
-        cost: 2700, optional: true, timeout: 75 * 60_000,
+    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that never serves stops the up at the first node and (onFailure: rollback) is rolled back there, the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates", {
+        cost: 3300, optional: true, timeout: 75 * 60_000,
         // Not in CI until it has passed whole on the dev VMs (docs/development.md).
         unless: () => (process.env.CI === "true" ? "the rollout scenario is not run in CI until it has passed whole on the dev VMs (docs/development.md)"
             : lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
@@ -72,12 +74,17 @@ export function rolloutScenario(budget: Budget): void {
         const port = await freePort();
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
-            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string } }) => () => {
+            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }> }) => () => {
                 const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n`;
                 let out = moreStorageNodes(snapshot).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
                 if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
                     out = out.replace(RELEASE_LINE, `        url: http://10.0.2.2:${port}/${o.release.file}\n        sha256: "${o.release.sha256}"\n`);
+                }
+                for (const [shipped, r] of Object.entries(o.others ?? {})) {
+                    const line = `        url: http://10.0.2.2:8700/${shipped}.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n`;
+                    assert.ok(out.includes(line), `the dev config's ${shipped} release`);
+                    out = out.replace(line, `        url: http://10.0.2.2:${port}/${r.file}\n        sha256: "${r.sha256}"\n`);
                 }
                 return out;
             };
@@ -151,7 +158,30 @@ export function rolloutScenario(budget: Budget): void {
             assert.equal(startedAt("storage-1"), before, "storage-1 already ran it: not restarted");
             assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/storage-1.rolled-back", true).status, 1, "the mark is gone");
 
-            // Off again, on the release the fleet had, without storage-2 and -3: the scenarios after this one see it as before.
+            // A new 0g-chain and a new aztec release (the same binaries, other archives): validator-1
+            // restarts geth, then beacond (stopped meanwhile), and sequencer-1 its Aztec node, each
+            // behind its own gate (validators and sequencers one at a time by default); the storage
+            // nodes, unchanged, are not restarted.
+            const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6");
+            const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v2.0.2");
+            const storageStarts = Object.keys(STORAGE).map(startedAt);
+            const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
+            const bumped = up("a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v2.0.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            assert.equal(bumped.status, 0, bumped.output.slice(-4000));
+            assert.match(bumped.output, /geth-validator-1\.service changed: 0gchaind-validator-1\.service stopped while it restarts/);
+            for (const node of ["validator-1", "sequencer-1"]) assert.match(bumped.output, new RegExp(`gate ${node}: healthy after \\d+ s, and for \\d+ s since`), node);
+            assert.match(bumped.output, /sequencer sequencer-1: restarted aztec-sequencer-1\.service \(changed: unit\)/);
+            const geth = unitOn("dev-2", "geth-validator-1.service");
+            const beacond = unitOn("dev-2", "0gchaind-validator-1.service");
+            const seq = unitOn("dev-1", "aztec-sequencer-1.service");
+            for (const [what, shown] of [["geth", geth], ["beacond", beacond]]) assert.match(shown, new RegExp(`/opt/nodefleet/releases/0g-chain-${chain.slice(0, 24)}/bin/${what}`), `${what} starts the new release`);
+            assert.match(seq, new RegExp(`/opt/nodefleet/releases/aztec-${aztec.slice(0, 24)}/bin/aztec`), "the Aztec node starts the new release");
+            const since = (shown: string) => Number(shown.trim().split("\n").pop());
+            assert.ok(since(geth) <= since(beacond), `geth started again before beacond (${since(geth)}, ${since(beacond)})`);
+            assert.deepEqual(Object.keys(STORAGE).map(startedAt), storageStarts, "the storage nodes did not change: not restarted");
+            assert.equal(statusJson().code, 0, "all healthy on the new releases");
+
+            // Off again, on the releases the fleet had, without storage-2 and -3: the scenarios after this one see it as before.
             const off = up("rollout off, the shipped release, two nodes fewer", () => snapshot);
             assert.equal(off.status, 0, off.output.slice(-4000));
             assert.match(execStart("storage-1"), /\/opt\/nodefleet\/releases\/zgs-[0-9a-f]{24}\/zgs_node/);
