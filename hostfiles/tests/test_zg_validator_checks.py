@@ -3,8 +3,10 @@ error table and their remedies, waiting for the execution client, step 14's veri
 and the handover between hosts; on the fixtures of tests/switchcase.py (a fake systemd, real
 JSON-RPC from in-test endpoints). The E2E tier runs them on VMs.
 """
+import hashlib
 import json
 import os
+import subprocess
 import sys
 import unittest
 from unittest import mock
@@ -191,6 +193,20 @@ class Cleanup(SwitchCase):
         for b in ("geth", "0gchaind"):
             with open(os.path.join(self.settings["releaseDir"], "bin", b), "w") as f:
                 f.write(b)
+        # The release's list of its files, as its install writes it.
+        self.listing = os.path.join(self.settings["releaseDir"], ".nodefleet-files.sha256")
+        with open(self.listing, "w") as f:
+            f.write("".join(f"{hashlib.sha256(b.encode()).hexdigest()}  bin/{b}\n" for b in ("0gchaind", "geth")))
+        # Units are looked for here: this node's staged geth unit, and (a test's) another node's.
+        self.units = os.path.join(self.root, "units")
+        self.staged = os.path.join(self.root, "staged")
+        os.makedirs(self.units)
+        os.makedirs(self.settings["etcDir"], exist_ok=True)
+        with open(os.path.join(self.settings["etcDir"], GETH), "w") as f:
+            f.write(f"[Service]\nExecStart={self.geth_bin} --datadir /data\n")
+        globs = rollback.UNIT_GLOBS
+        rollback.UNIT_GLOBS = (os.path.join(self.units, "*.service"), os.path.join(os.path.dirname(self.settings["etcDir"]), "*", "*.service"))
+        self.addCleanup(setattr, rollback, "UNIT_GLOBS", globs)
         self.fake.state[RETH] = "active"
         self.fake.since[RETH] = 1000 * 1_000_000  # active since monotonic second 1000
         self.v = v
@@ -221,6 +237,34 @@ class Cleanup(SwitchCase):
         self.assertIn(self.geth_bin, r["removed"])
         self.assertEqual(os.listdir(os.path.dirname(self.geth_bin)), ["0gchaind"])
         self.assertTrue(os.path.isdir(self.settings["gethDir"]) and os.path.isdir(self.settings["consensusHome"]))
+        # Off the release's list too: its install and the drift check do not take it for damage.
+        with open(self.listing) as f:
+            self.assertEqual([line.split("  ")[1] for line in f.read().splitlines()], ["bin/0gchaind"])
+        records = os.path.join(self.root, "drift", "release-0g-chain")
+        os.makedirs(records)
+        link = os.path.join(self.root, "0g-chain")
+        os.symlink(self.settings["releaseDir"], link)
+        with open(os.path.join(records, "t.release"), "w") as f:
+            f.write(f"tree\t{self.settings['releaseDir']}\t{link}\n")
+        checked = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "drift.py"), os.path.dirname(records)], capture_output=True, text=True)
+        self.assertEqual(json.loads(checked.stdout), {"records": 1, "drift": []}, checked.stderr)
+        # Again: nothing left to remove, and nothing fails.
+        again = self.after(31, removeGethBinary=True, removeBackup=True)
+        self.assertEqual(again["removed"], [])
+
+    def test_it_keeps_a_geth_another_node_starts_and_removes_nothing(self):
+        other = os.path.join(self.units, "geth-validator-2.service")
+        with open(other, "w") as f:
+            f.write(f"[Service]\nExecStart={self.geth_bin} --datadir /data/validator-2\n")
+        with self.assertRaisesRegex(Failed, r"the release's geth is still started by .*geth-validator-2\.service: not removed \(nothing was\)"):
+            self.after(30, removeGethBinary=True, removeBackup=True)
+        self.assertTrue(os.path.exists(self.geth_bin))
+        self.assertTrue(os.path.isdir(self.backup))
+        self.assertEqual(len(self.left()), 6)
+        # Without removeGethBinary the rest goes.
+        self.after(30, removeBackup=True)
+        self.assertTrue(os.path.exists(self.geth_bin))
+        self.assertFalse(os.path.exists(self.backup))
 
 
 class Handover(SwitchCase):

@@ -1,5 +1,6 @@
 """`rollback` (back to geth from the verified backup, from any point after it) and `cleanup` (the
 export files, and optionally geth and the backup, after 24 h of reth running)."""
+import glob
 import os
 import re
 import shutil
@@ -7,6 +8,12 @@ import time
 
 from .switch import switch_mode
 from .host import Failed, active, copy_tree, install_unit, journal, listening, now, say, systemctl, tree_diff, tree_stat, unit_props, wait
+
+# Where units that may start the release's geth are: installed, and staged by each node's configure
+# step (a validator's geth unit after its switch, which its rollback installs again).
+UNIT_GLOBS = ("/etc/systemd/system/*.service", "/etc/nodefleet/*/*.service")
+# The release's list of its files, which its install and the drift check verify (install-release.sh).
+RELEASE_FILES = ".nodefleet-files.sha256"
 
 
 def rollback(v):
@@ -104,6 +111,50 @@ def rollback_before_cutover(v):
             "started": started, "ended": now()}
 
 
+def geth_users(v):
+    """Units of other nodes (installed or staged) that start the release's geth: by its link or
+    by the version's directory it points at."""
+    link = os.path.join(v.s["releaseDir"], "bin", "geth")
+    names = {link, os.path.join(os.path.realpath(v.s["releaseDir"]), "bin", "geth")}
+    # This node's own geth unit, staged (and installed, should it still be) goes with its switch.
+    own = {os.path.realpath(os.path.join(v.s["etcDir"], v.units["geth"]))} | {os.path.realpath(os.path.join(os.path.dirname(g), v.units["geth"])) for g in UNIT_GLOBS[:1]}
+    users = []
+    for pattern in UNIT_GLOBS:
+        for path in sorted(glob.glob(pattern)):
+            if os.path.realpath(path) in own:
+                continue
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if any(re.search(re.escape(n) + r"(\s|$)", text) for n in names):
+                users.append(path)
+    return users
+
+
+def remove_release_geth(v):
+    """Removes the release version's geth and takes it off the release's list of files, so that
+    neither its install nor the drift check takes the removal for damage (which would install the
+    release again and restart the daemons that start from it)."""
+    directory = os.path.realpath(v.s["releaseDir"])
+    path = os.path.join(directory, "bin", "geth")
+    listing = os.path.join(directory, RELEASE_FILES)
+    if os.path.exists(listing):
+        with open(listing, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        kept = [line for line in lines if line.partition("  ")[2] != "bin/geth"]
+        if kept != lines:
+            with open(listing + ".new", "w", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in kept))
+            os.chmod(listing + ".new", os.stat(listing).st_mode & 0o7777)
+            os.replace(listing + ".new", listing)
+    if os.path.exists(path):
+        os.unlink(path)
+        return [path]
+    return []
+
+
 def remove_exports(v):
     """The RLP export files (whole, trimmed, partial) in the migration directory: their paths."""
     removed = []
@@ -127,12 +178,14 @@ def cleanup(v, clock=time.monotonic):
     need = s["cleanupAfterHours"]
     if hours < need:
         raise Failed(f"{reth} has been active for {hours:.1f} h (from systemd); cleanup waits until {need} h (24 to 48 hours of stable running before the way back is removed)")
+    if s["cleanup"].get("removeGethBinary"):
+        others = geth_users(v)
+        if others:
+            raise Failed(f"the release's geth is still started by {', '.join(others)}: not removed (nothing was); "
+                         "set cleanup.removeGethBinary to false for this node, or clean up the other node first")
     removed = remove_exports(v)
     if s["cleanup"].get("removeGethBinary"):
-        path = os.path.join(s["releaseDir"], "bin", "geth")
-        if os.path.exists(path):
-            os.unlink(path)
-            removed.append(path)
+        removed += remove_release_geth(v)
     if s["cleanup"].get("removeBackup"):
         # The ordered switch's backup; the low-downtime switch keeps geth's datadir whole instead.
         backup = v.marker("s04-backup")["backupDir"] if v.marker("s04-backup") else s["gethDir"]
