@@ -18,31 +18,28 @@ import { ScriptedHosts } from "../support/scripted-hosts";
  * The nodefleet an operator upgrades from: the previous stop's version. Move it forward when a
  * change that reaches the state lands (and say in the commit what an upgrade from it runs).
  */
-const PREVIOUS = "0cca963";
+const PREVIOUS = "aa1f9c5";
 /**
  * The steps this version replaces once, and why it is safe: a step's triggers hold its script's
- * digest, and the validator's configure script changed (the consensus unit passes the release's
- * KZG trusted setup, the default config.toml carries CometBFT's file paths, the settings name the
- * consensus daemon), so configure runs `setup` again, which restarts 0gchaind for its changed unit,
- * and health, whose triggers hold configure's digest, reads the node again. Neither has a delete
- * command: the old steps' removal runs nothing. (From 85c6ebb the key steps were replaced once
- * too, their script having changed form.) The storage node's configure and health steps are replaced
- * once as well: zgs-endpoint.py changed (its drift record now holds the digest of what it compared),
- * and configure names each tool's digest. Configure puts the new tool and asks the endpoints again
- * (config.toml unchanged), and restarts zgs_node once: its unit now starts the binary from the
- * release version's own directory, not through the release's link (so that a new release restarts
- * the node, gated when the fleet has a `rollout`); the binary is the same file.
- * The release installs are replaced once too: their script changed (curl reads the URL from its
- * stdin, never its argv, since release URLs may be secrets). Run again, an install finds its
- * verified directory and downloads nothing, points the link where it already points and restarts
- * nothing; their removal is held by the teardown steps, which are not replaced.
+ * digest. The validator's and the sequencer's configure scripts changed: their units (geth and the
+ * consensus daemon; the Aztec node of `runtime: release`) now start the binary from the release
+ * version's own directory, not through the release's link, so that a new release restarts the
+ * node (gated when the fleet has a `rollout`), as the storage node's unit has since 0cca963. So
+ * configure runs once more: the validator's `setup` restarts geth (the consensus daemon held
+ * meanwhile) and then 0gchaind for their changed units, the sequencer's configure restarts the
+ * Aztec node once; the binaries are the same files. Health, whose triggers hold configure's
+ * digest, reads each node again. Neither has a delete command: the old steps' removal runs
+ * nothing. The release installs are replaced once too: their script changed (a version a staged
+ * unit names is kept). Run again, an install finds its verified directory and downloads nothing,
+ * points the link where it already points and restarts nothing; their removal is held by the
+ * teardown steps, which are not replaced.
  */
 const STEPS_REPLACED = [
     "fleet-dev-1-release-aztec",
     "fleet-dev-1-release-zgs",
     "fleet-dev-2-release-0g-chain",
-    "fleet-storage-1-configure",
-    "fleet-storage-1-health",
+    "fleet-sequencer-1-configure",
+    "fleet-sequencer-1-health",
     "fleet-validator-1-configure",
     "fleet-validator-1-health",
 ];
