@@ -34,12 +34,16 @@ const SOAK = 10;
 /** The storage nodes of the scenario, by host. */
 const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "dev-2", "storage-3": "dev-1" };
 
-/** A release of the lab's (by default zgs_node's) repacked: `change` edits its unpacked tree. Returns the archive's sha256. */
-function repack(out: string, change: (top: string) => void, shipped = SHIPPED): string {
+/**
+ * A release of the lab's (by default zgs_node's) repacked: `change` edits its unpacked tree, whose
+ * top directory is `top` (the 0g-chain archive's is `Aristotle-v1.0.6`). Returns the archive's sha256.
+ */
+function repack(out: string, change: (top: string) => void, shipped = SHIPPED, top = shipped): string {
     const work = fs.mkdtempSync(path.join(path.dirname(out), "work-"));
     sh("tar", ["-xzf", path.join(ROOT, ".state/artifacts/current", `${shipped}.tar.gz`), "-C", work]);
-    change(path.join(work, shipped));
-    sh("tar", ["-czf", out, "-C", work, shipped]);
+    assert.deepEqual(fs.readdirSync(work), [top], `${shipped}.tar.gz holds ${top}/ alone`);
+    change(path.join(work, top));
+    sh("tar", ["-czf", out, "-C", work, top]);
     fs.rmSync(work, { recursive: true, force: true });
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
@@ -172,7 +176,7 @@ export function rolloutScenario(budget: Budget): void {
             // restarts geth, then beacond (stopped meanwhile), and sequencer-1 its Aztec node, each
             // behind its own gate (validators and sequencers one at a time by default); the storage
             // nodes, unchanged, are not restarted.
-            const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6");
+            const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
             const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v2.0.2");
             const storageStarts = Object.keys(STORAGE).map(startedAt);
             const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
