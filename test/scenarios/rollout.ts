@@ -108,13 +108,16 @@ export function rolloutScenario(budget: Budget): void {
             };
             // Three batches on the emulated VMs: about five minutes each (restart, health step, gate).
             const up = (label: string, edit: () => string) => timed(`pulumi up (${label})`, () => upWith(edit, [], 40 * 60_000));
-            // The dev VMs have 2 emulated vCPUs, and zgs_node v1.1.0's pad task keeps one of them busy
-            // ([roles.md](docs/roles.md)): on dev-2, storage-2 starved validator-1 (its geth stopped
-            // importing minutes after storage-2 started; run of 2026-11-28), and the fleet's status
-            // was not healthy after the rollback. The lab caps each storage node of the scenario at
-            // half a vCPU with a drop-in of its own, taken out at the end (the 8-core target has the
-            // core to spare; nodefleet renders no CPUQuota).
-            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `install -d ${labCap(node)} && printf '[Service]\\nCPUQuota=50%%\\n' > ${labCap(node)}/lab-cpu.conf && systemctl daemon-reload`);
+            // The dev VMs have 2 emulated vCPUs each on a runner of 2 cores, and zgs_node v1.1.0's pad
+            // task keeps a vCPU busy ([roles.md](docs/roles.md)): with three of them running,
+            // validator-1 on dev-2 fell behind its network (its geth stopped importing minutes after
+            // storage-2 started; run of 2026-11-28) and the fleet's status was not healthy after the
+            // rollback; with storage-1 alone left running on dev-1, validator-1 committed a block
+            // every 60-75 s against its network's 20 s. The lab caps each storage node of the
+            // scenario at a quarter of a vCPU with a drop-in of its own, and stops storage-1 again at
+            // the end as the storage scenario left it (the 8-core target has the core to spare;
+            // nodefleet renders no CPUQuota).
+            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `install -d ${labCap(node)} && printf '[Service]\\nCPUQuota=25%%\\n' > ${labCap(node)}/lab-cpu.conf && systemctl daemon-reload`);
             // The fleet running (the storage scenario's last test stops storage-1 to see it stop cleanly).
             onVm("dev-1", "systemctl start zgs-storage-1.service");
 
@@ -207,6 +210,7 @@ export function rolloutScenario(budget: Budget): void {
         } finally {
             server.kill();
             for (const [node, host] of Object.entries(STORAGE)) onVm(host, `rm -rf ${labCap(node)} && systemctl daemon-reload`, true);
+            onVm("dev-1", "systemctl stop zgs-storage-1.service", true);
         }
     });
 }
