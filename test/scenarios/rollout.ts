@@ -68,7 +68,7 @@ function moreStorageNodes(yaml: string): string {
 export function rolloutScenario(budget: Budget): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that never serves stops the up at the first node and (onFailure: rollback) is rolled back there, the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates", {
-        cost: 3300, optional: true, timeout: 75 * 60_000,
+        cost: 4500, optional: true, timeout: 95 * 60_000,
         // Not in CI until it has passed whole on the dev VMs (docs/development.md).
         unless: () => (process.env.CI === "true" ? "the rollout scenario is not run in CI until it has passed whole on the dev VMs (docs/development.md)"
             : lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
