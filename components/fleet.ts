@@ -1,6 +1,6 @@
 // The fleet: one host component per configured host, built from validated config.
 import * as pulumi from "@pulumi/pulumi";
-import { readKeyFile, type FleetPlan, type HostPlan } from "./config/fleet";
+import { readKeyFile, type FleetPlan, type HostPlan, type ResolvedRelease } from "./config/fleet";
 import type { HostSpec } from "./config/schema";
 import { assertNever } from "./ports";
 import { Host } from "./hosts/host";
@@ -139,8 +139,7 @@ export class Fleet extends pulumi.ComponentResource {
             const gated = this.nodeRollout(node.name);
             switch (node.role) {
                 case "storage": {
-                    const release = plan.releases.find((r) => r.name === node.release);
-                    if (release === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+                    const release = installedRelease(plan, node);
                     const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, args.secret), release, rollout: gated.rollout }, { parent: this });
                     gated.made(role.gate);
                     this.health[node.name] = role.health;
@@ -148,8 +147,7 @@ export class Fleet extends pulumi.ComponentResource {
                 }
                 case "sequencer": {
                     const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
-                    const release = plan.releases.find((r) => r.name === node.release);
-                    if (release === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+                    const release = installedRelease(plan, node);
                     const role = new SequencerNode(roleName, { node, host, user, release, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret, rollout: gated.rollout }, { parent: this });
                     gated.made(role.gate);
                     this.health[node.name] = role.health;
@@ -159,8 +157,7 @@ export class Fleet extends pulumi.ComponentResource {
                 case "validator": {
                     const move = this.moves.get(node.name);
                     const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
-                    const installed = plan.releases.find((r) => r.name === node.release);
-                    if (installed === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+                    const installed = installedRelease(plan, node);
                     const release = validatorRelease(installed, args.plan.spec.releases[installed.name]);
                     const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
                     gated.made(role.gate);
@@ -220,6 +217,13 @@ export class Fleet extends pulumi.ComponentResource {
 }
 
 /** The host's SSH key as a secret Output, from its config key or (existing hosts) its key file. */
+/** The release a node runs, as its host installs it (digest resolved). */
+function installedRelease(plan: HostPlan, node: { readonly name: string; readonly release?: string }): ResolvedRelease {
+    const release = plan.releases.find((r) => r.name === node.release);
+    if (release === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
+    return release;
+}
+
 function sshPrivateKey(spec: HostSpec, secret: FleetArgs["secret"]): pulumi.Output<string> {
     if (spec.sshPrivateKeySecret !== undefined) return secret(spec.sshPrivateKeySecret);
     const file = spec.kind === "existing" ? spec.sshPrivateKeyFile : undefined;

@@ -7,7 +7,7 @@ import shutil
 import time
 
 from .switch import switch_mode
-from .host import Failed, active, copy_tree, install_unit, journal, listening, now, say, systemctl, tree_diff, tree_stat, unit_props, wait
+from .host import Failed, active, copy_tree, install_unit, journal, listening, now, put, say, systemctl, tree_diff, tree_stat, unit_props, wait
 
 # Where units that may start the release's geth are: installed, and staged by each node's configure
 # step (a validator's geth unit after its switch, which its rollback installs again).
@@ -117,7 +117,7 @@ def geth_users(v):
     link = os.path.join(v.s["releaseDir"], "bin", "geth")
     names = {link, os.path.join(os.path.realpath(v.s["releaseDir"]), "bin", "geth")}
     # This node's own geth unit, staged (and installed, should it still be) goes with its switch.
-    own = {os.path.realpath(os.path.join(v.s["etcDir"], v.units["geth"]))} | {os.path.realpath(os.path.join(os.path.dirname(g), v.units["geth"])) for g in UNIT_GLOBS[:1]}
+    own = {os.path.realpath(os.path.join(d, v.units["geth"])) for d in (v.s["etcDir"], os.path.dirname(UNIT_GLOBS[0]))}
     users = []
     for pattern in UNIT_GLOBS:
         for path in sorted(glob.glob(pattern)):
@@ -145,10 +145,7 @@ def remove_release_geth(v):
             lines = f.read().splitlines()
         kept = [line for line in lines if line.partition("  ")[2] != "bin/geth"]
         if kept != lines:
-            with open(listing + ".new", "w", encoding="utf-8") as f:
-                f.write("".join(line + "\n" for line in kept))
-            os.chmod(listing + ".new", os.stat(listing).st_mode & 0o7777)
-            os.replace(listing + ".new", listing)
+            put(listing, "".join(line + "\n" for line in kept), os.stat(listing).st_mode & 0o7777)
     if os.path.exists(path):
         os.unlink(path)
         return [path]

@@ -29,7 +29,9 @@ import { lastUpConfig, onVm, statusJson, timed, upWith } from "../support/lab";
 import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
-const RELEASE_LINE = "        url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n";
+/** A release's lines in the dev config: the lab's artifact server and its sums. */
+const releaseLines = (shipped: string) => `        url: http://10.0.2.2:8700/${shipped}.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n`;
+const RELEASE_LINE = releaseLines(SHIPPED);
 const SOAK = 10;
 /** The storage nodes of the scenario, by host. */
 const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "dev-2", "storage-3": "dev-1" };
@@ -89,7 +91,7 @@ export function rolloutScenario(budget: Budget): void {
                     out = out.replace(RELEASE_LINE, `        url: http://10.0.2.2:${port}/${o.release.file}\n        sha256: "${o.release.sha256}"\n`);
                 }
                 for (const [shipped, r] of Object.entries(o.others ?? {})) {
-                    const line = `        url: http://10.0.2.2:8700/${shipped}.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n`;
+                    const line = releaseLines(shipped);
                     assert.ok(out.includes(line), `the dev config's ${shipped} release`);
                     out = out.replace(line, `        url: http://10.0.2.2:${port}/${r.file}\n        sha256: "${r.sha256}"\n`);
                 }
