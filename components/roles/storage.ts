@@ -13,6 +13,7 @@ import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
 import { gateMarker, gateStep, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import type { RolePolicy } from "../config/rollout";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
@@ -114,11 +115,13 @@ export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSe
 }
 
 /**
- * The configure step's script: every file of the node, the guard, the endpoint, (re)start. With
- * `rollback` (the role's `onFailure`), it clears the mark of a rollback first: what it applies is a
- * new change, for the gate to check.
+ * The configure step's script: every file of the node, the guard, the endpoint, (re)start.
+ * `onFailure`: the role's, when the node is gated. A gated node past its first deploy that does not
+ * run after its restart (a release that exits at start) is left to its gate, which names its
+ * diagnoses and, with `rollback`, puts back what it ran; with `rollback` the script also clears the
+ * mark of a rollback first: what it applies is a new change, for the gate to check.
  */
-export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease, rollback = false): string {
+export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease, onFailure?: RolePolicy["onFailure"]): string {
     const p = storagePaths(node, mount);
     const units = renderStorageUnits(node, mount, release);
     const D = "NODEFLEET_EOF";
@@ -154,7 +157,8 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         unit: heredocSafe(units.unit, D),
         failoverUnit: heredocSafe(units.failoverService, D),
         failoverTimerUnit: heredocSafe(units.failoverTimer, D),
-        rolledBack: rollback ? `${gateMarker(node.name)}.rolled-back` : "",
+        rolledBack: onFailure === "rollback" ? `${gateMarker(node.name)}.rolled-back` : "",
+        gate: onFailure === undefined ? "" : gateMarker(node.name),
     });
 }
 
@@ -228,7 +232,7 @@ export class StorageNode extends pulumi.ComponentResource {
             keyAfter: args.rollout?.after,
         });
         const rollback = args.rollout?.policy.onFailure === "rollback";
-        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release, rollback);
+        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release, args.rollout?.policy.onFailure);
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
