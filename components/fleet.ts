@@ -216,7 +216,6 @@ export class Fleet extends pulumi.ComponentResource {
     }
 }
 
-/** The host's SSH key as a secret Output, from its config key or (existing hosts) its key file. */
 /** The release a node runs, as its host installs it (digest resolved). */
 function installedRelease(plan: HostPlan, node: { readonly name: string; readonly release?: string }): ResolvedRelease {
     const release = plan.releases.find((r) => r.name === node.release);
@@ -224,6 +223,7 @@ function installedRelease(plan: HostPlan, node: { readonly name: string; readonl
     return release;
 }
 
+/** The host's SSH key as a secret Output, from its config key or (existing hosts) its key file. */
 function sshPrivateKey(spec: HostSpec, secret: FleetArgs["secret"]): pulumi.Output<string> {
     if (spec.sshPrivateKeySecret !== undefined) return secret(spec.sshPrivateKeySecret);
     const file = spec.kind === "existing" ? spec.sshPrivateKeyFile : undefined;

@@ -231,8 +231,8 @@ export class StorageNode extends pulumi.ComponentResource {
             keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
             keyAfter: args.rollout?.after,
         });
-        const rollback = args.rollout?.policy.onFailure === "rollback";
-        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release, args.rollout?.policy.onFailure);
+        const onFailure = args.rollout?.policy.onFailure;
+        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release, onFailure);
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
@@ -249,7 +249,7 @@ export class StorageNode extends pulumi.ComponentResource {
         // The configure step's id too: it is replaced each time it runs, so the gate checks every run
         // that could restart the node, also one back to a config whose gate passed before (a failed
         // gate keeps its inputs of the last pass, and would otherwise see nothing new there).
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this, rollback ? storageRollbackSet(node, host.dataMountPoint) : undefined);
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this, onFailure === "rollback" ? storageRollbackSet(node, host.dataMountPoint) : undefined);
         this.registerOutputs({ health: this.health });
     }
 }

@@ -52,8 +52,8 @@ function repack(out: string, change: (top: string) => void, shipped = SHIPPED, t
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
 
-/** The lab's drop-in directory of a storage node's unit (its CPU cap on the dev VMs). */
-const labCap = (node: string) => `/etc/systemd/system/zgs-${node}.service.d`;
+/** The lab's drop-in directory of a storage node's unit (its CPU weight on the dev VMs). */
+const labDropIns = (node: string) => `/etc/systemd/system/zgs-${node}.service.d`;
 
 /** storage-2 and storage-3, made from storage-1's entry of the dev config. */
 function moreStorageNodes(yaml: string): string {
@@ -136,7 +136,7 @@ export function rolloutScenario(budget: Budget): void {
             // drop-in of its own: it takes what the VM's other services leave, all of it when they
             // are idle. It stops storage-1 again at the end as the storage scenario left it (the
             // 8-core target has the core to spare; nodefleet renders no CPU setting).
-            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `install -d ${labCap(node)} && printf '[Service]\\nCPUWeight=10\\nNice=10\\n' > ${labCap(node)}/lab-cpu.conf && systemctl daemon-reload`);
+            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `install -d ${labDropIns(node)} && printf '[Service]\\nCPUWeight=10\\nNice=10\\n' > ${labDropIns(node)}/lab-cpu.conf && systemctl daemon-reload`);
             // The fleet running (the storage scenario's last test stops storage-1 to see it stop cleanly).
             onVm("dev-1", "systemctl start zgs-storage-1.service");
 
@@ -229,7 +229,7 @@ export function rolloutScenario(budget: Budget): void {
             assert.equal(statusJson().code, 0, "all healthy again");
         } finally {
             server.kill();
-            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `rm -rf ${labCap(node)} && systemctl daemon-reload`, true);
+            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `rm -rf ${labDropIns(node)} && systemctl daemon-reload`, true);
             onVm("dev-1", "systemctl stop zgs-storage-1.service", true);
         }
     });

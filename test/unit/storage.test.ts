@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
 import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageRemove, renderStorageUnits, HOSTFILES_DIR } from "../../components/roles/storage";
+import { gateMarker } from "../../components/rollout/gate";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID, RELEASES } from "../support/fixtures";
 import { buildStack } from "../support/stack";
@@ -104,7 +105,7 @@ describe("storage role: rendered files", () => {
         const tail = (script: string, marker: string) => {
             const from = script.lastIndexOf("\nsleep 2\n");
             assert.ok(from > 0, "the check after the (re)start");
-            const body = `node=storage-1\nservice=zgs-storage-1.service\n${script.slice(from)}`.replaceAll("/var/lib/nodefleet/gate/storage-1", marker);
+            const body = `node=storage-1\nservice=zgs-storage-1.service\n${script.slice(from)}`.replaceAll(gateMarker("storage-1"), marker);
             return spawnSync("sh", ["-s"], { input: body, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
         };
         const marker = path.join(fs.mkdtempSync(path.join(tmp, "gate-")), "storage-1");
