@@ -5,7 +5,7 @@ error table applied: no diagnosis of severity error), and stays so for the soak;
 the node's diagnoses.
 
     python3 nodefleet_gate.py ROLE NODE --within SECONDS --soak SECONDS [--every SECONDS]
-                              [--timeout SECONDS] [--marker FILE] -- HEALTH-COMMAND...
+                              [--timeout SECONDS] [--marker FILE] [--unit UNIT...] -- HEALTH-COMMAND...
 
 HEALTH-COMMAND is the role's health tool as the health timer runs it (zgs-health.py NODE,
 aztec-health.py NODE, zg-validator.py <validator.json> status), run without a shell every --every
@@ -15,6 +15,11 @@ unhealthy answer in the soak starts the soak again, as long as --within allows (
 begin by then). The result is one JSON object on stdout's last line: {node, role, healthy, waited,
 soaked, checks, diagnoses}; exit 0 when the gate passed, 1 when it did not (stderr then names the
 node and each diagnosis with its remedy), 2 on bad arguments.
+
+--unit UNIT (repeatable): the node's services. One that systemd has restarted on its own (its
+NRestarts) LOOP_RESTARTS times since the gate began, while the node answers unhealthy, is in a
+crash loop (a release that exits at start, a flag the binary does not take): the gate fails then,
+with that unit's last journal lines, rather than at the end of --within.
 
 --marker FILE: the node's first deploy is not gated. With no FILE the gate only writes it and
 passes ({..., "firstDeploy": true}): a node just made is not yet in service, and a storage node
@@ -42,6 +47,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nodefleet_health as health  # noqa: E402  (installed beside this script)
 
 ROLES = ("storage", "sequencer", "validator")
+# Restarts by systemd itself (Restart=) since the gate began that make an unhealthy node a crash
+# loop. Its restarts are 3 s to 10 s apart (RestartSec of the units), so a binary that exits at
+# start is caught within about half a minute; a node that recovers after a restart or two is not.
+LOOP_RESTARTS = 3
+UNIT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@._:-")
 
 
 def usage(why):
@@ -60,7 +70,7 @@ def parse(argv):
     role, node, rest = head[0], head[1], head[2:]
     if role not in ROLES:
         return f"ROLE must be one of {', '.join(ROLES)}, not {role!r}"
-    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": []}
+    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": [], "--unit": []}
     if len(rest) % 2:
         return "each option takes a value"
     for flag, value in zip(rest[::2], rest[1::2]):
@@ -69,7 +79,9 @@ def parse(argv):
         if flag in ("--marker", "--keep", "--file"):
             if not os.path.isabs(value):
                 return f"{flag}: an absolute path, not {value!r}"
-        if flag in ("--file", "--restart"):
+        if flag == "--unit" and (not value or not set(value) <= UNIT_CHARS or value.startswith("-")):
+            return f"--unit: not a unit name: {value!r}"
+        if flag in ("--file", "--restart", "--unit"):
             options[flag].append(value)
             continue
         if flag in ("--marker", "--keep"):
@@ -96,9 +108,35 @@ def check(role, node, command, timeout):
     return health.rows([{"node": node, "role": role, "host": os.uname().nodename, "argv": command, "result": result}])[0]
 
 
-def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic, sleep=time.sleep, run=None):
-    """Runs the gate; returns its result (a dict). `clock`, `sleep` and `run` are for the tests."""
+def restart_counts(units):
+    """{unit: how often systemd restarted it on its own} (NRestarts; 0 when systemctl cannot say)."""
+    counts = {}
+    for unit in units:
+        r = subprocess.run(["systemctl", "show", "--property=NRestarts", "--value", unit], capture_output=True, text=True)
+        try:
+            counts[unit] = int(r.stdout.strip())
+        except ValueError:
+            counts[unit] = 0
+    return counts
+
+
+def looping(base, now):
+    """(unit, restarts) of the first unit restarted LOOP_RESTARTS times since `base`, else None.
+    A count below its base (an explicit restart resets it) becomes the new base."""
+    for unit, n in now.items():
+        if n < base.get(unit, 0):
+            base[unit] = n
+        if n - base.get(unit, 0) >= LOOP_RESTARTS:
+            return unit, n - base[unit]
+    return None
+
+
+def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic, sleep=time.sleep, run=None, restarts=None):
+    """Runs the gate; returns its result (a dict). `restarts`: a function giving the node's units'
+    restart counts (restart_counts over --unit), or None to watch none. `clock`, `sleep`, `run`
+    and `restarts` are for the tests."""
     run = run or (lambda: check(role, node, command, timeout))
+    base = restarts() if restarts else {}
     start = clock()
     healthy_since = None
     checks = 0
@@ -114,6 +152,9 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
                 return {"node": node, "role": role, "healthy": True, "waited": round(healthy_since - start, 1), "soaked": round(now - healthy_since, 1), "checks": checks, "diagnoses": last["diagnoses"]}
         else:
             healthy_since = None
+            loop = looping(base, restarts()) if restarts else None
+            if loop:
+                return {"node": node, "role": role, "healthy": False, "waited": round(now - start, 1), "soaked": 0, "checks": checks, "diagnoses": last["diagnoses"], "crashLoop": {"unit": loop[0], "restarts": loop[1]}}
         # Past the deadline with no soak under way (or none that can finish): the gate fails.
         if healthy_since is None and now - start >= within:
             return {"node": node, "role": role, "healthy": False, "waited": round(now - start, 1), "soaked": 0, "checks": checks, "diagnoses": last["diagnoses"]}
@@ -176,6 +217,22 @@ def restart(units):
     return failed
 
 
+def watch(opts):
+    """The restart counts the gate watches for a crash loop (--unit), or None."""
+    return (lambda: restart_counts(opts["unit"])) if opts["unit"] else None
+
+
+def say_loop(result):
+    """When the gate ended at a crash loop: which unit, how often, and its last journal lines."""
+    loop = result.get("crashLoop")
+    if not loop:
+        return
+    sys.stderr.write(f"  crash-loop: {loop['unit']} was restarted by systemd {loop['restarts']} times since the gate began; its last lines:\n")
+    r = subprocess.run(["journalctl", "-u", loop["unit"], "-n", "12", "--no-pager", "-o", "short"], capture_output=True, text=True)
+    for line in (r.stdout or r.stderr).strip().splitlines()[-12:]:
+        sys.stderr.write(f"    {line[:300]}\n")
+
+
 def say_diagnoses(diagnoses):
     for d in diagnoses:
         if d["severity"] == "error":
@@ -204,13 +261,14 @@ def roll_back(role, node, opts, command, result):
     sys.stderr.write(f"gate {node}: rolled back to what it ran before ({len(restored)} files put back; restarted {', '.join(opts['restart'])})\n")
     for f in failed:
         sys.stderr.write(f"  {f}\n")
-    again = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"])
+    again = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"], restarts=watch(opts))
     result["rolledBack"] = True
     result["afterRollback"] = {k: again[k] for k in ("healthy", "waited", "soaked", "checks", "diagnoses")}
     if again["healthy"]:
         sys.stderr.write(f"gate {node}: healthy again on what it ran before, after {again['waited']:.0f} s and for {again['soaked']:.0f} s since\n")
     else:
         sys.stderr.write(f"gate {node}: still not healthy on what it ran before after {again['waited']:.0f} s:\n")
+        say_loop(again)
         say_diagnoses(again["diagnoses"])
 
 
@@ -234,14 +292,16 @@ def main(argv):
         print(json.dumps({"node": node, "role": role, "healthy": None, "firstDeploy": True}))
         return 0
     sys.stderr.write(f"gate {node}: waiting up to {opts['within']:.0f} s for it to be healthy, then {opts['soak']:.0f} s of healthy answers\n")
-    result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"])
+    result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"], restarts=watch(opts))
     if result["healthy"]:
         if opts["keep"] is not None:
             keep(opts["keep"], opts["file"])  # what it runs now is what a later failure rolls back to
         sys.stderr.write(f"gate {node}: healthy after {result['waited']:.0f} s, and for {result['soaked']:.0f} s since\n")
         print(json.dumps(result))
         return 0
-    sys.stderr.write(f"gate {node}: not healthy after {result['waited']:.0f} s ({result['checks']} checks); the rollout stops here\n")
+    why = " (a crash loop: not waiting out the deadline)" if result.get("crashLoop") else ""
+    sys.stderr.write(f"gate {node}: not healthy after {result['waited']:.0f} s ({result['checks']} checks){why}; the rollout stops here\n")
+    say_loop(result)
     say_diagnoses(result["diagnoses"])
     if opts["keep"] is not None:
         roll_back(role, node, opts, command, result)

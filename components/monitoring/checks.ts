@@ -5,6 +5,8 @@ import * as path from "node:path";
 import type { NodeSpec } from "../config/schema";
 import { HOST_LIB } from "../hosts/scripts";
 import { validatorPaths } from "../roles/validator";
+import { sequencerPaths } from "../roles/sequencer";
+import { storagePaths } from "../roles/storage";
 
 export function checkArgv(node: NodeSpec): readonly string[] {
     switch (node.role) {
@@ -14,5 +16,23 @@ export function checkArgv(node: NodeSpec): readonly string[] {
             return ["python3", `${HOST_LIB}/aztec-health.py`, node.name];
         case "validator":
             return ["python3", "-S", `${HOST_LIB}/zg-validator.py`, path.posix.join(validatorPaths(node, "/").etcDir, "validator.json"), "status"];
+    }
+}
+
+/**
+ * The node's long-running services, as its roles name their units: what a rollout's gate watches
+ * for a crash loop (hostfiles/nodefleet_gate.py --unit). A validator's are both execution clients
+ * (only the one it runs is started) and its consensus daemon.
+ */
+export function serviceUnits(node: NodeSpec): readonly string[] {
+    switch (node.role) {
+        case "storage":
+            return [storagePaths(node, "/").service];
+        case "sequencer":
+            return [sequencerPaths(node, "/").service];
+        case "validator": {
+            const p = validatorPaths(node, "/");
+            return [p.gethService, p.rethService, p.consensusService];
+        }
     }
 }

@@ -13,7 +13,7 @@ import { Host, remoteStep } from "../hosts/host";
 import { driftRecord, nodeDriftGroup } from "../hosts/drift";
 import { hostTool, type HostTool } from "../hosts/tools";
 import { monitoringTools } from "../monitoring/install";
-import { checkArgv } from "../monitoring/checks";
+import { checkArgv, serviceUnits } from "../monitoring/checks";
 import { render } from "../render";
 import { GATE_DIR } from "../hosts/scripts";
 
@@ -59,6 +59,7 @@ export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: Rollba
         soak: policy.soakSeconds,
         marker: gateMarker(node.name),
         keep,
+        units: serviceUnits(node),
         check: checkArgv(node),
         lib: `${gateMarker(node.name)}.tools`,
         tools: gateTools(),

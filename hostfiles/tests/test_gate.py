@@ -72,7 +72,7 @@ def run(sequence, clock, **kw):
 
 
 def health_gate(check, clock, opts):
-    return gate_tool.gate("storage", "storage-1", ["unused"], opts["within"], opts["soak"], opts["every"], 5, clock=clock, sleep=clock.sleep, run=check)
+    return gate_tool.gate("storage", "storage-1", ["unused"], opts["within"], opts["soak"], opts["every"], 5, clock=clock, sleep=clock.sleep, run=check, restarts=opts.get("restarts"))
 
 
 class Gate(unittest.TestCase):
@@ -120,6 +120,34 @@ class Gate(unittest.TestCase):
         self.assertTrue(any(d["severity"] == "warning" for d in peers["diagnoses"]))
         result, _ = run(["peers-0"], Clock(), soak=0)
         self.assertTrue(result["healthy"])
+
+    def test_a_unit_systemd_keeps_restarting_fails_the_gate_before_the_deadline(self):
+        clock, counts = Clock(), iter([4, 5, 6, 7, 8, 9])
+        result, seen = run(["endpoint-down"], clock, within=900, restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertFalse(result["healthy"])
+        self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3}, "counted from the gate's start (4), not from boot")
+        self.assertEqual(len(seen), 3)
+        self.assertLess(result["waited"], 60)
+        self.assertEqual([d["fault"] for d in result["diagnoses"] if d["severity"] == "error"], ["rpc-endpoint-down"])
+
+    def test_restarts_while_the_node_answers_healthy_are_no_crash_loop(self):
+        counts = iter(range(0, 100, 2))
+        result, _ = run(["healthy"], Clock(), restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertTrue(result["healthy"])
+        self.assertNotIn("crashLoop", result)
+
+    def test_a_count_reset_by_an_explicit_restart_is_the_new_base(self):
+        counts = iter([5, 0, 1, 2, 3])  # 5 at the start; the failover timer restarts it: 0
+        result, seen = run(["endpoint-down"], Clock(), within=900, restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
+        self.assertEqual(len(seen), 4)
+
+    def test_fewer_restarts_wait_out_the_deadline(self):
+        counts = iter([0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
+        result, seen = run(["endpoint-down"], Clock(), within=60, restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertFalse(result["healthy"])
+        self.assertNotIn("crashLoop", result)
+        self.assertGreaterEqual(result["waited"], 60)
 
 
 class CommandLine(unittest.TestCase):
@@ -176,6 +204,32 @@ class CommandLine(unittest.TestCase):
         second = self.gate("--within", "0", "--soak", "10", "--every", "0.1", "--marker", marker)
         self.assertEqual(second.returncode, 1, second.stderr)
         self.assertIn("rpc-endpoint-down: ", second.stderr)
+
+    def test_a_crash_loop_fails_at_once_with_the_units_journal(self):
+        # systemctl answers NRestarts one higher each time it is asked (a unit systemd keeps
+        # restarting); journalctl prints the unit's last lines. The tool never answers healthy.
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir)
+        count = os.path.join(self.dir, "restarts")
+        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/sh\n[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\n'
+                    f'n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}; echo "$n"\n')
+        with open(os.path.join(bin_dir, "journalctl"), "w", encoding="utf-8") as f:
+            f.write('#!/bin/sh\necho "journal of $*"\necho "zgs_node: error: unexpected argument --bad-flag"\n')
+        for tool in ("systemctl", "journalctl"):
+            os.chmod(os.path.join(bin_dir, tool), 0o755)
+        with open(self.tool, "w", encoding="utf-8") as f:
+            f.write(f"print({json.dumps(json.dumps(STORAGE['endpoint-down']))})\n")
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        r = subprocess.run([sys.executable, GATE, "storage", "storage-1", "--within", "600", "--soak", "0", "--every", "0.05", "--unit", "zgs-storage-1.service", "--", sys.executable, self.tool],
+                           capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertRegex(r.stderr, r"gate storage-1: not healthy after \d+ s \(3 checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here")
+        self.assertIn("crash-loop: zgs-storage-1.service was restarted by systemd 3 times since the gate began", r.stderr)
+        self.assertIn("journal of -u zgs-storage-1.service -n 12 --no-pager", r.stderr)
+        self.assertIn("unexpected argument --bad-flag", r.stderr)
+        self.assertIn("rpc-endpoint-down: ", r.stderr)
+        self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
 
     def rollback_gate(self, *args):
         """The gate with `onFailure: rollback` over two files of the node (one made by the change),
@@ -277,6 +331,8 @@ class CommandLine(unittest.TestCase):
             (["storage", "s", "--within", "1", "--soak", "1", "--keep", "/k", "--file", "/f", "--", "true"], "--keep needs --marker, at least one --file and at least one --restart"),
             (["storage", "s", "--within", "1", "--soak", "1", "--restart", "u", "--", "true"], "--file and --restart go with --keep"),
             (["storage", "s", "--within", "1", "--soak", "1", "--file", "f", "--", "true"], "--file: an absolute path"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--unit", "--all", "--", "true"], "--unit: not a unit name"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--unit", "a b.service", "--", "true"], "--unit: not a unit name"),
         ]:
             r = subprocess.run([sys.executable, GATE, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, args)

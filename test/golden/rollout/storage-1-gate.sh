@@ -5,7 +5,8 @@
 # node's diagnoses, and the nodes of later batches keep what they run. The node's first deploy is
 # not gated (the marker below records it). Read-only on the node (it only asks), except with
 # `onFailure: rollback` (--keep): a node that fails its gate gets back the files it ran when it last
-# passed, and is restarted on them and checked again.
+# passed, and is restarted on them and checked again. A service systemd keeps restarting (--unit:
+# a crash loop) fails the gate without waiting out the deadline.
 set -eu
 changed=""
 
@@ -55,8 +56,8 @@ record_unit() {
 }
 
 install -d -m 0755 /var/lib/nodefleet/gate/storage-1.tools /var/lib/nodefleet/gate/storage-1.tools/zgvalidator
-put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root b5c232c52bbd2660d5908a38974c988b286dfd896b73a4cd93677ec948dd5fe7
+put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root 3890e43abb970b9fad8fbd2e4662cb972433f7d1279111f4137b72e0556fe3a0
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_health.py 0644 root:root 85765b87d36440a8b991b8e6966d55670794e3d27771d6aa9e047b46b31b886b
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_metrics.py 0644 root:root 498b5cd73ec031df504438d556d185cede2462b2654375a748c2ded4309e28d2
 put_tool /var/lib/nodefleet/gate/storage-1.tools/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
-exec python3 /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1
+exec python3 /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 --unit zgs-storage-1.service -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1
