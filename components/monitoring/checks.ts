@@ -4,6 +4,7 @@
 import * as path from "node:path";
 import type { NodeSpec } from "../config/schema";
 import { HOST_LIB } from "../hosts/scripts";
+import { render } from "../render";
 import { validatorPaths } from "../roles/validator";
 import { sequencerPaths } from "../roles/sequencer";
 import { storagePaths } from "../roles/storage";
@@ -35,4 +36,15 @@ export function serviceUnits(node: NodeSpec): readonly string[] {
             return [p.gethService, p.rethService, p.consensusService];
         }
     }
+}
+
+/**
+ * A node's health step (after its configure step, or a validator's switch steps): its health
+ * tool's report (`health`, an argv), then a failure when one of `units` does not run, with their journal lines;
+ * unless `gate` (the node's gate marker, when the node is gated) exists on the host: its gate judges
+ * it. The configure step only warns for a node that does not run after its restart: a step that
+ * fails records nothing in Pulumi's state, so a set-back would not run it again.
+ */
+export function renderHealthStep(node: NodeSpec, health: readonly string[], units: readonly string[], gate?: string): string {
+    return render("health-step.sh", { role: node.role, node: node.name, health, units, gate: gate ?? "" });
 }

@@ -15,6 +15,7 @@ import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, 
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { gateMarker, gateStep, type NodeRollout } from "../rollout/gate";
+import { renderHealthStep } from "../monitoring/checks";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
@@ -146,6 +147,15 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
     });
 }
 
+/**
+ * The health step's script: the node's health report, then a failure when the Aztec node does not
+ * run (the configure step only warns), unless the node is `gated` and past its first deploy: its
+ * gate judges it.
+ */
+export function renderSequencerHealth(node: SequencerSpec, mount: string, gated: boolean): string {
+    return renderHealthStep(node, ["python3", `${LIB}/aztec-health.py`, node.name, "--wait", "90"], [sequencerPaths(node, mount).service], gated ? gateMarker(node.name) : undefined);
+}
+
 /** The L1 endpoints' values (a URL may carry an API key: they travel with the keys). */
 export interface L1Urls {
     readonly l1RpcUrls: readonly string[];
@@ -267,7 +277,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         const readAgain = [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged];
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 ${LIB}/aztec-health.py ${node.name} --wait 90\n`, inputsHash: readAgain },
+            { ...base, script: renderSequencerHealth(node, mount, args.rollout !== undefined), inputsHash: readAgain },
             { parent: this, dependsOn: [register] },
         );
         this.registration = stepReport(register, "registration report");

@@ -14,6 +14,7 @@ import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
 import { gateMarker, gateStep, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
+import { renderHealthStep } from "../monitoring/checks";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
@@ -116,10 +117,10 @@ export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSe
 
 /**
  * The configure step's script: every file of the node, the guard, the endpoint, (re)start.
- * `onFailure`: the role's, when the node is gated. A gated node past its first deploy that does not
- * run after its restart (a release that exits at start) is left to its gate, which names its
- * diagnoses and, with `rollback`, puts back what it ran; with `rollback` the script also clears the
- * mark of a rollback first: what it applies is a new change, for the gate to check.
+ * A node that does not run after its restart (a release that exits at start) is warned of, and left
+ * to the health step (renderStorageHealth), or, gated and past its first deploy, to its gate.
+ * `onFailure`: the role's, when the node is gated; with `rollback` the script also clears the mark
+ * of a rollback first: what it applies is a new change, for the gate to check.
  */
 export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease, onFailure?: RolePolicy["onFailure"]): string {
     const p = storagePaths(node, mount);
@@ -160,6 +161,15 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         rolledBack: onFailure === "rollback" ? `${gateMarker(node.name)}.rolled-back` : "",
         gate: onFailure === undefined ? "" : gateMarker(node.name),
     });
+}
+
+/**
+ * The health step's script: the node's health report, then a failure when zgs_node does not run
+ * (the configure step only warns), unless the node is gated and past its first deploy (`onFailure`
+ * set: the role's): its gate judges it.
+ */
+export function renderStorageHealth(node: StorageSpec, mount: string, onFailure?: RolePolicy["onFailure"]): string {
+    return renderHealthStep(node, ["python3", `${HOST_LIB}/zgs-health.py`, node.name, "--wait", "60"], [storagePaths(node, mount).service], onFailure === undefined ? undefined : gateMarker(node.name));
 }
 
 /** What `pulumi destroy` runs: units, key and config removed; chain data kept. */
@@ -242,7 +252,7 @@ export class StorageNode extends pulumi.ComponentResource {
         const readAgain = [contentHash(configureScript), endpointsHash];
         const healthRun = remoteStep(
             `${name}-health`,
-            { ...base, script: `python3 ${HOST_LIB}/zgs-health.py ${node.name} --wait 60\n`, inputsHash: readAgain },
+            { ...base, script: renderStorageHealth(node, host.dataMountPoint, onFailure), inputsHash: readAgain },
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");

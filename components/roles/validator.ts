@@ -15,6 +15,7 @@ import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { gateMarker, gateStep, type NodeRollout } from "../rollout/gate";
+import { renderHealthStep } from "../monitoring/checks";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
@@ -273,6 +274,19 @@ export function toolCommand(node: ValidatorSpec, ...args: string[]): string {
 }
 
 /**
+ * The health step's script: `zg-validator.py health` (its report, the forkchoice remedy), then a
+ * failure when the execution client the config names or the consensus daemon does not run (setup
+ * only warns), unless the node is `gated` and past its first deploy: its gate judges it. After a
+ * switch's steps the client named is the one they left running (migrate and cleanup: reth;
+ * rollback: geth).
+ */
+export function renderValidatorHealth(node: ValidatorSpec, gated: boolean): string {
+    const p = validatorPaths(node, "/");
+    const el = node.validator.executionClient === "reth" ? p.rethService : p.gethService;
+    return renderHealthStep(node, ["python3", "-S", `${LIB}/zg-validator.py`, `${p.etcDir}/validator.json`, "health"], [el, p.consensusService], gated ? gateMarker(node.name) : undefined);
+}
+
+/**
  * What a completed switch step is bound to: the paths, ports, release and genesis it acted on.
  * A marker on the host written with another hash is refused (finish with the same settings or
  * roll back). Tunables (tolerance, retries, reference URL) are not in it.
@@ -390,7 +404,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const healthRun = remoteStep(
             `${name}-health`,
             // Taken again when what the node runs changed: its files, the switch, or its reference endpoint.
-            { ...base, script: toolCommand(node, "health"), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? [`${sw} ${attempt}`] : []), referenceHash] },
+            { ...base, script: renderValidatorHealth(node, args.rollout !== undefined), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? [`${sw} ${attempt}`] : []), referenceHash] },
             { parent: this, dependsOn: [last] },
         );
         this.health = stepReport(healthRun, "health report");

@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import time
 
 from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, same_bytes, say, systemctl, unit_props, wait
@@ -176,18 +177,29 @@ def setup(v):
     systemctl("enable", el_unit, check=True)
     restarted = start_in_order(v, el_unit, s["ports"]["engine"], changed)
     time.sleep(3)
-    for unit in (el_unit, v.units["consensus"]):
-        if not active(unit):
-            raise Failed(f"{unit} is not running: {journal(unit, lines=15).strip()[-600:]}")
-    report.update({"hostClient": want, "restarted": restarted})
+    # Not running after its (re)start (a release that exits at start): warned, not failed. The
+    # health step fails for it (or, gated and past its first deploy, the node's gate judges it): a
+    # step that fails records nothing in Pulumi's state, so setup, having changed the node, would
+    # not run again when the change is set back, and the node would stay on it.
+    report.update({"hostClient": want, "restarted": restarted, "notRunning": warn_not_running(v, (el_unit, v.units["consensus"]))})
     return report
+
+
+def warn_not_running(v, units):
+    """The units of `units` not running, each with its journal's last lines and a warning on stderr."""
+    down = [unit for unit in units if not active(unit)]
+    for unit in down:
+        sys.stderr.write(journal(unit, lines=15).strip()[-600:] + "\n")
+        sys.stderr.write(f"validator {v.node}: warning: {unit} is not running: its health step judges it\n")
+    return down
 
 
 def start_in_order(v, el_unit, engine_port, changed):
     """Starts, or restarts what changed, execution client first. An execution client restarted
     under a running consensus daemon misses the blocks the daemon accepts meanwhile (it accepts
     the SYNCING answer and goes on with its network): the daemon is stopped first, and started
-    again once the execution client answers on its engine port, so it hands over every block.
+    again once the execution client answers on its engine port, so it hands over every block; one
+    that does not answer within 120 s is warned of and the daemon is left stopped.
     Returns the units restarted, in the order they started again."""
     cl = v.units["consensus"]
     restarted = []
@@ -204,7 +216,10 @@ def start_in_order(v, el_unit, engine_port, changed):
     try:
         wait(f"{el_unit} to listen on the engine port {engine_port}", lambda: listening(engine_port), 120)
     except Failed as e:
-        raise Failed(f"{e}; its log: {journal(el_unit, lines=5).strip()[-800:]}") from None
+        # Warned, not failed (as a unit not running after its start, below in setup): the daemon
+        # stays stopped, and the health step fails for it.
+        sys.stderr.write(f"validator {v.node}: warning: {e}; its log: {journal(el_unit, lines=5).strip()[-800:]}; {cl} is left stopped\n")
+        return restarted
     if not active(cl):
         v.start_consensus()
         if held:

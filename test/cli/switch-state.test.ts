@@ -135,6 +135,40 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
         assert.equal(again.status, 0, again.output.slice(-4000));
         assert.deepEqual(ran(), ["rollback", "health"]);
     });
+
+    it("a change whose read-only health step failed is undone by setting it back (its configure step runs again); after a failed configure step it would not be", () => {
+        // Why a node that does not run after its restart fails the health step and not the
+        // configure step (templates/health-step.sh.hbs): the engine records nothing of a step
+        // that fails, so a set-back looks like no change to the step that failed.
+        const before = config(ports, "geth", "rollback", 2); // as the test before left the stack
+        const changed = before.replace("networkEnrAddress: 10.77.0.11", "networkEnrAddress: 10.77.0.99");
+        assert.notEqual(changed, before);
+        const storageSteps = () => {
+            const file = path.join(hostDir, "log");
+            const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { line: string; status: number }) : [];
+            fs.rmSync(file, { force: true });
+            return lines.map((l) => `${/^# nodefleet: (configure|the health step of) (0G )?storage node storage-1/.exec(l.line)?.[1] ?? ""} ${l.status}`).filter((l) => !l.startsWith(" "));
+        };
+        ran();
+        failOn("zgs-health.py storage-1");
+        const bad = up(changed);
+        assert.notEqual(bad.status, 0, bad.output.slice(-4000));
+        assert.deepEqual(storageSteps(), ["configure 0", "the health step of 1"]);
+        failOn();
+        assert.deepEqual(planned(before).filter((s) => s.includes("storage-1")), ["replace fleet-storage-1-configure"], "set back: configure runs again (its state holds the change), health stands as it was");
+        const back = up(before);
+        assert.equal(back.status, 0, back.output.slice(-4000));
+        assert.deepEqual(storageSteps(), ["configure 0"]);
+
+        // The other way: the configure step fails on the change. Set back, nothing is planned for
+        // it: a node it had restarted onto the change would stay there.
+        failOn("configure 0G storage node storage-1");
+        const failed = up(changed);
+        assert.notEqual(failed.status, 0, failed.output.slice(-4000));
+        assert.deepEqual(storageSteps(), ["configure 1"]);
+        failOn();
+        assert.deepEqual(planned(before).filter((s) => s.includes("storage-1")), [], "the failed configure step's change is invisible to a set-back");
+    });
 });
 
 describe("a validator moving host (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {

@@ -32,7 +32,11 @@ const PREVIOUS = "aa1f9c5";
  * nothing. The release installs are replaced once too: their script changed (a version a staged
  * unit names is kept). Run again, an install finds its verified directory and downloads nothing,
  * points the link where it already points and restarts nothing; their removal is held by the
- * teardown steps, which are not replaced.
+ * teardown steps, which are not replaced. Since then the storage node's configure script changed
+ * too, and every role's health step: a node that does not run after its restart fails the health
+ * step (read-only) instead of the configure step, which warns; so the storage node's configure and
+ * health steps are replaced once as well: configure finds its files unchanged and restarts nothing,
+ * health reads the node again.
  */
 const STEPS_REPLACED = [
     "fleet-dev-1-release-aztec",
@@ -40,6 +44,8 @@ const STEPS_REPLACED = [
     "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure",
     "fleet-sequencer-1-health",
+    "fleet-storage-1-configure",
+    "fleet-storage-1-health",
     "fleet-validator-1-configure",
     "fleet-validator-1-health",
 ];

@@ -7,9 +7,9 @@
 // - a good new release rolls through the three storage nodes batch by batch: each restart comes
 //   after the previous node's gate passed (the units' start times on the hosts, a soak apart);
 // - a release whose zgs_node exits at start, with `onFailure: halt`, stops the up at storage-1's
-//   gate (its configure step leaves the node, not running, to the gate, which sees the crash loop
-//   and names its diagnosis); storage-1 is left on it, storage-2 and -3 are untouched (on the good
-//   release, healthy);
+//   gate (its configure and health steps leave the node, not running, to the gate, which sees the
+//   crash loop and names its diagnosis); storage-1 is left on it, storage-2 and -3 are untouched
+//   (on the good release, healthy);
 // - the same release with `onFailure: rollback`: the gate rolls storage-1 back onto the good
 //   release and checks it healthy, the up still fails, storage-2 and -3 are untouched; an up with
 //   nothing changed stops at that gate at once, restarting nothing; the good release set back, the
@@ -168,7 +168,8 @@ export function rolloutScenario(budget: Budget): void {
             // diagnosis; storage-1 is left on that release, storage-2 and -3 are untouched.
             const halted = up("a release that exits at start, halt", config({ within: 150, onFailure: "halt", release: badRelease }));
             assert.notEqual(halted.status, 0, halted.why());
-            assert.match(halted.output, /storage storage-1: warning: zgs-storage-1\.service is not running: its rollout gate judges it/);
+            assert.match(halted.output, /storage storage-1: warning: zgs-storage-1\.service is not running: its health step \(gated: its rollout gate\) judges it/);
+            assert.match(halted.output, /storage storage-1: warning: not running: zgs-storage-1\.service: its rollout gate judges it/, "the health step leaves it to the gate");
             assert.match(halted.output, /gate storage-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, halted.why());
             assert.match(halted.output, /zgs-storage-1\.service is not active[^\n]*\n\s+remedy: /);
             assert.match(halted.output, /this zgs_node exits at start/, "the unit's journal lines");

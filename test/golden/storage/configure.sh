@@ -206,8 +206,11 @@ else
 	echo "storage $node: $service unchanged and running"
 fi
 sleep 2
+# Not running after its (re)start (a release that exits at start): warned, not failed. The health
+# step next fails for it (or, gated and past its first deploy, the node's gate judges it): a step
+# that fails records nothing in Pulumi's state, so this one, having changed the node, would not run
+# again when the change is set back, and the node would stay on it.
 if ! systemctl is-active --quiet "$service"; then
 	journalctl -u "$service" -n 20 --no-pager >&2 || true
-	echo "storage $node: $service is not running" >&2
-	exit 1
+	echo "storage $node: warning: $service is not running: its health step judges it" >&2
 fi

@@ -1,0 +1,19 @@
+#!/bin/sh
+# nodefleet: the health step of sequencer node sequencer-1, after its configure step. It prints the
+# node's health report (its role's health tool), then fails when the node's service does not run: a
+# release that exits at start, a flag or config the binary rejects. The configure step that
+# restarted it does not fail for that (it warns): a step that fails records nothing in Pulumi's
+# state, so a configure step failing after it changed the host would not run again when the change
+# is set back, and the node would stay on it. This step changes nothing on the host.
+set -u
+python3 /usr/local/lib/nodefleet/aztec-health.py sequencer-1 --wait 90
+report=$?
+[ "$report" -eq 0 ] || exit "$report"
+down=""
+systemctl is-active --quiet aztec-sequencer-1.service || down="$down aztec-sequencer-1.service"
+[ -z "$down" ] && exit 0
+for unit in $down; do
+	journalctl -u "$unit" -n 20 --no-pager >&2 || true
+done
+echo "sequencer sequencer-1: not running:$down. Fix the release or setting (or set it back) and run up again: the configure step applies it" >&2
+exit 1

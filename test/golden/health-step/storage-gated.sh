@@ -1,0 +1,25 @@
+#!/bin/sh
+# nodefleet: the health step of storage node storage-1, after its configure step. It prints the
+# node's health report (its role's health tool), then fails when the node's service does not run: a
+# release that exits at start, a flag or config the binary rejects. The configure step that
+# restarted it does not fail for that (it warns): a step that fails records nothing in Pulumi's
+# state, so a configure step failing after it changed the host would not run again when the change
+# is set back, and the node would stay on it. This step changes nothing on the host.
+set -u
+python3 /usr/local/lib/nodefleet/zgs-health.py storage-1 --wait 60
+report=$?
+[ "$report" -eq 0 ] || exit "$report"
+down=""
+systemctl is-active --quiet zgs-storage-1.service || down="$down zgs-storage-1.service"
+[ -z "$down" ] && exit 0
+# Gated (a rollout) and past its first deploy: the node's gate, next, judges it with its
+# diagnoses and halts the rollout there or (onFailure: rollback) puts back what it ran.
+if [ -e /var/lib/nodefleet/gate/storage-1 ]; then
+	echo "storage storage-1: warning: not running:$down: its rollout gate judges it" >&2
+	exit 0
+fi
+for unit in $down; do
+	journalctl -u "$unit" -n 20 --no-pager >&2 || true
+done
+echo "storage storage-1: not running:$down. Fix the release or setting (or set it back) and run up again: the configure step applies it" >&2
+exit 1

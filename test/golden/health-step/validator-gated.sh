@@ -1,0 +1,26 @@
+#!/bin/sh
+# nodefleet: the health step of validator node validator-1, after its configure step. It prints the
+# node's health report (its role's health tool), then fails when the node's service does not run: a
+# release that exits at start, a flag or config the binary rejects. The configure step that
+# restarted it does not fail for that (it warns): a step that fails records nothing in Pulumi's
+# state, so a configure step failing after it changed the host would not run again when the change
+# is set back, and the node would stay on it. This step changes nothing on the host.
+set -u
+python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json health
+report=$?
+[ "$report" -eq 0 ] || exit "$report"
+down=""
+systemctl is-active --quiet geth-validator-1.service || down="$down geth-validator-1.service"
+systemctl is-active --quiet 0gchaind-validator-1.service || down="$down 0gchaind-validator-1.service"
+[ -z "$down" ] && exit 0
+# Gated (a rollout) and past its first deploy: the node's gate, next, judges it with its
+# diagnoses and halts the rollout there or (onFailure: rollback) puts back what it ran.
+if [ -e /var/lib/nodefleet/gate/validator-1 ]; then
+	echo "validator validator-1: warning: not running:$down: its rollout gate judges it" >&2
+	exit 0
+fi
+for unit in $down; do
+	journalctl -u "$unit" -n 20 --no-pager >&2 || true
+done
+echo "validator validator-1: not running:$down. Fix the release or setting (or set it back) and run up again: the configure step applies it" >&2
+exit 1
