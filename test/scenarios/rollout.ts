@@ -171,7 +171,9 @@ export function rolloutScenario(budget: Budget): void {
             assert.match(halted.output, /storage storage-1: warning: zgs-storage-1\.service is not running: its health step \(gated: its rollout gate\) judges it/);
             assert.match(halted.output, /storage storage-1: warning: not running: zgs-storage-1\.service: its rollout gate judges it/, "the health step leaves it to the gate");
             assert.match(halted.output, /gate storage-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, halted.why());
-            assert.match(halted.output, /zgs-storage-1\.service is not active[^\n]*\n\s+remedy: /);
+            // Its diagnosis: the unit in its restart loop, or, caught in the instant it runs, its RPC not
+            // answering (seen on the dev VMs, 2026-11-28: caught after 23 s, 2 checks, 4 restarts).
+            assert.match(halted.output, /zgs-storage-1\.service (is not active|is active but zgs_getStatus does not answer)[^\n]*\n\s+remedy: /);
             assert.match(halted.output, /this zgs_node exits at start/, "the unit's journal lines");
             assert.doesNotMatch(halted.output, /gate storage-1: rolled back|storage storage-[23]: restarted/);
             onVersion("storage-1", bad);
