@@ -181,10 +181,13 @@ export function rolloutScenario(budget: Budget): void {
             const shown = (node: string) => afterHalt.report.nodes.find((n: any) => n.node === node);
             assert.notEqual(afterHalt.code, 0, "status: storage-1 is down");
             assert.equal(shown("storage-1").healthy, false, JSON.stringify(shown("storage-1")));
+            // storage-2 and -3 are not in `status`'s fleet here: it reads the stack's config file, and
+            // the scenario's ups take an edited copy (run of 2026-11-28). Their health is asked as
+            // status asks it: the same health tool through the same diagnosis table (assertHealthy).
+            assert.equal(shown("storage-2"), undefined);
             for (const node of ["storage-2", "storage-3"]) {
                 onVersion(node, good);
-                // status asks each node once; a node of the loaded VMs may miss one answer: the gate's tool allows 120 s.
-                if (!shown(node).healthy) assertHealthy(node, `${node} healthy beside the halt (status: ${JSON.stringify(shown(node)).slice(0, 600)})`);
+                assertHealthy(node, `${node} healthy beside the halt`);
             }
 
             // The same release, now with `onFailure: rollback`: storage-1's gate runs again (its
