@@ -37,6 +37,7 @@ it runs: a new change was applied) the gate fails at once: the node still runs w
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -222,6 +223,16 @@ def watch(opts):
     return (lambda: restart_counts(opts["unit"])) if opts["unit"] else None
 
 
+USERINFO = re.compile(r"(://)[^/?#\s@\"<>]*@")
+URL_REST = re.compile(r"(://[^/?#\s\"<>]+)[/?#][^\s\"<>]*")
+
+
+def cut_urls(line):
+    """A journal line with each URL cut to scheme://host[:port]: a node logs the endpoints it could
+    not reach whole, and a hosted endpoint's path, query or user part may hold an API key."""
+    return URL_REST.sub(r"\1/…", USERINFO.sub(r"\1", line))
+
+
 def say_loop(result):
     """When the gate ended at a crash loop: which unit, how often, and its last journal lines."""
     loop = result.get("crashLoop")
@@ -230,7 +241,7 @@ def say_loop(result):
     sys.stderr.write(f"  crash-loop: {loop['unit']} was restarted by systemd {loop['restarts']} times since the gate began; its last lines:\n")
     r = subprocess.run(["journalctl", "-u", loop["unit"], "-n", "12", "--no-pager", "-o", "short"], capture_output=True, text=True)
     for line in (r.stdout or r.stderr).strip().splitlines()[-12:]:
-        sys.stderr.write(f"    {line[:300]}\n")
+        sys.stderr.write(f"    {cut_urls(line)[:300]}\n")
 
 
 def say_diagnoses(diagnoses):
@@ -263,7 +274,7 @@ def roll_back(role, node, opts, command, result):
         sys.stderr.write(f"  {f}\n")
     again = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"], restarts=watch(opts))
     result["rolledBack"] = True
-    result["afterRollback"] = {k: again[k] for k in ("healthy", "waited", "soaked", "checks", "diagnoses")}
+    result["afterRollback"] = {k: again[k] for k in ("healthy", "waited", "soaked", "checks", "diagnoses", "crashLoop") if k in again}
     if again["healthy"]:
         sys.stderr.write(f"gate {node}: healthy again on what it ran before, after {again['waited']:.0f} s and for {again['soaked']:.0f} s since\n")
     else:

@@ -215,7 +215,8 @@ class CommandLine(unittest.TestCase):
             f.write(f'#!/bin/sh\n[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\n'
                     f'n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}; echo "$n"\n')
         with open(os.path.join(bin_dir, "journalctl"), "w", encoding="utf-8") as f:
-            f.write('#!/bin/sh\necho "journal of $*"\necho "zgs_node: error: unexpected argument --bad-flag"\n')
+            f.write('#!/bin/sh\necho "journal of $*"\necho "zgs_node: error: unexpected argument --bad-flag"\n'
+                    'echo "Failed to reach https://user:hunter2@rpc.example.com:8443/v2/SECRETKEY?token=SECRETTOKEN for the head"\n')
         for tool in ("systemctl", "journalctl"):
             os.chmod(os.path.join(bin_dir, tool), 0o755)
         with open(self.tool, "w", encoding="utf-8") as f:
@@ -228,6 +229,9 @@ class CommandLine(unittest.TestCase):
         self.assertIn("crash-loop: zgs-storage-1.service was restarted by systemd 3 times since the gate began", r.stderr)
         self.assertIn("journal of -u zgs-storage-1.service -n 12 --no-pager", r.stderr)
         self.assertIn("unexpected argument --bad-flag", r.stderr)
+        self.assertIn("Failed to reach https://rpc.example.com:8443/… for the head", r.stderr, "its URLs cut to scheme://host[:port]")
+        for secret in ("hunter2", "SECRETKEY", "SECRETTOKEN"):
+            self.assertNotIn(secret, r.stderr)
         self.assertIn("rpc-endpoint-down: ", r.stderr)
         self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
 

@@ -106,6 +106,7 @@ class StartInOrder(unittest.TestCase):
             down = setup.warn_not_running(V(), (EL, CL))
         self.assertEqual(down, [EL])
         self.assertEqual(err.getvalue(), f"{EL}: exited at start\nvalidator validator-1: warning: {EL} is not running: its health step judges it\n")
+        self.assertEqual(setup.cut_urls("dial http://u:p@10.0.0.1:8545/key?x=1 failed; enode://abc@1.2.3.4:30303 ok"), "dial http://10.0.0.1:8545/… failed; enode://1.2.3.4:30303 ok")
         with mock.patch.object(setup, "active", lambda unit: True):
             self.assertEqual(setup.warn_not_running(V(), (EL, CL)), [])
 

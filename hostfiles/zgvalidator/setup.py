@@ -185,11 +185,20 @@ def setup(v):
     return report
 
 
+USERINFO = re.compile(r"(://)[^/?#\s@\"<>]*@")
+URL_REST = re.compile(r"(://[^/?#\s\"<>]+)[/?#][^\s\"<>]*")
+
+
+def cut_urls(text):
+    """`text` with each URL cut to scheme://host[:port] (a path, query or user part may hold an API key)."""
+    return URL_REST.sub(r"\1/…", USERINFO.sub(r"\1", text))
+
+
 def warn_not_running(v, units):
     """The units of `units` not running, each with its journal's last lines and a warning on stderr."""
     down = [unit for unit in units if not active(unit)]
     for unit in down:
-        sys.stderr.write(journal(unit, lines=15).strip()[-600:] + "\n")
+        sys.stderr.write(cut_urls(journal(unit, lines=15).strip()[-600:]) + "\n")
         sys.stderr.write(f"validator {v.node}: warning: {unit} is not running: its health step judges it\n")
     return down
 

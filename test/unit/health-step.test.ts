@@ -39,7 +39,7 @@ const UNITS = { storage: ["zgs-storage-1.service"], sequencer: ["aztec-sequencer
 function run(script: string, o: { down?: readonly string[]; marker?: string; toolExit?: number } = {}) {
     const bin = fs.mkdtempSync(path.join(tmp, "bin-"));
     fs.writeFileSync(path.join(bin, "systemctl"), `#!/bin/sh\n[ "$1 $2" = "is-active --quiet" ] || exit 9\ncase " ${(o.down ?? []).join(" ")} " in *" $3 "*) exit 3 ;; esac\nexit 0\n`, { mode: 0o755 });
-    fs.writeFileSync(path.join(bin, "journalctl"), "#!/bin/sh\necho \"journal of $2: exited at start\"\n", { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, "journalctl"), "#!/bin/sh\necho \"journal of $2: exited at start\"\necho \"$2: cannot reach https://user:hunter2@rpc.example.com:8443/v2/SECRETKEY?token=SECRETTOKEN\"\n", { mode: 0o755 });
     fs.writeFileSync(path.join(bin, "python3"), `#!/bin/sh\necho "progress" >&2\nprintf '{"report": "%s"}\\n' "$*"\nexit ${o.toolExit ?? 0}\n`, { mode: 0o755 });
     const marker = o.marker ?? path.join(tmp, "no-marker");
     const body = script.replaceAll(/\/var\/lib\/nodefleet\/gate\/[a-z0-9-]+/g, marker);
@@ -79,6 +79,10 @@ describe("health step: a node that does not run fails it, unless its rollout gat
                 assert.match(r.stderr, new RegExp(`${role} ${byRole(role as NodeSpec["role"]).name}: not running: ${units.join(" ").replace(/\./g, "\\.")}\\. Fix the release or setting \\(or set it back\\) and run up again`));
             }
         }
+        // The journal's URLs cut to scheme://host[:port]: a path, query or user part may hold an API key.
+        const r = run(SCRIPTS.storage(false), { down: UNITS.storage });
+        assert.match(r.stderr, /zgs-storage-1\.service: cannot reach https:\/\/rpc\.example\.com:8443\/…\n/);
+        assert.doesNotMatch(r.stderr, /hunter2|SECRETKEY|SECRETTOKEN/);
         // A validator's geth down alone names geth alone.
         const one = run(SCRIPTS.validator(false), { down: ["geth-validator-1.service"] });
         assert.equal(one.status, 1);

@@ -99,18 +99,19 @@ describe("storage role: rendered files", () => {
         const release = { name: "zgs", sha256: RELEASES().zgs.sha256 };
         const bin = fs.mkdtempSync(path.join(tmp, "bin-"));
         fs.writeFileSync(path.join(bin, "systemctl"), "#!/bin/sh\n[ \"$1\" = is-active ] && exit 3\nexit 0\n", { mode: 0o755 });
-        fs.writeFileSync(path.join(bin, "journalctl"), "#!/bin/sh\necho 'zgs_node: exited at start'\n", { mode: 0o755 });
+        fs.writeFileSync(path.join(bin, "journalctl"), "#!/bin/sh\necho 'zgs_node: exited at start: http://k:s3cret@rpc.example.com/apikey'\n", { mode: 0o755 });
         fs.writeFileSync(path.join(bin, "sleep"), "#!/bin/sh\n", { mode: 0o755 });
         const tail = (script: string) => {
             const from = script.lastIndexOf("\nsleep 2\n");
             assert.ok(from > 0, "the check after the (re)start");
-            return spawnSync("sh", ["-s"], { input: `node=storage-1\nservice=zgs-storage-1.service\n${script.slice(from)}`, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+            const journal = script.slice(script.indexOf("journal_tail() {"), script.indexOf("\n}\n", script.indexOf("journal_tail() {")) + 3);
+            return spawnSync("sh", ["-s"], { input: `node=storage-1\nservice=zgs-storage-1.service\n${journal}${script.slice(from)}`, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
         };
         for (const onFailure of [undefined, "halt", "rollback"] as const) {
             const r = tail(renderStorageConfigure("h-storage", storageSpec(), "/data", release, onFailure));
             assert.equal(r.status, 0, `${onFailure}: ${r.stderr}`);
             const judge = onFailure ? "its health step \\(gated: its rollout gate\\) judges it" : "its health step judges it";
-            assert.match(r.stderr, new RegExp(`zgs_node: exited at start\nstorage storage-1: warning: zgs-storage-1\\.service is not running: ${judge}\n$`));
+            assert.match(r.stderr, new RegExp(`zgs_node: exited at start: http://rpc\\.example\\.com/…\nstorage storage-1: warning: zgs-storage-1\\.service is not running: ${judge}\n$`));
         }
     });
 

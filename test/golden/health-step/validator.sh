@@ -6,6 +6,13 @@
 # state, so a configure step failing after it changed the host would not run again when the change
 # is set back, and the node would stay on it. This step changes nothing on the host.
 set -u
+
+# journal_tail UNIT LINES: the unit's last journal lines, each URL cut to scheme://host[:port]
+# (a node logs the endpoints it could not reach whole: a hosted endpoint's path, query or user part
+# may hold an API key, and these lines reach Pulumi's output and state).
+journal_tail() {
+	journalctl -u "$1" -n "$2" --no-pager 2>&1 | sed -E -e 's|(://)[^/?#[:space:]@"<>]*@|\1|g' -e 's|(://[^/?#[:space:]"<>]+)[/?#][^[:space:]"<>]*|\1/…|g'
+}
 python3 -S /usr/local/lib/nodefleet/zg-validator.py /etc/nodefleet/validator-1/validator.json health
 report=$?
 [ "$report" -eq 0 ] || exit "$report"
@@ -14,7 +21,7 @@ systemctl is-active --quiet geth-validator-1.service || down="$down geth-validat
 systemctl is-active --quiet 0gchaind-validator-1.service || down="$down 0gchaind-validator-1.service"
 [ -z "$down" ] && exit 0
 for unit in $down; do
-	journalctl -u "$unit" -n 20 --no-pager >&2 || true
+	journal_tail "$unit" 20 >&2 || true
 done
 echo "validator validator-1: not running:$down. Fix the release or setting (or set it back) and run up again: the configure step applies it" >&2
 exit 1

@@ -3,6 +3,13 @@
 # (seed 2.2), the RPC endpoint choice (seed 7), then start it, or restart it when something it
 # reads changed. Safe to run again: unchanged files are left alone and nothing restarts.
 set -eu
+
+# journal_tail UNIT LINES: the unit's last journal lines, each URL cut to scheme://host[:port]
+# (a node logs the endpoints it could not reach whole: a hosted endpoint's path, query or user part
+# may hold an API key, and these lines reach Pulumi's output and state).
+journal_tail() {
+	journalctl -u "$1" -n "$2" --no-pager 2>&1 | sed -E -e 's|(://)[^/?#[:space:]@"<>]*@|\1|g' -e 's|(://[^/?#[:space:]"<>]+)[/?#][^[:space:]"<>]*|\1/…|g'
+}
 node=storage-1
 service=zgs-storage-1.service
 data=/data/storage-1
@@ -211,6 +218,6 @@ sleep 2
 # that fails records nothing in Pulumi's state, so this one, having changed the node, would not run
 # again when the change is set back, and the node would stay on it.
 if ! systemctl is-active --quiet "$service"; then
-	journalctl -u "$service" -n 20 --no-pager >&2 || true
+	journal_tail "$service" 20 >&2 || true
 	echo "storage $node: warning: $service is not running: its health step judges it" >&2
 fi
