@@ -37,7 +37,6 @@ it runs: a new change was applied) the gate fails at once: the node still runs w
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -46,6 +45,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nodefleet_health as health  # noqa: E402  (installed beside this script)
+from nodefleet_rpc import cut_urls  # noqa: E402
 
 ROLES = ("storage", "sequencer", "validator")
 # Restarts by systemd itself (Restart=) since the gate began that make an unhealthy node a crash
@@ -221,16 +221,6 @@ def restart(units):
 def watch(opts):
     """The restart counts the gate watches for a crash loop (--unit), or None."""
     return (lambda: restart_counts(opts["unit"])) if opts["unit"] else None
-
-
-USERINFO = re.compile(r"(://)[^/?#\s@\"<>]*@")
-URL_REST = re.compile(r"(://[^/?#\s\"<>]+)[/?#][^\s\"<>]*")
-
-
-def cut_urls(line):
-    """A journal line with each URL cut to scheme://host[:port]: a node logs the endpoints it could
-    not reach whole, and a hosted endpoint's path, query or user part may hold an API key."""
-    return URL_REST.sub(r"\1/…", USERINFO.sub(r"\1", line))
 
 
 def say_loop(result):

@@ -51,6 +51,17 @@ def url_label(url):
     return origin if u.path in ("", "/") and not u.query else f"{origin}/…"
 
 
+# A URL in free text (a log line): its scheme up to the next blank or quote, less a closing
+# punctuation mark.
+URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>)]*[^\s\"'<>).,;:]")
+
+
+def cut_urls(text):
+    """`text` (journal lines) with each URL named by url_label: a node logs the endpoints it could
+    not reach whole, and a hosted endpoint's path, query or user part may hold an API key."""
+    return URL_IN_TEXT.sub(lambda m: url_label(m.group(0)), text)
+
+
 def rpc(url, method, params=None, timeout=5, optional=False):
     """The result of `method` at url. optional: an answer without a result is None (an Aztec node
     leaves the result out when a call found nothing) instead of a failure."""

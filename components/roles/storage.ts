@@ -159,7 +159,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         failoverUnit: heredocSafe(units.failoverService, D),
         failoverTimerUnit: heredocSafe(units.failoverTimer, D),
         rolledBack: onFailure === "rollback" ? `${gateMarker(node.name)}.rolled-back` : "",
-        gate: onFailure === undefined ? "" : gateMarker(node.name),
+        gated: onFailure !== undefined,
     });
 }
 

@@ -39,9 +39,12 @@ export interface RollbackSet {
     readonly restart: readonly string[];
 }
 
-/** The tools a gate puts on its host: the gate, and the diagnosis table it reads answers with. */
+/**
+ * The tools a gate puts on its host: the gate, the diagnosis table it reads answers with, and
+ * nodefleet_rpc (its URL cut for the journal lines of a crash loop).
+ */
 export function gateTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_gate.py", "0644"), ...monitoringTools()];
+    return [hostTool("nodefleet_gate.py", "0644"), hostTool("nodefleet_rpc.py", "0644"), ...monitoringTools()];
 }
 
 /**

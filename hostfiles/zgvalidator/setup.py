@@ -10,6 +10,7 @@ import time
 from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, same_bytes, say, systemctl, unit_props, wait
 from .handover import carry_signing_state
 from .switch import ALL_STEPS
+from nodefleet_rpc import cut_urls
 
 
 def install_consensus_genesis(v):
@@ -183,15 +184,6 @@ def setup(v):
     # not run again when the change is set back, and the node would stay on it.
     report.update({"hostClient": want, "restarted": restarted, "notRunning": warn_not_running(v, (el_unit, v.units["consensus"]))})
     return report
-
-
-USERINFO = re.compile(r"(://)[^/?#\s@\"<>]*@")
-URL_REST = re.compile(r"(://[^/?#\s\"<>]+)[/?#][^\s\"<>]*")
-
-
-def cut_urls(text):
-    """`text` with each URL cut to scheme://host[:port] (a path, query or user part may hold an API key)."""
-    return URL_REST.sub(r"\1/…", USERINFO.sub(r"\1", text))
 
 
 def warn_not_running(v, units):

@@ -82,7 +82,7 @@ put "$etc/sequencer.json" 0644 root:root <<'NODEFLEET_EOF'
   "api": "2.0.x"
 }
 NODEFLEET_EOF
-put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root da407b39003122ca818a22a1800ab38519ffb0333872d987048aa9972b1fa8dc
+put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/aztec-register.py 0755 root:root 279b89cbad205bfaf1ceaf3ec30df81c54bb3b77b4ec7ead9b790680e5f295cf
 put_tool /usr/local/lib/nodefleet/aztec-argv.mjs 0644 root:root 61283e6eff3df07f2a8fee2e4330339b63351ef94754540b6be3783c7ffbb51b
 put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root 9166e20cdefda31d9430b2ad3a055ff7b7bfd1ef436eb16694eaf2f14d8d56a3

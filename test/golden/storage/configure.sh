@@ -91,7 +91,7 @@ install -d -o "$operator" -g "$operator" -m 0750 "$data/run" "$data/log" "$data/
 install -d -m 0755 /etc/nodefleet /usr/local/lib/nodefleet
 install -d -m 0700 /etc/nodefleet/storage-1
 
-put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root da407b39003122ca818a22a1800ab38519ffb0333872d987048aa9972b1fa8dc
+put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root be8408d55846cca18faeb3ba90b63cf08880e30f42e58c8f1897c3eef003d888
 put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 5d7ec5040448085d40d26d7e9a98dd46200be087b4eba3804c83891e27e0ed06
 # nodefleet's tools are not read by the node: a new version of one restarts nothing.
