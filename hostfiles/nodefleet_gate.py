@@ -33,6 +33,12 @@ then is removed), reloads systemd, restarts each --restart unit, and waits again
 either way (the change did not pass), saying whether the node is healthy on what it ran before,
 and writes FILE.rolled-back. While that file is there (the node's configure step removes it when
 it runs: a new change was applied) the gate fails at once: the node still runs what it ran before.
+
+--pin PATH (repeatable, with --keep): a file of the node that a rollback never puts back (its key
+step's: a key, its endpoints) and that must be as it was when the files were kept: only its sha256
+is kept. A node whose pinned file changed since is not rolled back (the kept files were run with
+another key, or name variables the file no longer holds; putting them back could start a key the
+operator has moved to another machine): the gate fails as with `halt`, naming the file.
 """
 import hashlib
 import json
@@ -71,18 +77,18 @@ def parse(argv):
     role, node, rest = head[0], head[1], head[2:]
     if role not in ROLES:
         return f"ROLE must be one of {', '.join(ROLES)}, not {role!r}"
-    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": [], "--unit": []}
+    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": [], "--unit": [], "--pin": []}
     if len(rest) % 2:
         return "each option takes a value"
     for flag, value in zip(rest[::2], rest[1::2]):
         if flag not in options:
             return f"unknown option {flag}"
-        if flag in ("--marker", "--keep", "--file"):
+        if flag in ("--marker", "--keep", "--file", "--pin"):
             if not os.path.isabs(value):
                 return f"{flag}: an absolute path, not {value!r}"
         if flag == "--unit" and (not value or not set(value) <= UNIT_CHARS or value.startswith("-")):
             return f"--unit: not a unit name: {value!r}"
-        if flag in ("--file", "--restart", "--unit"):
+        if flag in ("--file", "--restart", "--unit", "--pin"):
             options[flag].append(value)
             continue
         if flag in ("--marker", "--keep"):
@@ -98,8 +104,10 @@ def parse(argv):
         return "--within and --soak are required"
     if options["--keep"] is not None and (options["--marker"] is None or not options["--file"] or not options["--restart"]):
         return "--keep needs --marker, at least one --file and at least one --restart"
-    if options["--keep"] is None and (options["--file"] or options["--restart"]):
-        return "--file and --restart go with --keep"
+    if options["--keep"] is None and (options["--file"] or options["--restart"] or options["--pin"]):
+        return "--file, --restart and --pin go with --keep"
+    if set(options["--pin"]) & set(options["--file"]):
+        return "a --pin file is never put back: not also a --file"
     return role, node, {k[2:]: v for k, v in options.items()}, command
 
 
@@ -162,9 +170,19 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
         sleep(every)
 
 
-def keep(directory, files):
+def digest(path):
+    """The sha256 of a file, or None when there is none."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def keep(directory, files, pins=()):
     """Keeps `files` as they are now in `directory`, replacing what it held: a copy of each (root's
-    alone: config.toml carries the miner key) and manifest.json (path, present, mode, owner, sha256)."""
+    alone: config.toml carries the miner key) and manifest.json (path, present, mode, owner, sha256);
+    of each of `pins` only its sha256 (`pinned`: never put back, only compared)."""
     new, old = directory + ".new", directory + ".old"
     shutil.rmtree(new, ignore_errors=True)
     os.makedirs(new, mode=0o700)
@@ -175,9 +193,9 @@ def keep(directory, files):
             st = os.stat(path)
             entry.update(copy=f"f{i}", mode=stat.S_IMODE(st.st_mode), uid=st.st_uid, gid=st.st_gid)
             shutil.copyfile(path, os.path.join(new, entry["copy"]))
-            with open(os.path.join(new, entry["copy"]), "rb") as f:
-                entry["sha256"] = hashlib.sha256(f.read()).hexdigest()
+            entry["sha256"] = digest(os.path.join(new, entry["copy"]))
         manifest.append(entry)
+    manifest.extend({"path": path, "pinned": True, "sha256": digest(path)} for path in pins)
     with open(os.path.join(new, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     shutil.rmtree(old, ignore_errors=True)
@@ -187,14 +205,26 @@ def keep(directory, files):
     shutil.rmtree(old, ignore_errors=True)
 
 
-def restore(directory):
-    """Puts the files kept in `directory` back (a file absent then is removed); returns their paths,
-    or None when nothing is kept there."""
+def kept(directory):
+    """The manifest of what `directory` keeps, or None when nothing is kept there."""
     try:
         with open(os.path.join(directory, "manifest.json"), encoding="utf-8") as f:
-            manifest = json.load(f)
+            return json.load(f)
     except FileNotFoundError:
         return None
+
+
+def pins_changed(manifest, pins):
+    """The pinned files that differ from when `manifest` was kept (one kept with no record of a pin
+    counts as changed: nothing says it is the same)."""
+    recorded = {e["path"]: e.get("sha256") for e in manifest if e.get("pinned")}
+    return [p for p in pins if p not in recorded or recorded[p] != digest(p)]
+
+
+def restore(directory, manifest):
+    """Puts the files kept in `directory` back (a file absent then is removed; a pinned one is left
+    alone); returns their paths."""
+    manifest = [e for e in manifest if not e.get("pinned")]
     for entry in manifest:
         path = entry["path"]
         if entry["present"]:
@@ -251,11 +281,18 @@ def roll_back(role, node, opts, command, result):
     """`onFailure: rollback`, after a failed gate: the node's kept files back, its units restarted,
     then the gate again. Records the outcome in `result`."""
     rolled = opts["marker"] + ".rolled-back"
-    restored = restore(opts["keep"])
-    if restored is None:
+    manifest = kept(opts["keep"])
+    if manifest is None:
         sys.stderr.write(f"gate {node}: nothing is kept to roll it back to (rollback was turned on with this change): it is left as it is\n")
         result["rolledBack"] = False
         return
+    changed = pins_changed(manifest, opts["pin"])
+    if changed:
+        sys.stderr.write(f"gate {node}: not rolled back: {', '.join(changed)} changed since it last passed its gate (a key or endpoint file, never put back: the kept files were run with what it held then); it is left as it is\n")
+        result["rolledBack"] = False
+        result["pinsChanged"] = changed
+        return
+    restored = restore(opts["keep"], manifest)
     failed = restart(opts["restart"])
     codes = ", ".join(d["fault"] for d in result["diagnoses"] if d["severity"] == "error") or "unhealthy"
     write_marker(rolled, f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}: a change did not pass its gate ({codes}); rolled back\n")
@@ -288,7 +325,7 @@ def main(argv):
     if marker is not None and not os.path.exists(marker):
         write_marker(marker, f"{node}: deployed; later changes are gated\n")
         if opts["keep"] is not None:
-            keep(opts["keep"], opts["file"])
+            keep(opts["keep"], opts["file"], opts["pin"])
         sys.stderr.write(f"gate {node}: its first deploy, not gated (its health step reports it)\n")
         print(json.dumps({"node": node, "role": role, "healthy": None, "firstDeploy": True}))
         return 0
@@ -296,7 +333,7 @@ def main(argv):
     result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"], restarts=watch(opts))
     if result["healthy"]:
         if opts["keep"] is not None:
-            keep(opts["keep"], opts["file"])  # what it runs now is what a later failure rolls back to
+            keep(opts["keep"], opts["file"], opts["pin"])  # what it runs now is what a later failure rolls back to
         sys.stderr.write(f"gate {node}: healthy after {result['waited']:.0f} s, and for {result['soaked']:.0f} s since\n")
         print(json.dumps(result))
         return 0

@@ -235,9 +235,9 @@ class CommandLine(unittest.TestCase):
         self.assertIn("rpc-endpoint-down: ", r.stderr)
         self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
 
-    def rollback_gate(self, *args):
+    def rollback_gate(self, *args, pins=()):
         """The gate with `onFailure: rollback` over two files of the node (one made by the change),
-        with a systemctl that records its calls."""
+        and `pins` pinned, with a systemctl that records its calls."""
         bin_dir = os.path.join(self.dir, "bin")
         os.makedirs(bin_dir, exist_ok=True)
         calls = os.path.join(self.dir, "systemctl.calls")
@@ -246,7 +246,7 @@ class CommandLine(unittest.TestCase):
         os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
         env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
         state = os.path.join(self.dir, "n")
-        rb = ["--marker", self.marker, "--keep", self.keep, "--file", self.unit, "--file", self.extra, "--restart", "zgs-storage-1.service"]
+        rb = ["--marker", self.marker, "--keep", self.keep, "--file", self.unit, "--file", self.extra, "--restart", "zgs-storage-1.service", *(a for p in pins for a in ("--pin", p))]
         r = subprocess.run([sys.executable, GATE, "storage", "storage-1", *args, *rb, "--", sys.executable, self.tool, state], capture_output=True, text=True, timeout=60, env=env)
         return r, (read(calls).splitlines() if os.path.exists(calls) else [])
 
@@ -323,6 +323,64 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(calls, [])
         self.assertFalse(os.path.exists(self.marker + ".rolled-back"))
 
+    def change_the_unit(self):
+        with open(self.unit, "w", encoding="utf-8") as f:
+            f.write("ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
+
+    def test_a_pinned_file_as_kept_lets_the_rollback_run_and_is_never_put_back(self):
+        self.rollback_files()
+        key = os.path.join(self.dir, "aztec.env")
+        with open(key, "w", encoding="utf-8") as f:
+            f.write("VALIDATOR_PRIVATE_KEY=0xSECRETKEY\n")
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[key])[0].returncode, 0)
+        manifest = json.loads(read(os.path.join(self.keep, "manifest.json")))
+        pinned = [e for e in manifest if e.get("pinned")]
+        self.assertEqual([(e["path"], "copy" in e) for e in pinned], [(key, False)], "only its digest is kept")
+        self.assertEqual(sorted(os.listdir(self.keep)), ["f0", "manifest.json"], "no copy of the pinned file")
+        self.assertNotIn("SECRETKEY", read(os.path.join(self.keep, "manifest.json")))
+        self.change_the_unit()
+        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[key])
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(json.loads(r.stdout.strip().split("\n")[-1])["rolledBack"], r.stderr)
+        self.assertEqual(read(self.unit), "ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n")
+        self.assertEqual(read(key), "VALIDATOR_PRIVATE_KEY=0xSECRETKEY\n")
+        self.assertEqual(calls, ["daemon-reload", "restart zgs-storage-1.service"])
+
+    def test_a_pinned_file_changed_since_it_was_kept_stops_the_rollback(self):
+        # A new key (or endpoints, or the variables' names of another version) with the change: the
+        # kept unit was run with the old one, which the operator may have moved to another machine.
+        self.rollback_files()
+        key = os.path.join(self.dir, "aztec.env")
+        with open(key, "w", encoding="utf-8") as f:
+            f.write("VALIDATOR_PRIVATE_KEY=0xOLDKEY\n")
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[key])[0].returncode, 0)
+        self.change_the_unit()
+        with open(key, "w", encoding="utf-8") as f:
+            f.write("VALIDATOR_PRIVATE_KEY=0xNEWKEY\n")
+        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[key])
+        self.assertEqual(r.returncode, 1)
+        result = json.loads(r.stdout.strip().split("\n")[-1])
+        self.assertFalse(result["rolledBack"])
+        self.assertEqual(result["pinsChanged"], [key])
+        self.assertIn(f"gate storage-1: not rolled back: {key} changed since it last passed its gate", r.stderr)
+        for secret in ("OLDKEY", "NEWKEY"):
+            self.assertNotIn(secret, r.stderr + r.stdout)
+        self.assertEqual(read(self.unit), "ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n", "left as it is")
+        self.assertEqual(calls, [], "nothing restarted")
+        self.assertFalse(os.path.exists(self.marker + ".rolled-back"), "not marked rolled back: the next up checks it")
+
+    def test_files_kept_with_no_record_of_a_pin_are_not_rolled_back(self):
+        # Kept by a gate of before the pin (an earlier nodefleet): nothing says the key is the same.
+        self.rollback_files()
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0")[0].returncode, 0)
+        key = os.path.join(self.dir, "aztec.env")
+        write_empty(key)
+        self.change_the_unit()
+        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[key])
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["pinsChanged"], [key])
+        self.assertEqual(calls, [])
+
     def test_bad_arguments_exit_2_saying_what(self):
         for args, why in [
             (["storage", "s", "--within", "1", "--soak", "1"], "the health command follows --"),
@@ -333,7 +391,10 @@ class CommandLine(unittest.TestCase):
             (["storage", "s", "--wait", "1", "--soak", "1", "--", "true"], "unknown option --wait"),
             (["storage", "s", "--within", "1", "--soak", "1", "--marker", "gate/s", "--", "true"], "--marker: an absolute path"),
             (["storage", "s", "--within", "1", "--soak", "1", "--keep", "/k", "--file", "/f", "--", "true"], "--keep needs --marker, at least one --file and at least one --restart"),
-            (["storage", "s", "--within", "1", "--soak", "1", "--restart", "u", "--", "true"], "--file and --restart go with --keep"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--restart", "u", "--", "true"], "--file, --restart and --pin go with --keep"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--pin", "/etc/k", "--", "true"], "--file, --restart and --pin go with --keep"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--pin", "k", "--", "true"], "--pin: an absolute path"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--marker", "/m", "--keep", "/k", "--file", "/f", "--restart", "u", "--pin", "/f", "--", "true"], "a --pin file is never put back: not also a --file"),
             (["storage", "s", "--within", "1", "--soak", "1", "--file", "f", "--", "true"], "--file: an absolute path"),
             (["storage", "s", "--within", "1", "--soak", "1", "--unit", "--all", "--", "true"], "--unit: not a unit name"),
             (["storage", "s", "--within", "1", "--soak", "1", "--unit", "a b.service", "--", "true"], "--unit: not a unit name"),
