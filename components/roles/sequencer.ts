@@ -14,7 +14,8 @@ import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateMarker, gateStep, type NodeRollout } from "../rollout/gate";
+import { gateMarker, gateStep, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
@@ -122,8 +123,31 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
     });
 }
 
-/** The configure step's script: unit and host scripts, then start, or restart on a unit/version change. */
-export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: SequencerRelease, publicIp: string): string {
+/**
+ * What a sequencer's gate keeps and puts back under `onFailure: rollback`: its unit (which names the
+ * release version's directory, kept on the host while a kept unit names it, or the image of its
+ * version, which docker still has or pulls again), the health script's settings, and the version
+ * aztec-up installed last and the one the node was started with (so that the next configure step
+ * sees what the node runs); the Aztec node restarted. Its env file is the key step's (the key, the L1
+ * endpoints, under the names its version reads): never put back, and pinned: a node whose key,
+ * endpoints or version family changed with the change is not rolled back onto files that ran with
+ * others (the old key may run on another machine by now).
+ */
+export function sequencerRollbackSet(node: SequencerSpec, mount: string): RollbackSet {
+    const p = sequencerPaths(node, mount);
+    return {
+        files: [`/etc/systemd/system/${p.service}`, `${p.etcDir}/sequencer.json`, `${p.etcDir}/version`, `${p.etcDir}/started-version`],
+        restart: [p.service],
+        pins: [p.envFile],
+    };
+}
+
+/**
+ * The configure step's script: unit and host scripts, then start, or restart on a unit/version
+ * change. `onFailure`: the role's, when the node is gated; with `rollback` the script also clears
+ * the mark of a rollback first: what it applies is a new change, for the gate to check.
+ */
+export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: SequencerRelease, publicIp: string, onFailure?: RolePolicy["onFailure"]): string {
     const p = sequencerPaths(node, mount);
     const D = "NODEFLEET_EOF";
     const docker = node.sequencer.runtime === "docker";
@@ -144,6 +168,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         lib: LIB,
         tools: roleTools("sequencer"),
         unit: heredocSafe(renderSequencerUnit(node, mount, release, publicIp), D),
+        rolledBack: onFailure === "rollback" ? `${gateMarker(node.name)}.rolled-back` : "",
     });
 }
 
@@ -259,7 +284,8 @@ export class SequencerNode extends pulumi.ComponentResource {
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release), bundle: host.tools }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
         if (args.release.name !== release) throw new Error(`unreachable: ${node.name}: runs release ${release}, given ${args.release.name}`);
-        const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, args.release, ip));
+        const onFailure = args.rollout?.policy.onFailure;
+        const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, args.release, ip, onFailure));
         // The version is part of the configure inputs: a new version restarts the node once, there.
         const configure = remoteStep(
             `${name}-configure`,
@@ -285,7 +311,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         // The configure step's id too: it is replaced each time it runs, so the gate checks every run
         // that could restart the node, also one back to a config whose gate passed before (a failed
         // gate keeps its inputs of the last pass, and would otherwise see nothing new there).
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this);
+        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this, onFailure === "rollback" ? sequencerRollbackSet(node, mount) : undefined);
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

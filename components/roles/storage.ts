@@ -104,7 +104,8 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: St
  * configure step writes (units, config template and config.toml, log config, the tools' settings),
  * the unit naming the release version it ran (kept on the host while a kept unit names it), and
  * its service and failover timer restarted. The key step's files (miner key, endpoints) are not
- * rolled back: config.toml as kept holds the key and endpoint it ran with.
+ * rolled back: config.toml as kept holds the key and endpoint it ran with, so the miner key is
+ * pinned (a node whose key changed since is not rolled back onto the old one).
  */
 export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSet {
     const p = storagePaths(node, mount);
@@ -112,6 +113,7 @@ export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSe
     return {
         files: [...units, p.templateFile, p.configFile, p.logConfigFile, `${p.etcDir}/storage.json`],
         restart: [p.service, p.failoverTimer],
+        pins: [p.minerKeyFile],
     };
 }
 

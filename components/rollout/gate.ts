@@ -37,6 +37,11 @@ export interface RollbackSet {
     readonly files: readonly string[];
     /** The units restarted on them. */
     readonly restart: readonly string[];
+    /**
+     * The key step's files the node reads (keys, endpoints): never put back, and a rollback is
+     * refused when one changed since the files were kept (the kept ones ran with what it held then).
+     */
+    readonly pins: readonly string[];
 }
 
 /**
@@ -54,7 +59,7 @@ export function gateTools(): readonly HostTool[] {
  */
 export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: RollbackSet): string {
     if (policy.onFailure === "rollback" && rollback === undefined) throw new Error(`unreachable: ${node.name}: onFailure rollback for a role that cannot roll back (checkRollout refuses it)`);
-    const keep = policy.onFailure === "rollback" && rollback ? ["--keep", keptDir(node.name), ...rollback.files.flatMap((f) => ["--file", f]), ...rollback.restart.flatMap((u) => ["--restart", u])] : [];
+    const keep = policy.onFailure === "rollback" && rollback ? ["--keep", keptDir(node.name), ...rollback.files.flatMap((f) => ["--file", f]), ...rollback.restart.flatMap((u) => ["--restart", u]), ...rollback.pins.flatMap((f) => ["--pin", f])] : [];
     return render("gate.sh", {
         role: node.role,
         node: node.name,

@@ -15,7 +15,10 @@
 //   nothing changed stops at that gate at once, restarting nothing; the good release set back, the
 //   next up finishes without a restart;
 // - a new 0g-chain and a new aztec release restart validator-1 (geth, then beacond) and sequencer-1
-//   behind their gates, the storage nodes untouched.
+//   behind their gates, the storage nodes untouched;
+// - an aztec release whose node exits at start is rolled back at sequencer-1's gate (sequencers
+//   with `onFailure: rollback`), validator-1 and the storage nodes untouched; set back, the next up
+//   finishes without a restart.
 // A release that runs but never serves (a script that sleeps) was rolled back with these three
 // nodes on the dev VMs (2026-11-28); it is not repeated here, for time: each `pulumi up` of this
 // scenario takes minutes on the emulated VMs.
@@ -72,8 +75,8 @@ function moreStorageNodes(yaml: string): string {
 
 export function rolloutScenario(budget: Budget): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates", {
-        cost: 4500, optional: true, timeout: 95 * 60_000,
+    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates; an aztec release that exits at start is rolled back at the sequencer's gate", {
+        cost: 5000, optional: true, timeout: 100 * 60_000,
         // Not in CI until it has passed whole on the dev VMs (docs/development.md).
         unless: () => (process.env.CI === "true" ? "the rollout scenario is not run in CI until it has passed whole on the dev VMs (docs/development.md)"
             : lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
@@ -87,7 +90,7 @@ export function rolloutScenario(budget: Budget): void {
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
             const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }> }) => () => {
-                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n`;
+                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n        sequencer: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
                 let out = moreStorageNodes(snapshot).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
                 if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
@@ -251,6 +254,36 @@ export function rolloutScenario(budget: Budget): void {
             assert.ok(since(geth) <= since(beacond), `geth started again before beacond (${since(geth)}, ${since(beacond)})`);
             assert.deepEqual(Object.keys(STORAGE).map(startedAt), storageStarts, "the storage nodes did not change: not restarted");
             assert.equal(statusJson().code, 0, "all healthy on the new releases");
+
+            // An aztec release whose node exits at start, sequencers with `onFailure: rollback`:
+            // sequencer-1's gate sees the crash loop and puts back its unit (naming the release it
+            // ran, the one just rolled out) and version files, and it is healthy again; the up fails;
+            // validator-1 and the storage nodes are untouched.
+            const chainRelease = { file: "chain.tar.gz", sha256: chain };
+            const badAztec = repack(path.join(dir, "aztec-bad.tar.gz"), (top) => fs.writeFileSync(path.join(top, "bin", "aztec"), "#!/bin/sh\necho 'this aztec exits at start' >&2\nexit 1\n", { mode: 0o755 }), "aztec-v2.0.2");
+            const seqStarted = () => since(unitOn("dev-1", "aztec-sequencer-1.service"));
+            const gethStarted = since(unitOn("dev-2", "geth-validator-1.service"));
+            const seqRolled = up("an aztec release that exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": { file: "aztec-bad.tar.gz", sha256: badAztec } } }));
+            assert.notEqual(seqRolled.status, 0, seqRolled.why());
+            assert.match(seqRolled.output, /sequencer sequencer-1: warning: aztec-sequencer-1\.service is not running: its health step judges it/);
+            assert.match(seqRolled.output, /gate sequencer-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, seqRolled.why());
+            assert.match(seqRolled.output, /this aztec exits at start/, "the unit's journal lines");
+            assert.match(seqRolled.output, /gate sequencer-1: rolled back to what it ran before \(4 files put back; restarted aztec-sequencer-1\.service\)/, seqRolled.why());
+            assert.match(seqRolled.output, /gate sequencer-1: healthy again on what it ran before, after \d+ s/, seqRolled.why());
+            assert.match(unitOn("dev-1", "aztec-sequencer-1.service"), new RegExp(`/opt/nodefleet/releases/aztec-${aztec.slice(0, 24)}/bin/aztec`), "back on the release it ran");
+            assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/sequencer-1.rolled-back", true).status, 0, "marked rolled back");
+            assert.equal(since(unitOn("dev-2", "geth-validator-1.service")), gethStarted, "validator-1 not restarted");
+            assert.deepEqual(Object.keys(STORAGE).map(startedAt), storageStarts, "the storage nodes not restarted");
+
+            // The release it ran set back: its configure step clears the mark and restarts nothing
+            // (the unit and versions are the ones put back), its gate passes.
+            const seqBefore = seqStarted();
+            const seqFixed = up("the aztec release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            assert.equal(seqFixed.status, 0, seqFixed.why());
+            assert.match(seqFixed.output, /sequencer sequencer-1: aztec-sequencer-1\.service unchanged and running/);
+            assert.match(seqFixed.output, /gate sequencer-1: healthy after \d+ s/);
+            assert.equal(seqStarted(), seqBefore, "sequencer-1 already ran it: not restarted");
+            assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/sequencer-1.rolled-back", true).status, 1, "the mark is gone");
 
             // Off again, on the releases the fleet had, without storage-2 and -3: the scenarios after this one see it as before.
             const off = up("rollout off, the shipped release, two nodes fewer", () => snapshot);

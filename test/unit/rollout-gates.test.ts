@@ -125,15 +125,14 @@ describe("rollout gates: the gate's script", () => {
         assert.equal(check.status, 0, check.output);
     });
 
-    it("the config takes onFailure: rollback for storage nodes, and refuses it where set for a role that cannot roll back and has nodes", () => {
-        assert.deepEqual(configIssues(fleetWithStorage({ roles: { storage: { onFailure: "rollback" } } }), KEYS), []);
-        // Fleet-wide: the sequencer and the validator inherit it, and are named.
+    it("the config takes onFailure: rollback for storage nodes and sequencers, and refuses it where set for a role that cannot roll back and has nodes", () => {
+        assert.deepEqual(configIssues(fleetWithStorage({ roles: { storage: { onFailure: "rollback" }, sequencer: { onFailure: "rollback" } } }), KEYS), []);
+        // Fleet-wide: the validator inherits it, and is named.
         assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback" }), KEYS).filter((i) => i.startsWith("rollout")), [
-            "rollout.onFailure: rollback is for storage nodes only: a sequencer's version is installed by aztec-up, which keeps no earlier version to go back to; set rollout.roles.sequencer.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)",
-            "rollout.onFailure: rollback is for storage nodes only: a validator's files are applied together with its execution-client switch state, which has its own rollback (docs/switch.md); set rollout.roles.validator.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)",
+            "rollout.onFailure: rollback is for storage and sequencer nodes only: a validator's files are applied together with its execution-client switch state, which has its own rollback (docs/switch.md); set rollout.roles.validator.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)",
         ]);
-        assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback", roles: { sequencer: { onFailure: "halt" }, validator: { onFailure: "halt" } } }), KEYS), []);
-        assert.match(configIssues(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS).join("\n"), /^rollout\.roles\.validator\.onFailure: rollback is for storage nodes only/m);
+        assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback", roles: { validator: { onFailure: "halt" } } }), KEYS), []);
+        assert.match(configIssues(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS).join("\n"), /^rollout\.roles\.validator\.onFailure: rollback is for storage and sequencer nodes only/m);
         // A role without nodes is not in the way.
         const storageOnly = fleetWithStorage({ onFailure: "rollback" });
         storageOnly.nodes = storageOnly.nodes.filter((n: any) => n.role === "storage");
@@ -143,7 +142,7 @@ describe("rollout gates: the gate's script", () => {
     });
 });
 
-describe("rollout gates: onFailure rollback (storage)", () => {
+describe("rollout gates: onFailure rollback (storage, sequencer)", () => {
     const rollback = { roles: { storage: { onFailure: "rollback" } } };
     it("the gate keeps and puts back every file the configure step writes, config.toml too, and restarts the service and its failover timer", async () => {
         await buildStack(fleetWithStorage(rollback), KEYS);
@@ -155,16 +154,42 @@ describe("rollout gates: onFailure rollback (storage)", () => {
         assert.ok(kept.some((f) => f.endsWith("/run/config.toml")), "config.toml, which zgs-endpoint renders");
         assert.match(gate, /--keep \/var\/lib\/nodefleet\/gate\/storage-2\.prev /);
         assert.match(gate, /--restart zgs-storage-2\.service --restart zgs-storage-2-failover\.timer --/);
+        // The miner key is pinned, never put back: config.toml as kept holds the key it ran with.
+        assert.match(gate, / --pin \/etc\/nodefleet\/storage-2\/miner\.key --/);
+        assert.ok(!kept.some((f) => f.endsWith("/miner.key")));
         // The configure step clears the mark of a rollback: what it applies is a new change.
         assert.match(configure, /^rm -f \/var\/lib\/nodefleet\/gate\/storage-2\.rolled-back$/m);
         // The sequencer (halt) keeps nothing.
         assert.doesNotMatch(scriptOf("fleet-sequencer-1-gate"), /nodefleet_gate\.py .*--keep/);
     });
 
+    it("a sequencer's gate keeps its unit, settings and versions, pins its env file (key, L1 endpoints) and restarts the Aztec node", async () => {
+        await buildStack(fleetWithStorage({ roles: { sequencer: { onFailure: "rollback" } } }), KEYS);
+        const gate = scriptOf("fleet-sequencer-1-gate");
+        const etc = "/etc/nodefleet/sequencer-1";
+        const args = (flag: string) => [...gate.matchAll(new RegExp(`${flag} '?([^' ]+)'?`, "g"))].map((m) => m[1]);
+        assert.deepEqual(args("--file"), ["/etc/systemd/system/aztec-sequencer-1.service", `${etc}/sequencer.json`, `${etc}/version`, `${etc}/started-version`]);
+        assert.deepEqual(args("--restart"), ["aztec-sequencer-1.service"]);
+        assert.deepEqual(args("--pin"), [`${etc}/aztec.env`]);
+        assert.match(gate, /--keep \/var\/lib\/nodefleet\/gate\/sequencer-1\.prev /);
+        // What the configure step writes and compares is what the gate keeps.
+        const configure = scriptOf("fleet-sequencer-1-configure");
+        assert.match(configure, /^put "\$etc\/sequencer\.json" 0644/m);
+        assert.match(configure, /^put \/etc\/systemd\/system\/"\$service" 0644/m);
+        assert.match(configure, /cmp -s "\$etc\/version" "\$etc\/started-version"/);
+        assert.match(configure, /^service=aztec-sequencer-1\.service$/m);
+        assert.match(configure, /^rm -f \/var\/lib\/nodefleet\/gate\/sequencer-1\.rolled-back$/m);
+        // Storage (halt here) keeps nothing.
+        assert.doesNotMatch(scriptOf("fleet-storage-2-gate"), /nodefleet_gate\.py .*--keep/);
+        assert.doesNotMatch(scriptOf("fleet-storage-2-configure"), /rolled-back/);
+    });
+
     it("with halt, neither the gate nor the configure step carries any of it", async () => {
         await buildStack(fleetWithStorage({}), KEYS);
-        assert.doesNotMatch(scriptOf("fleet-storage-2-gate"), /nodefleet_gate\.py .*(--keep|--file|--restart)/);
-        assert.doesNotMatch(scriptOf("fleet-storage-2-configure"), /rolled-back/);
+        for (const node of ["storage-2", "sequencer-1"]) {
+            assert.doesNotMatch(scriptOf(`fleet-${node}-gate`), /nodefleet_gate\.py .*(--keep|--file|--restart|--pin)/);
+            assert.doesNotMatch(scriptOf(`fleet-${node}-configure`), /rolled-back/);
+        }
     });
 
     it("a node's removal takes its gate's marker, tools and kept files (a kept config.toml holds its key)", () => {

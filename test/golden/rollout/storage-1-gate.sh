@@ -56,7 +56,7 @@ record_unit() {
 }
 
 install -d -m 0755 /var/lib/nodefleet/gate/storage-1.tools /var/lib/nodefleet/gate/storage-1.tools/zgvalidator
-put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root 307cb26803fc676fd5d24fc2311f9e36d43144339bb58abac94ec9317fd77967
+put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root 7cdd07d198281b1f6df7a380321fa3325369f54a713a6206278fd036af8f044c
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_health.py 0644 root:root 85765b87d36440a8b991b8e6966d55670794e3d27771d6aa9e047b46b31b886b
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_metrics.py 0644 root:root 498b5cd73ec031df504438d556d185cede2462b2654375a748c2ded4309e28d2
