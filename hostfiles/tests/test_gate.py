@@ -35,6 +35,11 @@ def read(path):
         return f.read()
 
 
+def write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def write_empty(path):
     with open(path, "w", encoding="utf-8"):
         pass
@@ -255,9 +260,11 @@ class CommandLine(unittest.TestCase):
         self.keep = os.path.join(self.dir, "gate", "storage-1.prev")
         self.unit = os.path.join(self.dir, "zgs-storage-1.service")
         self.extra = os.path.join(self.dir, "new-file")
-        with open(self.unit, "w", encoding="utf-8") as f:
-            f.write("ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n")
+        write(self.unit, "ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n")
         os.chmod(self.unit, 0o640)
+
+    def change_the_unit(self):
+        write(self.unit, "ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
 
     def test_rollback_puts_back_what_passed_restarts_and_checks_again(self):
         self.rollback_files()
@@ -268,11 +275,9 @@ class CommandLine(unittest.TestCase):
         self.assertEqual([(e["path"], e["present"]) for e in manifest], [(self.unit, True), (self.extra, False)])
         self.assertEqual(oct(os.stat(self.keep).st_mode & 0o777), "0o700", "the kept files are root's alone")
         # The change: a new unit and a file the node did not have. The tool answers endpoint-down first.
-        with open(self.unit, "w", encoding="utf-8") as f:
-            f.write("ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
+        self.change_the_unit()
         os.chmod(self.unit, 0o644)
-        with open(self.extra, "w", encoding="utf-8") as f:
-            f.write("made by the change\n")
+        write(self.extra, "made by the change\n")
         failed, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1")
         self.assertEqual(failed.returncode, 1, "the up still fails: the change did not pass")
         result = json.loads(failed.stdout.strip().split("\n")[-1])
@@ -303,8 +308,7 @@ class CommandLine(unittest.TestCase):
     def test_a_passing_gate_keeps_what_the_node_now_runs(self):
         self.rollback_files()
         self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0")[0].returncode, 0)
-        with open(self.unit, "w", encoding="utf-8") as f:
-            f.write("ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
+        self.change_the_unit()
         r, calls = self.rollback_gate("--within", "5", "--soak", "0", "--every", "0.1")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(calls, [])
@@ -323,15 +327,10 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(calls, [])
         self.assertFalse(os.path.exists(self.marker + ".rolled-back"))
 
-    def change_the_unit(self):
-        with open(self.unit, "w", encoding="utf-8") as f:
-            f.write("ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
-
     def test_a_pinned_file_as_kept_lets_the_rollback_run_and_is_never_put_back(self):
         self.rollback_files()
         key = os.path.join(self.dir, "aztec.env")
-        with open(key, "w", encoding="utf-8") as f:
-            f.write("VALIDATOR_PRIVATE_KEY=0xSECRETKEY\n")
+        write(key, "VALIDATOR_PRIVATE_KEY=0xSECRETKEY\n")
         self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[key])[0].returncode, 0)
         manifest = json.loads(read(os.path.join(self.keep, "manifest.json")))
         pinned = [e for e in manifest if e.get("pinned")]
@@ -351,12 +350,10 @@ class CommandLine(unittest.TestCase):
         # kept unit was run with the old one, which the operator may have moved to another machine.
         self.rollback_files()
         key = os.path.join(self.dir, "aztec.env")
-        with open(key, "w", encoding="utf-8") as f:
-            f.write("VALIDATOR_PRIVATE_KEY=0xOLDKEY\n")
+        write(key, "VALIDATOR_PRIVATE_KEY=0xOLDKEY\n")
         self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[key])[0].returncode, 0)
         self.change_the_unit()
-        with open(key, "w", encoding="utf-8") as f:
-            f.write("VALIDATOR_PRIVATE_KEY=0xNEWKEY\n")
+        write(key, "VALIDATOR_PRIVATE_KEY=0xNEWKEY\n")
         r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[key])
         self.assertEqual(r.returncode, 1)
         result = json.loads(r.stdout.strip().split("\n")[-1])
