@@ -14,7 +14,7 @@ import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateMarker, gateStep, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { gateMarker, gateStep, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 
@@ -168,7 +168,7 @@ export function renderSequencerConfigure(host: string, node: SequencerSpec, moun
         lib: LIB,
         tools: roleTools("sequencer"),
         unit: heredocSafe(renderSequencerUnit(node, mount, release, publicIp), D),
-        rolledBack: onFailure === "rollback" ? `${gateMarker(node.name)}.rolled-back` : "",
+        rolledBack: rolledBackMark(node.name, onFailure),
     });
 }
 

@@ -12,7 +12,7 @@ import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseDir, wholeScr
 import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
-import { gateMarker, gateStep, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { gateMarker, gateStep, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 
@@ -160,7 +160,7 @@ export function renderStorageConfigure(host: string, node: StorageSpec, mount: s
         unit: heredocSafe(units.unit, D),
         failoverUnit: heredocSafe(units.failoverService, D),
         failoverTimerUnit: heredocSafe(units.failoverTimer, D),
-        rolledBack: onFailure === "rollback" ? `${gateMarker(node.name)}.rolled-back` : "",
+        rolledBack: rolledBackMark(node.name, onFailure),
         gated: onFailure !== undefined,
     });
 }

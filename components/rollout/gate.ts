@@ -26,6 +26,14 @@ export function gateMarker(node: string): string {
     return `${GATE_DIR}/${node}`;
 }
 
+/**
+ * The mark of a node its gate rolled back, for its configure step to clear (a run of it applies a
+ * new change), under `onFailure: rollback`; "" (nothing to clear) otherwise.
+ */
+export function rolledBackMark(node: string, onFailure: RolePolicy["onFailure"] | undefined): string {
+    return onFailure === "rollback" ? `${gateMarker(node)}.rolled-back` : "";
+}
+
 /** Where a node's gate keeps the files it rolls back to (`onFailure: rollback`). */
 export function keptDir(node: string): string {
     return `${gateMarker(node)}.prev`;
