@@ -128,7 +128,8 @@ devnet() {
     bin="$BIN" mod="$(module_dir)"
     mkdir -p "$dir"
     eth_genesis "$base" "$mod" "$dir/eth-genesis.json"
-    (
+    ( # the devnet chain spec for these commands alone
+        # shellcheck disable=SC2030
         export CHAIN_SPEC=devnet
         "$bin" init nodefleet-devnet --chain-id beacond-2061 --home "$dir/home"
         "$bin" genesis add-premined-deposit --home "$dir/home" 32000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
@@ -165,7 +166,8 @@ vmnet() {
     bin="$BIN" mod="$(module_dir)"
     mkdir -p "$dir"
     eth_genesis "$ROOT/lab/sim/release/geth-genesis.json" "$mod" "$dir/eth-genesis.json"
-    (
+    ( # the devnet chain spec for these commands alone
+        # shellcheck disable=SC2031
         export CHAIN_SPEC=devnet
         "$bin" init nodefleet-vmnet --chain-id beacond-2061 --home "$dir/vm"
         "$bin" init nodefleet-vmnet-host --chain-id beacond-2061 --home "$dir/host"

@@ -226,7 +226,9 @@ cmd_chain() {
         local head=0
         while [ "$head" -lt "$n" ]; do
             sleep 2
-            kill -0 "$cpid" 2>/dev/null && kill -0 "$gpid" 2>/dev/null || { tail -5 "$work/cl.log" "$work/geth.log" >&2; say "chain: geth or the simulator stopped"; exit 1; }
+            if ! kill -0 "$cpid" 2>/dev/null || ! kill -0 "$gpid" 2>/dev/null; then
+                tail -5 "$work/cl.log" "$work/geth.log" >&2; say "chain: geth or the simulator stopped"; exit 1
+            fi
             head=$(( $(curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
                 --data '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' http://127.0.0.1:18545 | sed -n 's/.*"result":"\(0x[0-9a-f]*\)".*/\1/p') ))
         done

@@ -18,6 +18,9 @@
 #                                     --extend-to 100000 for a long chain)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NF_ROOT="$ROOT"
+# shellcheck source=scripts/lib/fail.sh
+source "$ROOT/scripts/lib/fail.sh" # a failing command stops it with its line, never silently
 cd "$ROOT"
 case "${1:-}" in
 scale)

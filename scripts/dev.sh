@@ -16,6 +16,9 @@
 # and prod stacks take theirs from the CI secret store (docs/gitops.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NF_ROOT="$ROOT"
+# shellcheck source=scripts/lib/fail.sh
+source "$ROOT/scripts/lib/fail.sh" # a failing command stops it with its line, never silently
 cd "$ROOT"
 
 dev_env() {
@@ -79,6 +82,11 @@ destroy)
 status)
     shift
     dev_env
+    # A stack that was never brought up has no state to read: say so, not Pulumi's "no stack named".
+    if [ -z "$(find "${PULUMI_BACKEND_URL#file://}/.pulumi/stacks" -name 'dev.json' -print -quit 2>/dev/null)" ]; then
+        echo "[dev] the dev stack is not up (no state in ${PULUMI_BACKEND_URL#file://}): run scripts/dev.sh up first" >&2
+        exit 1
+    fi
     exec "$ROOT/scripts/nodefleet" status --stack dev "$@"
     ;;
 drift)

@@ -4,6 +4,9 @@
 # (components/monitoring/dashboard.ts). The unit tier fails when they are stale.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NF_ROOT="$ROOT"
+# shellcheck source=scripts/lib/fail.sh
+source "$ROOT/scripts/lib/fail.sh" # a failing command stops it with its line, never silently
 cd "$ROOT"
 source scripts/setup.sh
 npx --no-install tsc -p tsconfig.json >&2

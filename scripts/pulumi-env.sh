@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/setup.sh (the tests, the pipeline's stack jobs, the benchmarks) and by
 # scripts/dev.sh: the Pulumi settings every nodefleet run shares.
 #

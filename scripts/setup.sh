@@ -3,6 +3,11 @@
 # Sourced by scripts/test.sh (and later by the main-job script); safe to run directly.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then # run directly (sourced, the caller's report stands)
+    NF_ROOT="$ROOT"
+    # shellcheck source=scripts/lib/fail.sh
+    source "$ROOT/scripts/lib/fail.sh"
+fi
 # shellcheck source=lab/lib/apt.sh
 source "$ROOT/lab/lib/apt.sh"
 TOOLS="$ROOT/.tools"

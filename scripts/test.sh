@@ -12,21 +12,45 @@
 #         (the host tool's consensus pieces); the main job on local VMs:
 #         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
+#   --list  prints the tiers it would run and their tests (stdout), installs and runs nothing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NF_ROOT="$ROOT"
+# shellcheck source=scripts/lib/fail.sh
+source "$ROOT/scripts/lib/fail.sh" # a failing command stops the run with its line, never silently
 cd "$ROOT"
 # The time budget of the run, from its start (setup included): CI's 90 minutes under CI=true,
 # NODEFLEET_TEST_BUDGET seconds if set, none otherwise. The e2e scenario's optional tests run
 # only while they and its required tests fit before the deadline (test/support/budget.ts); the
 # last 300 s are left for the VMs' power-off and the run's own end.
-budget="${NODEFLEET_TEST_BUDGET:-$([ "${CI:-}" = true ] && echo 5400)}"
+budget="${NODEFLEET_TEST_BUDGET:-}"
+if [ -z "$budget" ] && [ "${CI:-}" = true ]; then budget=5400; fi
 if [ -n "$budget" ]; then
     [[ "$budget" =~ ^[0-9]+$ ]] || { echo "NODEFLEET_TEST_BUDGET: seconds expected, got '$budget'" >&2; exit 2; }
     export NODEFLEET_TEST_DEADLINE=$(( $(date +%s) + budget - 300 ))
 fi
-source scripts/setup.sh
-TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
+TIERS="${NODEFLEET_TIERS-unit cli e2e}"
+for tier in $TIERS; do
+    case "$tier" in unit | cli | e2e) ;; *) echo "NODEFLEET_TIERS: unknown tier '$tier' (unit, cli, e2e)" >&2; exit 2 ;; esac
+done
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
+case "${1:-}" in
+"") ;;
+--list)
+    # What a run would execute, tier by tier: the suites by path (the compiled node tests run from dist/).
+    for tier in $TIERS; do
+        echo "tier $tier"
+        case "$tier" in
+        unit) printf '  %s\n' lab/sim/tests hostfiles/tests test/bench/bench_trim.py test/unit/*.test.ts ;;
+        cli) printf '  %s\n' test/cli/*.test.ts ;;
+        e2e) printf '  %s\n' lab/sim/tests_geth/test_geth_chain.py hostfiles/tests_real/test_real_reth.py hostfiles/tests_real/test_real_beacond.py test/e2e/*.test.ts ;;
+        esac
+    done
+    exit 0
+    ;;
+*) echo "usage: scripts/test.sh [--list]   (NODEFLEET_TIERS=\"unit cli e2e\" chooses tiers)" >&2; exit 2 ;;
+esac
+source scripts/setup.sh
 
 # What is slow to provide once and then cached (the toolchain, geth, the VM image, the Aztec CLI:
 # minutes each on a cold machine; reth and zgs_node: seconds from their pinned prebuilt artifacts,
@@ -57,7 +81,8 @@ stop_prebuilds() { local pid; for pid in "${PREBUILT[@]}"; do kill -- "-$pid" 2>
 # removed when the run ends however it ends.
 TMPDIR="$(mktemp -d /tmp/nodefleet-test.XXXXXX)"
 export TMPDIR
-trap 'stop_prebuilds; rm -rf "$TMPDIR"' EXIT
+on_exit() { local rc=$?; stop_prebuilds; rm -rf "$TMPDIR"; nf_exit_report "$rc"; }
+trap on_exit EXIT
 if has_tier cli || has_tier e2e; then
     prebuild toolchain bash lab/toolchain.sh hcloud # with the hcloud provider: the Hetzner preview test
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests

@@ -6,6 +6,8 @@
 # the test command's E2E tier instead.
 #   scripts/ci/changed-stacks.sh BASE_REF
 set -euo pipefail
+# shellcheck source=scripts/lib/fail.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/fail.sh" # a failing command stops it with its line, never silently
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 base="${1:?usage: changed-stacks.sh BASE_REF}"
 all=$(find . -maxdepth 1 -name 'Pulumi.*.yaml' | sed 's#^\./Pulumi\.\(.*\)\.yaml$#\1#' | grep -vx dev | sort)

@@ -13,6 +13,9 @@
 # store), set into the stack's config here and never written to the repository.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+NF_ROOT="$ROOT"
+# shellcheck source=scripts/lib/fail.sh
+source "$ROOT/scripts/lib/fail.sh" # a failing command stops it with its line, never silently
 cd "$ROOT"
 action="${1:-}" stack="${2:-}"
 [[ "$action" =~ ^(preview|up|drift)$ && "$stack" =~ ^[a-z0-9-]+$ ]] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

@@ -4,6 +4,8 @@
 # (docs/gitops.md, Shards), Pulumi.ENV-<shard>.yaml; each runs as a job of its own, side by side.
 #   scripts/ci/stacks.sh ENV...
 set -euo pipefail
+# shellcheck source=scripts/lib/fail.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/fail.sh" # a failing command stops it with its line, never silently
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 [ "$#" -gt 0 ] || { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 for env in "$@"; do
