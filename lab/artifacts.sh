@@ -26,10 +26,13 @@ CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 PORT="${NODEFLEET_ARTIFACTS_PORT:-8700}"
 PIDFILE="$ROOT/.state/artifacts/server.pid"
 say() { printf '[artifacts] %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
 source "$ROOT/lab/lib/go.sh"
+# shellcheck source=lab/lib/prebuilt.sh
+source "$ROOT/lab/lib/prebuilt.sh" # prebuilt_take: geth's pinned artifact
 
 geth_bin() {
-    pinned_tool "[artifacts]" "$ROOT/lab/toolchain/geth" github.com/ethereum/go-ethereum/cmd/geth geth
+    pinned_tool "[artifacts]" "$ROOT/lab/toolchain/geth" github.com/ethereum/go-ethereum/cmd/geth geth "" geth-1.17.0-x86_64-linux-gnu.tar.xz
 }
 
 # A simulator as one executable file: a zip of lab/sim/nodefleet_sim with a fixed timestamp (so the

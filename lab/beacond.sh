@@ -54,7 +54,7 @@ PATCHES="$ROOT/lab/toolchain/patches/beacond"
 NODEFLEET_CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
 TAGS="netgo pebbledb blst bls12381 ckzg cgo"
 LDFLAGS="-checklinkname=0 -s -w" # in this order: the prebuilt artifact's (the order is in the build id)
-PREBUILT="beacond-1.1.0-x86_64-linux-gnu.tar.xz"
+PREBUILT="beacond-1.1.0-lab-x86_64-linux-gnu.tar.xz" # the build with the patch below
 say() { printf '[beacond] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 # shellcheck source=lab/lib/go.sh

@@ -35,6 +35,8 @@ die() { say "$*"; exit 1; }
 mkdir -p "$BIN" "$CACHE"
 
 source "$ROOT/lab/lib/go.sh"
+# shellcheck source=lab/lib/prebuilt.sh
+source "$ROOT/lab/lib/prebuilt.sh" # prebuilt_take: the CLI's and the plugins' pinned artifacts
 
 # `lab/toolchain.sh home DIR`: make DIR a Pulumi home that finds the toolchain's plugins (after a
 # plain `lab/toolchain.sh` has provided them): its plugins directory becomes a link to the
@@ -120,6 +122,9 @@ build_cli() { # out
 mapfile -t cli_patches < <(patches_of pulumi-pkg)
 cli_stamp="$(cat "$ROOT/lab/toolchain/go.mod" "$ROOT/lab/toolchain/go.sum" "${cli_patches[@]}" | sha256sum | cut -c1-16)"
 cli="$NODEFLEET_CACHE/pulumi/$cli_stamp/pulumi"
+if [ ! -x "$cli" ]; then
+    prebuilt_take "pulumi-$PULUMI_VERSION-lab-x86_64-linux-gnu.tar.xz" pulumi "$cli_stamp" "$cli" || true
+fi
 if [ ! -x "$cli" ]; then
     say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy, patched (once; about 5 minutes on 2 cores)"
     mkdir -p "$(dirname "$cli")"
@@ -226,8 +231,9 @@ build_hcloud_provider() { # out
     rm -rf "$work"
 }
 
-provide() { # binary version plugin-cache-dir builder archive [second archive]
-    local name="$1" version="$2" found key out
+provide() { # binary version plugin-cache-dir builder prebuilt-artifact archive [second archive]
+    local name="$1" version="$2" artifact="$5" found key out
+    set -- "$1" "$2" "$3" "$4" "${@:6}" # $5 and $6: the upstream archives
     on_machine "$name" "$version" "$3"
     found="$FOUND"
     if [ -n "$found" ]; then
@@ -235,11 +241,7 @@ provide() { # binary version plugin-cache-dir builder archive [second archive]
         say "$name $version: the machine's ($found)"
         return
     fi
-    if [ ! -f "$UPSTREAM/$5" ]; then
-        local route="install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`"
-        [ "$name" = pulumi-resource-hcloud ] && route="run \`pulumi plugin install resource hcloud v$HCLOUD_VERSION\`"
-        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either $route, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in lab/toolchain/upstream.sha256"
-    fi
+    # The cache key: the upstream archives' pinned digests and the lab's patches (as the build's).
     key="$(pinned_digest "$5" | cut -c1-16)"
     [ -z "${6:-}" ] || key="$( (pinned_digest "$5"; pinned_digest "$6") | sha256sum | cut -c1-16)"
     if [ -n "$(patches_of "$name")" ]; then
@@ -247,6 +249,12 @@ provide() { # binary version plugin-cache-dir builder archive [second archive]
     fi
     out="$CACHE/$name-$version-$key/$name"
     local when="cached"
+    if [ ! -x "$out" ] && prebuilt_take "$artifact" "$name" "$key" "$out"; then when="the pinned prebuilt artifact"; fi
+    if [ ! -x "$out" ] && [ ! -f "$UPSTREAM/$5" ]; then
+        local route="install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`"
+        [ "$name" = pulumi-resource-hcloud ] && route="run \`pulumi plugin install resource hcloud v$HCLOUD_VERSION\`"
+        die "$name $version is not on this machine and $UPSTREAM/$5 is missing. Either $route, or set NODEFLEET_UPSTREAM to a directory holding the upstream source archives pinned in lab/toolchain/upstream.sha256"
+    fi
     if [ ! -x "$out" ]; then
         when="built now"
         say "building $name $version from $UPSTREAM/$5${6:+ and $6} (sha256 checked; 1-3 minutes on 2 cores, once)"
@@ -256,13 +264,15 @@ provide() { # binary version plugin-cache-dir builder archive [second archive]
     fi
     reports_version "$out" "$version" || die "the build $out does not report the pinned version"
     PROVIDED[$name]="$out"
-    say "$name $version: the upstream source's build, $when ($out)"
+    say "$name $version: the upstream source's build ($when: $out)"
 }
 
-provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
-provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
+provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-language-nodejs-$PULUMI_VERSION-x86_64-linux-gnu.tar.xz" \
+    "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
+provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-resource-command-v$COMMAND_VERSION-lab-x86_64-linux-gnu.tar.xz" \
+    "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
 if [ "$WITH_HCLOUD" = 1 ]; then
-    provide pulumi-resource-hcloud "$HCLOUD_VERSION" "resource-hcloud-v$HCLOUD_VERSION" build_hcloud_provider \
+    provide pulumi-resource-hcloud "$HCLOUD_VERSION" "resource-hcloud-v$HCLOUD_VERSION" build_hcloud_provider "pulumi-resource-hcloud-v$HCLOUD_VERSION-x86_64-linux-gnu.tar.xz" \
         "pulumi-hcloud-$HCLOUD_VERSION-provider.tar.gz" "terraform-provider-hcloud-$HCLOUD_TF_VERSION.tar.gz"
 fi
 # ---- where Pulumi looks for them -----------------------------------------------------------------

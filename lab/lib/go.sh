@@ -29,12 +29,16 @@ go_build() {
     [ -x "$out" ] || { printf '%s the build in %s produced no %s\n' "$prefix" "$dir" "$(basename "$out")" >&2; return 1; }
 }
 
-# pinned_tool PREFIX MODULE_DIR PACKAGE NAME [LDFLAGS]: prints the path of binary NAME built from
-# PACKAGE at the versions pinned by MODULE_DIR/go.mod + go.sum, building it once.
+# pinned_tool PREFIX MODULE_DIR PACKAGE NAME [LDFLAGS [ARTIFACT]]: prints the path of binary NAME
+# built from PACKAGE at the versions pinned by MODULE_DIR/go.mod + go.sum, building it once, or
+# taking it from the pinned prebuilt ARTIFACT (lab/lib/prebuilt.sh) when that stands for this build.
 pinned_tool() {
-    local prefix="$1" module="$2" package="$3" name="$4" ldflags="${5:-}" stamp bin work
+    local prefix="$1" module="$2" package="$3" name="$4" ldflags="${5:-}" artifact="${6:-}" stamp bin work
     stamp="$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-16)"
     bin="$NODEFLEET_CACHE/$name/$stamp/$name"
+    if [ ! -x "$bin" ] && [ -n "$artifact" ]; then
+        prebuilt_take "$artifact" "$name" "$stamp" "$bin" >/dev/null || true
+    fi
     if [ ! -x "$bin" ]; then
         printf '%s building %s from the Go module proxy (once; geth and the Pulumi CLI take about 5 minutes on 2 cores)\n' "$prefix" "$name" >&2
         work="$(mktemp -d)"

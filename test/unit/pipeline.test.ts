@@ -57,7 +57,7 @@ describe("the stacks a change touches (scripts/ci/changed-stacks.sh)", () => {
             assert.equal(r.status, 0, r.output);
             return r.output.trim();
         };
-        for (const f of ["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml", "scripts/ci/changed-stacks.sh", "README.md"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f));
+        for (const f of ["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml", "scripts/ci/changed-stacks.sh", "scripts/lib/fail.sh", "README.md"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f));
         fs.mkdirSync(path.join(dir, "components"));
         fs.writeFileSync(path.join(dir, "components/x.ts"), "// x\n");
         git("init", "-q", "-b", "main");
@@ -85,7 +85,7 @@ describe("the stacks of an environment (scripts/ci/stacks.sh)", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-stacks-"));
         try {
             fs.mkdirSync(path.join(dir, "scripts/ci"), { recursive: true });
-            fs.cpSync(path.join(ROOT, "scripts/ci/stacks.sh"), path.join(dir, "scripts/ci/stacks.sh"));
+            for (const f of ["scripts/ci/stacks.sh", "scripts/lib/fail.sh"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true });
             for (const s of ["dev", "staging", "prod-eu", "prod-us", "production"]) fs.writeFileSync(path.join(dir, `Pulumi.${s}.yaml`), "config: {}\n");
             const stacks = (...envs: string[]) => run("bash", ["scripts/ci/stacks.sh", ...envs], dir);
             assert.deepEqual(JSON.parse(stacks("prod").output), [{ stack: "prod-eu", env: "prod" }, { stack: "prod-us", env: "prod" }], "production is not a shard of prod");

@@ -1,4 +1,5 @@
-// The lab's prebuilt artifacts (lab/lib/prebuilt.sh through lab/reth.sh and lab/zgs.sh): the real
+// The lab's prebuilt artifacts (lab/lib/prebuilt.sh through lab/reth.sh, lab/zgs.sh, lab/beacond.sh,
+// lab/artifacts.sh geth and lab/toolchain.sh): the real
 // scripts run on a scratch copy of the lab, with a cache of their own, so the machine's cache is
 // left alone. The artifacts are the real ones in ../shared/prebuilt (linked, or copied and then
 // changed by one byte). No test here runs a build: where the scripts would fall back to the source
@@ -17,7 +18,28 @@ const PREBUILT = process.env.NODEFLEET_PREBUILT ?? path.resolve(ROOT, "../shared
 const PINS = path.join(ROOT, "lab/toolchain/prebuilt.sha256");
 const RETH = "reth-1.11.4-lab-x86_64-linux-gnu.tar.xz";
 const ZGS = "zgs_node-1.1.0-lab-x86_64-linux-gnu.tar.xz";
-const SCRIPTS = ["lab/reth.sh", "lab/zgs.sh", "lab/lib/cargo.sh", "lab/lib/apt.sh", "lab/lib/progress.sh", "lab/lib/prebuilt.sh", "lab/toolchain/upstream.sha256"];
+const SCRIPTS = [
+    "lab/reth.sh", "lab/zgs.sh", "lab/beacond.sh", "lab/artifacts.sh", "lab/toolchain.sh",
+    "lab/lib/cargo.sh", "lab/lib/go.sh", "lab/lib/apt.sh", "lab/lib/progress.sh", "lab/lib/prebuilt.sh",
+    "lab/toolchain/upstream.sha256", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/pulumi-resource-pulumi-nodejs",
+    "lab/toolchain/geth/go.mod", "lab/toolchain/geth/go.sum", "lab/toolchain/beacond/go.mod", "lab/toolchain/beacond/go.sum",
+    ...fs.readdirSync(path.join(ROOT, "lab/toolchain/patches"), { recursive: true }).map((f) => `lab/toolchain/patches/${String(f)}`).filter((f) => f.endsWith(".patch")),
+];
+/**
+ * Every artifact the lab takes, with what takes it: the script and its arguments, the binary inside,
+ * and the cache entry (relative to NODEFLEET_CACHE, KEY standing for the pinned cache key) the
+ * source build would fill. The folder's SHA256SUMS must list exactly these.
+ */
+const TAKEN: readonly { artifact: string; script: string; args: string[]; member: string; entry: string }[] = [
+    { artifact: RETH, script: "reth.sh", args: ["path"], member: "reth", entry: "reth/KEY/reth" },
+    { artifact: ZGS, script: "zgs.sh", args: ["path"], member: "zgs_node", entry: "zgs/KEY/zgs_node" },
+    { artifact: "beacond-1.1.0-lab-x86_64-linux-gnu.tar.xz", script: "beacond.sh", args: ["path"], member: "beacond", entry: "beacond/KEY/beacond" },
+    { artifact: "geth-1.17.0-x86_64-linux-gnu.tar.xz", script: "artifacts.sh", args: ["geth"], member: "geth", entry: "geth/KEY/geth" },
+    { artifact: "pulumi-v3.248.0-lab-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi", entry: "pulumi/KEY/pulumi" },
+    { artifact: "pulumi-language-nodejs-v3.248.0-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-language-nodejs", entry: "toolchain/pulumi-language-nodejs-v3.248.0-KEY/pulumi-language-nodejs" },
+    { artifact: "pulumi-resource-command-v1.2.1-lab-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-resource-command", entry: "toolchain/pulumi-resource-command-1.2.1-KEY/pulumi-resource-command" },
+    { artifact: "pulumi-resource-hcloud-v1.39.1-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-resource-hcloud", entry: "toolchain/pulumi-resource-hcloud-1.39.1-KEY/pulumi-resource-hcloud" },
+];
 
 const sha256 = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 /** The pins file as a map: name → digest (or cache key), comments left out. */
@@ -76,25 +98,43 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         return folder;
     }
 
-    it("pins the digests the shared folder's SHA256SUMS lists", () => {
+    it("takes every artifact of the shared folder, each pinned with the digests its SHA256SUMS lists", () => {
         const sums = pins(fs.readFileSync(path.join(PREBUILT, "SHA256SUMS"), "utf8"));
-        for (const a of [RETH, ZGS]) assert.equal(PINNED.get(a), sums.get(a), a);
+        assert.deepEqual([...sums.keys()].sort(), TAKEN.map((t) => t.artifact).sort(), "every artifact in the folder is taken, and nothing else is expected");
+        for (const { artifact, member } of TAKEN) {
+            assert.equal(PINNED.get(artifact), sums.get(artifact), artifact);
+            for (const pin of [`${artifact}/${member}`, `${artifact}#cache-key`, `${artifact}#compiler`]) assert.ok(PINNED.has(pin), `no pin ${pin}`);
+        }
     });
 
-    for (const [script, artifact, member] of [["reth.sh", RETH, "reth"], ["zgs.sh", ZGS, "zgs_node"]] as const) {
-        it(`${script}: takes ${artifact} into the cache entry of the build, the binary's digest the pinned one`, () => {
-            const r = lab(script, PREBUILT, {}, "path");
+    const byScript = new Map<string, (typeof TAKEN)[number][]>();
+    for (const t of TAKEN) byScript.set(`${t.script} ${t.args.join(" ")}`, [...(byScript.get(`${t.script} ${t.args.join(" ")}`) ?? []), t]);
+    for (const [call, taken] of byScript) {
+        it(`lab/${call}: takes ${taken.map((t) => t.artifact).join(", ")} into the cache entries of the build, each binary's digest the pinned one; nothing built`, () => {
+            const [script, ...args] = call.split(" ");
+            const r = lab(script!, PREBUILT, {}, ...args);
             assert.equal(r.status, 0, r.stderr);
-            const key = PINNED.get(`${artifact}#cache-key`)!;
-            const bin = r.stdout.trim();
-            assert.equal(bin, path.join(r.cache, script === "reth.sh" ? "reth" : "zgs", key, member), "the entry the source build makes");
-            assert.equal(sha256(bin), PINNED.get(`${artifact}/${member}`));
-            assert.equal(fs.statSync(bin).mode & 0o777, 0o755);
-            assert.match(r.stderr, new RegExp(`prebuilt artifact ${artifact.replace(/\./g, "\\.")} \\(sha256 checked\\)`));
-            assert.doesNotMatch(r.stderr, /building/);
+            for (const { artifact, member, entry } of taken) {
+                const bin = path.join(r.cache, entry.replace("KEY", PINNED.get(`${artifact}#cache-key`)!));
+                assert.ok(fs.existsSync(bin), `${artifact}: no ${bin} (the entry the source build makes); cache holds ${r.files.join(" ")}`);
+                assert.equal(sha256(bin), PINNED.get(`${artifact}/${member}`));
+                assert.equal(fs.statSync(bin).mode & 0o777, 0o755);
+                assert.match(r.stderr, new RegExp(`prebuilt artifact ${artifact.replace(/\./g, "\\.")} \\(sha256 checked\\)`));
+            }
+            if (taken.length === 1 && script !== "toolchain.sh") assert.equal(r.stdout.trim(), path.join(r.cache, taken[0]!.entry.replace("KEY", PINNED.get(`${taken[0]!.artifact}#cache-key`)!)), "the path printed");
+            assert.doesNotMatch(r.stderr, /building|compiled \d+\/\d+ packages/);
             assert.deepEqual(r.files.filter((f) => f.includes(".prebuilt.")), [], "no scratch directory left");
         });
     }
+
+    it("a tampered Go artifact (the Pulumi CLI) is refused like the others: named, never run, nothing in the cache", () => {
+        const artifact = "pulumi-v3.248.0-lab-x86_64-linux-gnu.tar.xz";
+        const folder = tampered(artifact, 8192);
+        const r = lab("toolchain.sh", folder);
+        assert.equal(r.status, 1);
+        assert.ok(r.stderr.includes(`refusing the prebuilt artifact ${path.join(folder, artifact)}: its sha256 is ${sha256(path.join(folder, artifact))}`), r.stderr);
+        assert.equal(r.files.some((f) => /^pulumi\/[0-9a-f]{16}\/pulumi$/.test(f)), false);
+    });
 
     it("refuses an artifact with one byte changed, naming the file and both digests; nothing unpacked or built", () => {
         const folder = tampered(RETH, 4096);
