@@ -1,56 +1,66 @@
 #!/usr/bin/env bash
-# Local Debian bookworm VMs for the dev stack and the E2E tests: real systemd, sshd and nftables.
+# The lab's hosts for the dev stack and the e2e tier: Debian bookworm system containers
+# (systemd-nspawn) with systemd as PID 1, sshd, nftables and a /data filesystem of their own, at the
+# runner's native speed. nodefleet reaches them over SSH as it reaches any existing server.
 #
-#   lab/vm.sh image             build the disk image once (cached outside the clone)
-#   lab/vm.sh up [N]            boot VMs dev-1..dev-N (default 2) and wait until ready
-#   lab/vm.sh down              shut them down cleanly (ACPI power-off, then kill after 60 s)
-#   lab/vm.sh status            one line per VM: running/stopped, SSH port, lab address
-#   lab/vm.sh ssh dev-1 [CMD]   a root shell (or one command) on a VM
-#   lab/vm.sh logs dev-1 UNIT   follow a unit's journal on a VM
-#   lab/vm.sh wipe              down, then delete the VMs' disks (chain data too)
+#   lab/vm.sh image             build the root filesystem once (debootstrap; cached outside the clone)
+#   lab/vm.sh up [N]            boot hosts dev-1..dev-N (default 2) and wait until ready
+#   lab/vm.sh down              shut them down cleanly (systemd powers off inside; killed after 60 s)
+#   lab/vm.sh status            one line per host: running/stopped, SSH address, lab address
+#   lab/vm.sh ssh dev-1 [CMD]   a root shell (or one command) on a host
+#   lab/vm.sh logs dev-1 UNIT   follow a unit's journal on a host
+#   lab/vm.sh wipe              down, then delete the hosts' disks (chain data too)
 #   lab/vm.sh lab CMD...        run CMD from the lab network's runner address (10.77.0.1)
-#   lab/vm.sh forward dev-1 L R  forward 127.0.0.1:L here to the VM's 127.0.0.1:R until killed
+#   lab/vm.sh forward dev-1 L R  forward 127.0.0.1:L here to the host's 127.0.0.1:R until killed
 #
-# Each VM has two NICs: qemu user networking with SSH forwarded to 127.0.0.1:220N (how
-# nodefleet reaches it; the VM sees the runner as 10.0.2.2), and a tap on a bridge inside a
-# network namespace made for this checkout (the "lab" network, 10.77.0.0/24, VM N at
-# 10.77.0.1N), from which the E2E tests probe which ports answer. The SSH key is made per
-# checkout (.state/vm/id_ed25519) and handed to the VM on the kernel command line.
-# TCG emulation (nested KVM fails on these machines); NODEFLEET_VM_ACCEL=kvm to try KVM.
+# Each host has two NICs. "nat" (10.0.2.1N/24 on a bridge of the runner's, the runner at 10.0.2.2):
+# how nodefleet reaches its SSH, and how the host reaches the runner's lab services (artifact
+# server, dev chain), which listen on the runner's loopback: the runner rewrites what a host sends
+# to 10.0.2.2 to 127.0.0.1 (a nat rule of the lab's own table, on that bridge alone). Hosts cannot
+# reach each other there (isolated bridge ports). "lab" (10.77.0.1N/24 on a bridge inside a network
+# namespace made for this checkout, the runner's probe address 10.77.0.1): the network the e2e
+# tests probe the firewall from, and the one the hosts talk to each other on. What a container
+# cannot do as a server does (set the clock, load kernel modules, own its kernel) is listed in
+# docs/development.md, "The lab's hosts". The SSH key is made per checkout (.state/vm/id_ed25519).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=lab/lib/apt.sh
 source "$ROOT/lab/lib/apt.sh"
-CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/vm"
-# The VMs' disks and runtime files: the dev stack's under .state/vm; the test command's e2e tier
-# gives its own (NODEFLEET_STATE=.state/e2e), so tests never touch the dev stack's VMs. The SSH key
+CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/hosts"
+# The hosts' disks and runtime files: the dev stack's under .state/vm; the test command's e2e tier
+# gives its own (NODEFLEET_STATE=.state/e2e), so tests never touch the dev stack's hosts. The SSH key
 # is one per checkout (the dev config names it) wherever the disks are.
 STATE="${NODEFLEET_STATE:-$ROOT/.state}/vm"
 KEY="$ROOT/.state/vm/id_ed25519"
-SSH_BASE_PORT=2200
 LAB_NET=10.77.0
-# 4 GB: the real reth sizes its cross-block cache at 4096 MB by default and allocates a 2 GiB table of
-# it on the first payload (in a 2 GB guest: "memory allocation of 2147483648 bytes failed", abort).
-MEMORY_MB="${NODEFLEET_VM_MEMORY_MB:-4096}"
+NAT_NET=10.0.2
+# The data filesystem: sparse, so the 1 TB a node's hardware check asks for costs the runner only
+# what is written (fallocate inside allocates in the image's own filesystem, not on the runner's).
 DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
+# A CPU cap per host, from outside (a container's own CPUQuota= is accepted and not enforced):
+# percent of one core; empty for none.
+CPU_PERCENT="${NODEFLEET_HOST_CPU_PERCENT-}"
 # The monitoring packages are in the image, their services disabled (nodefleet's monitoring steps
-# enable them): apt under TCG would take minutes per VM. The steps install them where they are missing.
-PACKAGES=systemd,systemd-sysv,udev,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,kmod,procps,sudo,netcat-openbsd,python3-pycryptodome,linux-image-cloud-amd64,prometheus-node-exporter,prometheus,prometheus-alertmanager
+# enable them). No kernel: the runner's is every host's.
+PACKAGES=systemd,systemd-sysv,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,procps,sudo,netcat-openbsd,python3-pycryptodome,prometheus-node-exporter,prometheus,prometheus-alertmanager,e2fsprogs,util-linux
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
+NAT_BR="nf${CHECKOUT_ID}n"
+NFT_TABLE="nodefleet_lab_$CHECKOUT_ID"
+CGROUP="nodefleet-lab-$CHECKOUT_ID"
 # Bump when the image recipe in cmd_image changes (the package list and lab/guest/ count already).
-IMAGE_RECIPE=3
+IMAGE_RECIPE=4
 
 say() { printf '[vm] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
 need() {
-    local missing=()
+    local missing=() tool
     for tool in "$@"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
     [ ${#missing[@]} -eq 0 ] && return
-    [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: install qemu-system-x86 qemu-utils debootstrap"
-    say "installing qemu and debootstrap from Debian's packages"
-    apt_install qemu-system-x86 qemu-utils debootstrap
+    [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: install systemd-container debootstrap"
+    say "installing systemd-nspawn and debootstrap from Debian's packages"
+    apt_install systemd-container debootstrap
 }
 
 image_dir() {
@@ -71,12 +81,13 @@ debian_mirror() {
 cmd_image() {
     local dir
     dir="$(image_dir)"
-    if [ -f "$dir/root.img" ]; then echo "$dir"; return; fi
-    need debootstrap mkfs.ext4 qemu-img
+    if [ -f "$dir/ready" ]; then echo "$dir"; return; fi
+    need debootstrap systemd-nspawn
     local work
-    work="$(mktemp -d "$CACHE.build.XXXXXX" 2>/dev/null || { mkdir -p "$CACHE" && mktemp -d "$CACHE.build.XXXXXX"; })"
+    mkdir -p "$CACHE"
+    work="$(mktemp -d "$CACHE/.build.XXXXXX")"
     trap 'rm -rf "$work"' RETURN
-    say "building the Debian bookworm image (debootstrap, about 2 minutes, once)"
+    say "building the Debian bookworm root filesystem (debootstrap, about 2 minutes, once)"
     local t0=$SECONDS
     local log="$work/debootstrap.log" pid rc=0 last=$SECONDS
     debootstrap --variant=minbase --include="$PACKAGES" bookworm "$work/rootfs" "$(debian_mirror)" >"$log" 2>&1 &
@@ -91,28 +102,20 @@ cmd_image() {
     wait "$pid" || rc=$?
     [ "$rc" -eq 0 ] || { tail -20 "$log" >&2; die "debootstrap failed"; }
     local r="$work/rootfs"
-    install -m 0755 "$ROOT/lab/guest/nodefleet-vm-init" "$r/usr/local/sbin/nodefleet-vm-init"
-    install -m 0644 "$ROOT/lab/guest/nodefleet-vm-init.service" "$r/etc/systemd/system/"
-    install -m 0644 "$ROOT/lab/guest/10-nat.network" "$r/etc/systemd/network/"
-    install -D -m 0644 "$ROOT/lab/guest/go-tcg.conf" "$r/etc/systemd/system.conf.d/nodefleet-go-tcg.conf"
-    chroot "$r" systemctl enable nodefleet-vm-init.service systemd-networkd.service ssh.service chrony.service >/dev/null 2>&1
+    chroot "$r" systemctl enable systemd-networkd.service ssh.service >/dev/null 2>&1
     chroot "$r" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service >/dev/null 2>&1 || true
     chroot "$r" systemctl disable prometheus.service prometheus-alertmanager.service prometheus-node-exporter.service >/dev/null 2>&1
-    rm -f "$r"/etc/ssh/ssh_host_*            # each VM makes its own at boot
+    rm -f "$r"/etc/ssh/ssh_host_*            # each host makes its own at first boot
     : > "$r/etc/machine-id"                  # and its own machine id
-    printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\nLABEL=nodefleet-data /data ext4 defaults,nofail 0 2\n' > "$r/etc/fstab"
+    : > "$r/etc/fstab"                       # /data is the lab's bind mount of the host's own filesystem
     mkdir -p "$r/data"
-    echo nodefleet-vm > "$r/etc/hostname"
     install -m 0644 "$ROOT/lab/guest/hosts" "$r/etc/hosts" # as every installed Debian has (debootstrap writes none)
     printf 'PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUseDNS no\n' > "$r/etc/ssh/sshd_config.d/nodefleet-vm.conf"
     chroot "$r" passwd -l root >/dev/null
     rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*
-    mkdir -p "$work/out"
-    cp "$(readlink -f "$r/vmlinuz")" "$work/out/vmlinuz"
-    cp "$(readlink -f "$r/initrd.img")" "$work/out/initrd.img"
-    mkfs.ext4 -q -L nodefleet-root -d "$r" "$work/out/root.img" 4G >/dev/null
-    mkdir -p "$CACHE" && rm -rf "$dir" && mv "$work/out" "$dir"
-    say "image ready in $((SECONDS - t0)) s: $dir"
+    rm -rf "$dir" && mv "$work" "$dir" && touch "$dir/ready"
+    rm -f "$dir/debootstrap.log"
+    say "root filesystem ready in $((SECONDS - t0)) s: $dir"
     echo "$dir"
 }
 
@@ -128,22 +131,24 @@ existing_vms() {
 }
 
 index_of() { echo "${1#dev-}"; }
-pid_of() { local p="$STATE/$1/qemu.pid"; [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && cat "$p"; }
-ssh_port() { echo $((SSH_BASE_PORT + $(index_of "$1"))); }
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+pid_of() { local p="$STATE/$1/supervisor.pid"; [ -f "$p" ] && alive "$(cat "$p")" && cat "$p"; }
+nspawn_pid() { local p="$STATE/$1/nspawn.pid"; [ -f "$p" ] && alive "$(cat "$p")" && cat "$p"; }
+nat_ip() { echo "$NAT_NET.$((10 + $(index_of "$1")))"; }
 lab_ip() { echo "$LAB_NET.$((10 + $(index_of "$1")))"; }
-lab_mac() { printf '52:54:00:77:00:%02x' "$(index_of "$1")"; }
-tap_of() { echo "nf${CHECKOUT_ID}t$(index_of "$1")"; }
+nat_mac() { printf '52:54:00:12:34:%02x' "$(index_of "$1")"; }
+veth_of() { echo "nf${CHECKOUT_ID}v$(index_of "$1")"; } # the runner's end of a host's nat NIC
 
 ssh_vm() {
     local vm="$1"; shift
-    ssh -i "$KEY" -p "$(ssh_port "$vm")" -o BatchMode=yes -o StrictHostKeyChecking=no \
-        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" "${SSH_EXTRA[@]}" root@127.0.0.1 "$@"
+    ssh -i "$KEY" -o BatchMode=yes -o StrictHostKeyChecking=no \
+        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" "${SSH_EXTRA[@]}" "root@$(nat_ip "$vm")" "$@"
 }
 SSH_EXTRA=()
 
-# One command on a VM for a caller that needs it to run (the E2E tests, an operator). An emulated
-# guest under load can miss the banner deadline, so a connection that fails before the session
-# opens is tried again (up to 5 times, 15 s each): ssh has then neither run the command nor read
+# One command on a host for a caller that needs it to run (the E2E tests, an operator). A host that
+# is rebooting refuses connections for a second or two, so a connection that fails before the
+# session opens is tried again (up to 5 times): ssh has then neither run the command nor read
 # stdin. Any other failure, the command's own exit status included, is passed through at once.
 ssh_run() {
     local vm="$1" err rc try; shift
@@ -151,7 +156,7 @@ ssh_run() {
     for try in 1 2 3 4 5; do
         SSH_CONNECT_TIMEOUT=15 ssh_vm "$vm" "$@" 2>"$err" && rc=0 || rc=$?
         if [ "$rc" -ne 255 ] || [ "$try" -eq 5 ] || [ -z "$(pid_of "$vm")" ] ||
-            ! grep -qE 'during banner exchange|kex_exchange_identification|port [0-9]+: Connection (refused|timed out)' "$err"; then
+            ! grep -qE 'during banner exchange|kex_exchange_identification|port [0-9]+: (Connection (refused|timed out)|No route to host)' "$err"; then
             break
         fi
         say "ssh to $vm failed before the session opened ($(tail -n1 "$err")); trying again"
@@ -178,106 +183,226 @@ ensure_lab() {
     fi
 }
 
-accel() {
-    if [ "${NODEFLEET_VM_ACCEL:-tcg}" = kvm ]; then echo "-accel kvm -cpu host"; else echo "-accel tcg,thread=multi -cpu max"; fi
+# The runner's side of the nat network: a bridge at 10.0.2.2 whose traffic to 10.0.2.2 goes to the
+# runner's loopback (route_localnet lets the kernel route it there; the nat rule is on this bridge
+# alone). Nothing else of the runner's is changed.
+ensure_nat() {
+    if ! ip link show "$NAT_BR" >/dev/null 2>&1; then
+        ip link add "$NAT_BR" type bridge
+        ip addr add "$NAT_NET.2/24" dev "$NAT_BR"
+        ip link set "$NAT_BR" up
+    fi
+    sysctl -qw "net.ipv4.conf.$NAT_BR.route_localnet=1"
+    if ! nft list table ip "$NFT_TABLE" >/dev/null 2>&1; then
+        nft -f - <<EOF
+table ip $NFT_TABLE {
+    chain prerouting {
+        type nat hook prerouting priority dstnat; policy accept;
+        iifname "$NAT_BR" ip daddr $NAT_NET.2 dnat to 127.0.0.1
+    }
+}
+EOF
+    fi
+}
+
+remove_nat() {
+    nft delete table ip "$NFT_TABLE" 2>/dev/null || true
+    ip link del "$NAT_BR" 2>/dev/null || true
+}
+
+# cgroup v1 (this machine: the systemd hierarchy and the cpu controller) or v2: each host's nspawn
+# in a group of its own, so that its services are its own and a CPU cap applies to it alone.
+cgroup_dirs() { # vm: the host's group in each hierarchy the lab uses
+    local vm="$1"
+    if [ -d /sys/fs/cgroup/systemd ]; then
+        echo "/sys/fs/cgroup/systemd/$CGROUP/$vm"
+        [ -d /sys/fs/cgroup/cpu ] && echo "/sys/fs/cgroup/cpu/$CGROUP/$vm"
+        [ -d /sys/fs/cgroup/unified ] && echo "/sys/fs/cgroup/unified/$CGROUP/$vm"
+    else
+        echo "/sys/fs/cgroup/$CGROUP/$vm"
+    fi
+    return 0
+}
+# nspawn leaves its payload/supervisor groups behind when it ends; a next boot into them can fail
+# without a word. Deepest first.
+clean_cgroups() { # vm
+    local g
+    while IFS= read -r g; do
+        [ -d "$g" ] || continue
+        find "$g" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done < <(cgroup_dirs "$1")
+}
+enter_cgroups() { # vm: this shell into the host's groups, the CPU cap set
+    local g
+    while IFS= read -r g; do
+        mkdir -p "$g"
+        echo $$ > "$g/cgroup.procs"
+        case "$g" in
+        /sys/fs/cgroup/cpu/*)
+            echo 100000 > "$g/cpu.cfs_period_us"
+            if [ -n "$CPU_PERCENT" ]; then echo $((CPU_PERCENT * 1000)) > "$g/cpu.cfs_quota_us"; else echo -1 > "$g/cpu.cfs_quota_us"; fi ;;
+        esac
+    done < <(cgroup_dirs "$1")
+}
+
+# Before each boot: the host's disks (its root copied from the image once; its data filesystem
+# made once and loop-mounted), its authorized key, host keys, addresses, and its nat NIC.
+prepare() { # vm img
+    local vm="$1" img="$2" d="$STATE/$1" r
+    r="$d/root"
+    mkdir -p "$d"
+    if [ ! -f "$d/root.ready" ]; then
+        rm -rf "$r" && cp -a "$img/rootfs" "$r" && touch "$d/root.ready"
+    fi
+    if [ ! -f "$d/data.img" ]; then
+        truncate -s "$DATA_DISK" "$d/data.img.tmp"
+        mkfs.ext4 -q -F -L nodefleet-data -m 0 -E lazy_itable_init=1,lazy_journal_init=1 "$d/data.img.tmp" >/dev/null
+        mv "$d/data.img.tmp" "$d/data.img"
+    fi
+    mkdir -p "$d/data"
+    mountpoint -q "$d/data" || mount -o loop "$d/data.img" "$d/data"
+    echo "$vm" > "$r/etc/hostname"
+    install -d -m 0700 "$r/root/.ssh"
+    install -m 0600 "$KEY.pub" "$r/root/.ssh/authorized_keys"
+    [ -f "$r/etc/ssh/ssh_host_ed25519_key" ] || ssh-keygen -q -A -f "$r"
+    cat > "$r/etc/systemd/network/10-nat.network" <<EOF
+[Match]
+MACAddress=$(nat_mac "$vm")
+
+[Network]
+Address=$(nat_ip "$vm")/24
+LinkLocalAddressing=no
+IPv6AcceptRA=no
+EOF
+    cat > "$r/etc/systemd/network/20-lab.network" <<EOF
+[Match]
+Name=host0
+
+[Network]
+Address=$(lab_ip "$vm")/24
+LinkLocalAddressing=no
+IPv6AcceptRA=no
+EOF
+    ip link del "$(veth_of "$vm")" 2>/dev/null || true
+}
+
+# The host's nat NIC, once its network namespace exists: a veth pair whose host end (nat0) is made
+# inside it (nspawn's own --network-interface looks the link up in sysfs, which shows the runner's
+# links, not the lab namespace's, where nspawn runs), the runner's end on the nat bridge.
+attach_nat() { # vm nspawn-pid
+    local vm="$1" npid="$2" veth pid="" try
+    veth="$(veth_of "$vm")"
+    for try in $(seq 1 100); do
+        pid="$(container_init "$npid")" && break
+        alive "$npid" || return 1
+        sleep 0.1
+    done
+    [ -n "$pid" ] || { say "$vm: the container's init did not appear"; return 1; }
+    ip link add "$veth" type veth peer name nat0 address "$(nat_mac "$vm")" netns "$pid"
+    ip link set "$veth" master "$NAT_BR"
+    bridge link set dev "$veth" isolated on
+    ip link set "$veth" up
+}
+# The runner's PID of the container's init: the process below nspawn in a network namespace other
+# than the lab's (nspawn itself and its helper stay in the lab's).
+container_init() { # nspawn-pid
+    local lab p
+    lab="$(readlink "/proc/$1/ns/net" 2>/dev/null)" || return 1
+    for p in $(pgrep -P "$1" 2>/dev/null) $(for c in $(pgrep -P "$1" 2>/dev/null); do pgrep -P "$c" 2>/dev/null; done); do
+        if [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" != "$lab" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ]; then echo "$p"; return 0; fi
+    done
+    return 1
+}
+
+# The host's life: boots it, and boots it again after a `systemctl reboot` inside (nspawn exits 133).
+cmd_supervise() { # vm img
+    local vm="$1" img="$2" d="$STATE/$1" rc
+    enter_cgroups "$vm"
+    while :; do
+        prepare "$vm" "$img"
+        say "$vm: booting"
+        nsenter --net="/run/netns/$LAB_NS" systemd-nspawn -q -D "$d/root" -M "$vm" -b \
+            --register=no --keep-unit --console=pipe --resolv-conf=off --timezone=off --link-journal=no \
+            --network-bridge=br0 --bind="$d/data:/data" </dev/null &
+        local npid=$!
+        echo "$npid" > "$d/nspawn.pid"
+        attach_nat "$vm" "$npid" || say "$vm: its nat NIC could not be attached"
+        rc=0
+        wait "$npid" || rc=$?
+        rm -f "$d/nspawn.pid"
+        clean_cgroups "$vm"
+        enter_cgroups "$vm"
+        if [ "$rc" -eq 133 ]; then say "$vm: rebooted inside: booting it again"; continue; fi
+        say "$vm: stopped (nspawn exit status $rc)"
+        break
+    done
+    ip link del "$(veth_of "$vm")" 2>/dev/null || true
+    umount "$d/data" 2>/dev/null || true
 }
 
 start_vm() {
     local vm="$1" img="$2" d="$STATE/$1"
     [ -n "$(pid_of "$vm")" ] && return 0
     mkdir -p "$d"
-    [ -f "$d/root.qcow2" ] || qemu-img create -q -f qcow2 -F raw -b "$img/root.img" "$d/root.qcow2"
-    if [ ! -f "$d/data.img" ]; then
-        truncate -s "$DATA_DISK" "$d/data.img"
-        mkfs.ext4 -q -F -L nodefleet-data -m 0 -E lazy_itable_init=1,lazy_journal_init=1 "$d/data.img" >/dev/null
-    fi
-    local tap
-    tap="$(tap_of "$vm")"
-    ip link del "$tap" 2>/dev/null || true
-    ip -n "$LAB_NS" link del "$tap" 2>/dev/null || true
-    ip tuntap add "$tap" mode tap
-    local key64
-    key64="$(base64 -w0 < "$KEY.pub")"
-    # shellcheck disable=SC2046 # accel flags are several words
-    qemu-system-x86_64 -name "nodefleet-$vm" $(accel) -smp 2 -m "$MEMORY_MB" \
-        -kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-        -append "root=/dev/vda rw console=ttyS0 systemd.hostname=$vm nodefleet.key=$key64 nodefleet.lanmac=$(lab_mac "$vm") nodefleet.lanip=$(lab_ip "$vm")/24" \
-        -drive "file=$d/root.qcow2,if=virtio,format=qcow2" \
-        -drive "file=$d/data.img,if=virtio,format=raw" \
-        -netdev "user,id=nat,hostfwd=tcp:127.0.0.1:$(ssh_port "$vm")-:22" -device virtio-net-pci,netdev=nat,mac=52:54:00:12:34:56 \
-        -netdev "tap,id=lab,ifname=$tap,script=no,downscript=no" -device "virtio-net-pci,netdev=lab,mac=$(lab_mac "$vm")" \
-        -qmp "unix:$d/qmp.sock,server,nowait" -serial "file:$d/console.log" -display none \
-        -daemonize -pidfile "$d/qemu.pid"
-    # The tap stays attached to qemu while it moves into the lab namespace.
-    ip link set "$tap" netns "$LAB_NS"
-    ip -n "$LAB_NS" link set "$tap" master br0
-    ip -n "$LAB_NS" link set "$tap" up
+    setsid bash "$0" _supervise "$vm" "$img" >>"$d/console.log" 2>&1 </dev/null &
+    echo $! > "$d/supervisor.pid"
 }
 
 wait_ready() {
-    local vm="$1" deadline=$((SECONDS + ${NODEFLEET_VM_BOOT_TIMEOUT:-300})) state
+    local vm="$1" deadline=$((SECONDS + ${NODEFLEET_VM_BOOT_TIMEOUT:-120})) state
     while [ $SECONDS -lt $deadline ]; do
-        [ -n "$(pid_of "$vm")" ] || { tail -20 "$STATE/$vm/console.log" >&2; die "$vm: qemu exited during boot"; }
+        [ -n "$(pid_of "$vm")" ] || { tail -20 "$STATE/$vm/console.log" >&2; die "$vm: the container exited during boot"; }
         state="$(ssh_vm "$vm" systemctl is-system-running 2>/dev/null || true)"
         case "$state" in
-        running | degraded) say "$vm ready ($state) after $((SECONDS - ${2:-0})) s: ssh port $(ssh_port "$vm"), lab $(lab_ip "$vm")"; return 0 ;;
+        running | degraded) say "$vm ready ($state) after $((SECONDS - ${2:-0})) s: ssh $(nat_ip "$vm"), lab $(lab_ip "$vm")"; return 0 ;;
         esac
-        sleep 2
+        sleep 1
     done
     tail -20 "$STATE/$vm/console.log" >&2
-    die "$vm: not ready after ${NODEFLEET_VM_BOOT_TIMEOUT:-300} s"
+    die "$vm: not ready after ${NODEFLEET_VM_BOOT_TIMEOUT:-120} s"
 }
 
 cmd_up() {
     local n="${1:-2}" img vm t0=$SECONDS
-    need qemu-system-x86_64 qemu-img mkfs.ext4
+    need systemd-nspawn mkfs.ext4
     ensure_key
     img="$(cmd_image)"
     ensure_lab
+    ensure_nat
     for vm in $(vm_names "$n"); do start_vm "$vm" "$img"; done
     for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0"; done
 }
 
-# One QMP command over qemu's control socket (python3: no extra tool on the runner).
-qmp() {
-    timeout 10 python3 - "$1" "$2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-json.loads(f.readline())  # greeting
-for cmd in ("qmp_capabilities", sys.argv[2]):
-    f.write(json.dumps({"execute": cmd}) + "\n"); f.flush()
-    while True:
-        msg = json.loads(f.readline())
-        if "return" in msg: break
-        if "error" in msg: sys.exit(msg["error"].get("desc", "QMP error"))
-PY
-}
-
 stop_vm() {
-    local vm="$1" pid
+    local vm="$1" pid npid
     pid="$(pid_of "$vm")" || true
     if [ -n "$pid" ]; then
-        qmp "$STATE/$vm/qmp.sock" system_powerdown || say "$vm: QMP power-off request failed"
+        # SIGTERM to nspawn: the host's systemd powers off as on a shutdown (SIGRTMIN+3 to its init).
+        npid="$(nspawn_pid "$vm")" || true
+        [ -n "$npid" ] && kill -TERM "$npid" 2>/dev/null
         local deadline=$((SECONDS + 60))
-        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 1; done
-        if kill -0 "$pid" 2>/dev/null; then
-            say "$vm: no clean power-off within 60 s; killing qemu"
+        while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 1; done
+        if alive "$pid"; then
+            say "$vm: no clean power-off within 60 s; killing it"
+            npid="$(nspawn_pid "$vm")" || true
+            [ -n "$npid" ] && kill -KILL "$npid" 2>/dev/null
+            sleep 2
             kill "$pid" 2>/dev/null || true
-            sleep 1
         else
             say "$vm: powered off"
         fi
     fi
-    rm -f "$STATE/$vm/qemu.pid"
-    ip -n "$LAB_NS" link del "$(tap_of "$vm")" 2>/dev/null || true
+    rm -f "$STATE/$vm/supervisor.pid" "$STATE/$vm/nspawn.pid"
+    ip link del "$(veth_of "$vm")" 2>/dev/null || true
+    umount "$STATE/$vm/data" 2>/dev/null || true
+    clean_cgroups "$vm"
 }
 
 cmd_down() {
     local vm
     for vm in $(existing_vms); do stop_vm "$vm"; done
     ip netns del "$LAB_NS" 2>/dev/null || true
+    remove_nat
 }
 
 cmd_status() {
@@ -285,7 +410,7 @@ cmd_status() {
     for vm in $(existing_vms); do
         pid="$(pid_of "$vm")" || true
         if [ -n "$pid" ]; then
-            echo "$vm running pid=$pid ssh=127.0.0.1:$(ssh_port "$vm") lab=$(lab_ip "$vm") system=$(ssh_vm "$vm" systemctl is-system-running 2>/dev/null || echo unreachable)"
+            echo "$vm running pid=$pid ssh=$(nat_ip "$vm"):22 lab=$(lab_ip "$vm") system=$(ssh_vm "$vm" systemctl is-system-running 2>/dev/null || echo unreachable)"
         else
             echo "$vm stopped"
         fi
@@ -294,7 +419,11 @@ cmd_status() {
 
 cmd_wipe() {
     cmd_down
-    rm -rf "$STATE"/dev-*
+    local vm
+    for vm in $(existing_vms); do
+        umount "$STATE/$vm/data" 2>/dev/null || true
+        rm -rf "${STATE:?}/$vm"
+    done
 }
 
 case "${1:-}" in
@@ -307,10 +436,11 @@ ssh) shift; [ $# -ge 1 ] || die "usage: vm.sh ssh VM [CMD]"; vm="$1"; shift
 logs) shift; [ $# -eq 2 ] || die "usage: vm.sh logs VM UNIT"; ssh_vm "$1" journalctl -f -n 100 -u "$2" ;;
 wipe) cmd_wipe ;;
 lab) shift; ensure_lab; ip netns exec "$LAB_NS" "$@" ;;
-# A loopback-only service of a VM (Prometheus's web UI) on this machine's loopback.
+# A loopback-only service of a host (Prometheus's web UI) on this machine's loopback.
 forward) shift; [ $# -eq 3 ] || die "usage: vm.sh forward VM LOCAL_PORT REMOTE_PORT"
     [[ "$2$3" =~ ^[0-9]+$ ]] || die "forward: ports are numbers"
     SSH_EXTRA=(-o ExitOnForwardFailure=yes -o ServerAliveInterval=15 -N -L "127.0.0.1:$2:127.0.0.1:$3")
     SSH_CONNECT_TIMEOUT=15 ssh_vm "$1" ;;
-*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+_supervise) shift; cmd_supervise "$@" ;;
+*) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -19,17 +19,7 @@ NF_ROOT="$ROOT"
 # shellcheck source=scripts/lib/fail.sh
 source "$ROOT/scripts/lib/fail.sh" # a failing command stops the run with its line, never silently
 cd "$ROOT"
-# The time budget of the run, from its start (setup included): CI's 90 minutes under CI=true,
-# NODEFLEET_TEST_BUDGET seconds if set, none otherwise. The e2e scenario's optional tests run
-# only while they and its required tests fit before the deadline (test/support/budget.ts); the
-# last 300 s are left for the VMs' power-off and the run's own end.
-budget="${NODEFLEET_TEST_BUDGET:-}"
-if [ -z "$budget" ] && [ "${CI:-}" = true ]; then budget=5400; fi
-if [ -n "$budget" ]; then
-    [[ "$budget" =~ ^[0-9]+$ ]] || { echo "NODEFLEET_TEST_BUDGET: seconds expected, got '$budget'" >&2; exit 2; }
-    export NODEFLEET_TEST_DEADLINE=$(( $(date +%s) + budget - 300 ))
-fi
-TIERS="${NODEFLEET_TIERS-unit cli e2e}"
+TIERS="${NODEFLEET_TIERS:-unit cli e2e}"
 for tier in $TIERS; do
     case "$tier" in unit | cli | e2e) ;; *) echo "NODEFLEET_TIERS: unknown tier '$tier' (unit, cli, e2e)" >&2; exit 2 ;; esac
 done

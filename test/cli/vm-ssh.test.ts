@@ -1,9 +1,9 @@
-// `lab/vm.sh ssh VM CMD`, the way the E2E tests and operators run one command on a dev VM,
-// run on a scratch copy of the script with a scripted `ssh` first on PATH. The E2E tier once
-// failed on "Connection timed out during banner exchange" from an emulated guest under load; these
-// tests pin which failures are tried again (only those before the session opens, while the VM's
-// qemu runs) and that everything else, the command's own exit status included, passes through.
-// What they cannot show: that a real sshd under load recovers within the retries (the E2E tier).
+// `lab/vm.sh ssh HOST CMD`, the way the E2E tests and operators run one command on a dev host,
+// run on a scratch copy of the script with a scripted `ssh` first on PATH. These tests pin which
+// failures are tried again (only those before the session opens, while the host's container runs:
+// a host rebooting refuses connections for a moment) and that everything else, the command's own
+// exit status included, passes through. What they cannot show: that a real sshd recovers within the
+// retries (the E2E tier's reboots).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -26,13 +26,13 @@ describe("vm.sh ssh: one command on a dev VM", () => {
 
     /**
      * Runs `vm.sh ssh dev-1 CMD` where `ssh` answers each attempt with the next of `answers`
-     * ([exit status, stderr]; the last one also runs the command). `running`: whether dev-1's qemu
+     * ([exit status, stderr]; the last one also runs the command). `running`: whether dev-1's supervisor
      * pid file names a live process.
      */
     function run(answers: [number, string][], running = true) {
         const vmDir = path.join(dir, "root/.state/vm/dev-1");
         fs.mkdirSync(vmDir, { recursive: true });
-        fs.writeFileSync(path.join(vmDir, "qemu.pid"), running ? String(process.pid) : "999999999");
+        fs.writeFileSync(path.join(vmDir, "supervisor.pid"), running ? String(process.pid) : "999999999");
         const tries = path.join(dir, "tries");
         fs.writeFileSync(tries, "");
         const cases = answers
@@ -81,7 +81,7 @@ describe("vm.sh ssh: one command on a dev VM", () => {
         assert.match(r.stderr, /Connection timed out during banner exchange\n$/);
     });
 
-    it("does not wait for a VM whose qemu is not running", () => {
+    it("does not wait for a host whose container is not running", () => {
         const r = run([[255, "ssh: connect to host 127.0.0.1 port 2201: Connection refused"], [0, "never"]], false);
         assert.equal(r.tries, 1);
         assert.equal(r.status, 255);

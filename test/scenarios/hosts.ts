@@ -5,12 +5,12 @@ import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Budget } from "../support/budget";
+import type { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
 import { DEV, devSecret, EXPECTED, fromLab, NODES, onVm, PORTS_PY, stackHealth, stackOutput, timed } from "../support/lab";
 
-export function hostsScenario(budget: Budget): void {
-    budget.test("the host units are active under systemd", { cost: 36 }, () => {
+export function hostsScenario(steps: Steps): void {
+    steps.test("the host units are active under systemd", {}, () => {
         for (const vm of Object.keys(EXPECTED)) {
             const r = onVm(vm, "systemctl is-active nodefleet-firewall.service chrony.service ssh.service; systemctl is-enabled nodefleet-firewall.service");
             assert.deepEqual(r.output.trim().split("\n"), ["active", "active", "active", "enabled"], `${vm}:\n${r.output}`);
@@ -20,7 +20,7 @@ export function hostsScenario(budget: Budget): void {
         }
     });
 
-    budget.test("installs each node's release, checked against its sha256: real geth, reth, beacond and zgs_node, and the named simulators", { cost: 61 }, () => {
+    steps.test("installs each node's release, checked against its sha256: real geth, reth, beacond and zgs_node, and the named simulators", {}, () => {
         const chain = onVm("dev-2", "/opt/nodefleet/0g-chain/bin/geth version; /opt/nodefleet/0g-chain/bin/reth --version; /opt/nodefleet/0g-chain/bin/0gchaind version; sha256sum /opt/nodefleet/0g-chain/bin/beacond; cat /opt/nodefleet/0g-chain/.nodefleet-sha256");
         // The real beacond the lab built (v1.1.0 prints no version: its binary is compared).
         const beacond = sh("sha256sum", [sh("bash", [path.join(ROOT, "lab/beacond.sh"), "path"]).stdout.trim()]).stdout.split(" ")[0]!;
@@ -43,7 +43,7 @@ export function hostsScenario(budget: Budget): void {
         assert.equal(seq.output.trim().split("\n").slice(2, -1).length, 2, `two releases on dev-1:\n${seq.output}`);
     });
 
-    budget.test("runs the storage node under systemd, synced to the dev chain, with health in the stack outputs", { cost: 13 }, () => {
+    steps.test("runs the storage node under systemd, synced to the dev chain, with health in the stack outputs", {}, () => {
         const active = onVm("dev-1", "systemctl is-active zgs-storage-1.service zgs-storage-1-failover.timer; systemctl show -p User --value zgs-storage-1.service");
         assert.deepEqual(active.output.trim().split("\n"), ["active", "active", "nodefleet"]);
         const health = stackHealth()["storage-1"];
@@ -63,7 +63,7 @@ export function hostsScenario(budget: Budget): void {
         assert.ok(Number(log.output.trim()) > 0, log.output);
     });
 
-    budget.test("runs the sequencer under systemd with seed 2.4's flags, registered against the L1 registry, with health in the stack outputs", { cost: 38 }, () => {
+    steps.test("runs the sequencer under systemd with seed 2.4's flags, registered against the L1 registry, with health in the stack outputs", {}, () => {
         const active = onVm("dev-1", "systemctl is-active aztec-sequencer-1.service; systemctl show -p User --value aztec-sequencer-1.service; ps -o args= -u nodefleet | grep 'aztec start' | grep -v grep");
         const [state, user, args] = active.output.trim().split("\n");
         assert.deepEqual([state, user], ["active", "nodefleet"]);
@@ -90,7 +90,7 @@ export function hostsScenario(budget: Budget): void {
         assert.match(onVm("dev-1", "cat /data/sequencer-1/.nodefleet-registration.json").output, /"validatorAddress": "0x1dd3DaE6726F7F2883010B6fd26D64463650E476"/);
     });
 
-    budget.test("keeps the miner, sequencer and validator keys out of every command line, the logs and the plain state", { cost: 42 }, () => {
+    steps.test("keeps the miner, sequencer and validator keys out of every command line, the logs and the plain state", {}, () => {
         const keys = { miner: devSecret("devMinerKey"), sequencer: devSecret("devSequencerKey"), validator: JSON.parse(devSecret("devValidatorKey")).priv_key.value as string };
         assert.match(keys.miner, /^[0-9a-f]{64}$/);
         assert.match(keys.sequencer, /^0x[0-9a-fA-F]{64}$/);
@@ -127,7 +127,7 @@ export function hostsScenario(budget: Budget): void {
         }
     });
 
-    budget.test("only the intended ports answer from another host address", { cost: 74 }, () => {
+    steps.test("only the intended ports answer from another host address", {}, () => {
         for (const [vm, want] of Object.entries(EXPECTED)) {
             const ports = [...want.open, ...want.closed];
             // The nodes' own listeners stop for the probe (the aztec node holds 40400 and geth
@@ -157,7 +157,7 @@ export function hostsScenario(budget: Budget): void {
         }
     });
 
-    budget.test("a second pulumi up changes nothing and runs no command", { cost: 54 }, () => {
+    steps.test("a second pulumi up changes nothing and runs no command", {}, () => {
         const before = onVm("dev-1", "journalctl _COMM=sshd -o cat | grep -c 'Accepted publickey' || true").output.trim();
         const r = timed("second pulumi up", () => sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--non-interactive", "--expect-no-changes"]));
         assert.match(r.output, /42 unchanged/);

@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
-import type { Budget } from "../support/budget";
+import type { Steps } from "../support/steps";
 import { DEV, lastUpConfig, onVm, statusJson, timed, until, VM } from "../support/lab";
 import { freePort } from "../support/process";
 
@@ -140,12 +140,9 @@ async function alertsPage(png: string): Promise<string> {
     }
 }
 
-/**
- * Registers the scenario's test, optional within the dev stack's budget (`cost`: seconds). It runs
- * on the config the stack was last brought up with, plus the monitoring section.
- */
-export function monitoringScenario(budget: Budget, cost: number): void {
-    budget.test("monitoring: node_exporter on both VMs (9100 open to dev-1 alone), Prometheus and Alertmanager on dev-1; storage-1's RPC endpoints taken away, the sequencer and the consensus daemon stopped and a disk filled each fire their alert, delivered to a webhook with the code status prints, and resolve after the repair", { cost, optional: true, timeout: 30 * 60_000 }, async () => {
+/** Registers the scenario's test. It runs on the config the stack was last brought up with, plus the monitoring section. */
+export function monitoringScenario(steps: Steps): void {
+    steps.test("monitoring: node_exporter on both VMs (9100 open to dev-1 alone), Prometheus and Alertmanager on dev-1; storage-1's RPC endpoints taken away, the sequencer and the consensus daemon stopped and a disk filled each fire their alert, delivered to a webhook with the code status prints, and resolve after the repair", { timeout: 30 * 60_000 }, async () => {
         const file = path.join(ROOT, ".state", "e2e-alerts.jsonl");
         fs.rmSync(file, { force: true });
         const receiver: ChildProcess = spawn("python3", ["-c", RECEIVER, file], { stdio: ["ignore", "pipe", "inherit"] });

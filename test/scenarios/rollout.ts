@@ -30,7 +30,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
-import type { Budget } from "../support/budget";
+import type { Steps } from "../support/steps";
 import { lastUpConfig, onVm, statusJson, timed, upWith } from "../support/lab";
 import { freePort } from "../support/process";
 
@@ -57,7 +57,6 @@ function repack(out: string, change: (top: string) => void, shipped = SHIPPED, t
 }
 
 /** The lab's drop-in directory of a storage node's unit (its CPU weight on the dev VMs). */
-const labDropIns = (node: string) => `/etc/systemd/system/zgs-${node}.service.d`;
 
 /** storage-2 and storage-3, made from storage-1's entry of the dev config. */
 function moreStorageNodes(yaml: string): string {
@@ -73,12 +72,10 @@ function moreStorageNodes(yaml: string): string {
     return yaml.slice(0, end) + added + yaml.slice(end);
 }
 
-export function rolloutScenario(budget: Budget): void {
+export function rolloutScenario(steps: Steps): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-    budget.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates; an aztec release that exits at start is rolled back at the sequencer's gate", {
-        // 4,083 s whole on the dev VMs (a developer's run, 2026-11-29): CI's budget skips it on a
-        // runner of 2 cores, where the required tests leave less than that.
-        cost: 4300, optional: true, timeout: 100 * 60_000,
+    steps.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates; an aztec release that exits at start is rolled back at the sequencer's gate", {
+        timeout: 30 * 60_000,
         unless: () => (lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
     }, async () => {
         // The config of the last up, as text: this scenario's own ups replace the last edit.
@@ -120,7 +117,6 @@ export function rolloutScenario(budget: Budget): void {
                 const r = onVm(STORAGE[node], argv.join(" "), true, { timeoutMs: 300_000 });
                 assert.equal(r.status, 0, `${what}:\n${r.output.slice(-2000)}`);
             };
-            // Three batches on the emulated VMs: about five minutes each (restart, health step, gate).
             // Each up's whole output is kept beside the releases (a failed gate's diagnosis sits above
             // the stack outputs that end the output), and a failure's message leads with its gates' lines.
             let ups = 0;
@@ -129,18 +125,6 @@ export function rolloutScenario(budget: Budget): void {
                 fs.writeFileSync(path.join(dir, `up-${++ups}.log`), r.output);
                 return { ...r, why: () => `${r.output.split("\n").filter((l) => /\bgate [a-z0-9-]+:|error|remedy:|^\s+[a-z]+(-[a-z]+)+: /.test(l)).slice(0, 40).join("\n")}\n…\n${r.output.slice(-1500)}` };
             };
-            // The dev VMs have 2 emulated vCPUs each on a runner of 2 cores, and zgs_node v1.1.0's pad
-            // task keeps a vCPU busy ([roles.md](docs/roles.md)): with three of them running,
-            // validator-1 on dev-2 fell behind its network (its geth stopped importing minutes after
-            // storage-2 started; run of 2026-11-28) and the fleet's status was not healthy after the
-            // rollback; with storage-1 alone left running on dev-1, validator-1 committed a block
-            // every 60-75 s against its network's 20 s. Capped at a quarter of a vCPU (CPUQuota=25%),
-            // storage-1 then did not answer within 300 s of its restart, twice (run of 2026-11-28).
-            // The lab gives each storage node of the scenario a low CPU weight instead, with a
-            // drop-in of its own: it takes what the VM's other services leave, all of it when they
-            // are idle. It stops storage-1 again at the end as the storage scenario left it (the
-            // 8-core target has the core to spare; nodefleet renders no CPU setting).
-            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `install -d ${labDropIns(node)} && printf '[Service]\\nCPUWeight=10\\nNice=10\\n' > ${labDropIns(node)}/lab-cpu.conf && systemctl daemon-reload`);
             // The fleet running (the storage scenario's last test stops storage-1 to see it stop cleanly).
             onVm("dev-1", "systemctl start zgs-storage-1.service");
 
@@ -296,7 +280,6 @@ export function rolloutScenario(budget: Budget): void {
             assert.equal(statusJson().code, 0, "all healthy again");
         } finally {
             server.kill();
-            for (const [node, host] of Object.entries(STORAGE)) onVm(host, `rm -rf ${labDropIns(node)} && systemctl daemon-reload`, true);
             onVm("dev-1", "systemctl stop zgs-storage-1.service", true);
         }
     });

@@ -5,15 +5,15 @@ import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Budget } from "../support/budget";
+import type { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
 import { DEV, onVm, previewNoChangesWith, settled, since, stackHealth, STATUS_TIMEOUT, statusJson, timed, upWith } from "../support/lab";
 
 /** `scripts/dev.sh status` (the README's status command): its table, exit status and output. */
 export const status = () => sh("bash", [DEV, "status", "--timeout", STATUS_TIMEOUT], { allowFail: true, timeoutMs: 180_000 });
 
-export function storageAndSequencerScenario(budget: Budget): void {
-    budget.test("fails over from a dead first endpoint, restarting only the storage service", { cost: 220, optional: true }, () => {
+export function storageAndSequencerScenario(steps: Steps): void {
+    steps.test("fails over from a dead first endpoint, restarting only the storage service", {}, () => {
         const before = { zgs: since("zgs-storage-1.service"), aztec: since("aztec-sequencer-1.service"), chrony: since("chrony.service"), fw: since("nodefleet-firewall.service") };
         const r = upWith((y) => y.replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8547", "http://10.0.2.2:8546"]'));
         assert.equal(r.status, 0, r.output);
@@ -31,7 +31,7 @@ export function storageAndSequencerScenario(budget: Budget): void {
         assert.equal(health.synced, true, JSON.stringify(health));
     });
 
-    budget.test("refuses a data_db the node did not create (seed 2.2), then starts again once it is moved away", { cost: 151 }, () => {
+    steps.test("refuses a data_db the node did not create (seed 2.2), then starts again once it is moved away", {}, () => {
         onVm("dev-1", "systemctl stop zgs-storage-1 && mv /data/storage-1/db /data/storage-1/db.mine && mkdir -p /data/storage-1/db/data_db /data/storage-1/db/flow_db");
         const refused = upWith((y) => y.replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]'));
         assert.notEqual(refused.status, 0);
@@ -43,7 +43,7 @@ export function storageAndSequencerScenario(budget: Budget): void {
         assert.equal(onVm("dev-1", "systemctl is-active zgs-storage-1").output.trim(), "active");
     });
 
-    budget.test("a new sequencer version runs the version manager and restarts only the sequencer, once", { cost: 175 }, () => {
+    steps.test("a new sequencer version runs the version manager and restarts only the sequencer, once", {}, () => {
         const before = { zgs: since("zgs-storage-1.service"), aztec: since("aztec-sequencer-1.service") };
         const t0 = onVm("dev-1", "date +%s").output.trim();
         // The storage endpoints as the test above left them, so that only the version changes.
@@ -61,7 +61,7 @@ export function storageAndSequencerScenario(budget: Budget): void {
         assert.equal(stackHealth()["sequencer-1"].active, true);
     });
 
-    budget.test("nodefleet status: the live table of the dev fleet in seconds, healthy; a dead storage endpoint and a stopped sequencer are diagnosed with a non-zero exit", { cost: 192, optional: true, timeout: 10 * 60_000 }, () => {
+    steps.test("nodefleet status: the live table of the dev fleet in seconds, healthy; a dead storage endpoint and a stopped sequencer are diagnosed with a non-zero exit", { timeout: 10 * 60_000 }, () => {
         const t0 = Date.now();
         const table = status();
         const seconds = (Date.now() - t0) / 1000;
@@ -107,7 +107,7 @@ export function storageAndSequencerScenario(budget: Budget): void {
         assert.ok(Date.parse(rounds[1].at) > Date.parse(rounds[0].at));
     });
 
-    budget.test("drift: a hand-edited config.toml, stopped units, a flushed ruleset and a swapped binary are each named by the drift check; pulumi up --refresh puts them back and the check passes", { cost: 376, optional: true, timeout: 15 * 60_000 }, () => {
+    steps.test("drift: a hand-edited config.toml, stopped units, a flushed ruleset and a swapped binary are each named by the drift check; pulumi up --refresh puts them back and the check passes", { timeout: 15 * 60_000 }, () => {
         const release = onVm("dev-1", "readlink /opt/nodefleet/zgs").output.trim();
         // As an operator (or an intruder) would: the failover timer stopped and config.toml edited
         // (the timer would rewrite it within a minute), the sequencer disabled and stopped, the
@@ -163,7 +163,7 @@ export function storageAndSequencerScenario(budget: Budget): void {
         assert.equal(again.status, 0, again.output.slice(-3000));
     });
 
-    budget.test("an RPC endpoint given as a secret (an API key in its query) is used, and is in no state file, preview, process list, journal or status output", { cost: 400, optional: true, timeout: 15 * 60_000 }, () => {
+    steps.test("an RPC endpoint given as a secret (an API key in its query) is used, and is in no state file, preview, process list, journal or status output", { timeout: 15 * 60_000 }, () => {
         const key = `e2eKey${crypto.randomBytes(12).toString("hex")}`;
         const url = `http://10.0.2.2:8545/?apikey=${key}`; // geth serves JSON-RPC on / and ignores the query
         const file = path.join(ROOT, ".state", "e2e-config-secret-url.yaml");
@@ -215,7 +215,7 @@ export function storageAndSequencerScenario(budget: Budget): void {
     // core is a host core for the rest of the tier, so the node is stopped here, as an operator
     // stops it, and what the stop does is checked. (A systemd CPUQuota of 40% on it was tried: the
     // node then never opened its RPC port, nor stopped within its stop timeout.)
-    budget.test("the storage node stops cleanly under systemd (SIGTERM, exit 0, its data kept); its CPU use when caught up is recorded", { cost: 44 }, () => {
+    steps.test("the storage node stops cleanly under systemd (SIGTERM, exit 0, its data kept); its CPU use when caught up is recorded", {}, () => {
         const r = onVm("dev-1", [
             "set -e",
             "python3 -S /usr/local/lib/nodefleet/zgs-health.py storage-1 --wait 120 | python3 -S -c 'import json,sys; h=json.load(sys.stdin); print(\"synced\", h[\"synced\"])'",

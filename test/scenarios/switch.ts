@@ -2,7 +2,7 @@
 // resumed after pulumi was killed, the rollback, a migrate again through a reboot and refused bad
 // files, a move between hosts, the low-downtime switch, and seed 7's -38002 diagnosed and cured.
 import * as assert from "node:assert/strict";
-import type { Budget } from "../support/budget";
+import type { Steps } from "../support/steps";
 import { sh } from "../support/cli";
 import { DEV, FAILPOINTS, marker, onV, onVm, previewNoChangesWith, settled, stackHealth, stackHealthOnHost, stackOutput, statusJson, unitState, until, upInBackground, upWith, withSwitch } from "../support/lab";
 import type { ValidatorChain } from "./validator";
@@ -51,8 +51,8 @@ function editBlocks(file: string, how: "gap" | "forge-state-root", n = 0) {
     return onV(`echo ${Buffer.from(py).toString("base64")} | base64 -d > /tmp/edit-blocks.py && python3 -S /tmp/edit-blocks.py ${file} ${how} ${n}`).output.trim();
 }
 
-export function switchScenario(budget: Budget, chain: ValidatorChain): void {
-    budget.test("switch: migrate with pulumi up killed during the export resumes on re-run and switches to reth", { cost: 584, timeout: 20 * 60_000 }, async () => {
+export function switchScenario(steps: Steps, chain: ValidatorChain): void {
+    steps.test("switch: migrate with pulumi up killed during the export resumes on re-run and switches to reth", { timeout: 20 * 60_000 }, async () => {
         // geth appends to export.log across switches on this host: count this switch's exports only.
         const exportsBefore = Number(onV("grep -c 'Exporting blockchain' /data/validator-1/migration/export.log 2>/dev/null || true").output.trim() || 0);
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/export-hold`);
@@ -105,7 +105,7 @@ export function switchScenario(budget: Budget, chain: ValidatorChain): void {
         assert.match(onV("ls /data/validator-1/migration").output, /chain-export\.rlp/);
     });
 
-    budget.test("switch: rollback restores geth from the verified backup and 0gchaind commits on geth again", { cost: 553, timeout: 15 * 60_000 }, () => {
+    steps.test("switch: rollback restores geth from the verified backup and 0gchaind commits on geth again", { timeout: 15 * 60_000 }, () => {
         const r = upWith(withSwitch("geth", "rollback"));
         assert.equal(r.status, 0, r.output.slice(-4000));
         const rb = stackOutput("validatorSwitch")["validator-1"];
@@ -119,7 +119,7 @@ export function switchScenario(budget: Budget, chain: ValidatorChain): void {
         assert.equal(onV("test -e /etc/systemd/system/reth-validator-1.service && echo reth-unit; test -d /data/validator-1/reth && echo reth-dir; true").output.trim(), "");
     });
 
-    budget.test("switch: migrate again on the real reth; pulumi killed and the VM rebooted during the import, then a trimmed file with a gap and one with a forged state root: recovery, a report, then rollback", { cost: 900, optional: true, timeout: 25 * 60_000 }, async () => {
+    steps.test("switch: migrate again on the real reth; pulumi killed and the VM rebooted during the import, then a trimmed file with a gap and one with a forged state root: recovery, a report, then rollback", { timeout: 25 * 60_000 }, async () => {
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);
         const first = upInBackground(withSwitch("reth", "migrate", 2));
         await until("the import unit to run", () => /^(active|activating)$/.test(unitState("nodefleet-import-validator-1")), 10 * 60_000);
@@ -180,7 +180,7 @@ export function switchScenario(budget: Budget, chain: ValidatorChain): void {
         assert.equal(unitState("0gchaind-validator-1"), "active");
     });
 
-    budget.test("validator-1 moves to dev-1 and back: each time the host it leaves stops its 0gchaind before the other starts one, watched on both every 0.2 s", { cost: 900, optional: true, timeout: 25 * 60_000 }, () => {
+    steps.test("validator-1 moves to dev-1 and back: each time the host it leaves stops its 0gchaind before the other starts one, watched on both every 0.2 s", { timeout: 25 * 60_000 }, () => {
         // A watcher on each VM (a transient unit) samples the 0gchaind processes running with
         // validator-1's home, with the VM's clock; the clocks are compared with the runner's to
         // put both series on one time line.
@@ -262,7 +262,7 @@ export function switchScenario(budget: Budget, chain: ValidatorChain): void {
         assert.equal(h.consensusProcessesWithThisKey, 1);
     });
 
-    const lowDowntime = budget.test("switch, low-downtime: 0gchaind commits on geth through the live export and import; a rollback from the middle never stops it; run again, only the cutover stops it, and reth's chain is the one 0gchaind committed, hash for hash", { cost: 900, optional: true, timeout: 30 * 60_000 }, async () => {
+    const lowDowntime = steps.test("switch, low-downtime: 0gchaind commits on geth through the live export and import; a rollback from the middle never stops it; run again, only the cutover stops it, and reth's chain is the one 0gchaind committed, hash for hash", { timeout: 30 * 60_000 }, async () => {
         const low = (attempt: number) => (y: string) => withSwitch("reth", "migrate", attempt)(y).replace("          switch: migrate\n", "          switch: migrate\n          lowDowntime: true\n");
         const since = Number(onV("date +%s").output.trim());
         const clStarted = () => onV("systemctl show -p ActiveEnterTimestampMonotonic --value 0gchaind-validator-1").output.trim();
@@ -333,7 +333,7 @@ export function switchScenario(budget: Budget, chain: ValidatorChain): void {
         assert.equal(onV("test -d /data/validator-1/geth/geth/chaindata && echo kept").output.trim(), "kept", "geth's datadir is the way back");
     });
 
-    budget.test("nodefleet status diagnoses 0gchaind ahead of the real reth (seed 7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { cost: 450, optional: true, timeout: 20 * 60_000, unless: () => (lowDowntime() ? null : "needs validator-1 on reth: the low-downtime switch before it did not run or pass") }, async () => {
+    steps.test("nodefleet status diagnoses 0gchaind ahead of the real reth (seed 7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { timeout: 20 * 60_000, unless: () => (lowDowntime() ? null : "needs validator-1 on reth: the low-downtime switch before it did not run or pass") }, async () => {
         // reth loses its last blocks while both are stopped (reth's own stage unwind, as the
         // operator): beacond, started again, asserts a head reth lacks. Real reth 1.11 answers
         // SYNCING, not the seed's -38002, and the real beacond logs "Received accepted syncing

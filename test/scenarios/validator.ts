@@ -3,7 +3,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Budget } from "../support/budget";
+import type { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
 import { onV, stackHealth, stackHealthOnHost, unitState, until } from "../support/lab";
 
@@ -13,8 +13,8 @@ export interface ValidatorChain {
     followedHead: number;
 }
 
-export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
-    budget.test("validator-1 runs geth and the real beacond with one JWT file, its key readable by the operator only", { cost: 18 }, () => {
+export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
+    steps.test("validator-1 runs geth and the real beacond with one JWT file, its key readable by the operator only", {}, () => {
         const h = stackHealth()["validator-1"];
         assert.equal(h.client, "geth");
         assert.equal(h.jwtSameFile, "/data/validator-1/jwt.hex");
@@ -30,7 +30,7 @@ export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
         assert.match(onV("journalctl -u 0gchaind-validator-1 -o cat | tail -200").output, /Committed state.*?\bheight=\d+/);
     });
 
-    budget.test("validator-1 is a validator of its network on the real beacond: it commits on geth, signs the network's blocks and proposes its share; the network's other validator (its peer at 10.0.2.2:26756) holds the same chain, hash for hash", { cost: 380, timeout: 15 * 60_000 }, async () => {
+    steps.test("validator-1 is a validator of its network on the real beacond: it commits on geth, signs the network's blocks and proposes its share; the network's other validator (its peer at 10.0.2.2:26756) holds the same chain, hash for hash", { timeout: 15 * 60_000 }, async () => {
         // The network is lab/sim/release/vmnet: validator-1 (devValidatorKey, 20% of the power)
         // and lab/devchain.sh's validator on the runner (80%, a block every 20 s).
         const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
@@ -40,9 +40,9 @@ export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
         // default on validator-1 is 0.5 s, and its 2 s timeout_propose then ran out before the
         // network proposed: it prevoted nil at every height (CI run of 2026-11-27: signed 0 of
         // 10, "Timed out … RoundStepPropose" 6 s before the proposal came). validator-1 gets the
-        // network's timeout_commit and, on its emulated VM, 15 s to receive a proposal.
+        // network's timeout_commit; its other timeouts are beacond's defaults, as the network's.
         const CONFIG = "/data/validator-1/0gchaind/config/config.toml";
-        onV(`grep -q '^\\[consensus\\]' ${CONFIG} || { printf '\\n[consensus]\\ntimeout_propose = "15s"\\ntimeout_commit = "20s"\\n' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
+        onV(`grep -q '^\\[consensus\\]' ${CONFIG} || { printf '\\n[consensus]\\ntimeout_commit = "20s"\\n' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
         // Caught up again: the network's other validator (on the runner) is at its height.
         const networkHeight = () => Number(/"latest_block_height":\s*"(\d+)"/.exec(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"], { allowFail: true }).output)?.[1] ?? -1);
         await until("validator-1 to follow its network again", () => stackHealthOnHost().consensusHeight >= networkHeight() && unitState("0gchaind-validator-1") === "active", 5 * 60_000);
@@ -65,9 +65,7 @@ export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
         assert.ok(Number(status.validator_info.voting_power) > 0, "validator-1 has voting power");
         const heights = Array.from({ length: target - start }, (_, i) => start + 1 + i);
         const signed = heights.filter((n) => comet(`commit?height=${n}`).signed_header.commit.signatures.some((sig: any) => sig.validator_address === address && sig.signature));
-        // Its proposals: 20% of the power makes it the first proposer at about one height in five,
-        // but on its emulated VM its proposal can miss the network's propose timeout, and the
-        // height goes to the next round's proposer (CI run of 2026-11-28: none of ten heights). So
+        // Its proposals: 20% of the power makes it the first proposer at about one height in five, so
         // the window is every height it has followed, up to 60 back, read in one SSH session.
         const from = Math.max(1, target - 60);
         // (A height its node no longer holds prints nothing and is left out; the ten watched are there.)
@@ -75,10 +73,9 @@ export function validatorScenario(budget: Budget, chain: ValidatorChain): void {
         assert.ok(blocks.length >= target - start, `validator-1's node answered for ${blocks.length} of heights ${from}..${target}`);
         const proposed = blocks.filter((h: any) => h.proposer_address === address).map((h: any) => Number(h.height));
         console.log(`# validator-1 signed ${signed.length} of heights ${start + 1}..${target}, and proposed ${proposed.length} of heights ${from}..${target} (${proposed.join(",")})`);
-        // On its emulated VM validator-1 gets the proposal late at some heights and its precommit
-        // misses the commit: with the network's timings it signed 5 of 10 (2026-11-27), 7 of 10
-        // at 20 s blocks before; with the default timings 0. Three of ten is signing, not luck.
-        assert.ok(signed.length >= 3, `validator-1 signed the commits of ${signed.join(",") || "no height"}`);
+        // A validator of the network signs its share: every commit, less one it may miss to a slow
+        // round (the network's other validator alone holds more than 2/3 of the power).
+        assert.ok(signed.length >= heights.length - 1, `validator-1 signed the commits of ${signed.join(",") || "no height"} of heights ${start + 1}..${target}`);
         assert.ok(proposed.length > 0, `validator-1 proposed none of heights ${from}..${target}`);
         assert.match(onV("journalctl -u 0gchaind-validator-1 -o cat | tail -200").output, /Committed state.*?\bheight=\d+/);
         assert.equal(status.sync_info.catching_up, false);

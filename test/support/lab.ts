@@ -11,7 +11,7 @@ export const VM = path.join(ROOT, "lab/vm.sh");
 export const DEV = path.join(ROOT, "scripts/dev.sh");
 export const PORTS_PY = path.join(ROOT, "test/e2e/ports.py");
 
-/** vm.sh's own notice that it tries a connection again (an emulated guest under load can miss the banner deadline). */
+/** vm.sh's own notice that it tries a connection again (a host that is rebooting refuses connections for a moment). */
 export const RETRY_NOTICE = /^\[vm\] ssh to \S+ failed before the session opened .*; trying again$/;
 
 /** vm.sh ssh's stderr split into what the command (and ssh) said and vm.sh's retry notices. */
@@ -41,7 +41,7 @@ export const EXPECTED: Record<string, { ip: string; open: string[]; closed: stri
     "dev-1": {
         ip: "10.77.0.11",
         open: ["1234/tcp", "1234/udp", "40400/tcp", "40400/udp"],
-        // SSH is open only to the admin CIDR (10.0.2.2, the runner through qemu NAT), not to the lab.
+        // SSH is open only to the admin CIDR (10.0.2.2, the runner on the lab's nat network), not to the lab.
         closed: ["22/tcp", "8080/tcp", "8880/tcp", "5678/tcp", "5679/tcp", "50051/tcp", "8545/tcp"],
     },
     "dev-2": {
@@ -66,10 +66,8 @@ export function stackOutput(name: string): Record<string, any> {
 }
 export const stackHealth = () => stackOutput("health");
 
-// Seconds per host for status on the VMs: dev-1's health checks run under TCG emulation beside a
-// storage node and a sequencer, and took 26 s of the default 30 in one CI run and more in the next
-// ("no answer within 30 s"); a real host answers in a few.
-export const STATUS_TIMEOUT = "60";
+// Seconds per host for status on the lab's hosts: the default an operator gets.
+export const STATUS_TIMEOUT = "30";
 /** `scripts/dev.sh status --json`: the report and the exit status. */
 export function statusJson(): { code: number | null; report: any } {
     const r = sh("bash", [DEV, "status", "--json", "--timeout", STATUS_TIMEOUT], { allowFail: true, timeoutMs: 180_000 });
@@ -206,10 +204,8 @@ export const marker = (step: string) => JSON.parse(onV(`cat /data/validator-1/.n
 export const FAILPOINTS = "/run/nodefleet/failpoints";
 
 /**
- * Counts, every 200 ms until stopped, the SSH connections open from this runner to each dev VM's
- * forwarded SSH port (127.0.0.1:2201 for dev-1, 2202 for dev-2): qemu forwards each one to the
- * guest's sshd as a connection of its own, so the count is what the guest's sshd holds. `stop()`
- * gives the most open at once per VM.
+ * Counts, every 200 ms until stopped, the SSH connections open from this runner to each dev host's
+ * sshd (10.0.2.11:22 for dev-1, 10.0.2.12:22 for dev-2). `stop()` gives the most open at once per host.
  */
 export function watchSshConnections(): { stop: () => Record<string, number> } {
     const file = path.join(ROOT, ".state", "e2e-ssh-peaks");
@@ -217,8 +213,8 @@ export function watchSshConnections(): { stop: () => Record<string, number> } {
     const loop = [
         "a=0; b=0",
         `while kill -0 ${process.pid} 2>/dev/null; do # ends with the test process, however that ends`,
-        "  n=$(ss -Htn state established '( dport = :2201 )' | wc -l); [ \"$n\" -gt \"$a\" ] && a=$n",
-        "  m=$(ss -Htn state established '( dport = :2202 )' | wc -l); [ \"$m\" -gt \"$b\" ] && b=$m",
+        "  n=$(ss -Htn state established '( dst 10.0.2.11 and dport = :22 )' | wc -l); [ \"$n\" -gt \"$a\" ] && a=$n",
+        "  m=$(ss -Htn state established '( dst 10.0.2.12 and dport = :22 )' | wc -l); [ \"$m\" -gt \"$b\" ] && b=$m",
         `  echo "$a $b" > ${JSON.stringify(file)}.tmp && mv ${JSON.stringify(file)}.tmp ${JSON.stringify(file)}`,
         "  sleep 0.2",
         "done",
