@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The main job on the local dev stack: install what is missing, boot the dev VMs, `pulumi up`.
+# The main job on the local dev stack: install what is missing, boot the dev hosts, `pulumi up`.
 #
-#   scripts/dev.sh up          setup + toolchain + artifact server + dev chain + VMs +
+#   scripts/dev.sh up          setup + toolchain + artifact server + dev chain + hosts +
 #                              `pulumi up --yes` on stack dev
-#   scripts/dev.sh preview     the same, but `pulumi preview` (VMs are not needed)
-#   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the VMs down
+#   scripts/dev.sh preview     the same, but `pulumi preview` (the hosts are not needed)
+#   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the hosts down
 #   scripts/dev.sh status ...  `nodefleet status` on the dev stack: every node's health now
 #   scripts/dev.sh drift       the pipeline's drift check on the dev stack (scripts/ci/stack.sh
 #                              drift dev): the hosts against what nodefleet last applied there;
@@ -23,7 +23,7 @@ cd "$ROOT"
 
 dev_env() {
     export PATH="$ROOT/.tools/bin:$ROOT/.tools/node/bin:$PATH"
-    # NODEFLEET_STATE: where the stack's state, the VMs' disks and the dev chain live (.state; the
+    # NODEFLEET_STATE: where the stack's state, the hosts' disks and the dev chain live (.state; the
     # test command's e2e tier uses its own, .state/e2e, and never touches these).
     local state="${NODEFLEET_STATE:-$ROOT/.state}"
     export PULUMI_HOME="$state/pulumi-home"
@@ -49,7 +49,7 @@ case "${1:-}" in
 up)
     shift
     # On a cold machine the slow parts run side by side: the release archives (geth built from the
-    # Go module proxy, reth and zgs_node from their prebuilt artifacts) and the VM image
+    # Go module proxy, reth and zgs_node from their prebuilt artifacts) and the hosts' root filesystem
     # (debootstrap: mostly downloads) in the background while the toolchain builds; each says
     # what it does on stderr, prefixed. On a warm one each returns at once.
     bash "$ROOT/scripts/setup.sh"
@@ -57,7 +57,7 @@ up)
     bash "$ROOT/lab/vm.sh" image >/dev/null & image=$!
     prepare
     wait "$artifacts" || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
-    wait "$image" || { echo "[dev] the VM image could not be built (lines above)" >&2; exit 1; }
+    wait "$image" || { echo "[dev] the hosts' root filesystem could not be built (lines above)" >&2; exit 1; }
     bash "$ROOT/lab/artifacts.sh" serve
     bash "$ROOT/lab/devchain.sh" start
     bash "$ROOT/lab/vm.sh" up 2

@@ -9,7 +9,7 @@
 #         artifacts, or built once from upstream source, cached), of the monitoring files against
 #         Debian's promtool, amtool and node_exporter
 #   e2e   real geth driven by the simulators (export/trim/import); real beacond driving real geth
-#         (the host tool's consensus pieces); the main job on local VMs:
+#         (the host tool's consensus pieces); the main job on the lab's hosts (system containers):
 #         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy
 # NODEFLEET_TIERS="unit cli" runs a subset.
 #   --list  prints the tiers it would run and their tests (stdout), installs and runs nothing.
@@ -42,9 +42,9 @@ case "${1:-}" in
 esac
 source scripts/setup.sh
 
-# What is slow to provide once and then cached (the toolchain, geth, the VM image, the Aztec CLI:
-# minutes each on a cold machine; reth and zgs_node: seconds from their pinned prebuilt artifacts,
-# about 20 and 28 CPU-minutes when built from source) starts now in the background at low
+# What is slow to provide once and then cached (the hosts' root filesystem, the Aztec CLI:
+# minutes each on a cold machine; the toolchain, reth, zgs_node, beacond and geth: seconds from their
+# pinned prebuilt artifacts, many CPU-minutes when built from source) starts now in the background at low
 # priority, while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
 # at once.
 mkdir -p .state/prebuild
@@ -126,11 +126,11 @@ if has_tier e2e; then
     await beacond
     NODEFLEET_BEACOND="$(bash lab/beacond.sh path)" NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" NODEFLEET_KZG="$(bash lab/beacond.sh kzg)" NODEFLEET_RETH="$reth_bin" \
         bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_beacond'
-    echo "== e2e tier: the dev stack on local VMs, with a stack, VM disks and dev chain of its own (.state/e2e)"
+    echo "== e2e tier: the dev stack on the lab's hosts, with a stack, host disks and dev chain of its own (.state/e2e)"
     bash lab/toolchain.sh
-    # The dev stack's VMs and dev chain (scripts/dev.sh up) hold the ports the tier needs: they are
-    # powered off cleanly, their disks, chain and state kept as they are (scripts/dev.sh up boots
-    # them again). The tier's own state starts afresh each run and is left powered off.
+    # The dev stack's hosts and dev chain (scripts/dev.sh up) hold the addresses and ports the tier
+    # needs: they are powered off cleanly, their disks, chain and state kept as they are
+    # (scripts/dev.sh up boots them again). The tier's own state starts afresh each run and is left powered off.
     bash lab/vm.sh down
     bash lab/devchain.sh stop
     export NODEFLEET_STATE="$ROOT/.state/e2e"
