@@ -1,7 +1,7 @@
 // The monitoring stack on the dev VMs (issue 41), a scenario of the dev stack's (dev-stack.test.ts
 // registers it near its end, on the fleet as the scenarios before it leave it): `pulumi up` with a
 // monitoring section puts Debian's node_exporter on both VMs and Prometheus and Alertmanager on
-// dev-1 (the packages are in the lab's image, their services disabled: apt under TCG takes
+// dev-1 (the packages are in the lab's image, their services disabled: apt would take
 // minutes), then real faults on the three roles and a host fire alerts that Alertmanager delivers to
 // a webhook this test runs on the runner (the VMs reach it at 10.0.2.2), and the repairs resolve them.
 import * as assert from "node:assert/strict";
@@ -62,11 +62,8 @@ export function withMonitoring(yaml: string): string {
     const section = [
         "    monitoring:",
         "      host: dev-1",
-        "      # The VMs see each other on the lab network (their SSH addresses are the runner's loopback).",
+        "      # The hosts see each other on the lab network (their SSH addresses are on the runner's nat bridge).",
         "      addresses: {dev-1: 10.77.0.11, dev-2: 10.77.0.12}",
-        "      # Under TCG a host's health commands take 20-50 s (each 24 s by default: check-failed on every node).",
-        "      healthIntervalSeconds: 60",
-        "      healthTimeoutSeconds: 60",
         "      groupWait: 10s",
         "      groupInterval: 30s",
         "      receivers:",
@@ -156,7 +153,7 @@ export function monitoringScenario(steps: Steps): void {
             const hookPath = `/alerts/${crypto.randomBytes(8).toString("hex")}`;
             const set = sh("bash", [DEV, "pulumi", "config", "set", "--secret", "--stack", "dev", "--config-file", cfg, "nodefleet:e2eAlertHook"], { input: `http://10.0.2.2:${port}${hookPath}` });
             assert.equal(set.status, 0, set.output);
-            // The storage node was stopped by an earlier test (it spins once caught up under TCG): it runs for this one.
+            // The storage node was stopped by an earlier test (the storage scenario's clean stop): it runs for this one.
             onVm("dev-1", "systemctl start zgs-storage-1.service zgs-storage-1-failover.timer");
             const up = timed("pulumi up with monitoring", () => sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", cfg], { allowFail: true, timeoutMs: 900_000 }));
             fs.writeFileSync(path.join(ROOT, ".state", "e2e-up-monitoring.log"), up.output); // for a post-mortem
