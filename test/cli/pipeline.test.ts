@@ -18,7 +18,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { freePort, until } from "../support/process";
 import { validatorKeyJson } from "../support/fixtures";
 import { addressOfPrivateKey } from "../../components/config/validators";
-import { ScriptedHosts } from "../support/scripted-hosts";
+import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const BUCKET = "nodefleet-state";
@@ -28,7 +28,7 @@ const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.j
 
 /** The dev config with both hosts at the scripted host's ports. */
 function stackConfig(ports: readonly number[]): string {
-    const out = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`);
+    const out = onScriptedHosts(DEV_CONFIG, ports);
     assert.notEqual(out, DEV_CONFIG);
     return out;
 }

@@ -13,7 +13,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, ScratchProject } from "../support/cli";
-import { ScriptedHosts } from "../support/scripted-hosts";
+import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
 import { SWITCH_STEPS } from "../../components/roles/switch-steps";
 import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
 
@@ -22,7 +22,7 @@ const VALIDATOR = "          validatorKeySecret: devValidatorKey\n";
 
 /** Pulumi.dev.yaml with both hosts at the scripted host and validator-1's switch set. */
 function config(ports: readonly number[], client: "geth" | "reth", sw: string, attempt = 1): string {
-    const out = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`).replace(VALIDATOR, `${VALIDATOR}          executionClient: ${client}\n          switch: ${sw}\n          switchAttempt: ${attempt}\n`);
+    const out = onScriptedHosts(DEV_CONFIG, ports).replace(VALIDATOR, `${VALIDATOR}          executionClient: ${client}\n          switch: ${sw}\n          switchAttempt: ${attempt}\n`);
     assert.notEqual(out.indexOf("switchAttempt"), -1);
     return out;
 }
@@ -192,7 +192,7 @@ describe("a validator moving host (real engine, scripted hosts)", { timeout: 15 
 
     /** Pulumi.dev.yaml at the scripted hosts, validator-1 on `host`. */
     function on(hostName: "dev-1" | "dev-2", extra = ""): string {
-        const yaml = DEV_CONFIG.replace("port: 2201", `port: ${ports[0]}`).replace("port: 2202", `port: ${ports[1]}`);
+        const yaml = onScriptedHosts(DEV_CONFIG, ports);
         const out = yaml.replace("        role: validator\n        host: dev-2\n", `        role: validator\n        host: ${hostName}\n`).replace(VALIDATOR, VALIDATOR + extra);
         assert.ok(out.includes(`role: validator\n        host: ${hostName}\n`));
         return out;

@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, type ScratchProject } from "../support/cli";
-import { ScriptedHosts } from "../support/scripted-hosts";
+import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
 
 /**
  * The nodefleet an operator upgrades from: the previous stop's version. Move it forward when a
@@ -69,7 +69,7 @@ describe("upgrading nodefleet under a running fleet (real engine, scripted hosts
 
     before(async () => {
         assert.ok(!/consensus|cometbft/.test(PREVIOUS_CONFIG.replace(/l1ConsensusHostUrls/g, "")), "the previous version's config has no consensus settings");
-        ({ project } = await lab.start("upgrade", (p) => PREVIOUS_CONFIG.replace("port: 2201", `port: ${p[0]}`).replace("port: 2202", `port: ${p[1]}`)));
+        ({ project } = await lab.start("upgrade", (p) => onScriptedHosts(PREVIOUS_CONFIG, p)));
     });
     after(() => lab.dispose());
 

@@ -48,3 +48,14 @@ export class ScriptedHosts {
         fs.rmSync(this.dir, { recursive: true, force: true });
     }
 }
+
+/** The dev config with dev-1 and dev-2 at the scripted hosts' `ports` on this machine's loopback. */
+export function onScriptedHosts(yaml: string, ports: readonly number[]): string {
+    let out = yaml;
+    for (const [i, port] of ports.slice(0, 2).entries()) {
+        const address = `        address: 10.0.2.1${i + 1}\n`;
+        if (!out.includes(address)) throw new Error(`the dev config has no dev-${i + 1} at ${address.trim()}`);
+        out = out.replace(address, `        address: 127.0.0.1\n        port: ${port}\n`);
+    }
+    return out;
+}
