@@ -118,24 +118,35 @@ def check(role, node, command, timeout):
 
 
 def restart_counts(units):
-    """{unit: how often systemd restarted it on its own} (NRestarts; 0 when systemctl cannot say)."""
+    """{unit: how often systemd restarted it on its own} (NRestarts), None for a unit whose count
+    systemctl cannot give: unknown, never 0 (a 0 taken as the base would count every restart the
+    unit had before the gate as new)."""
     counts = {}
     for unit in units:
-        r = subprocess.run(["systemctl", "show", "--property=NRestarts", "--value", unit], capture_output=True, text=True)
         try:
-            counts[unit] = int(r.stdout.strip())
-        except ValueError:
-            counts[unit] = 0
+            r = subprocess.run(["systemctl", "show", "--property=NRestarts", "--value", unit], capture_output=True, text=True, timeout=10)
+            counts[unit] = int(r.stdout.strip()) if r.returncode == 0 else None
+        except (ValueError, OSError, subprocess.TimeoutExpired):
+            counts[unit] = None
     return counts
+
+
+def rebase(base, now):
+    """Takes every count read now as the base: the restarts before a healthy answer are no loop."""
+    base.update({unit: n for unit, n in now.items() if n is not None})
 
 
 def looping(base, now):
     """(unit, restarts) of the first unit restarted LOOP_RESTARTS times since `base`, else None.
-    A count below its base (an explicit restart resets it) becomes the new base."""
+    An unknown count (None) judges nothing this round; a unit with no known base takes its first
+    known count as the base; a count below its base (an explicit restart resets it) becomes the
+    new base."""
     for unit, n in now.items():
-        if n < base.get(unit, 0):
+        if n is None:
+            continue
+        if base.get(unit) is None or n < base[unit]:
             base[unit] = n
-        if n - base.get(unit, 0) >= LOOP_RESTARTS:
+        if n - base[unit] >= LOOP_RESTARTS:
             return unit, n - base[unit]
     return None
 
@@ -155,6 +166,8 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
         checks += 1
         now = clock()
         if last["healthy"]:
+            if restarts:
+                rebase(base, restarts())
             if healthy_since is None:
                 healthy_since = now
             if now - healthy_since >= soak:

@@ -147,6 +147,27 @@ class Gate(unittest.TestCase):
         self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
         self.assertEqual(len(seen), 4)
 
+    def test_an_unreadable_count_is_unknown_not_zero(self):
+        # The unit has restarted 7 times before the gate (an older crash, a failover); systemctl
+        # cannot answer at the gate's start: 7 must not count as 7 new restarts at the next read.
+        counts = iter([None, 7, 7, None, 8, 8, 8, 8, 8, 8, 8, 8])
+        result, _ = run(["endpoint-down"], Clock(), within=60, restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertFalse(result["healthy"])
+        self.assertNotIn("crashLoop", result, "a restart history older than the gate is no crash loop")
+
+    def test_a_restart_history_older_than_the_gate_is_its_base(self):
+        counts = iter([41, 41, 42, 43, 44])
+        result, seen = run(["endpoint-down"], Clock(), within=900, restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3}, "3 since the gate began, not 44")
+        self.assertEqual(len(seen), 4)
+
+    def test_restarts_while_healthy_move_the_base_so_a_later_unhealthy_spell_counts_from_there(self):
+        # healthy, healthy (2 restarts meanwhile), then unhealthy with one more restart: 1, not 3.
+        counts = iter([0, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3])
+        result, _ = run(["healthy", "healthy", "endpoint-down"], Clock(), within=60, soak=300, restarts=lambda: {"zgs-storage-1.service": next(counts)})
+        self.assertFalse(result["healthy"])
+        self.assertNotIn("crashLoop", result)
+
     def test_fewer_restarts_wait_out_the_deadline(self):
         counts = iter([0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
         result, seen = run(["endpoint-down"], Clock(), within=60, restarts=lambda: {"zgs-storage-1.service": next(counts)})
