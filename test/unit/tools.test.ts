@@ -95,6 +95,31 @@ describe("host tools", () => {
         }
     });
 
+    it("two steps putting the same file at once through put() each stage their own copy: the file is whole, one of theirs, and no staging file is left", () => {
+        const { scratch, bin } = scratchHost("nodefleet-put-race-");
+        try {
+            const partial = fs.readFileSync(path.join(TEMPLATES_DIR, "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record-$$'`);
+            // Each writer puts a 2 MB content of its own 40 times, as two steps of one host put a
+            // shared tool: with one fixed staging name, one's `cat` and the other's `mv` met in it.
+            const writer = (letter: string) => [
+                "set -eu", 'changed=""', partial,
+                `i=0; while [ $i -lt 40 ]; do head -c 2000000 /dev/zero | tr '\\0' ${letter} | put "$1/out/shared.py" 0644 "$(id -un):$(id -gn)"; i=$((i + 1)); done`,
+            ].join("\n");
+            fs.mkdirSync(path.join(scratch, "out"));
+            for (const w of ["a", "b"]) fs.writeFileSync(path.join(scratch, `writer-${w}.sh`), writer(w));
+            const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+            const script = 'sh "$0/writer-a.sh" "$0" & a=$!; sh "$0/writer-b.sh" "$0" & b=$!; wait $a; ra=$?; wait $b; echo "$ra $?"';
+            const r = spawnSync("bash", ["-c", script, scratch], { encoding: "utf8", env, timeout: 120_000 });
+            assert.equal(r.stdout.trim(), "0 0", `both writers end well:\n${r.stderr}`);
+            const content = fs.readFileSync(path.join(scratch, "out/shared.py"), "utf8");
+            assert.equal(content.length, 2_000_000, "the file is whole");
+            assert.ok(/^(a+|b+)$/.test(content), "one writer's content, not a mix");
+            assert.deepEqual(fs.readdirSync(path.join(scratch, "out")), ["shared.py"], "no staging file left");
+        } finally {
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
+    });
+
     it("a bundled step's runner runs the script of its digest from the SSH user's bundle, and nothing when it is missing or altered", () => {
         const { scratch, tools, bin } = scratchHost("nodefleet-runner-");
         try {
