@@ -11,8 +11,10 @@ config.toml from the template with the first one that answers and the key, reada
 user only (zgs_node v1.1.0 reads miner_key from its config file alone). Endpoints are named by
 scheme://host[:port] in what it prints, never in full; the key never. When no candidate answers,
 the endpoint config.toml has is kept (a changed key still goes in). Exit 0: config unchanged; 10:
-config rewritten (with --restart the service is restarted if it was running); 2: no candidate
-answers and config unchanged; 3: the miner key file is missing or malformed.
+config rewritten (with --restart the service is restarted if it was running: `systemctl
+try-restart`, which never starts a unit the operator stopped, even one stopping at that moment; the
+timer's unit takes 10 as success, since rewriting is what it is for); 2: no candidate answers and
+config unchanged; 3: the miner key file is missing or malformed.
 """
 import json
 import os
@@ -112,9 +114,10 @@ def main(argv):
     os.replace(tmp, spec["config"])
     record(spec, text)
     print(f"zgs-endpoint {node}: config.toml written, blockchain_rpc_endpoint = {url_label(chosen)}")
-    if restart and subprocess.run(["systemctl", "is-active", "--quiet", spec["service"]]).returncode == 0:
-        subprocess.run(["systemctl", "restart", spec["service"]], check=True)
-        print(f"zgs-endpoint {node}: restarted {spec['service']}")
+    if restart:
+        # try-restart: a running node restarts on the new file; a stopped one (maintenance) stays stopped.
+        subprocess.run(["systemctl", "try-restart", spec["service"]], check=True)
+        print(f"zgs-endpoint {node}: restarted {spec['service']} if it was running")
     return 10
 
 

@@ -1,8 +1,9 @@
 """zgs-endpoint.py run for real: the miner key and the endpoint it renders into config.toml
 (zgs_node v1.1.0 reads miner_key from its config file alone), against a local JSON-RPC server and
-dead ports. It writes /etc/nodefleet/<node> like on a host, under a test node name. What it cannot
-prove: systemd's restart (no unit here) and the real node reading the file (the cli tier's
-contract test and the E2E tier do).
+dead ports. It writes /etc/nodefleet/<node> like on a host, under a test node name; `systemctl` is a
+stand-in that keeps one unit's state as systemd's verbs change it. What it cannot prove: systemd's
+own try-restart and the real node reading the file (the cli tier's contract test and the E2E tier
+do).
 
     cd hostfiles && python3 -m unittest tests.test_storage_endpoint
 """
@@ -51,9 +52,51 @@ class StorageEndpointKey(unittest.TestCase):
         with open(self.spec["minerKey"], "w") as f:
             f.write(text)
 
-    def run_tool(self):
-        r = subprocess.run([sys.executable, SCRIPT, NODE], capture_output=True, text=True)
+    def run_tool(self, *args, env=None):
+        r = subprocess.run([sys.executable, SCRIPT, NODE, *args], capture_output=True, text=True, env=env)
         return r.returncode, r.stdout + r.stderr
+
+    def systemctl(self, state):
+        """A stand-in systemctl on PATH for the node's unit, in STATE (active or inactive): it logs
+        each call and changes the state as systemd's verbs do (try-restart: only a running unit)."""
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        self.unit_state = os.path.join(self.dir, "unit-state")
+        self.calls = os.path.join(self.dir, "calls")
+        with open(self.unit_state, "w") as f:
+            f.write(state)
+        with open(os.path.join(bin_dir, "systemctl"), "w") as f:
+            f.write(f"""#!/bin/sh
+echo "$*" >> '{self.calls}'
+s=$(cat '{self.unit_state}')
+case "$1" in
+start|restart) echo active > '{self.unit_state}' ;;
+try-restart) ;;
+stop) echo inactive > '{self.unit_state}' ;;
+is-active) [ "$s" = active ] ;;
+*) exit 9 ;;
+esac
+""")
+        os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
+        return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+    def test_a_node_the_operator_stopped_stays_stopped_when_the_failover_rewrites_its_config(self):
+        self.key(KEY)
+        self.urls(f"http://127.0.0.1:{dead_port()}", self.good)
+        env = self.systemctl("inactive")
+        rc, out = self.run_tool("--restart", env=env)
+        self.assertEqual(rc, 10, out)
+        self.assertEqual(self.config()["blockchain_rpc_endpoint"], self.good)
+        with open(self.calls) as f:
+            calls = f.read().split("\n")
+        self.assertEqual([c for c in calls if c], [f"try-restart zgs-{NODE}.service"], "only try-restart: never start, restart or a check then a restart")
+        with open(self.unit_state) as f:
+            self.assertEqual(f.read().strip(), "inactive", "the node stays stopped")
+        # Run again: the file is what it would write, so nothing is written or restarted.
+        os.remove(self.calls)
+        rc, out = self.run_tool("--restart", env=env)
+        self.assertEqual(rc, 0, out)
+        self.assertFalse(os.path.exists(self.calls), "nothing restarted when nothing changed")
 
     def config(self):
         with open(self.spec["config"], "rb") as f:

@@ -18,9 +18,11 @@ operator=nodefleet
 changed=""
 
 # put PATH MODE OWNER < content: replace PATH only when the content differs (its mode and owner
-# are set either way).
+# are set either way). The content is staged in a file of this call's own beside PATH (several
+# steps of a host run at once and put the same shared tools), then renamed over it: a reader sees
+# the old file or the new one, and two writers never write into one staging file.
 put() {
-	tmp="$1.nodefleet-new"
+	tmp="$(mktemp "$1.nodefleet-new.XXXXXX")"
 	cat > "$tmp"
 	chmod "$2" "$tmp"
 	chown "$3" "$tmp"
@@ -92,7 +94,7 @@ install -d -m 0755 /etc/nodefleet /usr/local/lib/nodefleet
 install -d -m 0700 /etc/nodefleet/storage-1
 
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
-put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root be8408d55846cca18faeb3ba90b63cf08880e30f42e58c8f1897c3eef003d888
+put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
 put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 5d7ec5040448085d40d26d7e9a98dd46200be087b4eba3804c83891e27e0ed06
 # nodefleet's tools are not read by the node: a new version of one restarts nothing.
 changed=""
@@ -169,6 +171,8 @@ After=network-online.target
 
 [Service]
 Type=oneshot
+# 10: it rewrote config.toml (and restarted the node if it ran): what it is for, not a failure.
+SuccessExitStatus=10
 ExecStart=/usr/bin/python3 /usr/local/lib/nodefleet/zgs-endpoint.py storage-1 --restart
 NODEFLEET_EOF
 put /etc/systemd/system/zgs-storage-1-failover.timer 0644 root:root <<'NODEFLEET_EOF'

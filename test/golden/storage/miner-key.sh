@@ -19,9 +19,11 @@ install -d -m 0700 /etc/nodefleet/storage-1
 changed=""
 
 # put PATH MODE OWNER < content: replace PATH only when the content differs (its mode and owner
-# are set either way).
+# are set either way). The content is staged in a file of this call's own beside PATH (several
+# steps of a host run at once and put the same shared tools), then renamed over it: a reader sees
+# the old file or the new one, and two writers never write into one staging file.
 put() {
-	tmp="$1.nodefleet-new"
+	tmp="$(mktemp "$1.nodefleet-new.XXXXXX")"
 	cat > "$tmp"
 	chmod "$2" "$tmp"
 	chown "$3" "$tmp"
