@@ -86,9 +86,15 @@ def check(node):
                 out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch")
     except (OSError, ValueError, KeyError):
         pass
+    # The sample is shared by every caller on the host (the health timer, status, the health step,
+    # a gate), which may run at once: written whole under a name of this run's, then renamed over
+    # it, so a reader gets one sample or the one before, never half of one (sampleSeconds says how
+    # old it was).
     os.makedirs("/run/nodefleet", exist_ok=True)
-    with open(state, "w") as f:
+    tmp = f"{state}.{os.getpid()}"
+    with open(tmp, "w") as f:
         json.dump({"logSyncHeight": out["logSyncHeight"], "at": time.time()}, f)
+    os.replace(tmp, state)
     log_dir = cfg.get("log_directory", "log")
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     out["logFile"] = os.path.join(log_dir, f"zgs.log.{today}")

@@ -89,6 +89,21 @@ class StorageHealth(unittest.TestCase):
         self.assertIsInstance(second["sampleSeconds"], float)
         self.assertLess(second["sampleSeconds"], 30)
 
+    def test_checks_run_at_once_never_read_half_a_sample(self):
+        # The timer, status, the health step and a gate may ask at the same moment: twelve checks
+        # at once, then each must have read a whole sample (or none) and left one behind.
+        self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}")
+        self.health()
+        runs = [subprocess.Popen([sys.executable, SCRIPT, NODE], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(12)]
+        for p in runs:
+            out, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, err)
+            answer = json.loads(out.strip().splitlines()[-1])
+            self.assertIsInstance(answer["sampleSeconds"], float, "a half-written sample reads as none")
+        with open(f"/run/nodefleet/{NODE}-health.json") as f:
+            self.assertEqual(json.load(f)["logSyncHeight"], 100)
+        self.assertEqual([n for n in os.listdir("/run/nodefleet") if n.startswith(f"{NODE}-health.json.")], [], "no staging file left")
+
     def test_behind_counts_from_the_head_less_the_confirmations_the_node_waits_for(self):
         # The real zgs_node syncs the log up to head - confirmation_block_count, never closer.
         self.chain["eth_blockNumber"] = "0x6e"  # 110
