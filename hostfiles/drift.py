@@ -10,6 +10,10 @@ file an entry, a line of tab-separated fields:
     nft   TABLE  SHA256                     `nft list table TABLE` as the firewall step confirmed it
     tree  DIR  LINK                         a release: DIR/.nodefleet-files.sha256 holds its files'
                                             digests; LINK points at DIR
+    toml  PATH  KEY  SHA256                 a value nodefleet sets in a file it edits in place (the
+                                            consensus home's app.toml and config.toml): KEY is its
+                                            dotted path (tables, then the key), SHA256 that of the
+                                            value as JSON; the rest of the file is the operator's
 
 A group's directory may carry a "+part" suffix (written by another tool of the same step). Prints
 one JSON object: {"records": N, "drift": [{"group", "item", "change"}]}. A change names the file,
@@ -59,6 +63,34 @@ def check_file(path, digest, mode_owner):
     if now_owner != owner:
         changes.append(f"owner {now_owner}, nodefleet left {owner}")
     return "; ".join(changes) or None
+
+
+def value_digest(value):
+    """The digest a `toml` record holds for a value: of its JSON, keys sorted (as the recorder writes it)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def check_toml(path, key, digest):
+    """A managed value of a file edited in place: changed, gone, or the file unreadable. Comments,
+    other keys and layout are not nodefleet's and are not compared."""
+    import tomllib  # here: a host without a TOML record never needs it
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    except tomllib.TOMLDecodeError:
+        return f"is not TOML any more, so {key} cannot be read"
+    value = doc
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return f"{key} is gone (nodefleet sets it)"
+        value = value[part]
+    if value_digest(value) != digest:
+        return f"{key} changed (nodefleet sets it)"
+    return None
 
 
 def unit_states(names):
@@ -141,6 +173,10 @@ def main(argv):
                 change = check_nft(fields[1], fields[2])
                 if change:
                     drift.append({"group": group, "item": f"nftables table {fields[1]}", "change": change})
+            elif kind == "toml" and len(fields) == 4:
+                change = check_toml(fields[1], fields[2], fields[3])
+                if change:
+                    drift.append({"group": group, "item": fields[1], "change": change})
             elif kind == "tree" and len(fields) == 3:
                 for item, change in check_tree(fields[1], fields[2]):
                     drift.append({"group": group, "item": item, "change": change})

@@ -108,6 +108,41 @@ class DriftCheck(unittest.TestCase):
         drift = self.check()["drift"]
         self.assertEqual([(d["group"], d["change"]) for d in drift], [("firewall", "unreadable drift record"), ("storage-1.configure", "content changed")])
 
+    def test_a_value_nodefleet_sets_in_a_file_edited_in_place_is_named_when_changed_and_nothing_else_is(self):
+        # The consensus home's app.toml as the validator's setup leaves it, recorded by its own
+        # recorder (zgvalidator.host.record_toml): the drift check reads the same digests.
+        from zgvalidator import host
+        app = os.path.join(self.tmp, "app.toml")
+        text = ('# written by beacond init\n[beacon-kit]\nchain-spec = "devnet"\n\n[beacon-kit.engine]\n'
+                'rpc-dial-url = "http://127.0.0.1:56551"\njwt-secret-path = "/data/validator-1/jwt.hex"\n')
+        with open(app, "w") as f:
+            f.write(text)
+        saved = dict(host.DRIFT)
+        host.DRIFT.update(dir=os.path.join(self.records, "validator-1.units"))
+        try:
+            host.record_toml(app, ("rpc-dial-url", "jwt-secret-path", "not-in-the-file"))
+        finally:
+            host.DRIFT.clear()
+            host.DRIFT.update(saved)
+        self.assertEqual(self.check(), {"records": 2, "drift": []}, "a key the file lacks is not recorded")
+        # A comment, another key, another layout: the operator's, not named.
+        with open(app, "w") as f:
+            f.write(text.replace("# written by beacond init", "# tuned by hand on 2026-11-29").replace('chain-spec = "devnet"', 'chain-spec = "devnet"\nextra = 1') + "\n# the end\n")
+        self.assertEqual(self.check()["drift"], [])
+        # A managed value changed by hand: named, by its key, never its value.
+        with open(app, "w") as f:
+            f.write(text.replace("56551", "56999"))
+        drift = self.check()["drift"]
+        self.assertEqual(drift, [{"group": "validator-1.units", "item": app, "change": "beacon-kit.engine.rpc-dial-url changed (nodefleet sets it)"}])
+        self.assertNotIn("56999", json.dumps(drift))
+        # Gone, or the file no longer TOML.
+        with open(app, "w") as f:
+            f.write(text.replace('jwt-secret-path = "/data/validator-1/jwt.hex"\n', ""))
+        self.assertEqual([d["change"] for d in self.check()["drift"]], ["beacon-kit.engine.jwt-secret-path is gone (nodefleet sets it)"])
+        with open(app, "w") as f:
+            f.write(text + "[broken\n")
+        self.assertEqual({d["change"] for d in self.check()["drift"]}, {"is not TOML any more, so beacon-kit.engine.rpc-dial-url cannot be read", "is not TOML any more, so beacon-kit.engine.jwt-secret-path cannot be read"})
+
     def test_no_records_no_drift(self):
         shutil.rmtree(self.records)
         self.assertEqual(self.check(), {"records": 0, "drift": []})

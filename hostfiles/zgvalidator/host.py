@@ -281,6 +281,42 @@ def record_unit_file(path):
         f.write(f"file\t{path}\t{digest}\t644 root:root\n")
 
 
+def key_path(doc, key, prefix=()):
+    """The dotted path (tables, then the key) of the first `key` in a parsed TOML document, or None."""
+    if key in doc:
+        return ".".join((*prefix, key))
+    for name, v in doc.items():
+        if isinstance(v, dict):
+            found = key_path(v, key, (*prefix, name))
+            if found is not None:
+                return found
+    return None
+
+
+def record_toml(path, keys):
+    """The drift record of values nodefleet sets in a file it edits in place (the consensus home's
+    app.toml and config.toml): each key's dotted path and the sha256 of its value as JSON (the
+    drift check's value_digest), never the value. A key the file lacks is not recorded."""
+    if not DRIFT["dir"]:
+        return
+    import hashlib
+    import tomllib
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    os.makedirs(DRIFT["dir"], mode=0o700, exist_ok=True)
+    for key in keys:
+        dotted = key_path(doc, key) if "." not in key else key
+        value = doc
+        for part in (dotted or "").split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if dotted is None or value is None:
+            continue
+        digest = hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        name = "t." + hashlib.sha256(f"{path}\t{dotted}".encode()).hexdigest()[:16]
+        with open(os.path.join(DRIFT["dir"], name), "w") as f:
+            f.write(f"toml\t{path}\t{dotted}\t{digest}\n")
+
+
 def find_key(doc, key):
     if key in doc:
         return doc[key]

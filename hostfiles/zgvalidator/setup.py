@@ -7,7 +7,7 @@ import stat
 import sys
 import time
 
-from .host import Failed, active, chown_tree, install_unit, journal, listening, put, run, same_bytes, say, systemctl, unit_props, wait
+from .host import Failed, active, chown_tree, install_unit, journal, listening, put, record_toml, run, same_bytes, say, systemctl, unit_props, wait
 from .handover import carry_signing_state
 from .switch import ALL_STEPS
 from nodefleet_rpc import cut_urls
@@ -148,6 +148,11 @@ def setup(v):
             say(f"wrote {path}")
     v.set_dial_url()
     instrumented = ensure_instrumentation(v)
+    # What nodefleet sets in the files it edits in place, for the drift check: the engine dial URL
+    # and JWT path in app.toml, the metrics settings in config.toml (the rest is the operator's).
+    record_toml(os.path.join(cfg, "app.toml"), ("rpc-dial-url", "jwt-secret-path"))
+    if s.get("metrics"):
+        record_toml(os.path.join(cfg, "config.toml"), ("instrumentation.prometheus", "instrumentation.prometheus_listen_addr"))
     carried = carry_signing_state(v)
     v.ensure_state_file()
     changed = install_unit(s["etcDir"], v.units["consensus"])
