@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A rollout's gate (issue 42): waits until a node just restarted is healthy, as `nodefleet status`
+"""A rollout's gate (docs/rollouts.md): waits until a node just restarted is healthy, as `nodefleet status`
 and the health metrics call it (nodefleet_health: the role's health tool's answer with the seed's
 error table applied: no diagnosis of severity error), and stays so for the soak; else fails with
 the node's diagnoses.
@@ -34,6 +34,12 @@ either way (the change did not pass), saying whether the node is healthy on what
 and writes FILE.rolled-back. While that file is there (the node's configure step removes it when
 it runs: a new change was applied) the gate fails at once: the node still runs what it ran before.
 
+--await-port PORT (with --keep and two --restart units or more): the last --restart unit is
+restarted only once 127.0.0.1:PORT answers (a validator: the consensus daemon after its execution
+client's engine port, the order of its configure step). A rollback writes FILE.rolled-back before
+it puts anything back; a file it cannot put back is named there and on stderr, and the rest still go
+back.
+
 --pin PATH (repeatable, with --keep): a file of the node that a rollback never puts back (its key
 step's: a key, its endpoints) and that must be as it was when the files were kept: only its sha256
 is kept. A node whose pinned file changed since is not rolled back (the kept files were run with
@@ -58,6 +64,9 @@ ROLES = ("storage", "sequencer", "validator")
 # loop. Its restarts are 3 s to 10 s apart (RestartSec of the units), so a binary that exits at
 # start is caught within about half a minute; a node that recovers after a restart or two is not.
 LOOP_RESTARTS = 3
+# How long a rollback waits for --await-port before the last --restart unit (an execution client
+# opens its engine port within seconds of a start on a real host).
+AWAIT_PORT_SECONDS = 90
 UNIT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@._:-")
 
 
@@ -77,7 +86,7 @@ def parse(argv):
     role, node, rest = head[0], head[1], head[2:]
     if role not in ROLES:
         return f"ROLE must be one of {', '.join(ROLES)}, not {role!r}"
-    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": [], "--unit": [], "--pin": []}
+    options = {"--within": None, "--soak": None, "--every": 10.0, "--timeout": 60.0, "--marker": None, "--keep": None, "--file": [], "--restart": [], "--unit": [], "--pin": [], "--await-port": None}
     if len(rest) % 2:
         return "each option takes a value"
     for flag, value in zip(rest[::2], rest[1::2]):
@@ -94,6 +103,11 @@ def parse(argv):
         if flag in ("--marker", "--keep"):
             options[flag] = value
             continue
+        if flag == "--await-port":
+            if not value.isdigit() or not 0 < int(value) < 65536:
+                return f"--await-port: not a port: {value!r}"
+            options[flag] = int(value)
+            continue
         try:
             options[flag] = float(value)
         except ValueError:
@@ -104,8 +118,10 @@ def parse(argv):
         return "--within and --soak are required"
     if options["--keep"] is not None and (options["--marker"] is None or not options["--file"] or not options["--restart"]):
         return "--keep needs --marker, at least one --file and at least one --restart"
-    if options["--keep"] is None and (options["--file"] or options["--restart"] or options["--pin"]):
-        return "--file, --restart and --pin go with --keep"
+    if options["--keep"] is None and (options["--file"] or options["--restart"] or options["--pin"] or options["--await-port"] is not None):
+        return "--file, --restart, --pin and --await-port go with --keep"
+    if options["--await-port"] is not None and len(options["--restart"]) < 2:
+        return "--await-port needs two --restart units or more (the last is restarted once the port answers)"
     if set(options["--pin"]) & set(options["--file"]):
         return "a --pin file is never put back: not also a --file"
     return role, node, {k[2:]: v for k, v in options.items()}, command
@@ -236,25 +252,53 @@ def pins_changed(manifest, pins):
 
 def restore(directory, manifest):
     """Puts the files kept in `directory` back (a file absent then is removed; a pinned one is left
-    alone); returns their paths."""
-    manifest = [e for e in manifest if not e.get("pinned")]
-    for entry in manifest:
+    alone), each one whole (renamed into place). Goes on past a file it cannot put back, so that as
+    much as it can is back; returns (the paths put back, [(path, why) of those it could not])."""
+    done, failed = [], []
+    for entry in (e for e in manifest if not e.get("pinned")):
         path = entry["path"]
-        if entry["present"]:
-            tmp = path + ".nodefleet-rollback"
-            shutil.copyfile(os.path.join(directory, entry["copy"]), tmp)
-            os.chmod(tmp, entry["mode"])
-            os.chown(tmp, entry["uid"], entry["gid"])
-            os.replace(tmp, path)
-        elif os.path.lexists(path):
-            os.unlink(path)
-    return [e["path"] for e in manifest]
+        try:
+            if entry["present"]:
+                tmp = f"{path}.nodefleet-rollback.{os.getpid()}"
+                try:
+                    shutil.copyfile(os.path.join(directory, entry["copy"]), tmp)
+                    os.chmod(tmp, entry["mode"])
+                    os.chown(tmp, entry["uid"], entry["gid"])
+                    os.replace(tmp, path)
+                finally:
+                    if os.path.lexists(tmp):
+                        os.unlink(tmp)
+            elif os.path.lexists(path):
+                os.unlink(path)
+            done.append(path)
+        except OSError as e:
+            failed.append((path, e.strerror or str(e)))
+    return done, failed
 
 
-def restart(units):
-    """systemctl daemon-reload, then a restart of each unit; returns what failed (empty when none did)."""
+def wait_port(port, seconds, clock=time.monotonic, sleep=time.sleep):
+    """Whether 127.0.0.1:PORT accepts a connection within `seconds`."""
+    import socket
+    deadline = clock() + seconds
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                return True
+        except OSError:
+            if clock() >= deadline:
+                return False
+            sleep(1)
+
+
+def restart(units, await_port=None, wait=wait_port):
+    """systemctl daemon-reload, then a restart of each unit in order; with `await_port`, the last
+    unit is restarted only once that local port answers (a validator's consensus daemon after its
+    execution client's engine port, as its configure step starts them). Returns what failed (empty
+    when none did)."""
     failed = []
-    for argv in (["systemctl", "daemon-reload"], *(["systemctl", "restart", u] for u in units)):
+    for i, argv in enumerate((["systemctl", "daemon-reload"], *(["systemctl", "restart", u] for u in units))):
+        if await_port is not None and units and i == len(units) and not wait(await_port, AWAIT_PORT_SECONDS):
+            failed.append(f"port {await_port} did not answer within {AWAIT_PORT_SECONDS} s of the restarts before it; {units[-1]} restarted all the same")
         r = subprocess.run(argv, capture_output=True, text=True)
         if r.returncode != 0:
             failed.append(f"{' '.join(argv)}: {(r.stderr or r.stdout).strip() or 'exit ' + str(r.returncode)}")
@@ -305,10 +349,20 @@ def roll_back(role, node, opts, command, result):
         result["rolledBack"] = False
         result["pinsChanged"] = changed
         return
-    restored = restore(opts["keep"], manifest)
-    failed = restart(opts["restart"])
     codes = ", ".join(d["fault"] for d in result["diagnoses"] if d["severity"] == "error") or "unhealthy"
-    write_marker(rolled, f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}: a change did not pass its gate ({codes}); rolled back\n")
+    at = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    # The mark first: a rollback cut short (a full disk, the gate killed) still holds the next gate.
+    write_marker(rolled, f"{at}: a change did not pass its gate ({codes}); rolling back\n")
+    restored, unrestored = restore(opts["keep"], manifest)
+    if unrestored:
+        write_marker(rolled, f"{at}: a change did not pass its gate ({codes}); rolled back in part: not put back: {', '.join(p for p, _ in unrestored)}\n")
+        sys.stderr.write(f"gate {node}: rolled back in part: {len(restored)} files put back, {len(unrestored)} not:\n")
+        for path, why in unrestored:
+            sys.stderr.write(f"  not put back: {path}: {why}\n")
+        result["notRestored"] = [p for p, _ in unrestored]
+    else:
+        write_marker(rolled, f"{at}: a change did not pass its gate ({codes}); rolled back\n")
+    failed = restart(opts["restart"], opts["await-port"])
     sys.stderr.write(f"gate {node}: rolled back to what it ran before ({len(restored)} files put back; restarted {', '.join(opts['restart'])})\n")
     for f in failed:
         sys.stderr.write(f"  {f}\n")

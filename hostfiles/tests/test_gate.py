@@ -8,6 +8,7 @@ restart on a host (the VM tier).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -261,7 +262,7 @@ class CommandLine(unittest.TestCase):
         self.assertIn("rpc-endpoint-down: ", r.stderr)
         self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
 
-    def rollback_gate(self, *args, pins=()):
+    def rollback_gate(self, *args, pins=(), extra_files=()):
         """The gate with `onFailure: rollback` over two files of the node (one made by the change),
         and `pins` pinned, with a systemctl that records its calls."""
         bin_dir = os.path.join(self.dir, "bin")
@@ -272,7 +273,7 @@ class CommandLine(unittest.TestCase):
         os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
         env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
         state = os.path.join(self.dir, "n")
-        rb = ["--marker", self.marker, "--keep", self.keep, "--file", self.unit, "--file", self.extra, "--restart", "zgs-storage-1.service", *(a for p in pins for a in ("--pin", p))]
+        rb = ["--marker", self.marker, "--keep", self.keep, "--file", self.unit, "--file", self.extra, *(a for p in extra_files for a in ("--file", p)), "--restart", "zgs-storage-1.service", *(a for p in pins for a in ("--pin", p))]
         r = subprocess.run([sys.executable, GATE, "storage", "storage-1", *args, *rb, "--", sys.executable, self.tool, state], capture_output=True, text=True, timeout=60, env=env)
         return r, (read(calls).splitlines() if os.path.exists(calls) else [])
 
@@ -325,6 +326,71 @@ class CommandLine(unittest.TestCase):
         os.unlink(self.marker + ".rolled-back")
         passed, _ = self.rollback_gate("--within", "5", "--soak", "0", "--every", "0.1")
         self.assertEqual(passed.returncode, 0, passed.stderr)
+
+    def test_a_rollback_cut_short_puts_back_what_it_can_names_the_rest_and_leaves_the_mark(self):
+        self.rollback_files()
+        other = os.path.join(self.dir, "etc", "settings.json")
+        os.makedirs(os.path.dirname(other))
+        write(other, "kept\n")
+        rb = lambda *a: self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", *a, extra_files=(other,))
+        self.assertEqual(rb()[0].returncode, 0)
+        self.change_the_unit()
+        shutil.rmtree(os.path.dirname(other))  # its directory gone: it cannot go back
+        failed, calls = rb()
+        self.assertEqual(failed.returncode, 1)
+        self.assertEqual(read(self.unit), "ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n", "the rest went back")
+        self.assertIn(f"gate storage-1: rolled back in part: 2 files put back, 1 not:\n  not put back: {other}: ", failed.stderr)
+        self.assertEqual(json.loads(failed.stdout.strip().split("\n")[-1])["notRestored"], [other])
+        self.assertIn(f"rolled back in part: not put back: {other}", read(self.marker + ".rolled-back"))
+        self.assertEqual(calls, ["daemon-reload", "restart zgs-storage-1.service"], "restarted on what is back")
+
+    def test_await_port_restarts_the_last_unit_once_the_port_answers(self):
+        # A validator's rollback: the execution client first, the consensus daemon once the engine
+        # port answers (here: a wait that records when it was asked, between the two restarts).
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        calls = os.path.join(self.dir, "order")
+        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
+            f.write(f"#!/bin/sh\necho \"$*\" >> {calls}\n")
+        os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("gate_module", GATE)
+        gate_module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gate_module)
+        path = os.environ["PATH"]
+        os.environ["PATH"] = f"{bin_dir}:{path}"
+        try:
+            def waited(port, seconds):
+                with open(calls, "a") as f:
+                    f.write(f"wait {port} {seconds}\n")
+                return True
+            self.assertEqual(gate_module.restart(["geth-validator-1.service", "0gchaind-validator-1.service"], 56551, wait=waited), [])
+            self.assertEqual(read(calls).splitlines(), ["daemon-reload", "restart geth-validator-1.service", f"wait 56551 {gate_module.AWAIT_PORT_SECONDS}", "restart 0gchaind-validator-1.service"])
+            os.unlink(calls)
+            failed = gate_module.restart(["geth-validator-1.service", "0gchaind-validator-1.service"], 56551, wait=lambda port, seconds: False)
+            self.assertEqual(failed, [f"port 56551 did not answer within {gate_module.AWAIT_PORT_SECONDS} s of the restarts before it; 0gchaind-validator-1.service restarted all the same"])
+            self.assertEqual(read(calls).splitlines()[-1], "restart 0gchaind-validator-1.service")
+            # A real port: it answers at once.
+            import socket
+            with socket.socket() as srv:
+                srv.bind(("127.0.0.1", 0))
+                srv.listen()
+                self.assertTrue(gate_module.wait_port(srv.getsockname()[1], 5))
+            closed = socket.socket()
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]
+            closed.close()
+            self.assertFalse(gate_module.wait_port(port, 0, sleep=lambda s: None))
+        finally:
+            os.environ["PATH"] = path
+
+    def test_await_port_is_refused_without_a_rollback_or_with_one_unit(self):
+        for args, why in ((["--await-port", "56551"], "--file, --restart, --pin and --await-port go with --keep"),
+                          (["--marker", "/m", "--keep", "/k", "--file", "/f", "--restart", "a.service", "--await-port", "56551"], "--await-port needs two --restart units or more"),
+                          (["--marker", "/m", "--keep", "/k", "--file", "/f", "--restart", "a.service", "--restart", "b.service", "--await-port", "http"], "--await-port: not a port: 'http'")):
+            r = subprocess.run([sys.executable, GATE, "validator", "validator-1", "--within", "1", "--soak", "0", *args, "--", "true"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(why, r.stderr)
 
     def test_a_passing_gate_keeps_what_the_node_now_runs(self):
         self.rollback_files()
@@ -409,8 +475,8 @@ class CommandLine(unittest.TestCase):
             (["storage", "s", "--wait", "1", "--soak", "1", "--", "true"], "unknown option --wait"),
             (["storage", "s", "--within", "1", "--soak", "1", "--marker", "gate/s", "--", "true"], "--marker: an absolute path"),
             (["storage", "s", "--within", "1", "--soak", "1", "--keep", "/k", "--file", "/f", "--", "true"], "--keep needs --marker, at least one --file and at least one --restart"),
-            (["storage", "s", "--within", "1", "--soak", "1", "--restart", "u", "--", "true"], "--file, --restart and --pin go with --keep"),
-            (["storage", "s", "--within", "1", "--soak", "1", "--pin", "/etc/k", "--", "true"], "--file, --restart and --pin go with --keep"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--restart", "u", "--", "true"], "--file, --restart, --pin and --await-port go with --keep"),
+            (["storage", "s", "--within", "1", "--soak", "1", "--pin", "/etc/k", "--", "true"], "--file, --restart, --pin and --await-port go with --keep"),
             (["storage", "s", "--within", "1", "--soak", "1", "--pin", "k", "--", "true"], "--pin: an absolute path"),
             (["storage", "s", "--within", "1", "--soak", "1", "--marker", "/m", "--keep", "/k", "--file", "/f", "--restart", "u", "--pin", "/f", "--", "true"], "a --pin file is never put back: not also a --file"),
             (["storage", "s", "--within", "1", "--soak", "1", "--file", "f", "--", "true"], "--file: an absolute path"),
