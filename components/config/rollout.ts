@@ -20,7 +20,7 @@ const settings = {
     batchSize: batchSize.optional().describe("How many of the role's nodes restart at once: a count, or a percentage of the role's nodes (rounded up, at least one). Unset: storage 25%, sequencers and validators 1."),
     healthyWithinSeconds: z.number().int().min(10).max(86_400).optional().describe("How long a restarted node has to become healthy (as `nodefleet status` calls it) before its gate fails. Unset: storage 900, sequencers and validators 600."),
     soakSeconds: z.number().int().min(0).max(86_400).optional().describe("How long a node must stay healthy after its first healthy answer before the next batch starts. Unset: storage 60, sequencers and validators 120."),
-    onFailure: z.enum(["halt", "rollback"]).optional().describe("What a failed gate does: `halt` (the default) stops the up there, naming the node and its diagnoses; later batches keep what they run. `rollback` also puts that node back on the files and release it ran when it last passed its gate, restarts it and checks it again (the up still fails); storage and sequencer nodes only."),
+    onFailure: z.enum(["halt", "rollback"]).optional().describe("What a failed gate does: `halt` (the default) stops the up there, naming the node and its diagnoses; later batches keep what they run. `rollback` also puts that node back on the files and release it ran when it last passed its gate, restarts it and checks it again (the up still fails). A validator is never rolled back across an execution-client switch or onto a key that changed since (its gate halts instead, naming why), and its signing state and JWT are never put back."),
 };
 
 export const rolloutSpec = z
@@ -66,27 +66,10 @@ export function rolePolicy(spec: RolloutSpec | undefined, role: RolloutRole): Ro
 }
 
 /**
- * Why a role cannot roll back a node that failed its gate (`onFailure: rollback`); storage nodes and
- * sequencers can (their gate keeps the files the node ran with when it last passed, the release
- * version or image its unit names, and puts them back).
- */
-const NO_ROLLBACK: Readonly<Partial<Record<RolloutRole, string>>> = {
-    validator: "a validator's files are applied together with its execution-client switch state, which has its own rollback (docs/switch.md)",
-};
-
-/**
- * Problems the schema cannot see: an `order` name that is no node; `onFailure: rollback` for a role
- * that cannot roll back and has nodes, named where it is set (the role's own setting, else the
- * fleet-wide one).
+ * Problems the schema cannot see: an `order` name that is no node.
  */
 export function checkRollout(spec: RolloutSpec | undefined, nodes: readonly { name: string; role: string }[], issues: string[]): void {
     if (spec === undefined) return;
-    for (const role of ROLLOUT_ROLES) {
-        const why = NO_ROLLBACK[role];
-        if (why === undefined || rolePolicy(spec, role).onFailure !== "rollback" || !nodes.some((n) => n.role === role)) continue;
-        const where = spec.roles[role]?.onFailure !== undefined ? `rollout.roles.${role}.onFailure` : "rollout.onFailure";
-        issues.push(`${where}: rollback is for storage and sequencer nodes only: ${why}; set rollout.roles.${role}.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)`);
-    }
     const known = new Set(nodes.map((n) => n.name));
     spec.order.forEach((name, i) => {
         if (!known.has(name)) issues.push(`rollout.order[${i}]: no node named "${name}" under nodes`);

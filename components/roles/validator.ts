@@ -14,7 +14,8 @@ import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseDir, r
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateMarker, gateStep, type NodeRollout } from "../rollout/gate";
+import { gateMarker, gateStep, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
@@ -221,11 +222,12 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
 }
 
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
-export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, carriedSigningState: unknown = null, metrics = false): string {
+export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, carriedSigningState: unknown = null, metrics = false, onFailure?: RolePolicy["onFailure"]): string {
     const p = validatorPaths(node, mount);
     const D = "NODEFLEET_EOF";
     return render("validator-configure.sh", {
         host,
+        rolledBack: rolledBackMark(node.name, onFailure),
         driftRecord: driftRecord(nodeDriftGroup(node.name, "configure")),
         node: node.name,
         lib: LIB,
@@ -239,6 +241,34 @@ export function renderValidatorConfigure(host: string, node: ValidatorSpec, moun
         gethUnit: heredocSafe(renderGethUnit(node, mount, release, publicIp, metrics), D),
         rethUnit: heredocSafe(renderRethUnit(node, mount, release, publicIp, metrics), D),
     });
+}
+
+/**
+ * What a validator's gate keeps and puts back under `onFailure: rollback`: the units its setup
+ * installs (they name the release version's directory, kept on the host while a kept unit names
+ * it) and what its configure step stages (the settings the host tool reads, the default config
+ * files, the staged units), so that the next configure step sees what the node runs; restarted in
+ * the configure step's order, the execution client first, the consensus daemon once the engine port
+ * answers. Never put back: the validator key, `priv_validator_state.json` (what it signed) and the
+ * JWT, none of them a file here. Pinned, so that a rollback is refused when one changed since the
+ * files were kept: the validator key (the kept files ran with the old key, which may run on another
+ * machine by now) and the switch state (a rollback across a geth -> reth switch would start units of
+ * the other client: the switch has its own rollback).
+ */
+export function validatorRollbackSet(node: ValidatorSpec, mount: string): RollbackSet {
+    const p = validatorPaths(node, mount);
+    const units = [p.gethService, p.rethService, p.consensusService];
+    const el = node.validator.executionClient === "reth" ? p.rethService : p.gethService;
+    return {
+        files: [
+            ...units.map((u) => `/etc/systemd/system/${u}`),
+            `${p.etcDir}/validator.json`, `${p.etcDir}/app.toml`, `${p.etcDir}/config.toml`,
+            ...units.map((u) => `${p.etcDir}/${u}`),
+        ],
+        restart: [el, p.consensusService],
+        pins: [`${p.consensusHome}/config/priv_validator_key.json`, `${p.dataRoot}/.nodefleet-switch/state.json`],
+        awaitPort: executionPorts(node).engine,
+    };
 }
 
 /** The key step's script: its body (no secret) and its secrets, the key and the reference endpoint. */
@@ -367,7 +397,8 @@ export class ValidatorNode extends pulumi.ComponentResource {
         if (release.name !== releaseName) throw new Error(`unreachable: ${node.name}: runs release ${releaseName}, given ${release.name}`);
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
-        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state, args.metrics ?? false));
+        const onFailure = args.rollout?.policy.onFailure;
+        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state, args.metrics ?? false, onFailure));
         const referenceHash = urlsHash(reference);
         const configure = remoteStep(`${name}-configure`, {
             ...base,
@@ -412,8 +443,8 @@ export class ValidatorNode extends pulumi.ComponentResource {
         // reference endpoint and key. Not the switch: it has its own steps and checks, so its
         // settings (which configure's files carry too) are taken out of the files compared.
         if (args.rollout) {
-            const files = pulumi.all([publicIp, carried]).apply(([ip, state]) => contentHash(renderValidatorConfigure(host.hostName, withoutSwitch(node), mount, release, ip, state, args.metrics ?? false)));
-            this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [files, referenceHash, key.id], healthRun, this);
+            const files = pulumi.all([publicIp, carried]).apply(([ip, state]) => contentHash(renderValidatorConfigure(host.hostName, withoutSwitch(node), mount, release, ip, state, args.metrics ?? false, onFailure)));
+            this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [files, referenceHash, key.id], healthRun, this, onFailure === "rollback" ? validatorRollbackSet(node, mount) : undefined);
         }
         this.switchReport = report;
         this.registerOutputs({ health: this.health, switch: report });

@@ -50,6 +50,11 @@ export interface RollbackSet {
      * refused when one changed since the files were kept (the kept ones ran with what it held then).
      */
     readonly pins: readonly string[];
+    /**
+     * A local port the last `restart` unit waits for (a validator's consensus daemon, for its
+     * execution client's engine port: the order of its configure step).
+     */
+    readonly awaitPort?: number;
 }
 
 /**
@@ -67,7 +72,7 @@ export function gateTools(): readonly HostTool[] {
  */
 export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: RollbackSet): string {
     if (policy.onFailure === "rollback" && rollback === undefined) throw new Error(`unreachable: ${node.name}: onFailure rollback for a role that cannot roll back (checkRollout refuses it)`);
-    const keep = policy.onFailure === "rollback" && rollback ? ["--keep", keptDir(node.name), ...rollback.files.flatMap((f) => ["--file", f]), ...rollback.restart.flatMap((u) => ["--restart", u]), ...rollback.pins.flatMap((f) => ["--pin", f])] : [];
+    const keep = policy.onFailure === "rollback" && rollback ? ["--keep", keptDir(node.name), ...rollback.files.flatMap((f) => ["--file", f]), ...rollback.restart.flatMap((u) => ["--restart", u]), ...rollback.pins.flatMap((f) => ["--pin", f]), ...(rollback.awaitPort === undefined ? [] : ["--await-port", String(rollback.awaitPort)])] : [];
     return render("gate.sh", {
         role: node.role,
         node: node.name,

@@ -125,24 +125,16 @@ describe("rollout gates: the gate's script", () => {
         assert.equal(check.status, 0, check.output);
     });
 
-    it("the config takes onFailure: rollback for storage nodes and sequencers, and refuses it where set for a role that cannot roll back and has nodes", () => {
-        assert.deepEqual(configIssues(fleetWithStorage({ roles: { storage: { onFailure: "rollback" }, sequencer: { onFailure: "rollback" } } }), KEYS), []);
-        // Fleet-wide: the validator inherits it, and is named.
-        assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback" }), KEYS).filter((i) => i.startsWith("rollout")), [
-            "rollout.onFailure: rollback is for storage and sequencer nodes only: a validator's files are applied together with its execution-client switch state, which has its own rollback (docs/switch.md); set rollout.roles.validator.onFailure: halt (a failed gate stops the up there; set back what you changed to roll back)",
-        ]);
+    it("the config takes onFailure: rollback for every role, fleet-wide or per role", () => {
+        assert.deepEqual(configIssues(fleetWithStorage({ roles: { storage: { onFailure: "rollback" }, sequencer: { onFailure: "rollback" }, validator: { onFailure: "rollback" } } }), KEYS), []);
+        assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback" }), KEYS), []);
         assert.deepEqual(configIssues(fleetWithStorage({ onFailure: "rollback", roles: { validator: { onFailure: "halt" } } }), KEYS), []);
-        assert.match(configIssues(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS).join("\n"), /^rollout\.roles\.validator\.onFailure: rollback is for storage and sequencer nodes only/m);
-        // A role without nodes is not in the way.
-        const storageOnly = fleetWithStorage({ onFailure: "rollback" });
-        storageOnly.nodes = storageOnly.nodes.filter((n: any) => n.role === "storage");
-        assert.deepEqual(configIssues(storageOnly, KEYS), []);
         assert.deepEqual(configIssues(fleetWithStorage({ order: ["storage-9"] }), KEYS), ['rollout.order[0]: no node named "storage-9" under nodes']);
         assert.deepEqual(configIssues(fleetWithStorage({}), KEYS), []);
     });
 });
 
-describe("rollout gates: onFailure rollback (storage, sequencer)", () => {
+describe("rollout gates: onFailure rollback (storage, sequencer, validator)", () => {
     const rollback = { roles: { storage: { onFailure: "rollback" } } };
     it("the gate keeps and puts back every file the configure step writes, config.toml too, and restarts the service and its failover timer", async () => {
         await buildStack(fleetWithStorage(rollback), KEYS);
@@ -184,9 +176,30 @@ describe("rollout gates: onFailure rollback (storage, sequencer)", () => {
         assert.doesNotMatch(scriptOf("fleet-storage-2-configure"), /rolled-back/);
     });
 
+    it("a validator's gate keeps its units, settings and staged files, pins its key and switch state, and restarts the execution client, then the consensus daemon once the engine port answers", async () => {
+        await buildStack(fleetWithStorage({ roles: { validator: { onFailure: "rollback" } } }), KEYS);
+        const gate = scriptOf("fleet-validator-1-gate");
+        const etc = "/etc/nodefleet/validator-1";
+        const units = ["geth-validator-1.service", "reth-validator-1.service", "0gchaind-validator-1.service"];
+        const args = (flag: string) => [...gate.matchAll(new RegExp(`${flag} '?([^' ]+)'?`, "g"))].map((m) => m[1]);
+        assert.deepEqual(args("--file"), [...units.map((u) => `/etc/systemd/system/${u}`), `${etc}/validator.json`, `${etc}/app.toml`, `${etc}/config.toml`, ...units.map((u) => `${etc}/${u}`)]);
+        assert.deepEqual(args("--restart"), ["geth-validator-1.service", "0gchaind-validator-1.service"], "the execution client first");
+        assert.deepEqual(args("--await-port"), ["56551"], "the consensus daemon once the engine port answers");
+        assert.deepEqual(args("--pin"), ["/data/validator-1/0gchaind/config/priv_validator_key.json", "/data/validator-1/.nodefleet-switch/state.json"]);
+        // Never kept, so never put back: the signing state, the key, the JWT.
+        for (const never of ["priv_validator_state.json", "priv_validator_key.json", "jwt.hex"]) assert.ok(!args("--file").some((f) => f.endsWith(never)), never);
+        // Every file the configure step stages is kept; it clears the mark of a rollback.
+        const configure = scriptOf("fleet-validator-1-configure");
+        for (const m of configure.matchAll(/^put (\S+) 0644 root:root <</gm)) {
+            const file = m[1]!.replace(/'/g, "");
+            assert.ok(args("--file").includes(file), `${file}: staged by configure, so kept by the gate`);
+        }
+        assert.match(configure, /^rm -f \/var\/lib\/nodefleet\/gate\/validator-1\.rolled-back$/m);
+    });
+
     it("with halt, neither the gate nor the configure step carries any of it", async () => {
         await buildStack(fleetWithStorage({}), KEYS);
-        for (const node of ["storage-2", "sequencer-1"]) {
+        for (const node of ["storage-2", "sequencer-1", "validator-1"]) {
             assert.doesNotMatch(scriptOf(`fleet-${node}-gate`), /nodefleet_gate\.py .*(--keep|--file|--restart|--pin)/);
             assert.doesNotMatch(scriptOf(`fleet-${node}-configure`), /rolled-back/);
         }

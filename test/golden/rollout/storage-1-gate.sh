@@ -58,7 +58,7 @@ record_unit() {
 }
 
 install -d -m 0755 /var/lib/nodefleet/gate/storage-1.tools /var/lib/nodefleet/gate/storage-1.tools/zgvalidator
-put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root b40d6ea1f1cfea2377e07a9ca66407950b842a21aeca306e73f89c36e09d2759
+put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_gate.py 0644 root:root 3780fdf1583552f00f5d26a7b1f8d9304a72bc6a41eaf448158526a833c1a70c
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_health.py 0644 root:root 85765b87d36440a8b991b8e6966d55670794e3d27771d6aa9e047b46b31b886b
 put_tool /var/lib/nodefleet/gate/storage-1.tools/nodefleet_metrics.py 0644 root:root 498b5cd73ec031df504438d556d185cede2462b2654375a748c2ded4309e28d2

@@ -95,7 +95,7 @@ install -d -m 0700 /etc/nodefleet/storage-1
 
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
-put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 5d7ec5040448085d40d26d7e9a98dd46200be087b4eba3804c83891e27e0ed06
+put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root f6de5395d17ba98bea4510e8cd364634b9664bcca1ce2f8b69a208ebd8a673fa
 # nodefleet's tools are not read by the node: a new version of one restarts nothing.
 changed=""
 put /data/storage-1/run/config.toml.nodefleet 0644 root:root <<'NODEFLEET_EOF'
