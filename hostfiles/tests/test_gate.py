@@ -453,6 +453,21 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(calls, [], "nothing restarted")
         self.assertFalse(os.path.exists(self.marker + ".rolled-back"), "not marked rolled back: the next up checks it")
 
+    def test_a_validator_switched_from_geth_to_reth_since_its_files_were_kept_is_not_rolled_back(self):
+        # The validator's switch state (its host tool's state.json) is pinned: the kept units are
+        # geth's, and the node now runs reth; putting them back would start the client it left.
+        self.rollback_files()
+        state = os.path.join(self.dir, "state.json")
+        write(state, '{"client": "geth", "since": "2026-11-29T07:00:00Z"}\n')
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[state])[0].returncode, 0)
+        self.change_the_unit()
+        write(state, '{"client": "reth", "since": "2026-11-29T08:00:00Z"}\n')
+        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[state])
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["pinsChanged"], [state])
+        self.assertIn(f"not rolled back: {state} changed since it last passed its gate", r.stderr)
+        self.assertEqual(calls, [], "nothing restarted")
+
     def test_files_kept_with_no_record_of_a_pin_are_not_rolled_back(self):
         # Kept by a gate of before the pin (an earlier nodefleet): nothing says the key is the same.
         self.rollback_files()

@@ -56,8 +56,6 @@ function repack(out: string, change: (top: string) => void, shipped = SHIPPED, t
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
 
-/** The lab's drop-in directory of a storage node's unit (its CPU weight on the dev VMs). */
-
 /** storage-2 and storage-3, made from storage-1's entry of the dev config. */
 function moreStorageNodes(yaml: string): string {
     const start = yaml.indexOf("      - name: storage-1\n");
@@ -87,7 +85,7 @@ export function rolloutScenario(steps: Steps): void {
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
             const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }> }) => () => {
-                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n        sequencer: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
+                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n        sequencer: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n        validator: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
                 let out = moreStorageNodes(snapshot).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
                 if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
@@ -268,6 +266,50 @@ export function rolloutScenario(steps: Steps): void {
             assert.match(seqFixed.output, /gate sequencer-1: healthy after \d+ s/);
             assert.equal(seqStarted(), seqBefore, "sequencer-1 already ran it: not restarted");
             assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/sequencer-1.rolled-back", true).status, 1, "the mark is gone");
+
+            // A 0g-chain release whose consensus daemon exits at start, validators with `onFailure:
+            // rollback`: setup restarts geth, then beacond, which crash-loops; validator-1's gate puts
+            // back its units (naming the release it ran) and staged files, restarts geth, then beacond
+            // once the engine port answers, and validator-1 signs its network's blocks again. Its
+            // signing state moves on meanwhile and is never put back (read before and after).
+            const validatorAddress = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
+            const STATE_FILE = "/data/validator-1/0gchaind/data/priv_validator_state.json";
+            const signedHeight = () => Number(JSON.parse(onVm("dev-2", `cat ${STATE_FILE}`).output).height);
+            const badChain = repack(path.join(dir, "chain-bad.tar.gz"), (top) => fs.writeFileSync(path.join(top, "bin", "beacond"), "#!/bin/sh\necho 'this beacond exits at start' >&2\nexit 1\n", { mode: 0o755 }), "aristotle-v1.0.6", "Aristotle-v1.0.6");
+            const aztecRelease = { file: "aztec.tar.gz", sha256: aztec };
+            const heightBefore = signedHeight();
+            const seqStartedBefore = seqStarted();
+            const valRolled = up("a 0g-chain release whose beacond exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain-bad.tar.gz", sha256: badChain }, "aztec-v2.0.2": aztecRelease } }));
+            const rolledAt = Date.now();
+            assert.notEqual(valRolled.status, 0, valRolled.why());
+            assert.match(valRolled.output, /gate validator-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, valRolled.why());
+            assert.match(valRolled.output, /this beacond exits at start/, "the unit's journal lines");
+            assert.match(valRolled.output, /gate validator-1: rolled back to what it ran before \(\d+ files put back; restarted geth-validator-1\.service, 0gchaind-validator-1\.service\)/, valRolled.why());
+            assert.match(valRolled.output, /gate validator-1: healthy again on what it ran before, after \d+ s/, valRolled.why());
+            for (const what of ["geth", "beacond"]) assert.match(unitOn("dev-2", `${what === "geth" ? "geth" : "0gchaind"}-validator-1.service`), new RegExp(`/opt/nodefleet/releases/0g-chain-${chain.slice(0, 24)}/bin/${what}`), `${what} back on the release it ran`);
+            assert.equal(onVm("dev-2", "test -e /var/lib/nodefleet/gate/validator-1.rolled-back", true).status, 0, "marked rolled back");
+            assert.ok(signedHeight() >= heightBefore, `priv_validator_state.json never goes back (height ${heightBefore} before, ${signedHeight()} after)`);
+            assert.equal(seqStarted(), seqStartedBefore, "sequencer-1 not restarted");
+            // Signing on its network again within a minute of the rollback: a commit of the network
+            // (its other validator's node on the runner) carries validator-1's signature.
+            const signs = () => {
+                const status = JSON.parse(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"]).stdout).result;
+                const height = Number(status.sync_info.latest_block_height);
+                const commit = JSON.parse(sh("curl", ["-fsS", "-m", "5", `http://127.0.0.1:8667/commit?height=${height}`]).stdout).result;
+                return commit.signed_header.commit.signatures.some((sig: any) => sig.validator_address === validatorAddress && sig.signature);
+            };
+            while (!signs()) {
+                assert.ok(Date.now() - rolledAt < 60_000, "validator-1 signs its network's blocks again within a minute of the rollback");
+                await new Promise((r) => setTimeout(r, 2000));
+            }
+            console.log(`# validator-1 signed again ${Math.round((Date.now() - rolledAt) / 1000)} s after the rolled-back up ended`);
+            // The release it ran set back: the mark cleared, nothing restarted, the gate passes.
+            const gethBefore = since(unitOn("dev-2", "geth-validator-1.service"));
+            const valFixed = up("the 0g-chain release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": aztecRelease } }));
+            assert.equal(valFixed.status, 0, valFixed.why());
+            assert.match(valFixed.output, /gate validator-1: healthy after \d+ s/);
+            assert.equal(since(unitOn("dev-2", "geth-validator-1.service")), gethBefore, "validator-1 already ran it: not restarted");
+            assert.equal(onVm("dev-2", "test -e /var/lib/nodefleet/gate/validator-1.rolled-back", true).status, 1, "the mark is gone");
 
             // Off again, on the releases the fleet had, without storage-2 and -3: the scenarios after this one see it as before.
             const off = up("rollout off, the shipped release, two nodes fewer", () => snapshot);
