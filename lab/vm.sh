@@ -45,8 +45,12 @@ CPU_PERCENT="${NODEFLEET_HOST_CPU_PERCENT-}"
 PACKAGES=systemd,systemd-sysv,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,procps,sudo,netcat-openbsd,python3-pycryptodome,prometheus-node-exporter,prometheus,prometheus-alertmanager,e2fsprogs,util-linux
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
-NAT_BR="nf${CHECKOUT_ID}n"
-NFT_TABLE="nodefleet_lab_$CHECKOUT_ID"
+# The nat network's addresses are the same for every checkout (the dev config names them), so its
+# bridge and nft table are one per machine: a checkout whose hosts were left behind (a session
+# ended, a run killed) leaves them to the next, which takes them over instead of adding a second
+# 10.0.2.2/24.
+NAT_BR="nflab-nat"
+NFT_TABLE="nodefleet_lab"
 CGROUP="nodefleet-lab-$CHECKOUT_ID"
 # Bump when the image recipe in cmd_image changes (the package list and lab/guest/ count already).
 IMAGE_RECIPE=4
