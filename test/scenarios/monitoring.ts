@@ -213,7 +213,16 @@ export function monitoringScenario(steps: Steps): void {
             // The faults, at once.
             const t0 = Date.now() / 1000;
             onVm("dev-1", `${TAKE_ENDPOINTS}\nsystemctl stop aztec-sequencer-1.service`);
+            // The disk filled is the host's own /data (its filesystem image, loop-mounted): the runner's
+            // disk, holding that image, does not fill with it (df on both, before and after).
+            const runnerUsed = () => Number(sh("df", ["--output=used", "-B1", path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "vm")]).stdout.trim().split("\n").pop());
+            const hostUsed = () => Number(onVm("dev-2", "df --output=used -B1 /data | tail -1").output.trim());
+            const before = { runner: runnerUsed(), host: hostUsed() };
             onVm("dev-2", "systemctl stop 0gchaind-validator-1.service; fallocate -l $(( $(df --output=size -B1 /data | tail -1) * 95 / 100 - $(df --output=used -B1 /data | tail -1) )) /data/e2e-fill");
+            const after = { runner: runnerUsed(), host: hostUsed() };
+            console.log(`# disk fill: dev-2's /data used ${before.host} -> ${after.host} bytes; the runner's disk ${before.runner} -> ${after.runner} bytes`);
+            assert.ok(after.host - before.host > 500e9, "dev-2's /data filled");
+            assert.ok(after.runner - before.runner < 2e9, "the runner's disk did not fill with it");
             const firing = (f: Fault) => deliveries(file).find((d) => d.status === "firing" && matches(d, f));
             await until("the four alerts delivered to the webhook", () => FAULTS.every(firing), 15 * 60_000);
             console.log(`# monitoring: fault to webhook delivery: ${FAULTS.map((f) => `${f.what} ${(firing(f)!.at - t0).toFixed(0)} s`).join("; ")}`);
