@@ -36,18 +36,26 @@ const PREVIOUS = "aa1f9c5";
  * too, and every role's health step: a node that does not run after its restart fails the health
  * step (read-only) instead of the configure step, which warns; so the storage node's configure and
  * health steps are replaced once as well: configure finds its files unchanged and restarts nothing,
- * health reads the node again.
+ * health reads the node again. Since then every script that writes files through put() changed
+ * (each file is staged under a name of its own call's): the firewall's confirm step and the nodes'
+ * key steps are replaced once too; each finds the files it puts unchanged, so no node restarts and
+ * the firewall is confirmed as it is.
  */
 const STEPS_REPLACED = [
+    "fleet-dev-1-firewall-confirm",
     "fleet-dev-1-release-aztec",
     "fleet-dev-1-release-zgs",
+    "fleet-dev-2-firewall-confirm",
     "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure",
     "fleet-sequencer-1-health",
+    "fleet-sequencer-1-validator-key",
     "fleet-storage-1-configure",
     "fleet-storage-1-health",
+    "fleet-storage-1-miner-key",
     "fleet-validator-1-configure",
     "fleet-validator-1-health",
+    "fleet-validator-1-validator-key",
 ];
 /** The program's files: what `git archive` takes from the previous version. */
 const PROGRAM = ["index.ts", "components", "templates", "hostfiles"];
