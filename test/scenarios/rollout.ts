@@ -290,19 +290,33 @@ export function rolloutScenario(steps: Steps): void {
             assert.equal(onVm("dev-2", "test -e /var/lib/nodefleet/gate/validator-1.rolled-back", true).status, 0, "marked rolled back");
             assert.ok(signedHeight() >= heightBefore, `priv_validator_state.json never goes back (height ${heightBefore} before, ${signedHeight()} after)`);
             assert.equal(seqStarted(), seqStartedBefore, "sequencer-1 not restarted");
-            // Signing on its network again within a minute of the rollback: a commit of the network
-            // (its other validator's node on the runner) carries validator-1's signature.
-            const signs = () => {
-                const status = JSON.parse(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"]).stdout).result;
-                const height = Number(status.sync_info.latest_block_height);
-                const commit = JSON.parse(sh("curl", ["-fsS", "-m", "5", `http://127.0.0.1:8667/commit?height=${height}`]).stdout).result;
-                return commit.signed_header.commit.signatures.some((sig: any) => sig.validator_address === validatorAddress && sig.signature);
-            };
-            while (!signs()) {
-                assert.ok(Date.now() - rolledAt < 60_000, "validator-1 signs its network's blocks again within a minute of the rollback");
+            // Signing on its network again within a minute of the rollback: its signing state (which
+            // CometBFT writes before each vote it signs) reaches a height the network had not made when
+            // the up ended; and its signature is in one of the network's commits (its other
+            // validator's node on the runner) since then. The network's canonical commits carry
+            // validator-1's precommit when it arrives before the next proposal (about every other
+            // height with the network's timings), so that second check allows three minutes.
+            const network = (q: string) => JSON.parse(sh("curl", ["-fsS", "-m", "5", `http://127.0.0.1:8667/${q}`]).stdout).result;
+            const networkHeight = () => Number(network("status").sync_info.latest_block_height);
+            const h0 = networkHeight();
+            while (signedHeight() <= h0) {
+                assert.ok(Date.now() - rolledAt < 60_000, `validator-1 signs a height past ${h0} within a minute of the rollback (its state: ${signedHeight()})`);
                 await new Promise((r) => setTimeout(r, 2000));
             }
-            console.log(`# validator-1 signed again ${Math.round((Date.now() - rolledAt) / 1000)} s after the rolled-back up ended`);
+            console.log(`# validator-1 signed height ${signedHeight()} ${Math.round((Date.now() - rolledAt) / 1000)} s after the rolled-back up ended (the network was at ${h0})`);
+            const inCommit = () => {
+                const top = networkHeight();
+                for (let n = h0 + 1; n < top; n++) {
+                    if (network(`commit?height=${n}`).signed_header.commit.signatures.some((sig: any) => sig.validator_address === validatorAddress && sig.signature)) return n;
+                }
+                return 0;
+            };
+            let signedAt = 0;
+            while ((signedAt = inCommit()) === 0) {
+                assert.ok(Date.now() - rolledAt < 180_000, `validator-1's signature in one of the network's commits after height ${h0} within three minutes of the rollback`);
+                await new Promise((r) => setTimeout(r, 5000));
+            }
+            console.log(`# validator-1's signature in the network's commit of height ${signedAt}`);
             // The release it ran set back: the mark cleared, nothing restarted, the gate passes.
             const gethBefore = since(unitOn("dev-2", "geth-validator-1.service"));
             const valFixed = up("the 0g-chain release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": aztecRelease } }));
