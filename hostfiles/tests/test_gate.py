@@ -288,6 +288,16 @@ class CommandLine(unittest.TestCase):
     def change_the_unit(self):
         write(self.unit, "ExecStart=/opt/nodefleet/releases/zgs-new/zgs_node\n")
 
+    def pin_changed_with_the_change(self, pin, kept, now):
+        """Files kept while `pin` held `kept` (a first deploy), then a change of the unit that came
+        with `pin` holding `now`: the failing gate's run and the systemctl calls it made."""
+        self.rollback_files()
+        write(pin, kept)
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[pin])[0].returncode, 0)
+        self.change_the_unit()
+        write(pin, now)
+        return self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[pin])
+
     def test_rollback_puts_back_what_passed_restarts_and_checks_again(self):
         self.rollback_files()
         first, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1")
@@ -435,13 +445,8 @@ class CommandLine(unittest.TestCase):
     def test_a_pinned_file_changed_since_it_was_kept_stops_the_rollback(self):
         # A new key (or endpoints, or the variables' names of another version) with the change: the
         # kept unit was run with the old one, which the operator may have moved to another machine.
-        self.rollback_files()
         key = os.path.join(self.dir, "aztec.env")
-        write(key, "VALIDATOR_PRIVATE_KEY=0xOLDKEY\n")
-        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[key])[0].returncode, 0)
-        self.change_the_unit()
-        write(key, "VALIDATOR_PRIVATE_KEY=0xNEWKEY\n")
-        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[key])
+        r, calls = self.pin_changed_with_the_change(key, "VALIDATOR_PRIVATE_KEY=0xOLDKEY\n", "VALIDATOR_PRIVATE_KEY=0xNEWKEY\n")
         self.assertEqual(r.returncode, 1)
         result = json.loads(r.stdout.strip().split("\n")[-1])
         self.assertFalse(result["rolledBack"])
@@ -456,13 +461,8 @@ class CommandLine(unittest.TestCase):
     def test_a_validator_switched_from_geth_to_reth_since_its_files_were_kept_is_not_rolled_back(self):
         # The validator's switch state (its host tool's state.json) is pinned: the kept units are
         # geth's, and the node now runs reth; putting them back would start the client it left.
-        self.rollback_files()
         state = os.path.join(self.dir, "state.json")
-        write(state, '{"client": "geth", "since": "2026-11-29T07:00:00Z"}\n')
-        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0", pins=[state])[0].returncode, 0)
-        self.change_the_unit()
-        write(state, '{"client": "reth", "since": "2026-11-29T08:00:00Z"}\n')
-        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1", pins=[state])
+        r, calls = self.pin_changed_with_the_change(state, '{"client": "geth", "since": "2026-11-29T07:00:00Z"}\n', '{"client": "reth", "since": "2026-11-29T08:00:00Z"}\n')
         self.assertEqual(r.returncode, 1)
         self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["pinsChanged"], [state])
         self.assertIn(f"not rolled back: {state} changed since it last passed its gate", r.stderr)

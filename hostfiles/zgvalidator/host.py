@@ -293,6 +293,14 @@ def key_path(doc, key, prefix=()):
     return None
 
 
+def value_at(doc, dotted):
+    """The value at a dotted path (tables, then the key) of a parsed TOML document, or None."""
+    value = doc
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def record_toml(path, keys):
     """The drift record of values nodefleet sets in a file it edits in place (the consensus home's
     app.toml and config.toml): each key's dotted path and the sha256 of its value as JSON (the
@@ -306,10 +314,8 @@ def record_toml(path, keys):
     os.makedirs(DRIFT["dir"], mode=0o700, exist_ok=True)
     for key in keys:
         dotted = key_path(doc, key) if "." not in key else key
-        value = doc
-        for part in (dotted or "").split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        if dotted is None or value is None:
+        value = None if dotted is None else value_at(doc, dotted)
+        if value is None:
             continue
         digest = hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         name = "t." + hashlib.sha256(f"{path}\t{dotted}".encode()).hexdigest()[:16]
@@ -318,14 +324,9 @@ def record_toml(path, keys):
 
 
 def find_key(doc, key):
-    if key in doc:
-        return doc[key]
-    for v in doc.values():
-        if isinstance(v, dict):
-            found = find_key(v, key)
-            if found is not None:
-                return found
-    return None
+    """The value of the first `key` in a parsed TOML document (as key_path finds it), or None."""
+    dotted = key_path(doc, key)
+    return None if dotted is None else value_at(doc, dotted)
 
 
 def read_from(path, offset):
