@@ -14,7 +14,7 @@ import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateMarker, gateStep, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 
@@ -308,10 +308,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         );
         this.registration = stepReport(register, "registration report");
         this.health = stepReport(healthRun, "health report");
-        // The configure step's id too: it is replaced each time it runs, so the gate checks every run
-        // that could restart the node, also one back to a config whose gate passed before (a failed
-        // gate keeps its inputs of the last pass, and would otherwise see nothing new there).
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this, onFailure === "rollback" ? sequencerRollbackSet(node, mount) : undefined);
+        if (args.rollout) this.gate = attachGate({ name, node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => sequencerRollbackSet(node, mount) }, this);
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

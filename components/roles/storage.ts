@@ -12,7 +12,7 @@ import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseDir, wholeScr
 import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
-import { gateMarker, gateStep, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 
@@ -258,10 +258,7 @@ export class StorageNode extends pulumi.ComponentResource {
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");
-        // The configure step's id too: it is replaced each time it runs, so the gate checks every run
-        // that could restart the node, also one back to a config whose gate passed before (a failed
-        // gate keeps its inputs of the last pass, and would otherwise see nothing new there).
-        if (args.rollout) this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [...readAgain, key.id, configure.id], healthRun, this, onFailure === "rollback" ? storageRollbackSet(node, host.dataMountPoint) : undefined);
+        if (args.rollout) this.gate = attachGate({ name, node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => storageRollbackSet(node, host.dataMountPoint) }, this);
         this.registerOutputs({ health: this.health });
     }
 }

@@ -14,7 +14,7 @@ import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseDir, r
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { gateMarker, gateStep, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../monitoring/checks";
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
@@ -349,11 +349,6 @@ export interface ValidatorNodeArgs {
     readonly rollout?: NodeRollout;
 }
 
-/** The validator with its switch's settings at their defaults: what it runs, whatever switch is under way. */
-export function withoutSwitch(node: ValidatorSpec): ValidatorSpec {
-    return { ...node, validator: { ...node.validator, executionClient: "geth", switch: undefined, switchAttempt: 1, lowDowntime: false, importRetries: 5, cleanup: { removeGethBinary: false, removeBackup: false } } };
-}
-
 /** A validator's handover on the host it leaves (see `validatorHandover`). */
 export interface Handover {
     readonly step: pulumi.Resource | Promise<pulumi.Resource>;
@@ -439,13 +434,11 @@ export class ValidatorNode extends pulumi.ComponentResource {
             { parent: this, dependsOn: [last] },
         );
         this.health = stepReport(healthRun, "health report");
-        // What restarts the node: its files (setup restarts the daemons whose files changed), its
-        // reference endpoint and key. Not the switch: it has its own steps and checks, so its
-        // settings (which configure's files carry too) are taken out of the files compared.
-        if (args.rollout) {
-            const files = pulumi.all([publicIp, carried]).apply(([ip, state]) => contentHash(renderValidatorConfigure(host.hostName, withoutSwitch(node), mount, release, ip, state, args.metrics ?? false, onFailure)));
-            this.gate = gateStep(name, node, host, args.user, args.rollout.policy, [files, referenceHash, key.id], healthRun, this, onFailure === "rollback" ? validatorRollbackSet(node, mount) : undefined);
-        }
+        // What restarts the node: its files (setup restarts the daemons whose files changed: its
+        // configure step), its reference endpoint and key. A switch changes its files too (their
+        // settings carry it), so its gate runs after the switch's steps and holds the next batch until
+        // the switched node is healthy; a rollback across the switch is refused (its state is pinned).
+        if (args.rollout) this.gate = attachGate({ name, node, host, user: args.user, rollout: args.rollout, reads: [configureScript.apply((s) => contentHash(s)), referenceHash], key, configure, health: healthRun, rollback: () => validatorRollbackSet(node, mount) }, this);
         this.switchReport = report;
         this.registerOutputs({ health: this.health, switch: report });
     }

@@ -96,15 +96,46 @@ export interface NodeRollout {
 }
 
 /**
- * The gate step, after the node's health step. `restarts`: the triggers of what restarts the node
- * (its configure script's digest, and what else its role restarts it for), so that the gate runs
- * after exactly those changes. `rollback`: what the node's gate puts back under `onFailure:
- * rollback` (the roles that can roll back give it).
+ * What a gated role says of itself for its gate: every role describes the same things, and
+ * `attachGate` alone turns them into the gate step, so the roles' gates cannot differ.
  */
-export function gateStep(name: string, node: NodeSpec, host: Host, user: string, policy: RolePolicy, restarts: readonly pulumi.Input<string>[], after: pulumi.Resource, parent: pulumi.Resource, rollback?: RollbackSet): command.remote.Command {
+export interface GatedNode {
+    /** The role's component name (the gate step is `<name>-gate`). */
+    readonly name: string;
+    readonly node: NodeSpec;
+    readonly host: Host;
+    readonly user: string;
+    readonly rollout: NodeRollout;
+    /** Digests of what the node reads besides its key and configure step's script (endpoints, a version). */
+    readonly reads: readonly pulumi.Input<string>[];
+    /** The key step: a new key restarts the node. */
+    readonly key: pulumi.CustomResource;
+    /**
+     * The configure step: replaced (a new id) each time it runs, so the gate checks every run that
+     * could restart the node, also one back to files whose gate passed before (a failed gate keeps
+     * the inputs of its last pass in Pulumi's state, and would otherwise see nothing new there).
+     */
+    readonly configure: pulumi.CustomResource;
+    /** The node's health step, which the gate follows. */
+    readonly health: pulumi.Resource;
+    /** What the gate puts back and restarts under `onFailure: rollback`. */
+    readonly rollback: () => RollbackSet;
+}
+
+/** The gate step of a gated node, after its health step; see `GatedNode`. */
+export function attachGate(role: GatedNode, parent: pulumi.Resource): command.remote.Command {
+    const { node, host, rollout } = role;
+    const rollback = rollout.policy.onFailure === "rollback" ? role.rollback() : undefined;
     return remoteStep(
-        `${name}-gate`,
-        { connection: host.connection, user, script: renderGate(node, policy, rollback), bundle: host.tools, inputsHash: [...restarts], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") } },
-        { parent, dependsOn: [after] },
+        `${role.name}-gate`,
+        {
+            connection: host.connection,
+            user: role.user,
+            script: renderGate(node, rollout.policy, rollback),
+            bundle: host.tools,
+            inputsHash: [...role.reads, role.key.id, role.configure.id],
+            drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") },
+        },
+        { parent, dependsOn: [role.health] },
     );
 }

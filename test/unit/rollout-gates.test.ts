@@ -86,7 +86,7 @@ describe("rollout gates: the steps and their order", () => {
         assert.doesNotMatch(scriptOf("fleet-sequencer-1-gate"), /storage-3\.tools/);
     });
 
-    it("a gate runs again when what restarts its node changes, and not for a switch", async () => {
+    it("a gate runs again when what restarts its node changes, a validator's after a switch too", async () => {
         const triggers = async (mutate: (f: any) => void) => {
             const f = fleetWithStorage({});
             mutate(f);
@@ -98,21 +98,28 @@ describe("rollout gates: the steps and their order", () => {
         assert.notEqual(changed.storage, before.storage, "storage-1's endpoints changed: its gate runs");
         assert.equal(changed.other, before.other, "storage-2 did not change: its gate does not run");
         const validator = (f: any) => f.nodes.find((n: any) => n.role === "validator").validator;
-        for (const sw of [{ switch: "migrate", executionClient: "reth", lowDowntime: true }, { switch: "rollback" }, { switch: "cleanup", executionClient: "reth", cleanup: { removeBackup: true } }]) {
+        for (const sw of [{ switch: "migrate", executionClient: "reth", lowDowntime: true }, { switch: "rollback" }]) {
             const switched = await triggers((f) => Object.assign(validator(f), sw));
-            assert.equal(switched.validator, before.validator, `a switch has its own steps: the validator's gate stays (${JSON.stringify(sw)})`);
+            assert.notEqual(switched.validator, before.validator, `a switch restarts the node: its gate runs after the switch's steps (${JSON.stringify(sw)})`);
         }
         const moved = await triggers((f) => (validator(f).publicIp = "203.0.113.77"));
         assert.notEqual(moved.validator, before.validator, "a setting the validator's daemons read: its gate runs");
+        const reference = await triggers((f) => (validator(f).referenceRpcUrl = "https://reference.example.org"));
+        assert.notEqual(reference.validator, before.validator, "a new reference endpoint: its gate runs");
     });
 
-    it("a storage or sequencer gate's triggers hold its configure step's id: a run back to a config whose gate passed before is gated too", async () => {
+    it("every role's gate follows its health step and holds its key and configure steps' ids: a run back to a config whose gate passed before is gated too", async () => {
         // A failed gate keeps the inputs of its last pass; the configure step is replaced (a new id)
-        // each time it runs. Seen on the dev VMs: a release set back after a halt restarted storage-1
-        // and its gate, its inputs those of the last pass, did not run.
-        await buildStack(fleetWithStorage({}), KEYS);
-        assert.ok(inputsOf("fleet-storage-1-gate").triggers.includes("fleet-storage-1-configure-id"), JSON.stringify(inputsOf("fleet-storage-1-gate").triggers));
-        assert.ok(inputsOf("fleet-sequencer-1-gate").triggers.includes("fleet-sequencer-1-configure-id"));
+        // each time it runs. Seen on the lab hosts: a release set back after a halt restarted
+        // storage-1, and its gate, its inputs those of the last pass, did not run.
+        const { recorded } = await buildStack(fleetWithStorage({}), KEYS);
+        for (const node of ["storage-1", "sequencer-1", "validator-1"]) {
+            const t = inputsOf(`fleet-${node}-gate`).triggers;
+            for (const step of ["configure", node.startsWith("storage") ? "miner-key" : "validator-key"]) {
+                assert.ok(t.includes(`fleet-${node}-${step}-id`), `${node}'s gate: ${step} in ${JSON.stringify(t)}`);
+            }
+            assert.ok(deps(recorded, `fleet-${node}-gate`).includes(`fleet-${node}-health`), node);
+        }
     });
 });
 
