@@ -468,6 +468,22 @@ class CommandLine(unittest.TestCase):
         self.assertIn(f"not rolled back: {state} changed since it last passed its gate", r.stderr)
         self.assertEqual(calls, [], "nothing restarted")
 
+    def test_what_the_node_signed_since_its_files_were_kept_is_intact_after_a_rollback(self):
+        # A validator's priv_validator_state.json is never kept: it records what the node signed,
+        # and an older copy put back could let it sign a height twice.
+        self.rollback_files()
+        signed = os.path.join(self.dir, "priv_validator_state.json")
+        write(signed, '{"height": "100", "round": 0, "step": 3}\n')
+        self.assertEqual(self.rollback_gate("--within", "0", "--soak", "0")[0].returncode, 0)
+        self.change_the_unit()
+        write(signed, '{"height": "142", "round": 0, "step": 3}\n')
+        r, calls = self.rollback_gate("--within", "0", "--soak", "0", "--every", "0.1")
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(json.loads(r.stdout.strip().split("\n")[-1])["rolledBack"], r.stderr)
+        self.assertEqual(read(self.unit), "ExecStart=/opt/nodefleet/releases/zgs-old/zgs_node\n", "the unit put back")
+        self.assertEqual(read(signed), '{"height": "142", "round": 0, "step": 3}\n', "the signing state as the node left it")
+        self.assertNotIn("priv_validator_state", read(os.path.join(self.keep, "manifest.json")))
+
     def test_files_kept_with_no_record_of_a_pin_are_not_rolled_back(self):
         # Kept by a gate of before the pin (an earlier nodefleet): nothing says the key is the same.
         self.rollback_files()
