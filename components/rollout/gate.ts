@@ -15,10 +15,10 @@ import { hostTool, type HostTool } from "../hosts/tools";
 import { monitoringTools } from "../monitoring/install";
 import { checkArgv, serviceUnits } from "../monitoring/checks";
 import { render } from "../render";
-import { GATE_DIR } from "../hosts/scripts";
+import { GATE_DIR, HOST_LIB } from "../hosts/scripts";
 
 /**
- * A node's first-deploy marker. Beside it: `<marker>.tools` (the gate's tools), and with
+ * A node's first-deploy marker. Beside it, with
  * `onFailure: rollback` `<marker>.prev` (the files the node ran when it last passed its gate) and
  * `<marker>.rolled-back` (the node was rolled back and not changed since).
  */
@@ -66,9 +66,9 @@ export function gateTools(): readonly HostTool[] {
 }
 
 /**
- * The gate step's script for `node` under `policy`. Its tools go into a directory of the node's
- * own: the gates of a host's nodes run side by side, and two steps putting one file at once
- * collide on its temporary name (seen on the dev VMs: storage-1's and sequencer-1's gates).
+ * The gate step's script for `node` under `policy`. Its tools go into the host's tool directory
+ * beside every other step's: `put()` stages each file under a name of its own, so steps of one host
+ * putting the same tool at once do not collide.
  */
 export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: RollbackSet): string {
     if (policy.onFailure === "rollback" && rollback === undefined) throw new Error(`unreachable: ${node.name}: onFailure rollback for a role that cannot roll back (checkRollout refuses it)`);
@@ -82,7 +82,7 @@ export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: Rollba
         keep,
         units: serviceUnits(node),
         check: checkArgv(node),
-        lib: `${gateMarker(node.name)}.tools`,
+        lib: HOST_LIB,
         tools: gateTools(),
         driftRecord: driftRecord(nodeDriftGroup(node.name, "gate")),
     });

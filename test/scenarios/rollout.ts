@@ -111,7 +111,7 @@ export function rolloutScenario(steps: Steps): void {
              * diagnosis not kept); the failure now says what the tool answered.
              */
             const assertHealthy = (node: string, what: string) => {
-                const argv = ["python3", `/var/lib/nodefleet/gate/${node}.tools/nodefleet_gate.py`, "storage", node, "--within", "120", "--soak", "0", "--", "python3", "/usr/local/lib/nodefleet/zgs-health.py", node];
+                const argv = ["python3", "/usr/local/lib/nodefleet/nodefleet_gate.py", "storage", node, "--within", "120", "--soak", "0", "--", "python3", "/usr/local/lib/nodefleet/zgs-health.py", node];
                 const r = onVm(STORAGE[node], argv.join(" "), true, { timeoutMs: 300_000 });
                 assert.equal(r.status, 0, `${what}:\n${r.output.slice(-2000)}`);
             };

@@ -77,13 +77,13 @@ describe("rollout gates: the steps and their order", () => {
 
     it("the gate runs the role's health tool under the role's policy, from the host's bundle, which carries the gate's tools, and watches the node's services for a crash loop", async () => {
         await buildStack(fleetWithStorage({ roles: { storage: { healthyWithinSeconds: 300, soakSeconds: 30 } } }), KEYS);
-        assert.match(scriptOf("fleet-storage-3-gate"), /^exec python3 \/var\/lib\/nodefleet\/gate\/storage-3\.tools\/nodefleet_gate\.py storage storage-3 --within 300 --soak 30 --marker \/var\/lib\/nodefleet\/gate\/storage-3 --unit zgs-storage-3\.service -- python3 \/usr\/local\/lib\/nodefleet\/zgs-health\.py storage-3$/m);
+        assert.match(scriptOf("fleet-storage-3-gate"), /^exec python3 \/usr\/local\/lib\/nodefleet\/nodefleet_gate\.py storage storage-3 --within 300 --soak 30 --marker \/var\/lib\/nodefleet\/gate\/storage-3 --unit zgs-storage-3\.service -- python3 \/usr\/local\/lib\/nodefleet\/zgs-health\.py storage-3$/m);
         assert.match(scriptOf("fleet-validator-1-gate"), /nodefleet_gate\.py validator validator-1 --within 600 --soak 120 .* --unit geth-validator-1\.service --unit reth-validator-1\.service --unit 0gchaind-validator-1\.service -- python3 -S \/usr\/local\/lib\/nodefleet\/zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json status$/m);
         assert.match(scriptOf("fleet-sequencer-1-gate"), /nodefleet_gate\.py sequencer sequencer-1 --within 600 --soak 120 .* --unit aztec-sequencer-1\.service -- python3 \/usr\/local\/lib\/nodefleet\/aztec-health\.py sequencer-1$/m);
-        // Into a directory of the node's own: a host's gates run side by side, and two steps putting one
-        // file at once would collide.
-        for (const tool of ["nodefleet_gate.py", "nodefleet_health.py", "zgvalidator/steps.json"]) assert.match(scriptOf("fleet-storage-3-gate"), new RegExp(`^put_tool /var/lib/nodefleet/gate/storage-3\\.tools/${tool.replace(".", "\\.")} `, "m"));
-        assert.doesNotMatch(scriptOf("fleet-sequencer-1-gate"), /storage-3\.tools/);
+        // Into the host's tool directory, beside every other step's (put() stages each file under a
+        // name of its own); the directory each node's gate had before is removed.
+        for (const tool of ["nodefleet_gate.py", "nodefleet_health.py", "zgvalidator/steps.json"]) assert.match(scriptOf("fleet-storage-3-gate"), new RegExp(`^put_tool /usr/local/lib/nodefleet/${tool.replace(".", "\\.")} `, "m"));
+        assert.match(scriptOf("fleet-storage-3-gate"), /^rm -rf \/var\/lib\/nodefleet\/gate\/storage-3\.tools$/m);
     });
 
     it("a gate runs again when what restarts its node changes, a validator's after a switch too", async () => {
