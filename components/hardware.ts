@@ -1,16 +1,16 @@
-// Hardware targets per role (seed 8) and the catalogs of cloud machine types the
+// Hardware targets per role (docs/spec.md §8) and the catalogs of cloud machine types the
 // check uses. Pure: no Pulumi resources.
 import type { HostSpec, NodeSpec, HardwareTarget } from "./config/schema";
 import { assertNever } from "./ports";
 
 export interface Target extends HardwareTarget {
-    /** The data disk must be solid state (storage nodes: "fast SSD", seed 8). */
+    /** The data disk must be solid state (storage nodes: "fast SSD", docs/spec.md §8). */
     readonly ssd: boolean;
     /** Default size of the data disk when the host config names none. */
     readonly defaultDiskGb: number;
 }
 
-/** Seed 8: storage 8 cores / 32 GB / 500 GB (1 TB recommended) fast SSD; sequencer 8 / 16 / 1 TB. */
+/** docs/spec.md §8: storage 8 cores / 32 GB / 500 GB (1 TB recommended) fast SSD; sequencer 8 / 16 / 1 TB. */
 export const ROLE_TARGETS = {
     storage: { cores: 8, memoryGb: 32, diskGb: 500, ssd: true, defaultDiskGb: 1000 },
     sequencer: { cores: 8, memoryGb: 16, diskGb: 1000, ssd: false, defaultDiskGb: 1000 },

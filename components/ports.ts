@@ -35,7 +35,7 @@ function both(port: number, exposure: Exposure, purpose: string): PortSpec[] {
     ];
 }
 
-/** Seed 8 port suffixes, joined to the operator's prefix as text: prefix 56 + 545 = 56545. */
+/** docs/spec.md §8 port suffixes, joined to the operator's prefix as text: prefix 56 + 545 = 56545. */
 export const VALIDATOR_SUFFIXES = {
     elHttp: 545,
     elWs: 546,
@@ -59,7 +59,7 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
         case "storage": {
             const s = node.storage;
             return [
-                // libp2p TCP and discovery UDP share one port (DOMAIN.md, zgs_node).
+                // libp2p TCP and discovery UDP share one port (zgs_node's network settings).
                 ...both(s.p2pPort, PUBLIC, "storage p2p"),
                 { port: s.rpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage RPC" },
                 { port: s.adminRpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage admin RPC" },

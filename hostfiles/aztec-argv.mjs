@@ -1,5 +1,5 @@
 // nodefleet: loaded into the Aztec CLI's node process with NODE_OPTIONS=--import=<this file> by
-// aztec-register.py (issue 19). Aztec 4.x's add-l1-validator takes the attester's BLS secret key
+// aztec-register.py. Aztec 4.x's add-l1-validator takes the attester's BLS secret key
 // only as a flag (--bls-secret-key), and a flag is readable by every user in ps and
 // /proc/<pid>/cmdline. This appends it to the process's own argv, which commander parses and no
 // other process sees, from NODEFLEET_BLS_SECRET_KEY (read from a root-only file), and removes the

@@ -5,9 +5,9 @@
 
 active: systemd state of the unit; provenBlock and latestBlock: node_getL2Tips's proven and newest
 block number, in the shape the node's version answers (2.0.x: result.proven.number, a number or a
-numeric string, seed 2.3; 4.1.2: result.proven.block.number and result.proposed.number);
+numeric string, docs/spec.md §2.3; 4.1.2: result.proven.block.number and result.proposed.number);
 siblingPath: the archive's sibling path of the proven block (2.0.x: node_getArchiveSiblingPath with
-that number twice, seed 4.1; 4.1.2: node_getBlockHashMembershipWitness), whether it answered and
+that number twice, docs/spec.md §4.1; 4.1.2: node_getBlockHashMembershipWitness), whether it answered and
 the length of what it returned; peerId: from the node's `Started P2P service` log line in the
 journal, ANSI colour codes stripped; l1Unreachable: host[:port] of an L1 endpoint the node's log
 says it failed to reach in the last 90 s; diagnoses: what is wrong, with what to do; tipsError /
@@ -32,7 +32,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 PEER_ID = re.compile(r"""["']?peerId["']?\s*[:=]\s*["']?([1-9A-HJ-NP-Za-km-z]{20,})""")
 
 
-# Where node_getL2Tips keeps a tip's block: 2.0.x (the seed, 2.3) `{latest, proven, finalized}`,
+# Where node_getL2Tips keeps a tip's block: 2.0.x (the spec, docs/spec.md §2.3) `{latest, proven, finalized}`,
 # each `{number, hash}`; 4.1.2 `{proposed: {number, hash}, checkpointed, proven, finalized}`, the
 # last three `{block: {number, hash}, checkpoint: {number, hash}}` (@aztec/stdlib L2TipsSchema).
 TIPS = {"2.0.x": {"proven": ("proven",), "latest": ("latest",)},
@@ -105,8 +105,8 @@ def journal(service):
 
 
 def archive_witness(url, api, number, block_hash):
-    """The archive's sibling path of the proven block: 2.0.x node_getArchiveSiblingPath(n, n) (seed
-    4.1); 4.1.2 has no such method (it answers -32601) and gives the same path as
+    """The archive's sibling path of the proven block: 2.0.x node_getArchiveSiblingPath(n, n)
+    (docs/spec.md §4.1); 4.1.2 has no such method (it answers -32601) and gives the same path as
     node_getBlockHashMembershipWitness(n + 1, hash of n), read from the world state at block n.
     Returns what the node answered (None: it does not have that block)."""
     if api == "2.0.x":
@@ -148,7 +148,7 @@ def check(node, spec):
         out["tipsError"] = str(e)
         out["diagnoses"].append(f"{e}: the node's RPC is not answering as expected")
     if out["provenBlock"] is not None:
-        try:  # shown, not required: the seed names only the proven tip (2.3)
+        try:  # shown, not required: the spec names only the proven tip (2.3)
             out["latestBlock"] = tip(tips, api, "latest")[0]
         except ValueError:
             pass

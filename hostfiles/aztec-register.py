@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validator registration of an Aztec sequencer (installed by nodefleet; seed 2.5, 4.3; issue 19).
+"""Validator registration of an Aztec sequencer (installed by nodefleet; docs/spec.md §2.5, 4.3).
 
     aztec-register.py <node> < registration.json
 
@@ -7,7 +7,7 @@ Reads what to register from stdin (JSON: dialect, runtime, binary, image, versio
 l1ChainId, validatorAddress, registerEnvFile, argvPreload, args, and per dialect registryAddress +
 stakingAssetHandler or rollupAddress). Two dialects, chosen by the sequencer's version:
 
-- staking-asset-handler (2.0.x, the seed): asks the validator registry getInfo(validatorAddress); the
+- staking-asset-handler (2.0.x, the spec): asks the validator registry getInfo(validatorAddress); the
   last word of the answer is the status (NONE=0, VALIDATING, LIVING, EXITING).
 - rollup-deposit (4.1.2): asks the rollup getStatus(validatorAddress) (NONE=0, VALIDATING, ZOMBIE,
   EXITING); while NONE, looks for the attester in the rollup's entry queue (a deposit waits there until

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S python3 -S
 """Roll the consensus height of a stopped 0gchaind back until it is not ahead of the execution
-client (seed 4.4 "Roll back consensus height", seed 4.5 step 13, seed 7 remedy of -38002).
+client (docs/spec.md §4.4 "Roll back consensus height", docs/spec.md §4.5 step 13, docs/spec.md §7 remedy of -38002).
 
     consensus-height-rollback.py <consensus_home> <execution_http_url>
         [--service <0gchaind unit>] [--height N] [--max N] [--binary PATH] [--user USER] [--dry-run]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A rollout's gate (docs/rollouts.md): waits until a node just restarted is healthy, as `nodefleet status`
-and the health metrics call it (nodefleet_health: the role's health tool's answer with the seed's
+and the health metrics call it (nodefleet_health: the role's health tool's answer with the spec's
 error table applied: no diagnosis of severity error), and stays so for the soak; else fails with
 the node's diagnoses.
 

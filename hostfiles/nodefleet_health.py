@@ -1,4 +1,4 @@
-"""What a node's health answer means: its row, with the seed's error table applied (seed 7:
+"""What a node's health answer means: its row, with the spec's error table applied (docs/spec.md §7:
 condition -> remedy); nodefleet_metrics.py (installed beside it) writes the rows as node_exporter
 textfile metrics.
 
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-SYNCED_WITHIN = 5  # storage: synced means fewer than this many blocks behind the head (seed 8)
+SYNCED_WITHIN = 5  # storage: synced means fewer than this many blocks behind the head (docs/spec.md §8)
 INCREASING_OVER_SECONDS = 10  # storage: a height that did not grow over at least this long is "not increasing"
 VALIDATOR_LAG_WARNING = 5  # validator: this far behind the reference endpoint is a warning
 

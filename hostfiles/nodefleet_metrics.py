@@ -23,7 +23,7 @@ METRICS = {
     "nodefleet_node_head": ("The network head the lag is measured against (storage: the chain head less confirmations; validator: referenceRpcUrl's).", ()),
     "nodefleet_node_lag_blocks": ("Blocks behind the network head.", ()),
     "nodefleet_node_peers": ("Connected peers (storage: connectedPeers; validator: the execution client's).", ()),
-    "nodefleet_storage_synced": ("1 when the storage node is fewer than 5 blocks behind (seed 8).", ()),
+    "nodefleet_storage_synced": ("1 when the storage node is fewer than 5 blocks behind (docs/spec.md §8).", ()),
     "nodefleet_sequencer_latest_block": ("The newest L2 block the sequencer has.", ()),
     "nodefleet_sequencer_sibling_path_ok": ("1 when the archive gives a sibling path for the proven block.", ()),
     "nodefleet_sequencer_peer_id_known": ("1 when this boot's journal names the sequencer's P2P peerId.", ()),

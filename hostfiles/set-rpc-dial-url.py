@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Set rpc-dial-url in a 0gchaind app.toml, changing that one value and nothing else (seed 4.5 step 12).
+"""Set rpc-dial-url in a 0gchaind app.toml, changing that one value and nothing else (docs/spec.md §4.5 step 12).
 
     set-rpc-dial-url.py <app.toml> <url> [--dry-run]
 

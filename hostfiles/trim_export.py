@@ -1,5 +1,5 @@
 #!/usr/bin/env -S python3 -S
-"""Trim a geth chain export for `reth import` (seed 4.4 "Trim export", 4.5 steps 8 and 9).
+"""Trim a geth chain export for `reth import` (docs/spec.md §4.4 "Trim export", 4.5 steps 8 and 9).
 
     trim_export.py <start_block> [<base_dir>]      (python3 -S: no site packages needed)
 

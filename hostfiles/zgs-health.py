@@ -7,7 +7,7 @@ endpoint: the endpoint in config.toml as scheme://host[:port] (its path and quer
 endpoints keep API keys, are never shown); chainHead: its eth_blockNumber (hex -> decimal); logSyncHeight and
 connectedPeers: zgs_getStatus of the node; confirmations: config.toml's confirmation_block_count
 (the node syncs the log only up to chainHead - confirmations: its height is never closer); behind:
-chainHead - confirmations - logSyncHeight; synced: behind < 5 (seed 8);
+chainHead - confirmations - logSyncHeight; synced: behind < 5 (docs/spec.md §8);
 logFile: today's UTC log file <log_directory>/zgs.log.<YYYY-MM-DD> and whether it exists;
 increasing: whether logSyncHeight grew since the previous check (sampleSeconds before); active:
 the service's systemd state (state: is-active's word, "activating" in a restart loop);
@@ -15,7 +15,7 @@ endpointError / statusError: why eth_blockNumber or zgs_getStatus did not answer
 the node's last start failed, from its log ("Failed to start zgs node reason=…": zgs_node v1.1.0
 exits at start when its endpoint does not answer, when its miner account cannot pay for its miner
 id registration, …; systemd then restarts it every 5 s), with URLs cut to scheme://host[:port];
-diagnoses: seed 7's failure modes found, each with its remedy. --wait waits up to SECONDS for the
+diagnoses: docs/spec.md §7's failure modes found, each with its remedy. --wait waits up to SECONDS for the
 node to answer and sync.
 """
 import datetime

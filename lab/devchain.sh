@@ -104,10 +104,8 @@ edit("app.toml", [(r'^pruning = ".*?"$', 'pruning = "nothing"'),
                   (r'(\[beacon-kit\.node-api\].*?^address = )"127\.0\.0\.1:3500"', r'\1"127.0.0.1:3501"')])
 PY
     "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
-    # vmnet's validator on the runner: its genesis and keys, a block every 20 s (validator-1 on an
-    # emulated VM, sharing two cores with the runner, followed at about 0.16 block/s in session 29:
-    # behind blocks every 3 s, at the head with blocks every 10 s; on 2026-11-27's runner it took
-    # 15 s a block, fell minutes behind a block every 10 s and signed none of the network's commits).
+    # vmnet's validator on the runner: its genesis and keys, a block every 20 s (docs/development.md:
+    # a lab host's validator-1 must keep up with it while the host also runs its other nodes).
     rm -rf "$STATE/vm-geth" "$STATE/vm-cl"
     CHAIN_SPEC=devnet "$beacond" init nodefleet-vmnet-host --chain-id beacond-2061 --home "$STATE/vm-cl" >>"$STATE/init.log" 2>&1 ||
         { tail -5 "$STATE/init.log" >&2; say "beacond init (vmnet) failed"; exit 1; }

@@ -313,7 +313,7 @@ function sumTargets(roles: readonly (keyof typeof ROLE_TARGETS)[]): Target {
     return { cores: sum((t) => t.cores), memoryGb: sum((t) => t.memoryGb), diskGb: sum((t) => t.diskGb), ssd: ts.some((t) => t.ssd), defaultDiskGb: sum((t) => t.defaultDiskGb) };
 }
 
-/** Rule: every host meets the summed seed 8 targets of the nodes on it. */
+/** Rule: every host meets the summed docs/spec.md §8 targets of the nodes on it. */
 export function hardwareBelowTarget(rs: readonly Planned[], cfg: RuleConfig): Violation[] {
     const out: Violation[] = [];
     for (const [hostUrn, roles] of nodesByHost(rs)) {

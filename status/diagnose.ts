@@ -1,6 +1,6 @@
 // The rows of `nodefleet status`: what each node's health answer (the facts its host tool reads on
-// the host: zgs-health.py, aztec-health.py, zg-validator.py status) means, with the seed's error
-// table applied (seed 7: condition -> remedy). The table itself is hostfiles/nodefleet_health.py,
+// the host: zgs-health.py, aztec-health.py, zg-validator.py status) means, with the spec's error
+// table applied (docs/spec.md §7: condition -> remedy). The table itself is hostfiles/nodefleet_health.py,
 // the module the health timer runs on every host to write the same rows as metrics for the alerts:
 // one table, so status and the alerts name every fault alike. Status runs it here, on this
 // machine, once per round for every node (python3, as on the hosts).

@@ -78,7 +78,7 @@ export const rpcUrl = urlOrSecret((value) => v.urlCredentialReason(value) ?? v.h
 export type RpcUrl = z.infer<typeof rpcUrl>;
 
 /**
- * A release's URL (issue 42): the same two forms. A private artifact store's URL carries its
+ * A release's URL: the same two forms. A private artifact store's URL carries its
  * credential in `user:password@` or a query token: refused in plain config, unechoed; from a secret,
  * it reaches the host only on the install step's stdin (a secret) and curl reads it from its own
  * stdin, never from its command line.

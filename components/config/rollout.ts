@@ -1,4 +1,4 @@
-// The fleet config's `rollout` section (issue 42): how a change that restarts nodes is rolled
+// The fleet config's `rollout` section: how a change that restarts nodes is rolled
 // through a role, batch by batch, each batch gated on its nodes' health. Fleet-wide settings, each
 // overridable per role; what is not set comes from the role's default (validators and sequencers
 // one at a time; storage nodes a quarter of the role at a time). The section turns the gates on:

@@ -126,14 +126,14 @@ export const storageSettings = z
 
 /**
  * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
- * (components/roles/aztec-versions.ts). 2.0.x is the seed's 2.x (alpha-testnet, a staking asset
+ * (components/roles/aztec-versions.ts). 2.0.x is the spec's 2.x (alpha-testnet, a staking asset
  * handler, getInfo on a validator registry; no registry serves it: the simulator speaks it); 4.1.2
  * is what the npm registry serves (direct deposit into the rollup with a BLS key, getStatus and the
  * entry queue), checked against the real CLI. An unknown version is refused: its flags and
  * variables are not known, and a renamed one would be ignored silently.
  */
 export const SEQUENCER_VERSIONS = ["2.0.x", "4.1.2"] as const;
-const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the seed's 2.x), 4.1.2 (each version names its flags and variables differently; pin the one aztec-up installs)`;
+const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the spec's 2.x), 4.1.2 (each version names its flags and variables differently; pin the one aztec-up installs)`;
 
 const sequencerCommon = {
     l1RpcUrls: z.array(rpcUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (the node's ETHEREUM_HOSTS, in its root-only env file; each a URL or {secret: <name>})."),
@@ -160,7 +160,7 @@ const sequencerV2 = z
         version: z
             .string()
             .regex(/^2\.0\.(0|[1-9][0-9]{0,3})$/, { message: UNKNOWN_VERSION, abort: true })
-            .meta({ title: "2.0.x", description: "Aztec 2.0.x: the seed's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)." }) as unknown as z.ZodType<`2.0.${number}`, string>,
+            .meta({ title: "2.0.x", description: "Aztec 2.0.x: the spec's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)." }) as unknown as z.ZodType<`2.0.${number}`, string>,
         ...sequencerCommon,
         network: z.literal("alpha-testnet", { error: "the 2.0.x sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
         l1ChainId: z.literal(11155111, { error: "the 2.0.x L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
@@ -208,7 +208,7 @@ export const sequencerSettings = z
     .union([sequencerV2, sequencerV4], { error: (issue) => (issue.code === "invalid_union" ? UNKNOWN_VERSION : undefined) })
     .describe("An Aztec sequencer node; its `version` decides the flags, variables and registration nodefleet renders.");
 
-/** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (seed 8). */
+/** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (docs/spec.md §8). */
 export const portPrefix = z
     .union([z.number(), z.string()])
     .describe("The validator's port prefix P: its ports are P + a fixed suffix (P303 execution p2p, P656 CometBFT p2p, the rest local only); 1-64.")
@@ -294,7 +294,7 @@ export const release = z
                 daemon: z
                     .enum(["0gchaind", "beacond"])
                     .default("0gchaind")
-                    .describe("The consensus daemon in the release's bin/: `0gchaind` (0G's, flags `--chaincfg.*`; the seed's) or `beacond` (BeaconKit's, the open core of 0gchaind, flags `--beacon-kit.*`; the lab's dev chain)."),
+                    .describe("The consensus daemon in the release's bin/: `0gchaind` (0G's, flags `--chaincfg.*`; the spec's) or `beacond` (BeaconKit's, the open core of 0gchaind, flags `--beacon-kit.*`; the lab's dev chain)."),
                 chainSpec: z
                     .enum(["mainnet", "testnet", "devnet"])
                     .optional()

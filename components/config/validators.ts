@@ -34,7 +34,7 @@ export function eip55(hex: string): string {
 // Order of the secp256k1 group: a private key must lie in [1, n-1].
 const SECP256K1_N = BigInt("0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141");
 
-/** 0x-prefixed 32-byte secp256k1 private key (seed 2.4 <VALIDATOR_PRIVATE_KEY>). */
+/** 0x-prefixed 32-byte secp256k1 private key (docs/spec.md §2.4 <VALIDATOR_PRIVATE_KEY>). */
 export function privateKeyReason(value: string): Reason {
     if (!/^0x[0-9a-fA-F]{64}$/.test(value)) return "not a 0x-prefixed 32-byte hex private key";
     const k = BigInt(value);
@@ -53,7 +53,7 @@ export function blsSecretKeyReason(value: string): Reason {
     return undefined;
 }
 
-/** 0G storage miner key: 64 hex digits without 0x (DOMAIN.md, zgs_node config). */
+/** 0G storage miner key: 64 hex digits without 0x (zgs_node's config.toml `miner_key`). */
 export function minerKeyReason(value: string): Reason {
     return /^[0-9a-fA-F]{64}$/.test(value) ? undefined : "not a miner key (64 hex digits, no 0x prefix)";
 }
@@ -119,7 +119,7 @@ function portTextReason(text: string): Reason {
 // libp2p peer ids in base58btc: Qm… (RSA, 46 chars), 12D3KooW… (ed25519, 52), 16Uiu2… (secp256k1, 53).
 const PEER_ID = /^(Qm[1-9A-HJ-NP-Za-km-z]{44}|12D3KooW[1-9A-HJ-NP-Za-km-z]{44}|16Uiu2[1-9A-HJ-NP-Za-km-z]{47})$/;
 
-/** Boot node multiaddr /ip4/<ip>/udp/<port>/p2p/<peer_id> (seed 2.1). */
+/** Boot node multiaddr /ip4/<ip>/udp/<port>/p2p/<peer_id> (docs/spec.md §2.1). */
 export function multiaddrReason(value: string): Reason {
     const m = /^\/ip4\/([^/]+)\/udp\/([^/]+)\/p2p\/([^/]+)$/.exec(value);
     if (!m) return "not a multiaddr of the form /ip4/<ip>/udp/<port>/p2p/<peer_id>";
@@ -130,7 +130,7 @@ export function multiaddrReason(value: string): Reason {
     return undefined;
 }
 
-/** enode://<128 hex node id>@<ipv4>:<port> (seed 2.6 --bootnodes), optional ?discport=N. */
+/** enode://<128 hex node id>@<ipv4>:<port> (docs/spec.md §2.6 --bootnodes), optional ?discport=N. */
 export function enodeReason(value: string): Reason {
     const m = /^enode:\/\/([^@]*)@([^:]+):([^?]+)(\?discport=([0-9]+))?$/.exec(value);
     if (!m) return "not an enode URL of the form enode://<node_id>@<ip>:<port>";
@@ -200,7 +200,7 @@ export function looksLikeSecretMaterial(value: string): boolean {
     );
 }
 
-// ---- keys against the addresses and files that name them (issue 27) ---------------------------
+// ---- keys against the addresses and files that name them ---------------------------
 
 /** The EIP-55 address of a secp256k1 private key (0x + 64 hex, already checked by privateKeyReason). */
 export function addressOfPrivateKey(key: string): string {
@@ -292,7 +292,7 @@ const KEY_KINDS: { name: string; priv: string; pub: string; privBytes: number; p
     },
 ];
 
-// ---- addresses nobody can sign for (issue 27) ---------------------------------------------------
+// ---- addresses nobody can sign for ---------------------------------------------------
 
 /**
  * Why an address can receive nothing and call nothing: the zero address, the conventional burn
@@ -308,7 +308,7 @@ export function unusableAddressReason(value: string): Reason {
     return undefined;
 }
 
-// ---- URLs that carry a credential (issue 27) ----------------------------------------------------
+// ---- URLs that carry a credential ----------------------------------------------------
 
 /** Query parameters hosted RPC endpoints put keys in. */
 const CREDENTIAL_PARAM = /key|token|secret|auth|pass|sig|credential/i;

@@ -33,7 +33,7 @@ const ROWS: readonly { title: string; panels: readonly Panel[] }[] = [
             { title: "Unhealthy nodes", kind: "stat", width: 4, expr: `count(nodefleet_node_healthy{${HOST}} == 0) or vector(0)`, description: "Nodes with a diagnosis of severity error: what `nodefleet status` calls unhealthy." },
             { title: "Active diagnoses", kind: "table", width: 20, expr: `nodefleet_diagnosis{${HOST}} == 1`, description: "One row per diagnosis, with the code and severity `nodefleet status` prints; its remedy is in the alert and in `nodefleet status`." },
             { title: "Height", kind: "timeseries", width: 8, expr: `nodefleet_node_height{${HOST}}`, legend: "{{node}}", unit: "none", description: "Storage: log sync height; sequencer: proven L2 block; validator: the execution client's height." },
-            { title: "Lag to the network head", kind: "timeseries", width: 8, expr: `nodefleet_node_lag_blocks{${HOST}}`, legend: "{{node}}", unit: "none", description: "Blocks behind the head the health tool compares with (storage: 5 or more is not synced, seed 8)." },
+            { title: "Lag to the network head", kind: "timeseries", width: 8, expr: `nodefleet_node_lag_blocks{${HOST}}`, legend: "{{node}}", unit: "none", description: "Blocks behind the head the health tool compares with (storage: 5 or more is not synced, docs/spec.md §8)." },
             { title: "Peers", kind: "timeseries", width: 8, expr: `nodefleet_node_peers{${HOST}}`, legend: "{{node}}", unit: "none", description: "Storage: connectedPeers; validator: the execution client's peers." },
             { title: "Service up", kind: "timeseries", width: 8, expr: `nodefleet_node_service_up{${HOST}}`, legend: "{{node}}", unit: "bool", description: "1 while the node's service runs (a validator: its consensus daemon and its execution client)." },
             { title: "Health metrics age", kind: "timeseries", width: 8, expr: `time() - nodefleet_health_last_run_timestamp_seconds{${HOST}}`, legend: "{{host}}", unit: "s", description: "Seconds since the host's health timer last wrote its metrics; older than three runs raises NodefleetHealthStale." },
@@ -53,7 +53,7 @@ const ROWS: readonly { title: string; panels: readonly Panel[] }[] = [
         panels: [
             { title: "CPU busy", kind: "timeseries", width: 8, expr: `1 - avg by (host) (rate(node_cpu_seconds_total{${HOST},mode="idle"}[$__rate_interval]))`, legend: "{{host}}", unit: "percentunit", description: "Share of the host's CPU time not idle." },
             { title: "Memory used", kind: "timeseries", width: 8, expr: `1 - node_memory_MemAvailable_bytes{${HOST}} / node_memory_MemTotal_bytes{${HOST}}`, legend: "{{host}}", unit: "percentunit", description: "Memory not available to new processes." },
-            { title: "Disk used", kind: "timeseries", width: 8, expr: `1 - node_filesystem_avail_bytes{${DISKS}} / node_filesystem_size_bytes{${DISKS}}`, legend: "{{host}} {{mountpoint}}", unit: "percentunit", description: "Per mount; a switch needs twice the geth datadir free (NodefleetDiskWillFill looks 24 h ahead)." },
+            { title: "Disk used", kind: "timeseries", width: 8, expr: `1 - node_filesystem_avail_bytes{${DISKS}} / node_filesystem_size_bytes{${DISKS}}`, legend: "{{host}} {{mountpoint}}", unit: "percentunit", description: "Per mount; a switch needs twice the geth datadir free (NodefleetDiskFillsIn24h looks 24 h ahead)." },
         ],
     },
 ];

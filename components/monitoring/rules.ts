@@ -93,7 +93,7 @@ function historyRules(ctx: RuleContext): AlertRule[] {
         {
             alert: "NodefleetHeightStalled", group: "nodefleet-nodes", for: "5m", severity: "error",
             expr: `nodefleet_node_service_up{role=~"storage|validator"} == 1 and on (instance, node) (nodefleet_node_height - nodefleet_node_height offset 10m) <= 0`,
-            summary: "its height has not grown in 10 minutes", remedy: "storage: the RPC endpoint is probably down (seed 7): check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers",
+            summary: "its height has not grown in 10 minutes", remedy: "storage: the RPC endpoint is probably down (docs/spec.md §7): check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers",
             cases: [
                 { name: "a height that stays fires", series: [{ series: sel("nodefleet_node_height", storage), values: "100x60" }, { series: sel("nodefleet_node_service_up", storage), values: "1x60" }], at: "25m", firing: [storage] },
                 { name: "a height that grows stays quiet", series: [{ series: sel("nodefleet_node_height", storage), values: "100+1x60" }, { series: sel("nodefleet_node_service_up", storage), values: "1x60" }], at: "25m", firing: [] },
@@ -140,7 +140,7 @@ function historyRules(ctx: RuleContext): AlertRule[] {
         {
             alert: "NodefleetDiskAlmostFull", group: "nodefleet-hosts", for: "5m", severity: "error",
             expr: `node_filesystem_avail_bytes{mountpoint=~"${mountRe}",fstype!~"tmpfs|ramfs|squashfs|overlay"} / node_filesystem_size_bytes < 0.10`,
-            summary: "{{ $labels.mountpoint }} has less than 10% free", remedy: "free space or grow the volume; a geth -> reth switch needs about twice the geth datadir free (seed 8)",
+            summary: "{{ $labels.mountpoint }} has less than 10% free", remedy: "free space or grow the volume; a geth -> reth switch needs about twice the geth datadir free (docs/spec.md §8)",
             cases: [
                 { name: "5% free fires", series: [{ series: sel("node_filesystem_avail_bytes", fs(mounts[mounts.length - 1]!)), values: `${5 * GB}x20` }, { series: sel("node_filesystem_size_bytes", fs(mounts[mounts.length - 1]!)), values: `${100 * GB}x20` }], at: "8m", firing: [fs(mounts[mounts.length - 1]!)] },
                 { name: "50% free stays quiet", series: [{ series: sel("node_filesystem_avail_bytes", fs("/")), values: `${50 * GB}x20` }, { series: sel("node_filesystem_size_bytes", fs("/")), values: `${100 * GB}x20` }], at: "8m", firing: [] },
@@ -150,7 +150,7 @@ function historyRules(ctx: RuleContext): AlertRule[] {
         {
             alert: "NodefleetDiskFillsIn24h", group: "nodefleet-hosts", for: "30m", severity: "warning",
             expr: `predict_linear(node_filesystem_avail_bytes{mountpoint=~"${mountRe}",fstype!~"tmpfs|ramfs|squashfs|overlay"}[6h], 86400) < 0`,
-            summary: "{{ $labels.mountpoint }} fills within 24 h at its rate of the last 6 h", remedy: "find what grows (a switch's export and import take about twice the geth datadir, seed 8); free space or grow the volume before it is full",
+            summary: "{{ $labels.mountpoint }} fills within 24 h at its rate of the last 6 h", remedy: "find what grows (a switch's export and import take about twice the geth datadir, docs/spec.md §8); free space or grow the volume before it is full",
             cases: [
                 { name: "1 GB less every 30 s from 500 GB fires", series: [{ series: sel("node_filesystem_avail_bytes", fs("/")), values: `${500 * GB}-${GB}x200` }], at: "90m", firing: [fs("/")] },
                 { name: "a steady disk stays quiet", series: [{ series: sel("node_filesystem_avail_bytes", fs("/")), values: `${500 * GB}x200` }], at: "90m", firing: [] },

@@ -1,9 +1,9 @@
 // What each Aztec version nodefleet knows reads: the start flags, the variable that carries the
-// validator key, and how the registration works and is looked up (issue 19). Each version gets
+// validator key, and how the registration works and is looked up. Each version gets
 // its primary names, never a name it reads only as a fallback of another: a fallback renamed or
 // dropped in the next release would be ignored without a word. The 4.1.2 table is checked
 // against the real CLI's option parser and config mappings by the cli tier's contract tests
-// (test/cli/aztec-contract.test.ts); 2.0.x is the seed's text, served by no registry, and only
+// (test/cli/aztec-contract.test.ts); 2.0.x is the spec's text, served by no registry, and only
 // the simulator (lab/sim/nodefleet_sim/aztec.py) speaks it.
 import type { NodeSpec } from "../config/schema";
 import { AZTEC_PORTS } from "../ports";
@@ -25,7 +25,7 @@ export interface AztecDialect {
 }
 
 export const AZTEC_DIALECTS: Record<"2.0.x" | "4.1.2", AztecDialect> = {
-    // Seed 2.4 names the flag --sequencer.validatorPrivateKey; its variable is VALIDATOR_PRIVATE_KEY.
+    // docs/spec.md §2.4 names the flag --sequencer.validatorPrivateKey; its variable is VALIDATOR_PRIVATE_KEY.
     "2.0.x": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEY", senderKeyEnv: "PRIVATE_KEY", registration: "staking-asset-handler", adminKeyHash: false },
     // 4.x: --sequencer.validatorPrivateKeys / VALIDATOR_PRIVATE_KEYS (a list; VALIDATOR_PRIVATE_KEY
     // is only its fallback in @aztec/validator-client's config).
@@ -54,10 +54,10 @@ export function sequencerEnvironment(node: SequencerSpec, dataDirectory: string)
         if (s.registryAddress !== undefined) env.push(["REGISTRY_CONTRACT_ADDRESS", s.registryAddress]);
         // 4.1.2 starts no P2P subsystem unless told to (P2P_ENABLED, default false; neither --network
         // nor the network's config sets it): no listener on 40400, no peerId, no gossip. Found by the
-        // real node (issue 30).
+        // real node.
         env.push(["P2P_ENABLED", "true"]);
         // An L1 of one's own may make blocks faster than Ethereum's 12 s; the node reads the slot from
-        // its environment, not from the rollup (the real node on the dev L1's 2 s blocks: issue 30).
+        // its environment, not from the rollup (the real node on the dev L1's 2 s blocks).
         if (s.l1SlotSeconds !== undefined) env.push(["ETHEREUM_SLOT_DURATION", String(s.l1SlotSeconds)]);
     }
     return env;

@@ -1,5 +1,5 @@
-// The Aztec sequencer role (seed 1, 2.4, 2.5, 4.1, 4.3, 4.4, 5, 8, 9): a systemd unit with the
-// start flags of seed 2.4 and the validator key in a root-only environment file, the version
+// The Aztec sequencer role (docs/spec.md §1, 2.4, 2.5, 4.1, 4.3, 4.4, 5, 8, 9): a systemd unit with the
+// start flags of docs/spec.md §2.4 and the validator key in a root-only environment file, the version
 // manager on a version change, the validator registration, and a health report. Rendering is
 // pure; SequencerNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
@@ -93,7 +93,7 @@ export function sequencerJson(node: SequencerSpec, mount: string): string {
     return JSON.stringify({ node: node.name, service: p.service, rpcPort: AZTEC_PORTS.rpc, api: versionFamily(node) }, null, 2);
 }
 
-/** The registration step's script: aztec-register.py with its settings on stdin (seed 2.5). */
+/** The registration step's script: aztec-register.py with its settings on stdin (docs/spec.md §2.5). */
 export function renderSequencerRegistration(node: SequencerSpec, mount: string, release: string): string {
     const p = sequencerPaths(node, mount);
     const s = node.sequencer;

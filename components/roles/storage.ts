@@ -1,4 +1,4 @@
-// The 0G storage node role (seed 1, 2.1-2.3, 6, 7, 8): config.toml from the fleet config, the
+// The 0G storage node role (docs/spec.md §1, 2.1-2.3, 6, 7, 8): config.toml from the fleet config, the
 // miner key in a root-only file that goes into config.toml on the host (zgs_node v1.1.0 reads it
 // from there alone), a systemd unit, RPC endpoint failover, the snapshot guard, and a health
 // report. Rendering is pure; StorageNode registers the steps.

@@ -3,7 +3,7 @@
 // these names; the policy pack finds the guarded step through them.
 import steps from "../../hostfiles/zgvalidator/steps.json";
 
-/** The ordered switch (seed 4.5's 14 steps). */
+/** The ordered switch (docs/spec.md §4.5's 14 steps). */
 export const SWITCH_STEPS: readonly string[] = steps.ordered;
 /** The low-downtime switch (`lowDowntime: true`): export and import while the validator runs, then a short cutover. */
 export const LOW_DOWNTIME_STEPS: readonly string[] = steps.lowDowntime;

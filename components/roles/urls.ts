@@ -1,4 +1,4 @@
-// RPC URLs on their way to a host (issue 27). A URL may carry an API key (`{secret: <name>}` in the
+// RPC URLs on their way to a host. A URL may carry an API key (`{secret: <name>}` in the
 // config), so every node's URLs travel together as one secret: inside its key step's script, into
 // a root-only file on the host, and a hash of them (a secret in state too) re-runs the steps that
 // read that file when one changes. No URL is on a command line, in a step's plain inputs or in a

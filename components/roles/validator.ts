@@ -1,6 +1,6 @@
-// The 0G chain validator role (seed 2.6, 4.4, 4.5, 5, 7): 0gchaind and an execution client (geth or
+// The 0G chain validator role (docs/spec.md §2.6, 4.4, 4.5, 5, 7): 0gchaind and an execution client (geth or
 // reth) under systemd, and the geth -> reth switch as a dependsOn chain of remote steps, one per
-// step of seed 4.5, each run by the host tool zg-validator.py (preconditions, completion markers,
+// step of docs/spec.md §4.5, each run by the host tool zg-validator.py (preconditions, completion markers,
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
@@ -30,7 +30,7 @@ export interface ValidatorPaths {
     readonly gethDir: string;
     readonly rethDir: string;
     readonly consensusHome: string;
-    /** The one JWT secret file both the execution client and 0gchaind read (seed 5). */
+    /** The one JWT secret file both the execution client and 0gchaind read (docs/spec.md §5). */
     readonly jwt: string;
     readonly gethService: string;
     readonly rethService: string;
@@ -40,7 +40,7 @@ export interface ValidatorPaths {
 }
 
 /**
- * The consensus daemon a validator's release carries in bin/: 0G's 0gchaind (the seed's) or
+ * The consensus daemon a validator's release carries in bin/: 0G's 0gchaind (the spec's) or
  * BeaconKit's beacond, its open core, whose flags are 0gchaind's with the prefix `beacon-kit`
  * for `chaincfg`. The unit, the app.toml and every host tool follow it.
  */
@@ -78,7 +78,7 @@ export function validatorRelease(installed: Pick<ResolvedRelease, "name" | "sha2
  */
 const binDir = (release: ValidatorRelease) => `${releaseDir(release)}/bin`;
 
-/** Seed 4.5 step 1: the Rust client is copied here from the release. */
+/** docs/spec.md §4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
 
 export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPaths {
@@ -123,7 +123,7 @@ function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelea
     };
 }
 
-/** reth's unit with exactly the parameters and unit settings of seed 2.6 (and `--metrics` when monitored). */
+/** reth's unit with exactly the parameters and unit settings of docs/spec.md §2.6 (and `--metrics` when monitored). */
 export function renderRethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics = false): string {
     const c = unitContext(node, mount, release, publicIp, metrics);
     const p = validatorPaths(node, mount);
@@ -137,7 +137,7 @@ export function renderGethUnit(node: ValidatorSpec, mount: string, release: Vali
 }
 
 /**
- * The consensus daemon's unit: the JWT file the execution client reads (seed 5) and the release's
+ * The consensus daemon's unit: the JWT file the execution client reads (docs/spec.md §5) and the release's
  * KZG trusted setup as flags, in the daemon's prefix; the chain spec as its flag (0gchaind) or
  * its environment variable (beacond v1.1 reads only CHAIN_SPEC).
  */

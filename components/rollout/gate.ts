@@ -1,4 +1,4 @@
-// A node's rollout gate (issue 42, docs/rollouts.md): a step after the node's health step that
+// A node's rollout gate (docs/rollouts.md): a step after the node's health step that
 // waits, on the host, for the node to answer healthy to its role's health tool (the one `nodefleet
 // status` and the health timer run, through the one diagnosis table) within the role's deadline
 // and to stay so for its soak, else fails naming the node's diagnoses. The next batch's nodes wait

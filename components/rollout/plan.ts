@@ -1,4 +1,4 @@
-// A rollout's plan (issue 42): per role, the nodes a change restarts, in batches, in a stable
+// A rollout's plan: per role, the nodes a change restarts, in batches, in a stable
 // order (the config's `rollout.order` first, then by name). Pure. What a node's change is, and
 // which nodes have one, is the caller's: nodes that restart nothing are not held back and are in
 // no batch.

@@ -21,7 +21,7 @@ SIM = os.path.join(os.path.dirname(HOSTFILES), "lab", "sim")
 KEY = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
 VALIDATOR = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
 REGISTRY = "0x00000000000000000000000000000000000a2ec1"
-# Recorded from the real Aztec 4.1.2 node on the dev L1 (issue 30): its getL2Tips answer and log lines.
+# Recorded from the real Aztec 4.1.2 node on the dev L1: its getL2Tips answer and log lines.
 FIXTURES = os.path.join(HERE, "fixtures", "aztec-4.1.2")
 
 
@@ -344,7 +344,7 @@ class Health(unittest.TestCase):
 
     def test_tips_of_4_1_2_as_the_real_node_answers_them(self):
         # Recorded from the real 4.1.2 node on the dev L1 (fixtures/aztec-4.1.2/l2tips.json): blocks sit
-        # under proven.block / proposed, not the seed's proven.number.
+        # under proven.block / proposed, not the spec's proven.number.
         with open(os.path.join(FIXTURES, "l2tips.json")) as f:
             tips = json.load(f)
         self.assertEqual(self.health.tip(tips, "4.1.2", "proven"), (0, tips["proven"]["block"]["hash"]))

@@ -1,4 +1,4 @@
-"""RPC URLs that carry credentials (issue 27), in nodefleet_rpc.py, which every host tool that calls
+"""RPC URLs that carry credentials, in nodefleet_rpc.py, which every host tool that calls
 an endpoint uses (zgs-endpoint.py and zgs-health.py import it: checked): a user:password@ becomes
 Basic authentication against a real local HTTP server, and no message names more of a URL than
 scheme://host[:port]."""

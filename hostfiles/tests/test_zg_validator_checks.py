@@ -1,4 +1,4 @@
-"""The host tool's checks around the switch: the JWT rule (seed 5), the health diagnoses of the
+"""The host tool's checks around the switch: the JWT rule (docs/spec.md §5), the health diagnoses of the
 error table and their remedies, waiting for the execution client, step 14's verification, cleanup
 and the handover between hosts; on the fixtures of tests/switchcase.py (a fake systemd, real
 JSON-RPC from in-test endpoints). The E2E tier runs them on VMs.

@@ -196,9 +196,9 @@ class SimCase(unittest.TestCase):
             f.writelines(kept)
 
     def consensus_ahead_of_reth(self, committed, keep):
-        """Seed 7's fault: 0gchaind commits `committed`, reth loses the blocks after `keep` while
+        """docs/spec.md §7's fault: 0gchaind commits `committed`, reth loses the blocks after `keep` while
         both are stopped, both start again; returns once 0gchaind logs that its head is not on
-        the EL (reth answers SYNCING, as the real reth 1.11 does; the seed says -38002)."""
+        the EL (reth answers SYNCING, as the real reth 1.11 does; the spec says -38002)."""
         self.host.start(RETH)
         self.host.start(CL)
         self.committed(committed)
@@ -233,9 +233,9 @@ class ErrorTableOnTheSimulators(SimCase):
         self.assertIn(f"make sure {self.s['ports']['p2p']}/tcp and {self.s['ports']['p2p']}/udp are open", report["diagnoses"][0]["advice"])
 
     def test_0gchaind_ahead_of_reth_logs_el_syncing_and_health_remedies_it(self):
-        # Seed 7: the execution client lost blocks 0gchaind committed (here: reth's database cut
+        # docs/spec.md §7: the execution client lost blocks 0gchaind committed (here: reth's database cut
         # back to block 4 while both were stopped); 0gchaind asserts its head, reth answers
-        # SYNCING (the seed says -38002), and 0gchaind logs beacon-kit's "EL syncing".
+        # SYNCING (the spec says -38002), and 0gchaind logs beacon-kit's "EL syncing".
         self.consensus_ahead_of_reth(committed=8, keep=4)
         self.assertIn("NotifyForkchoiceUpdate: EL syncing. Retrying...", self.v.forkchoice_errors()[-1])
         report = health_mod.health(self.v)

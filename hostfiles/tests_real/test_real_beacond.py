@@ -10,12 +10,12 @@ F, the node under test, follows it as a 0G validator follows its network: its ow
 key, not in the validator set) peered with V, its own geth fed by F's beacond over the engine API.
 Each test acts on F as nodefleet does on a host and checks what the real programs answer:
 `Committed state` and /status; the execution client behind its consensus (the forkchoice fault the
-health tool diagnoses) and the seed's remedy: stop, roll the height back with
+health tool diagnoses) and the spec's remedy: stop, roll the height back with
 consensus-height-rollback.py, start, and F follows V again; a missing priv_validator_state.json
 (the real error text, nodefleet's remedy); a JWT file that is not the EL's; then the switch's core
-on the real daemons (seed 4.5: stop, geth export, reth init and import, the engine URL, start) and
+on the real daemons (docs/spec.md §4.5: stop, geth export, reth init and import, the engine URL, start) and
 F following V on the real reth, and reth behind its consensus (what reth answers, what beacond
-logs, the fault the health tool sees) with the seed's remedy. What stands in: systemd (the daemons
+logs, the fault the health tool sees) with the spec's remedy. What stands in: systemd (the daemons
 are child processes) and the journal (their output files). The VM tier runs the units.
 """
 import json
@@ -86,7 +86,7 @@ class Node:
                        check=True, capture_output=True)
 
     def configure(self):
-        """app.toml as nodefleet leaves it: the engine URL set by the host tool (seed 4.5 step 12);
+        """app.toml as nodefleet leaves it: the engine URL set by the host tool (docs/spec.md §4.5 step 12);
         the JWT and trusted-setup paths, which `beacond rollback` reads from this file alone."""
         app = os.path.join(self.home, "config", "app.toml")
         done = subprocess.run([sys.executable, "-S", os.path.join(HOSTFILES, "set-rpc-dial-url.py"), app, f"http://127.0.0.1:{self.ports['auth']}"],
@@ -120,7 +120,7 @@ class Node:
         until("geth's HTTP port", 60, lambda: block_number(self.el_url) >= 0)
 
     def switch_to_reth(self):
-        """Seed 4.5's core with the daemons stopped: geth's chain exported and imported into a new
+        """docs/spec.md §4.5's core with the daemons stopped: geth's chain exported and imported into a new
         reth datadir, reth started on ports of its own, app.toml's engine URL set to it (step 12)."""
         head = block_number(self.el_url)
         self.stop_geth()
@@ -275,7 +275,7 @@ class RealBeacond(unittest.TestCase):
         self.f.start_cl("--p2p.persistent_peers", self.peer)
         faults = until("a forkchoice fault line", 60, lambda: forkchoice_fault_lines(self.f.log().splitlines()), self.f.log)
         self.assertTrue(any("accepted syncing payload status" in f for f in faults), faults[:3])
-        # The seed's remedy: stop it, roll the height back to the execution client's, start it.
+        # The spec's remedy: stop it, roll the height back to the execution client's, start it.
         self.f.stop_cl()
         height = max(self.f.committed())
         done = subprocess.run([sys.executable, "-S", ROLLBACK, self.f.home, self.f.el_url, "--height", str(height), "--binary", BEACOND],
@@ -306,7 +306,7 @@ class RealBeacond(unittest.TestCase):
     def test_4_a_jwt_file_that_is_not_the_execution_clients_only_shows_as_waiting(self):
         """Where beacond differs from the simulator: with a JWT the execution client refuses, it
         logs no error and does not exit; it says it is waiting for the execution client every 3 s,
-        as when nothing listens. Only the host tool's check (the two units name one file, seed 5)
+        as when nothing listens. Only the host tool's check (the two units name one file, docs/spec.md §5)
         tells the two apart."""
         self.f.stop_cl()
         other = os.path.join(self.f.dir, "other.hex")
@@ -345,7 +345,7 @@ class RealBeacond(unittest.TestCase):
         faults = until("a forkchoice fault line", 90, lambda: forkchoice_fault_lines(self.f.log().splitlines()), self.f.log)
         print(f"\n# beacond ahead of reth by 3: its fault lines {faults[:3]}; reth: "
               f"{[line for line in self.f.reth_log().splitlines() if re.search('(?i)forkchoice|syncing|invalid', line)][-3:]}", file=sys.stderr)
-        # The seed's remedy, as with geth: stop, roll back to the execution client's height, start.
+        # The spec's remedy, as with geth: stop, roll back to the execution client's height, start.
         self.f.stop_cl()
         height = max(self.f.committed())
         done = subprocess.run([sys.executable, "-S", ROLLBACK, self.f.home, self.f.el_url, "--height", str(height), "--binary", BEACOND],

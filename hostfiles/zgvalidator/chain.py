@@ -9,7 +9,7 @@ from .host import Failed, say
 
 
 def verify_export(path, head, walked=None, first=1):
-    """Seed 4.5 step 6 precondition: the export is whole: every block complete, no truncated tail,
+    """docs/spec.md §4.5 step 6 precondition: the export is whole: every block complete, no truncated tail,
     blocks first (1: the whole chain) to the noted head. walked: a jobs.Meter that already walked the file
     while it was written (the export's progress); when its walk ended exactly at the end of the
     file, only the first and last headers are read here, else the file is walked again."""

@@ -1,7 +1,7 @@
 """`health` (the stack output `health`, at the end of each `up`) and `status` (`nodefleet status`,
 any time): a validator read on the host now, with a diagnosis (and the advice of the switch's
 error table) for each known fault it finds:
-- 0gchaind's head not on the execution client since it started (seed 7's -38002 Invalid
+- 0gchaind's head not on the execution client since it started (docs/spec.md §7's -38002 Invalid
   forkchoice state, or beacon-kit's "EL syncing" for the SYNCING real reth and geth answer):
   `health` remedies it (stop it, wait for the execution client, roll the height back, start it),
   at most remedyRetries times; `status` changes nothing and reports it (fault forkchoice-38002,

@@ -14,7 +14,7 @@ that fails the check writes nothing. Each finished chunk logs `stage=Finish chec
   every stage finished (`reth stage unwind to-block`, which also repairs what a kill left half
   written), the trimmed file is made again from the verified export from the next block, and
   the import runs again; at most importRetries times.
-Older reth (and the seed) said `block number X does not match parent block number Y`: the same
+Older reth (and the spec) said `block number X does not match parent block number Y`: the same
 recovery applies, as it reads the database, not the message."""
 import json
 import os
@@ -29,7 +29,7 @@ from .jobs import Meter, attach, job_state, last_imported, long_unit
 PIPELINE = ("Headers", "Bodies", "SenderRecovery", "Execution", "MerkleUnwind", "AccountHashing", "StorageHashing",
             "MerkleExecute", "TransactionLookup", "IndexStorageHistory", "IndexAccountHistory", "Prune", "Finish")
 STATE_ROOT = (r"mismatched block state root: got (?P<got>0x[0-9a-fA-F]+), expected (?P<expected>0x[0-9a-fA-F]+)\S*[ \t].*?bad_block=(?P<block>\d+)",  # reth 1.11
-              r"mismatched block state root\D*(?P<block>\d+)\D*?got (?P<got>0x[0-9a-fA-F]+)\D*?expected (?P<expected>0x[0-9a-fA-F]+)")  # the seed's
+              r"mismatched block state root\D*(?P<block>\d+)\D*?got (?P<got>0x[0-9a-fA-F]+)\D*?expected (?P<expected>0x[0-9a-fA-F]+)")  # the spec's
 INVALID = r"Stopped at last valid block (\d+) due to invalid block (\d+)"
 
 

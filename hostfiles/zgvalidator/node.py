@@ -30,7 +30,7 @@ def hashes_agree(logged, full):
     return full[2:].startswith(first) and full.endswith(last)
 
 
-# 0gchaind's head is not on the execution client. The seed (7) names the EL's answer -38002 Invalid
+# 0gchaind's head is not on the execution client. The spec (7) names the EL's answer -38002 Invalid
 # forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead. BeaconKit
 # v1.1 (beacond, 0gchaind's open core) then logs "Received accepted syncing payload status during
 # forkchoice update call" and "failed to prepare proposal ... received nil payload ID" round after
@@ -182,7 +182,7 @@ class Validator:
         return None
 
     def check_jwt(self, el_unit):
-        """Seed 5: the path given to --authrpc.jwtsecret and to --chaincfg.engine.jwt-secret-path
+        """docs/spec.md §5: the path given to --authrpc.jwtsecret and to --chaincfg.engine.jwt-secret-path
         (beacond: --beacon-kit.engine.jwt-secret-path) must be the same file, checked on the host
         (same device and inode), not by name."""
         el_path = self.exec_arg(el_unit, "--authrpc.jwtsecret")
@@ -223,7 +223,7 @@ class Validator:
 
     def consensus_processes(self):
         """Running consensus daemons (0gchaind or beacond, whichever a release carries) whose home
-        holds this node's validator key (seed 5: one)."""
+        holds this node's validator key (docs/spec.md §5: one)."""
         mine = self.key_digest(self.s["consensusHome"])
         found = []
         for pid in os.listdir("/proc"):
@@ -247,7 +247,7 @@ class Validator:
         return found
 
     def ensure_state_file(self):
-        """Seed 7: a missing priv_validator_state.json is created as {} , never overwritten."""
+        """docs/spec.md §7: a missing priv_validator_state.json is created as {} , never overwritten."""
         path = os.path.join(self.s["consensusHome"], "data", "priv_validator_state.json")
         if os.path.exists(path):
             return None
@@ -309,9 +309,9 @@ class Validator:
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     def verify_running(self, el_unit, since_usec, el_signal):
-        """Seed 4.5 step 14 (also after a rollback): the EL log shows el_signal, the consensus log
+        """docs/spec.md §4.5 step 14 (also after a rollback): the EL log shows el_signal, the consensus log
         shows Committed state and no forkchoice fault, and catching_up is false. A forkchoice fault
-        (0gchaind's head not on the EL: seed 7's -38002, or beacon-kit's "EL syncing" for the
+        (0gchaind's head not on the EL: docs/spec.md §7's -38002, or beacon-kit's "EL syncing" for the
         SYNCING that real reth and geth answer) is remedied: stop 0gchaind, wait for the EL, roll
         the height back, start again (bounded)."""
         cl = self.units["consensus"]

@@ -230,7 +230,7 @@ def step_trim(v):
 
 
 def trim_verified(v, export_step):
-    """Seed 4.5 step 8 on the export that export_step verified (linked, not walked again, when its
+    """docs/spec.md §4.5 step 8 on the export that export_step verified (linked, not walked again, when its
     marker has the file's size and mtime; an older tool's marker has not)."""
     exp = v.marker(export_step)
     path = trim(v, 1, verified=exp if "mtimeNs" in exp else None)
@@ -238,7 +238,7 @@ def trim_verified(v, export_step):
 
 
 def transient_reth(v):
-    """Seed 4.5 step 10 compares reth's height on <prefix>545 before its unit exists: reth runs
+    """docs/spec.md §4.5 step 10 compares reth's height on <prefix>545 before its unit exists: reth runs
     once with the unit's own command line as a transient unit, and is stopped after."""
     argv = exec_start(os.path.join(v.s["etcDir"], v.units["reth"]))
     name = f"nodefleet-rethcheck-{v.node}"

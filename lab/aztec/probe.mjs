@@ -1,4 +1,4 @@
-// The contract probe (issue 19): runs the real Aztec CLI's option parser and config readers on an
+// The contract probe: runs the real Aztec CLI's option parser and config readers on an
 // argv and environment, without starting anything, and prints what the CLI made of them as JSON.
 // The cli tier (test/cli/aztec-contract.test.ts) feeds it what nodefleet renders.
 //

@@ -10,7 +10,7 @@ long chain without hours of block making.
 
 Downtime is the time from stopping 0gchaind to its first `Committed state` on reth.
 
-Ordered switch (seed 4.5): the work it cannot do without is the export, the import and the one
+Ordered switch (docs/spec.md §4.5): the work it cannot do without is the export, the import and the one
 backup copy; everything else is overhead (target: <= 60 s). The run:
 
 - a real geth datadir: real geth (lab/artifacts.sh) imports a chain of --blocks real blocks

@@ -1,4 +1,4 @@
-// Contract tests (issue 19): what nodefleet renders for an Aztec 4.1.2 sequencer, handed to the real
+// Contract tests: what nodefleet renders for an Aztec 4.1.2 sequencer, handed to the real
 // CLI from the npm registry (lab/aztec.sh, installed once into the cache). The real option parser
 // reads the unit's argv and environment and the real config readers build the node's config, as
 // `aztec start` does before it starts anything (lab/aztec/probe.mjs); the same for the

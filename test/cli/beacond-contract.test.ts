@@ -1,4 +1,4 @@
-// Contract test (issue 40): the consensus unit and app.toml nodefleet renders for a release whose
+// Contract test: the consensus unit and app.toml nodefleet renders for a release whose
 // daemon is BeaconKit's beacond (the open core of 0gchaind), read by the real beacond v1.1.0
 // (lab/beacond.sh: the pinned prebuilt artifact, or built from the Go module proxy). Every flag of
 // the rendered ExecStart must be one `beacond start --help` lists (a misspelt flag fails here);
@@ -140,7 +140,7 @@ describe("the rendered consensus unit and app.toml are read by the real beacond"
         // nodefleet writes its default files where a home has none: here they replace init's.
         fs.writeFileSync(path.join(p.consensusHome, "config/app.toml"), renderAppToml(node, dir, BEACOND));
         fs.writeFileSync(path.join(p.consensusHome, "config/config.toml"), renderConfigToml(node).replace("tcp://0.0.0.0:", "tcp://127.0.0.1:"));
-        // set-rpc-dial-url.py (seed 4.5 step 12) finds the key in the file beacond reads.
+        // set-rpc-dial-url.py (docs/spec.md §4.5 step 12) finds the key in the file beacond reads.
         const edit = spawnSync("python3", [path.join(HOSTFILES_DIR, "set-rpc-dial-url.py"), path.join(p.consensusHome, "config/app.toml"), `http://localhost:${PREFIX}551`, "--dry-run"], { encoding: "utf8" });
         assert.equal(edit.status, 0, edit.stderr);
         const { words, env: unitEnv } = unitCommand(renderConsensusUnit(node, dir, BEACOND));

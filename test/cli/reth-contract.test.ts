@@ -1,11 +1,11 @@
-// Contract test (issue 26): the reth unit nodefleet renders, started as systemd would start it, with
+// Contract test: the reth unit nodefleet renders, started as systemd would start it, with
 // the real reth built from upstream source (lab/reth.sh, cached). Only the host paths are mapped to
 // a scratch directory (the binary, the release's genesis, the data root); every flag and value is
 // the rendered one, ports on loopback. It answers eth_blockNumber over HTTP (a fresh datadir is
 // initialised from the dev chain's geth genesis: block 0), and on the auth port
 // engine_exchangeCapabilities with a JWT made from the rendered jwtsecret file, 401 without one. A
 // misspelt flag in the argv makes reth refuse to start, and this test with it. It also records where
-// real reth answers otherwise than the seed assumes (SYNCING for a forkchoice to an unknown head,
+// real reth answers otherwise than the spec assumes (SYNCING for a forkchoice to an unknown head,
 // not -38002). What this cannot
 // show: reth under 0gchaind's engine calls and the switch (the e2e tier).
 import { after, before, describe, it } from "node:test";
@@ -118,8 +118,8 @@ describe("the rendered reth unit starts the real reth", () => {
         const caps = await post(ports.engine, "engine_exchangeCapabilities", jwt(secret));
         assert.equal(caps.status, 200, JSON.stringify(caps));
         assert.ok(Array.isArray(caps.body.result) && caps.body.result.includes("engine_forkchoiceUpdatedV3"), JSON.stringify(caps.body));
-        // Where real reth differs from the seed (issue 26): a forkchoice to a head it does not have
-        // is answered SYNCING, not -38002 "Invalid forkchoice state" (which the seed's error table
+        // Where real reth differs from the spec: a forkchoice to a head it does not have
+        // is answered SYNCING, not -38002 "Invalid forkchoice state" (which the spec's error table
         // assumes; the host tool's
         // remedies now count beacon-kit's "EL syncing" for it as the same fault).
         const unknown = `0x${"ab".repeat(32)}`;

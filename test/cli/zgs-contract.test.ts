@@ -1,4 +1,4 @@
-// Contract test (issue 28): the config.toml nodefleet renders for a storage node, read by the real
+// Contract test: the config.toml nodefleet renders for a storage node, read by the real
 // zgs_node v1.1.0 built from upstream source (lab/zgs.sh, cached). Host paths are mapped to a
 // scratch directory; every key and value is the rendered one, ports on loopback.
 //
@@ -10,8 +10,8 @@
 //
 // Then the node starts from the rendered file against a real geth (--dev, on loopback) and answers
 // zgs_getStatus in the shape the health check parses, with the flow address it was given; the miner
-// key is read from config.toml, where nodefleet's host tool puts it (and, unlike DOMAIN.md said,
-// not from ZGS_NODE__MINER_KEY: shown below). What this cannot show: the node under systemd on a host, its sync of the
+// key is read from config.toml, where nodefleet's host tool puts it (and not from the
+// environment variable ZGS_NODE__MINER_KEY: shown below). What this cannot show: the node under systemd on a host, its sync of the
 // flow contract's log, failover and the snapshot guard (the e2e tier, on the dev VMs).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
@@ -168,7 +168,7 @@ describe("the rendered storage config.toml and the real zgs_node", () => {
         const bad = run(zgs, config);
         assert.notEqual(bad.status, 0, `a malformed miner_key was not refused:\n${bad.stdout}${bad.stderr}`);
         assert.match(fs.readFileSync(logFile, "utf8"), /Unable to parse miner_key/);
-        // Where the node differs from DOMAIN.md (and nodefleet before issue 28): it does not read
+        // Where the node differs from what its docs suggest: it does not read
         // ZGS_NODE__MINER_KEY (it parses its own keys from the file and the command line alone), so
         // a key delivered that way never reached it. A malformed one there is not even noticed.
         fs.writeFileSync(config, withKey(key));
@@ -182,7 +182,7 @@ describe("the rendered storage config.toml and the real zgs_node", () => {
         let zout = "";
         for (const s of [child.stdout!, child.stderr!]) s.on("data", (d) => (zout = (zout + String(d)).slice(-20_000)));
         const status = await until("zgs_getStatus", 120, () => rpc(PORTS.rpcPort, "zgs_getStatus"), child, () => zout);
-        // The shape zgs-health.py reads (and DOMAIN.md records).
+        // The shape zgs-health.py reads.
         assert.deepEqual(Object.keys(status).sort(), ["connectedPeers", "logSyncBlock", "logSyncHeight", "networkIdentity", "nextTxSeq"]);
         assert.equal(typeof status.logSyncHeight, "number");
         assert.equal(status.connectedPeers, 0);

@@ -1,4 +1,4 @@
-// E2E tier (issue 30): the real Aztec 4.1.2 node, started from the unit nodefleet renders for a
+// E2E tier: the real Aztec 4.1.2 node, started from the unit nodefleet renders for a
 // `network: local` sequencer, against the dev chain with Aztec's L1 contracts deployed by the real
 // CLI; its health read by nodefleet's host tool and diagnosed as `nodefleet status` diagnoses it.
 //

@@ -1,4 +1,4 @@
-// E2E tier (issue 19): nodefleet's sequencer registration against real Aztec L1 contracts. The real
+// E2E tier: nodefleet's sequencer registration against real Aztec L1 contracts. The real
 // CLI (4.1.2, lab/aztec.sh) deploys Aztec's L1 contracts onto the dev chain (real geth); the sender is
 // funded and approves the rollup as an operator would; then the key step and the registration step
 // nodefleet renders for a 4.1.2 sequencer run as a host runs them (sh, root-only env files,

@@ -51,7 +51,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
         const failures = lines.filter((l) => /errored|failed/.test(l) && !redial.test(l));
         assert.deepEqual(failures.map((l) => l.slice(0, 600)).slice(0, 20), [], "lines of scripts/dev.sh up that say errored or failed");
         assert.match(r.output, /Resources:\n(\s+\+ \d+ created\n)?\s+(\d+ unchanged|\+ \d+ created)/, r.output.slice(-3000));
-        // A clean run prints no warning an operator has to learn to ignore (issue 27): the
+        // A clean run prints no warning an operator has to learn to ignore: the
         // plugins are where Pulumi looks for them, and no operation is left pending.
         assert.doesNotMatch(r.output, /from \$PATH|pending operations?/, "a plugin or pending-operation warning");
     });

@@ -70,13 +70,13 @@ export function hostsScenario(steps: Steps): void {
         assert.ok(Number(log.output.trim()) > 0, log.output);
     });
 
-    steps.test("runs the sequencer under systemd with seed 2.4's flags, registered against the L1 registry, with health in the stack outputs", {}, () => {
+    steps.test("runs the sequencer under systemd with docs/spec.md §2.4's flags, registered against the L1 registry, with health in the stack outputs", {}, () => {
         const active = onVm("dev-1", "systemctl is-active aztec-sequencer-1.service; systemctl show -p User --value aztec-sequencer-1.service; ps -o args= -u nodefleet | grep 'aztec start' | grep -v grep");
         const [state, user, args] = active.output.trim().split("\n");
         assert.deepEqual([state, user], ["active", "nodefleet"]);
         assert.match(args!, / start --node --archiver --sequencer --network alpha-testnet --sequencer\.coinbase 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed --p2p\.p2pIp 10\.77\.0\.11$/);
         assert.doesNotMatch(args!, /validatorPrivateKey|private-key|10\.0\.2\.2/);
-        // Seed 2.4's L1 flags reach it as their variables, from the root-only env file (a URL may carry an API key).
+        // docs/spec.md §2.4's L1 flags reach it as their variables, from the root-only env file (a URL may carry an API key).
         const env = onVm("dev-1", "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value aztec-sequencer-1.service)/environ | grep -E '^(ETHEREUM_HOSTS|L1_CONSENSUS_HOST_URLS)=' | sort").output.trim();
         assert.equal(env, "ETHEREUM_HOSTS=http://10.0.2.2:8545\nL1_CONSENSUS_HOST_URLS=http://10.0.2.2:5052");
         const health = stackHealth()["sequencer-1"];

@@ -1,4 +1,4 @@
-// The monitoring stack on the dev VMs (issue 41), a scenario of the dev stack's (dev-stack.test.ts
+// The monitoring stack on the dev VMs, a scenario of the dev stack's (dev-stack.test.ts
 // registers it near its end, on the fleet as the scenarios before it leave it): `pulumi up` with a
 // monitoring section puts Debian's node_exporter on both VMs and Prometheus and Alertmanager on
 // dev-1 (the packages are in the lab's image, their services disabled: apt would take

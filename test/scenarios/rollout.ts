@@ -1,4 +1,4 @@
-// Health-gated rollouts on the dev VMs (issue 42), a scenario of the dev stack's, on the fleet as
+// Health-gated rollouts on the dev VMs, a scenario of the dev stack's, on the fleet as
 // the storage and sequencer scenario leaves it. Two more storage nodes join storage-1 (storage-2 on
 // dev-2, storage-3 on dev-1 on ports of its own, each with a miner key of its own) and a `rollout`
 // section turns the gates on, storage one node per batch with `onFailure: rollback` (the gates'

@@ -31,7 +31,7 @@ export function storageAndSequencerScenario(steps: Steps): void {
         assert.equal(health.synced, true, JSON.stringify(health));
     });
 
-    steps.test("refuses a data_db the node did not create (seed 2.2), then starts again once it is moved away", {}, () => {
+    steps.test("refuses a data_db the node did not create (docs/spec.md §2.2), then starts again once it is moved away", {}, () => {
         onVm("dev-1", "systemctl stop zgs-storage-1 && mv /data/storage-1/db /data/storage-1/db.mine && mkdir -p /data/storage-1/db/data_db /data/storage-1/db/flow_db");
         const refused = upWith((y) => y.replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]'));
         assert.notEqual(refused.status, 0);

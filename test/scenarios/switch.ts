@@ -1,6 +1,6 @@
-// The dev stack's switch of validator-1's execution client from geth to reth (seed 4.5): a migrate
+// The dev stack's switch of validator-1's execution client from geth to reth (docs/spec.md §4.5): a migrate
 // resumed after pulumi was killed, the rollback, a migrate again through a reboot and refused bad
-// files, a move between hosts, the low-downtime switch, and seed 7's -38002 diagnosed and cured.
+// files, a move between hosts, the low-downtime switch, and docs/spec.md §7's -38002 diagnosed and cured.
 import * as assert from "node:assert/strict";
 import type { Steps } from "../support/steps";
 import { sh } from "../support/cli";
@@ -350,10 +350,10 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         assert.equal(onV("test -d /data/validator-1/geth/geth/chaindata && echo kept").output.trim(), "kept", "geth's datadir is the way back");
     });
 
-    steps.test("nodefleet status diagnoses 0gchaind ahead of the real reth (seed 7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { timeout: 20 * 60_000, unless: () => (lowDowntime() ? null : "needs validator-1 on reth: the low-downtime switch before it did not run or pass") }, async () => {
+    steps.test("nodefleet status diagnoses 0gchaind ahead of the real reth (docs/spec.md §7's -38002; reth answers SYNCING) without touching it; the health remedy cures it", { timeout: 20 * 60_000, unless: () => (lowDowntime() ? null : "needs validator-1 on reth: the low-downtime switch before it did not run or pass") }, async () => {
         // reth loses its last blocks while both are stopped (reth's own stage unwind, as the
         // operator): beacond, started again, asserts a head reth lacks. Real reth 1.11 answers
-        // SYNCING, not the seed's -38002, and the real beacond logs "Received accepted syncing
+        // SYNCING, not the spec's -38002, and the real beacond logs "Received accepted syncing
         // payload status … payload status is SYNCING" (hostfiles/tests_real shows the same natively).
         const cl = "0gchaind-validator-1";
         const rpc = (method: string) => onV(`curl -s -m 2 -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}' http://127.0.0.1:56545`, true).output;

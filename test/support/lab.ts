@@ -36,7 +36,7 @@ export function onVm(vm: string, command: string, allowFail = false, opts: { inp
 export const since = (unit: string) => onVm("dev-1", `systemctl show -p ActiveEnterTimestampMonotonic --value ${unit}`).output.trim();
 export const fromLab = (...args: string[]) => sh("bash", [VM, "lab", ...args], { timeoutMs: 120_000 });
 
-/** What must answer from the lab network, per VM, and what must not (seed 5: no RPC, engine or admin port). */
+/** What must answer from the lab network, per VM, and what must not (docs/spec.md §5: no RPC, engine or admin port). */
 export const EXPECTED: Record<string, { ip: string; open: string[]; closed: string[] }> = {
     "dev-1": {
         ip: "10.77.0.11",

@@ -1,4 +1,4 @@
-// The mistakes operators really make (issue 27): fields that are each well-formed but disagree
+// The mistakes operators really make: fields that are each well-formed but disagree
 // with each other or with the world. Keys against the addresses and files that name them,
 // addresses nobody can sign for where funds go or contracts are called, references to nothing.
 // Every refusal names its config paths; no secret value appears in any message (checked).

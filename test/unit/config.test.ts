@@ -96,11 +96,11 @@ const cases: Case[] = [
     { name: "chain id 11155111", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 11155111), error: null },
     { name: "chain id mainnet", mutate: (f) => (f.nodes[Q].sequencer.l1ChainId = 1), error: "nodes[1].sequencer.l1ChainId: the 2.0.x L1 chain id must be 11155111" },
     { name: "network other than alpha-testnet", mutate: (f) => (f.nodes[Q].sequencer.network = "mainnet"), error: "nodes[1].sequencer.network: the 2.0.x sequencer network must be alpha-testnet" },
-    // sequencer versions (issue 19): each known version with its own settings; others refused with the list
+    // sequencer versions: each known version with its own settings; others refused with the list
     { name: "sequencer version unknown", mutate: (f) => (f.nodes[Q].sequencer.version = "3.0.0"), error: "nodes[1].sequencer.version: version must be one nodefleet knows: 2.0.x" },
     { name: "sequencer version latest", mutate: (f) => (f.nodes[Q].sequencer.version = "latest"), error: "nodes[1].sequencer.version: version must be one nodefleet knows: 2.0.x" },
     { name: "sequencer version missing", mutate: (f) => delete f.nodes[Q].sequencer.version, error: "nodes[1].sequencer.version: version must be one nodefleet knows" },
-    { name: "sequencer 2.0.3 (the seed's 2.x)", mutate: (f) => (f.nodes[Q].sequencer.version = "2.0.3"), error: null },
+    { name: "sequencer 2.0.3 (the spec's 2.x)", mutate: (f) => (f.nodes[Q].sequencer.version = "2.0.3"), error: null },
     { name: "sequencer version 2.1.0", mutate: (f) => (f.nodes[Q].sequencer.version = "2.1.0"), error: "nodes[1].sequencer.version: version must be one nodefleet knows" },
     { name: "sequencer version 4.1.3", mutate: (f) => (f.nodes[Q].sequencer = { ...sequencerV4Settings(), version: "4.1.3" }), error: "nodes[1].sequencer.version: version must be one nodefleet knows" },
     { name: "sequencer 4.1.2", mutate: (f) => (f.nodes[Q].sequencer = sequencerV4Settings()), error: null },

@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { FAULTS, SEED_ERROR_ROWS } from "../../components/monitoring/faults";
+import { FAULTS, SPEC_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, scrapedValidators } from "../../components/monitoring/config";
 import { golden, verifyUnits } from "../support/golden";
@@ -136,15 +136,15 @@ describe("monitoring: the alert rules", () => {
         assert.equal(new Set(rules.map((r) => r.alert)).size, rules.length, "alert names are unique");
     });
 
-    it("every row of the seed's error table has an alert, each row of the table once", () => {
-        const seed = fs.readFileSync(path.join(ROOT, "..", "shared", "seed", "000_42ec4f4a4a6bb795.txt"), "utf8");
-        const table = seed.slice(seed.indexOf("## 7. Errors"), seed.indexOf("## 8. Limits"));
-        const rows = [...table.matchAll(/^\| ([^|]+?) \| [^|]+ \| [^|]+ \|$/gm)].map((m) => m[1]!).filter((r) => r !== "Error" && !/^-+$/.test(r));
+    it("every row of the spec's error table has an alert, each row of the table once", () => {
+        const spec = fs.readFileSync(path.join(ROOT, "docs", "spec.md"), "utf8");
+        const table = spec.slice(spec.indexOf("## §7 The error table"), spec.indexOf("## §8"));
+        const rows = [...table.matchAll(/^\| ([^|]+?) \| [^|]+ \| [^|]+ \|$/gm)].map((m) => m[1]!).filter((r) => !r.startsWith("error ") && !/^-+$/.test(r));
         assert.equal(rows.length, 8);
-        assert.deepEqual(SEED_ERROR_ROWS.map((r) => r.row).sort(), rows.map((r) => r.replace(/^(-38002 Invalid forkchoice state).*/, "$1")).sort());
+        assert.deepEqual(SPEC_ERROR_ROWS.map((r) => r.row).sort(), rows.map((r) => r.replace(/^(-38002 Invalid forkchoice state).*/, "$1")).sort());
         const codes = new Set(FAULTS.map((f) => f.code));
-        for (const r of SEED_ERROR_ROWS) for (const c of r.codes) assert.ok(codes.has(c), `${r.row}: ${c}`);
-        for (const f of FAULTS.filter((f) => f.seedRow)) assert.ok(SEED_ERROR_ROWS.some((r) => r.row === f.seedRow && r.codes.includes(f.code)), f.code);
+        for (const r of SPEC_ERROR_ROWS) for (const c of r.codes) assert.ok(codes.has(c), `${r.row}: ${c}`);
+        for (const f of FAULTS.filter((f) => f.specRow)) assert.ok(SPEC_ERROR_ROWS.some((r) => r.row === f.specRow && r.codes.includes(f.code)), f.code);
     });
 
     it("every nodefleet_* metric a rule reads is one the health module writes, with the labels the rule matches", () => {
@@ -157,7 +157,7 @@ describe("monitoring: the alert rules", () => {
         }
     });
 
-    it("every alert has a case that fires it and one that keeps it quiet; what the seed calls expected waits an hour or more", () => {
+    it("every alert has a case that fires it and one that keeps it quiet; what the spec calls expected waits an hour or more", () => {
         for (const r of alertRules(CTX)) {
             assert.ok(r.cases.some((c) => c.firing.length > 0), `${r.alert}: a firing case`);
             assert.ok(r.cases.some((c) => c.firing.length === 0), `${r.alert}: a quiet case`);

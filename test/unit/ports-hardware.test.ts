@@ -47,7 +47,7 @@ describe("port table", () => {
 });
 
 describe("hardware targets", () => {
-    it("follow seed 8 per role", () => {
+    it("follow docs/spec.md §8 per role", () => {
         assert.deepEqual([ROLE_TARGETS.storage.cores, ROLE_TARGETS.storage.memoryGb, ROLE_TARGETS.storage.diskGb, ROLE_TARGETS.storage.ssd], [8, 32, 500, true]);
         assert.deepEqual([ROLE_TARGETS.sequencer.cores, ROLE_TARGETS.sequencer.memoryGb, ROLE_TARGETS.sequencer.diskGb], [8, 16, 1000]);
         assert.deepEqual([ROLE_TARGETS.validator.cores, ROLE_TARGETS.validator.memoryGb, ROLE_TARGETS.validator.diskGb], [8, 32, 1000]);

@@ -1,4 +1,4 @@
-// A release's URL with a credential (issue 42, item 6): refused in plain config without being
+// A release's URL with a credential: refused in plain config without being
 // echoed, accepted from a secret; the install step gets it on its secret stdin, and the install
 // script hands it to curl on curl's stdin: run for real here against a local HTTP server, with a
 // curl on PATH that records its command line. What this cannot show: a host's `ps` during a real

@@ -1,4 +1,4 @@
-// Health-gated rollouts, as the program builds them (issue 42): with a `rollout` section each node
+// Health-gated rollouts, as the program builds them: with a `rollout` section each node
 // gets a gate step after its health step, and a role's batches follow each other through
 // `dependsOn` (a node's key step, its first step that can restart it, waits for the gates of the
 // batch before it). Strict mocks: what they cannot prove is that the engine keeps the order or

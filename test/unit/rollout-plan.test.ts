@@ -1,4 +1,4 @@
-// The rollout's config section and its plan (issue 42): batch sizes from counts and percentages,
+// The rollout's config section and its plan: batch sizes from counts and percentages,
 // the stable order, per-role settings over fleet-wide ones over the defaults, and the plan's text.
 // Pure. The gate steps and their dependsOn chains: rollout-gates.test.ts.
 import { describe, it } from "node:test";

@@ -43,12 +43,12 @@ function startFlags(unit: string): string[] {
 const SEED_2_4_FLAGS = ["--node", "--archiver", "--sequencer", "--network", "--l1-rpc-urls", "--l1-consensus-host-urls", "--sequencer.coinbase", "--p2p.p2pIp"];
 
 describe("sequencer role: rendered files", () => {
-    it("the release-runtime unit matches its golden copy, passes systemd-analyze verify, carries seed 2.4's flags and no key", () => {
+    it("the release-runtime unit matches its golden copy, passes systemd-analyze verify, carries docs/spec.md §2.4's flags and no key", () => {
         const spec = sequencerSpec((s) => (s.runtime = "release"));
         const unit = fs.readFileSync(golden("sequencer/aztec-sequencer-1.service", renderSequencerUnit(spec, "/data", aztecRelease(), "198.51.100.20")), "utf8");
         verifyUnit("aztec-sequencer-1.service", unit);
         const flags = startFlags(unit);
-        // Seed 2.4's flags but the L1 endpoints: a URL may carry an API key, so they come from the
+        // docs/spec.md §2.4's flags but the L1 endpoints: a URL may carry an API key, so they come from the
         // root-only env file as ETHEREUM_HOSTS / L1_CONSENSUS_HOST_URLS (the key step's test).
         assert.deepEqual(flags.filter((w) => w.startsWith("--")), SEED_2_4_FLAGS.filter((f) => !["--l1-rpc-urls", "--l1-consensus-host-urls"].includes(f)));
         assert.deepEqual(flags.slice(flags.indexOf("--network"), flags.indexOf("--network") + 2), ["--network", "alpha-testnet"]);

@@ -1,4 +1,4 @@
-// `nodefleet status` without hosts: the diagnosis table (each seed error row from a recorded
+// `nodefleet status` without hosts: the diagnosis table (each error row of docs/spec.md §7 from a recorded
 // health answer: test/fixtures/status; the validator's were recorded from the real host tool
 // against the node simulators, hostfiles/tests/test_zg_validator_sims.py StatusOnTheSimulators),
 // the rows of unreachable hosts and failed checks, the table, the targets read from a stack's
@@ -27,7 +27,7 @@ const VALIDATOR = answers("validator");
 const faults = (r: NodeRow, severity?: "error" | "warning") => r.diagnoses.filter((d) => severity === undefined || d.severity === severity).map((d) => d.fault);
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
-describe("status: the diagnosis table (seed 7) from recorded health answers", () => {
+describe("status: the diagnosis table (docs/spec.md §7) from recorded health answers", () => {
     const storage = (c: string) => diagnose("storage-1", "storage", "dev-1", STORAGE[c]!);
     const sequencer = (c: string) => diagnose("sequencer-1", "sequencer", "dev-1", SEQUENCER[c]!);
     const validator = (a: Record<string, unknown>) => diagnose("validator-1", "validator", "dev-2", a);
@@ -38,7 +38,7 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.deepEqual(r.diagnoses, []);
     });
 
-    it("storage peers are 0: a warning with the seed's remedy, still healthy", () => {
+    it("storage peers are 0: a warning with the spec's remedy, still healthy", () => {
         const r = storage("peers-0");
         assert.equal(r.healthy, true);
         assert.deepEqual(faults(r), ["storage-peers-0"]);
@@ -123,7 +123,7 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.equal(diagnose("sequencer-1", "sequencer", "dev-1", { ...SEQUENCER["4.1.2-healthy"], registration: { error: "no L1 RPC URL answered" } }).sequencer!.registration, "unknown");
     });
 
-    it("a validator on reth: healthy; reth without peers is the seed's 'expected at first' warning with its p2p port", () => {
+    it("a validator on reth: healthy; reth without peers is the spec's 'expected at first' warning with its p2p port", () => {
         const a = VALIDATOR["healthy-reth"]!;
         const r = validator(a);
         assert.equal(r.healthy, true);
@@ -134,7 +134,7 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.match(r.diagnoses[0]!.remedy, new RegExp(`wait; make sure ${p2p} is open on TCP and UDP`));
     });
 
-    it("0gchaind's head not on the execution client (seed 7's -38002; real reth's SYNCING), found by status and not remedied: unhealthy with the seed's remedy", () => {
+    it("0gchaind's head not on the execution client (docs/spec.md §7's -38002; real reth's SYNCING), found by status and not remedied: unhealthy with the spec's remedy", () => {
         const r = validator(VALIDATOR["forkchoice-38002"]!);
         assert.equal(r.healthy, false);
         assert.ok(faults(r, "error").includes("forkchoice-38002"), JSON.stringify(r.diagnoses));
@@ -150,7 +150,7 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.ok(!faults(validator(a)).includes("forkchoice-38002"));
     });
 
-    it("JWT files that differ: the seed's Engine API row, and 0gchaind down", () => {
+    it("JWT files that differ: the spec's Engine API row, and 0gchaind down", () => {
         const r = validator(VALIDATOR["jwt-mismatch"]!);
         assert.deepEqual(faults(r, "error"), ["service-down", "jwt-mismatch"]);
         assert.match(r.diagnoses[1]!.remedy, /same JWT file for both/);
@@ -166,7 +166,7 @@ describe("status: the diagnosis table (seed 7) from recorded health answers", ()
         assert.equal(r.diagnoses.find((d) => d.fault === "engine-unreachable")!.remedy, advice);
     });
 
-    it("a missing priv_validator_state.json: the seed's remedy, create it with {}", () => {
+    it("a missing priv_validator_state.json: the spec's remedy, create it with {}", () => {
         const r = validator(VALIDATOR["missing-priv-validator-state"]!);
         assert.ok(faults(r, "error").includes("missing-priv-validator-state"));
         assert.match(r.diagnoses.find((d) => d.fault === "missing-priv-validator-state")!.remedy, /create data\/priv_validator_state\.json in the consensus home with the content \{\}/);

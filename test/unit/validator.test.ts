@@ -1,5 +1,5 @@
 // The validator role: its units (golden copies checked by systemd-analyze verify, reth's command
-// line compared flag by flag with seed 2.6), its scripts (shellcheck), default config files (a
+// line compared flag by flag with docs/spec.md §2.6), its scripts (shellcheck), default config files (a
 // TOML parser) and, with strict mocks, its steps and the order of the switch's 14 steps. What
 // the steps do on a host is proven by the host tool's python tests and the VM tier.
 import { afterEach, describe, it } from "node:test";
@@ -38,11 +38,11 @@ function flags(unit: string): Map<string, string> {
 }
 
 describe("validator role: execution-client units", () => {
-    it("reth's unit carries exactly seed 2.6's parameters and unit settings, and leaves its log to the journal", () => {
+    it("reth's unit carries exactly docs/spec.md §2.6's parameters and unit settings, and leaves its log to the journal", () => {
         const node = validatorSpec();
         const unit = fs.readFileSync(golden("validator/reth-validator-1.service", renderRethUnit(node, "/data", REL, "198.51.100.30")), "utf8");
         verifyUnits({ "reth-validator-1.service": unit });
-        // Seed 4.5 step 1: reth is copied from the release to /usr/local/bin.
+        // docs/spec.md §4.5 step 1: reth is copied from the release to /usr/local/bin.
         assert.match(unit, /^ExecStart=\/usr\/local\/bin\/reth node /m);
         assert.deepEqual(Object.fromEntries(flags(unit)), {
             "--chain": "/opt/nodefleet/0g-chain/geth-genesis.json",
@@ -55,7 +55,7 @@ describe("validator role: execution-client units", () => {
             "--port": "56303",
             "--bootnodes": ENODE,
             "--nat": "extip:198.51.100.30",
-            // Not in the seed: the real reth colours its output and writes debug log files under the
+            // Not in the spec: the real reth colours its output and writes debug log files under the
             // operator's home unless told not to; the journal is the log.
             "--color": "never", "--log.file.max-files": "0",
         });
@@ -78,7 +78,7 @@ describe("validator role: execution-client units", () => {
 });
 
 describe("validator role: consensus unit, config files and scripts", () => {
-    it("0gchaind's unit names the JWT file reth's and geth's units name (seed 5)", () => {
+    it("0gchaind's unit names the JWT file reth's and geth's units name (docs/spec.md §5)", () => {
         const node = validatorSpec();
         const unit = fs.readFileSync(golden("validator/0gchaind-validator-1.service", renderConsensusUnit(node, "/data", REL)), "utf8");
         verifyUnits({ "0gchaind-validator-1.service": unit });
@@ -330,7 +330,7 @@ describe("validator role: steps", () => {
         });
     });
 
-    it("switch: migrate chains the 14 steps of seed 4.5 in order between configure and health, all bound to one inputs hash", async () => {
+    it("switch: migrate chains the 14 steps of docs/spec.md §4.5 in order between configure and health, all bound to one inputs hash", async () => {
         const { recorded, fleet } = await stack((v) => { v.executionClient = "reth"; v.switch = "migrate"; });
         const names = SWITCH_STEPS.map((s) => `fleet-validator-1-switch-${s}`);
         assert.equal(names.length, 14);

@@ -69,7 +69,7 @@ def start_options(flags):
             opts[flag] = value
     for switch in SWITCHES:
         if not flags.get(switch):
-            raise Refused(f"--{switch} is required (seed 2.4: start --node --archiver --sequencer)")
+            raise Refused(f"--{switch} is required (docs/spec.md §2.4: start --node --archiver --sequencer)")
     for required in ("network", "l1-rpc-urls", "l1-consensus-host-urls", "sequencer.validatorPrivateKey", "sequencer.coinbase", "p2p.p2pIp"):
         if not opts.get(required):
             raise Refused(f"--{required} (or ${START_FLAGS[required]}) is required")

@@ -212,7 +212,7 @@ class Block:
             raise RlpError(f"block at offset {offset} has no header")
         _, hs, he, hraw = parts[0]
         header = rlp_list_items(buf, hs, he)
-        if len(header) < 9:  # number is field 8 (DOMAIN.md, RLP layout)
+        if len(header) < 9:  # number is field 8 of an Ethereum block header
             raise RlpError(f"header at offset {hraw} has {len(header)} fields, needs at least 9")
         self.offset, self.raw = offset, bytes(buf[offset:e])
         self.parent_hash = bytes(buf[header[0][1]:header[0][2]])

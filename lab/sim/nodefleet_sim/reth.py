@@ -1,4 +1,4 @@
-"""reth SIMULATOR: the subcommands the geth -> reth switch uses (seed 4.4, 4.5, 2.6), behaving
+"""reth SIMULATOR: the subcommands the geth -> reth switch uses (docs/spec.md §4.4, 4.5, 2.6), behaving
 as the real reth 1.11 does where the switch meets it (measured against the real binary: the
 cli tier's reth contract test and hostfiles/tests/test_real_reth.py).
 
@@ -7,7 +7,7 @@ cli tier's reth contract test and hostfiles/tests/test_real_reth.py).
   reth import [--color never] [--log.file.max-files 0] --chain <genesis.json> --datadir <dir> <file.rlp>
   reth stage unwind [--color never] --chain … --datadir … to-block <N>
   reth db [--quiet] [--color never] --chain … --datadir … list StageCheckpoints --json [--len N]
-  reth node   <the flags of seed 2.6>
+  reth node   <the flags of docs/spec.md §2.6>
 
 import decodes the RLP chain file for real (hashes with keccak-256 over the header) and, like
 reth, checks the whole chunk (here: the whole file; reth's default chunk is 1 GB) before writing
@@ -25,7 +25,7 @@ the engine API (JWT HS256 from --authrpc.jwtsecret; 401 otherwise) on --authrpc.
 engine_forkchoiceUpdatedV3 (with payload attributes it builds the next block: a synthetic one,
 no transactions), engine_getPayloadV3, engine_newPayloadV3. The first valid forkchoice logs
 'Starting consensus engine'. A forkchoice head it does not have answers SYNCING and logs
-'Received forkchoice updated message when syncing', as the real reth 1.11 does (the seed expected
+'Received forkchoice updated message when syncing', as the real reth 1.11 does (the spec expected
 -38002 Invalid forkchoice state).
 
 Faults: import-stop-at=N (the import is killed at block N, SIGKILL, after writing the headers

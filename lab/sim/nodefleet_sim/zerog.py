@@ -25,7 +25,7 @@ back. What it logs is what beacon-kit (0gchaind's consensus layer) logs for the 
 SYNCING or ACCEPTED (what real reth 1.11 and geth answer for a head they do not have), once per
 start the warning 'Your execution client is syncing. It should be downloading eth blocks from its
 peers. Restart the beacon node once the execution client is caught up.', then
-'NotifyForkchoiceUpdate: EL syncing. Retrying...' each round; for an engine API error (the seed's
+'NotifyForkchoiceUpdate: EL syncing. Retrying...' each round; for an engine API error (the spec's
 '-38002 Invalid forkchoice state'), 'failed to notify forkchoice update' with the code. A JWT
 mismatch gets HTTP 401 from the EL: logged as an engine API error, and the daemon exits after 3.
 
@@ -208,7 +208,7 @@ def cmd_start(flags, log):
             if "401" in str(e):
                 auth_failures += 1
                 if auth_failures >= 3:
-                    log.error("engine API: unauthorized: the JWT secret differs from the execution client's (seed 5: use the same file)")
+                    log.error("engine API: unauthorized: the JWT secret differs from the execution client's (docs/spec.md §5: use the same file)")
                     server.shutdown()
                     return 1
     save_state(home, st)

@@ -192,7 +192,7 @@ class RethNode(unittest.TestCase):
                     time.sleep(0.1)
             with self.assertRaisesRegex(OSError, "401"):
                 common.rpc_call(engine, "eth_blockNumber", jwt_secret=b"\x00" * 32)
-            # A head it does not have: SYNCING, as real reth 1.11 answers (not the seed's -38002).
+            # A head it does not have: SYNCING, as real reth 1.11 answers (not the spec's -38002).
             unknown = common.rpc_call(engine, "engine_forkchoiceUpdatedV3", [{"headBlockHash": "0x" + "12" * 32}, None], jwt_secret=b"\xaa" * 32)
             self.assertEqual((unknown["payloadStatus"]["status"], unknown["payloadId"]), ("SYNCING", None))
             genesis = common.rpc_call(url, "eth_getBlockByNumber", ["0x0", False])

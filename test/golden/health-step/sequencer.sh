@@ -4,7 +4,9 @@
 # release that exits at start, a flag or config the binary rejects. The configure step that
 # restarted it does not fail for that (it warns): a step that fails records nothing in Pulumi's
 # state, so a configure step failing after it changed the host would not run again when the change
-# is set back, and the node would stay on it. This step changes nothing on the host.
+# is set back, and the node would stay on it. This step writes no file of the node's; a
+# validator's health tool alone acts, running the forkchoice remedy of docs/spec.md §7 (stop the
+# consensus daemon, roll its height back, start it) when the daemon logs that fault.
 set -u
 
 # journal_tail UNIT LINES: the unit's last journal lines, each URL cut to scheme://host[:port]

@@ -73,8 +73,8 @@ if ! dpkg-query -W -f='${Status}' prometheus-node-exporter 2>/dev/null | grep -q
 	: > /etc/nodefleet/.installed-prometheus-node-exporter
 fi
 install -d -m 0755 /var/lib/prometheus/node-exporter
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 85765b87d36440a8b991b8e6966d55670794e3d27771d6aa9e047b46b31b886b
-put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 498b5cd73ec031df504438d556d185cede2462b2654375a748c2ded4309e28d2
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 852a7aaae32b1b7f5eacdf042a3f2788fc7cd33fe0ea3c26e2d2b8c53204c457
+put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 0116f2943142c1efe0f176f32814b7eb0fced8e6af7d668c984e25d7cb3781d6
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put /etc/nodefleet/health-checks.json 0644 root:root <<'NODEFLEET_EOF'
 {

@@ -284,7 +284,7 @@ groups:
         labels:
           severity: error
         annotations:
-          summary: "{{ $labels.node }} on {{ $labels.host }}: the storage node is 5 or more blocks behind the chain head (seed 8: synced is fewer than 5)"
+          summary: "{{ $labels.node }} on {{ $labels.host }}: the storage node is 5 or more blocks behind the chain head (docs/spec.md §8: synced is fewer than 5)"
           remedy: wait while it catches up; if its height does not grow, the RPC endpoint is probably down (see rpc-endpoint-down)
           status: nodefleet status --stack prod
           code: not-synced
@@ -475,7 +475,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: its height has not grown in 10 minutes"
-          remedy: "storage: the RPC endpoint is probably down (seed 7): check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers"
+          remedy: "storage: the RPC endpoint is probably down (docs/spec.md §7): check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers"
           status: nodefleet status --stack prod
   - name: nodefleet-switch
     rules:
@@ -534,7 +534,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.host }}: {{ $labels.mountpoint }} has less than 10% free"
-          remedy: free space or grow the volume; a geth -> reth switch needs about twice the geth datadir free (seed 8)
+          remedy: free space or grow the volume; a geth -> reth switch needs about twice the geth datadir free (docs/spec.md §8)
           status: nodefleet status --stack prod
       - alert: NodefleetDiskFillsIn24h
         expr: predict_linear(node_filesystem_avail_bytes{mountpoint=~"/|/data",fstype!~"tmpfs|ramfs|squashfs|overlay"}[6h], 86400) < 0
@@ -543,7 +543,7 @@ groups:
           severity: warning
         annotations:
           summary: "{{ $labels.host }}: {{ $labels.mountpoint }} fills within 24 h at its rate of the last 6 h"
-          remedy: find what grows (a switch's export and import take about twice the geth datadir, seed 8); free space or grow the volume before it is full
+          remedy: find what grows (a switch's export and import take about twice the geth datadir, docs/spec.md §8); free space or grow the volume before it is full
           status: nodefleet status --stack prod
       - alert: NodefleetMemoryLow
         expr: node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes < 0.05

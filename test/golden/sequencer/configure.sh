@@ -85,13 +85,13 @@ put "$etc/sequencer.json" 0644 root:root <<'NODEFLEET_EOF'
 }
 NODEFLEET_EOF
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
-put_tool /usr/local/lib/nodefleet/aztec-register.py 0755 root:root 279b89cbad205bfaf1ceaf3ec30df81c54bb3b77b4ec7ead9b790680e5f295cf
-put_tool /usr/local/lib/nodefleet/aztec-argv.mjs 0644 root:root 61283e6eff3df07f2a8fee2e4330339b63351ef94754540b6be3783c7ffbb51b
-put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root 9166e20cdefda31d9430b2ad3a055ff7b7bfd1ef436eb16694eaf2f14d8d56a3
+put_tool /usr/local/lib/nodefleet/aztec-register.py 0755 root:root 014cf85fcb75997167d4673e9be9d9d77d04490ed33753c4e0b6732f87aa26a3
+put_tool /usr/local/lib/nodefleet/aztec-argv.mjs 0644 root:root 83c82548d5e69390b1f05563c01b6e74f502ae3ae1e6971884de98affc9e8f4e
+put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root 87948ebe8c9a95335eadeb8c3dd01ee05dfbfba394cd71353757b2b9492a684f
 restart=""
 put /etc/systemd/system/"$service" 0644 root:root <<'NODEFLEET_EOF'
 # Aztec 2.0.x sequencer sequencer-1 (node, archiver, sequencer on alpha-testnet), rendered by nodefleet.
-# The start flags are the ones Aztec 2.0.x reads (seed 2.4 for 2.0.x); the validator private key
+# The start flags are the ones Aztec 2.0.x reads (docs/spec.md §2.4 for 2.0.x); the validator private key
 # is the one value given by its environment variable (VALIDATOR_PRIVATE_KEY) from a root-only 0600
 # file, never a command line.
 [Unit]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# nodefleet: validator registration of Aztec sequencer sequencer-1 (seed 2.5): skipped when the
+# nodefleet: validator registration of Aztec sequencer sequencer-1 (docs/spec.md §2.5): skipped when the
 # registry's getInfo already shows it; the key is read on the host from a root-only file.
 set -eu
 # The settings stay on the host (no key in them): the health check reads the registration's state

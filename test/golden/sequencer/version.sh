@@ -1,6 +1,6 @@
 #!/bin/sh
 # nodefleet: Aztec sequencer sequencer-1 software version 2.0.2: runs the version manager
-# (aztec-up, seed 4.4 / 9), which installs the CLI and pulls the node image, and records the
+# (aztec-up, docs/spec.md §4.4 / 9), which installs the CLI and pulls the node image, and records the
 # version. The configure step restarts the node when the recorded version differs from the one
 # it last started.
 set -eu

@@ -1,6 +1,6 @@
 #!/bin/sh
 # nodefleet: configure 0G storage node storage-1 on host h-storage: its files, the snapshot guard
-# (seed 2.2), the RPC endpoint choice (seed 7), then start it, or restart it when something it
+# (docs/spec.md §2.2), the RPC endpoint choice (docs/spec.md §7), then start it, or restart it when something it
 # reads changed. Safe to run again: unchanged files are left alone and nothing restarts.
 set -eu
 
@@ -69,7 +69,7 @@ if [ ! -x /opt/nodefleet/releases/zgs-5a5a5a5a5a5a5a5a5a5a5a5a/zgs_node ]; then
 	exit 1
 fi
 
-# Seed 2.2: snapshots are never used. A flow_db or data_db this node did not create (no marker,
+# docs/spec.md §2.2: snapshots are never used. A flow_db or data_db this node did not create (no marker,
 # or another node's) is refused before the service can start on it.
 marker="$db/.nodefleet-node"
 if [ -f "$marker" ]; then
@@ -95,13 +95,13 @@ install -d -m 0700 /etc/nodefleet/storage-1
 
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
-put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root f6de5395d17ba98bea4510e8cd364634b9664bcca1ce2f8b69a208ebd8a673fa
+put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root cc19c68c5f4c8ae19d2e9d17bb7fef566767f00b2c1ba2dbc5042f1d9f5d5ef8
 # nodefleet's tools are not read by the node: a new version of one restarts nothing.
 changed=""
 put /data/storage-1/run/config.toml.nodefleet 0644 root:root <<'NODEFLEET_EOF'
 # 0G storage node storage-1: config.toml rendered by nodefleet from the fleet config; edits are
 # replaced. blockchain_rpc_endpoint is filled in on the host by zgs-endpoint with the first
-# candidate that answers eth_blockNumber (RPC failover, seed 7), and miner_key with the key from a
+# candidate that answers eth_blockNumber (RPC failover, docs/spec.md §7), and miner_key with the key from a
 # root-only file: this template holds neither, the node's copy (0600, its user's) both.
 network_dir = "/data/storage-1/network"
 network_listen_address = "0.0.0.0"
@@ -163,7 +163,7 @@ LimitNOFILE=65535
 WantedBy=multi-user.target
 NODEFLEET_EOF
 put /etc/systemd/system/zgs-storage-1-failover.service 0644 root:root <<'NODEFLEET_EOF'
-# RPC failover for 0G storage node storage-1 (seed 7: "local block does not increase"),
+# RPC failover for 0G storage node storage-1 (docs/spec.md §7: "local block does not increase"),
 # rendered by nodefleet: keeps blockchain_rpc_endpoint on the first candidate that answers.
 [Unit]
 Description=RPC endpoint failover for 0G storage node storage-1
