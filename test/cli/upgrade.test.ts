@@ -39,7 +39,9 @@ const PREVIOUS = "aa1f9c5";
  * health reads the node again. Since then every script that writes files through put() changed
  * (each file is staged under a name of its own call's): the firewall's confirm step and the nodes'
  * key steps are replaced once too; each finds the files it puts unchanged, so no node restarts and
- * the firewall is confirmed as it is.
+ * the firewall is confirmed as it is. Since then the sequencer's registration and version scripts
+ * cite the spec's page in their header comments: both are replaced once; the registration finds the
+ * validator registered (or queued) and sends nothing, the version step finds the version installed.
  */
 const STEPS_REPLACED = [
     "fleet-dev-1-firewall-confirm",
@@ -49,7 +51,9 @@ const STEPS_REPLACED = [
     "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure",
     "fleet-sequencer-1-health",
+    "fleet-sequencer-1-registration",
     "fleet-sequencer-1-validator-key",
+    "fleet-sequencer-1-version",
     "fleet-storage-1-configure",
     "fleet-storage-1-health",
     "fleet-storage-1-miner-key",
