@@ -2,6 +2,9 @@
 // firewalls, nftables). Pure: (role, role settings, port prefix) -> ports.
 import type { HostMonitoring } from "./config/monitoring";
 import type { HostSpec, NodeSpec } from "./config/schema";
+import { AZTEC_PORTS, STORAGE_PORTS } from "./config/port-defaults";
+
+export { AZTEC_PORTS, STORAGE_PORTS };
 
 export type Protocol = "tcp" | "udp";
 
@@ -19,11 +22,6 @@ export interface PortSpec {
     readonly purpose: string;
 }
 
-/** The Aztec sequencer's fixed ports: P2P (TCP+UDP), JSON-RPC, admin (never opened). */
-export const AZTEC_PORTS = { p2p: 40400, rpc: 8080, admin: 8880 } as const;
-
-/** The storage node's default ports (each can be set in its config). */
-export const STORAGE_PORTS = { p2p: 1234, rpc: 5678, adminRpc: 5679, grpc: 50051 } as const;
 
 const PUBLIC: Exposure = { kind: "public" };
 const LOCAL: Exposure = { kind: "local" };

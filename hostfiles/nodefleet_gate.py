@@ -56,7 +56,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import nodefleet_health as health  # noqa: E402  (installed beside this script)
+import nodefleet_checks as checks  # noqa: E402  (installed beside this script)
+import nodefleet_health as health  # noqa: E402
 from nodefleet_rpc import cut_urls  # noqa: E402
 
 ROLES = ("storage", "sequencer", "validator")
@@ -129,7 +130,7 @@ def parse(argv):
 
 def check(role, node, command, timeout):
     """One run of the health command, as its row (nodefleet_health.rows)."""
-    result = health.run_check({"argv": command}, timeout)
+    result = checks.run_check(command, timeout)
     return health.rows([{"node": node, "role": role, "host": os.uname().nodename, "argv": command, "result": result}])[0]
 
 

@@ -1,6 +1,6 @@
 """What a node's health answer means: its row, with the spec's error table applied (docs/spec.md §7:
-condition -> remedy); nodefleet_metrics.py (installed beside it) writes the rows as node_exporter
-textfile metrics.
+condition -> remedy); nodefleet_metrics.py (installed beside it, importing this module) writes
+the rows as node_exporter textfile metrics.
 
 The answer is what the role's health tool prints (zgs-health.py, aztec-health.py, zg-validator.py
 status). This module is the one place diagnoses are decided: the health timer on each host writes
@@ -10,20 +10,15 @@ is facts unknown, never a crash or a false "healthy".
 
     python3 nodefleet_health.py rows      stdin: {"rows": [{node, role, host, answer | failed | unreachable}]}
                                           stdout: {"rows": [row, ...]}
-    python3 nodefleet_health.py metrics   stdin: the same, and "at" (Unix time); stdout: the rows as textfile metrics
-    python3 nodefleet_health.py catalogue the metrics it writes: {name: {help, labels}}
-    python3 nodefleet_health.py collect CHECKS OUT
-        the health timer: runs every node's health command of CHECKS ({host, timeout, checks:
-        [{node, role, argv}]}) at once and writes their rows as metrics to OUT, replaced whole
+
+The metrics, their catalogue and the health timer's run are nodefleet_metrics.py's commands.
 """
 import decimal
 import json
 import math
 import os
 import re
-import subprocess
 import sys
-import time
 
 SYNCED_WITHIN = 5  # storage: synced means fewer than this many blocks behind the head (docs/spec.md §8)
 INCREASING_OVER_SECONDS = 10  # storage: a height that did not grow over at least this long is "not increasing"
@@ -388,37 +383,14 @@ def rows(items):
     return out
 
 
-def run_check(check, timeout):
-    """One run of a node's health command (an argv, no shell), as status/runner.py reports it."""
-    t0 = time.monotonic()
-    try:
-        done = subprocess.run(check["argv"], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        return {"exit": done.returncode, "stdout": done.stdout[-65536:], "stderr": done.stderr[-4096:], "seconds": round(time.monotonic() - t0, 2)}
-    except subprocess.TimeoutExpired:
-        return {"timeout": timeout}
-    except OSError as e:
-        return {"error": f"{check['argv'][0]}: {e.strerror or e}"}
-
 
 def main(argv):
-    import nodefleet_metrics as m  # its metrics half (it imports this module: imported here, when run)
-
-    if len(argv) == 4 and argv[1] == "collect":
-        return m.collect(argv[2], argv[3])
-    if len(argv) != 2 or argv[1] not in ("rows", "metrics", "catalogue"):
+    if len(argv) != 2 or argv[1] != "rows":
         sys.stderr.write(__doc__)
         return 2
-    if argv[1] == "catalogue":
-        json.dump({name: {"help": h, "labels": None if labels is None else ["node", "role", *labels]} for name, (h, labels) in m.METRICS.items()}, sys.stdout)
-        sys.stdout.write("\n")
-        return 0
     request = json.load(sys.stdin)
-    found = rows(request["rows"])
-    if argv[1] == "rows":
-        json.dump({"rows": found}, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(m.metrics(found, request["at"]))
+    json.dump({"rows": rows(request["rows"])}, sys.stdout)
+    sys.stdout.write("\n")
     return 0
 
 

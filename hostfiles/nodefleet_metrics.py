@@ -1,13 +1,21 @@
 """nodefleet's health as node_exporter textfile metrics: the rows of the one diagnosis table
-(nodefleet_health.rows) written as gauges, and the health timer's run that writes them. The CLI is
-nodefleet_health.py's (`metrics`, `catalogue`, `collect`); installed beside it.
+(nodefleet_health.rows) written as gauges, and the health timer's run that writes them (its checks
+run by nodefleet_checks); installed beside both.
+
+    python3 nodefleet_metrics.py metrics    stdin: {"rows": [...], "at": Unix time} as nodefleet_health.py
+                                            takes them; stdout: the rows as textfile metrics
+    python3 nodefleet_metrics.py catalogue  the metrics it writes: {name: {help, labels}}
+    python3 nodefleet_metrics.py collect CHECKS OUT
+        the health timer: runs every node's health command of CHECKS ({host, timeout, checks:
+        [{node, role, argv}]}) at once and writes their rows as metrics to OUT, replaced whole
 """
 import json
 import math
 import os
-import threading
+import sys
 import time
 
+import nodefleet_checks as checks
 import nodefleet_health as health
 
 
@@ -118,12 +126,7 @@ def collect(checks_file, out_file):
     with open(checks_file, encoding="utf-8") as f:
         spec = json.load(f)
     timeout = spec.get("timeout", 20)
-    results = {}
-    threads = [threading.Thread(target=lambda c=c: results.__setitem__(c["node"], health.run_check(c, timeout))) for c in spec["checks"]]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = checks.run_all([{"node": c["node"], "argv": c["argv"], "timeout": timeout} for c in spec["checks"]])
     items = [{"node": c["node"], "role": c["role"], "host": spec["host"], "argv": c["argv"], "result": results.get(c["node"])} for c in spec["checks"]]
     found = health.rows(items)
     text = metrics(found, round(time.time(), 3))
@@ -135,3 +138,22 @@ def collect(checks_file, out_file):
     unhealthy = [r["node"] for r in found if not r["healthy"]]
     print(f"{len(found)} nodes, {len(unhealthy)} unhealthy{': ' + ', '.join(unhealthy) if unhealthy else ''}")
     return 0
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "collect":
+        return collect(argv[2], argv[3])
+    if len(argv) != 2 or argv[1] not in ("metrics", "catalogue"):
+        sys.stderr.write(__doc__)
+        return 2
+    if argv[1] == "catalogue":
+        json.dump({name: {"help": h, "labels": None if labels is None else ["node", "role", *labels]} for name, (h, labels) in METRICS.items()}, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    request = json.load(sys.stdin)
+    sys.stdout.write(metrics(health.rows(request["rows"]), request["at"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

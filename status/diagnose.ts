@@ -77,11 +77,13 @@ export type Asked = { readonly node: string; readonly role: Role; readonly host:
     | { readonly answer: unknown }
     | { readonly failed: string }
     | { readonly unreachable: string }
-    /** A run of the node's health check on its host (status/runner.py's result; null: none came back). */
+    /** A run of the node's health check on its host (hostfiles/nodefleet_checks.py's result; null: none came back). */
     | { readonly argv: readonly string[]; readonly result: unknown }
 );
 
 export const HEALTH_MODULE = path.join(HOSTFILES_DIR, "nodefleet_health.py");
+/** Its metrics half: the rows as textfile metrics, their catalogue, the health timer's run. */
+export const METRICS_MODULE = path.join(HOSTFILES_DIR, "nodefleet_metrics.py");
 
 /** Every node's row, in order, from one run of the host module. */
 export function diagnoseAll(items: readonly Asked[]): NodeRow[] {

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { TEMPLATES_DIR } from "../components/render";
+import { HOSTFILES_DIR } from "../components/render";
 import { pool } from "./pool";
 import type { HostTarget } from "./targets";
 
@@ -28,14 +28,20 @@ export type NodeResult = { readonly exit: number; readonly stdout: string; reado
 
 export type HostResult = { readonly ok: true; readonly results: Record<string, NodeResult>; readonly seconds: number } | { readonly ok: false; readonly reason: string; readonly seconds: number };
 
-// status/runner.py in the project (beside templates/: compiled or run from source alike).
-const RUNNER = fs.readFileSync(path.join(path.dirname(TEMPLATES_DIR), "status", "runner.py"), "utf8").replace(/^#.*\n/gm, "");
+// The checks' runner the health timer imports on a host (hostfiles/nodefleet_checks.py), sent whole:
+// a host without the timer has no copy.
+const RUNNER = fs.readFileSync(path.join(HOSTFILES_DIR, "nodefleet_checks.py"), "utf8");
 
-/** The runner script for these checks; each check gets most of the host's time limit. */
+/**
+ * The runner script for these checks; each check gets most of the host's time limit. The checks
+ * come base64-encoded (a JSON list of {node, argv, timeout}): nothing from the config is parsed by
+ * a shell on the host, and each argv runs without one.
+ */
 export function runnerScript(target: HostTarget, timeoutSeconds: number): string {
     const perCheck = Math.max(1, Math.floor(timeoutSeconds * 0.8));
     const checks = target.checks.map((c) => ({ node: c.node, argv: c.argv, timeout: perCheck }));
-    return RUNNER.replace("__CHECKS__", Buffer.from(JSON.stringify(checks)).toString("base64"));
+    const encoded = Buffer.from(JSON.stringify(checks)).toString("base64");
+    return `${RUNNER}\n\nimport base64  # noqa: E402\nprint_results(json.loads(base64.b64decode("${encoded}")))\n`;
 }
 
 /** The ssh argv for a target (the key file and known_hosts file are given). */

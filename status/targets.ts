@@ -3,7 +3,7 @@
 // outputs come in as the Automation API reads them.
 import { FleetConfigError, parseFleet, type FleetPlan } from "../components/config/fleet";
 import type { HostSpec } from "../components/config/schema";
-import { checkArgv } from "../components/monitoring/checks";
+import { checkArgv } from "../components/health/checks";
 import type { Role } from "./diagnose";
 
 export { checkArgv };

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { FleetSpec } from "./schema";
-import type { ResolvedRelease } from "./fleet";
+import type { ResolvedRelease } from "./plan";
 import * as v from "./validators";
 
 /** A local file named in config (key file, SHA256SUMS): `~/` is $HOME, a relative path is relative to `base`. */

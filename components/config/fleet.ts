@@ -2,10 +2,10 @@
 // SecretSource it is given, and no error message ever carries a secret's value. The checks live by
 // concern: errors.ts (how problems are told), secrets.ts, files.ts (key and checksum files),
 // topology.ts (names, machines, ports, role rules, hardware), monitoring.ts.
-import { fleetSpec, FleetSpec, HostSpec, NodeSpec, type ReleaseUrl } from "./schema";
+import { fleetSpec, FleetSpec } from "./schema";
 import { formatPath, isSecretField, samePath } from "./paths";
 import { stringIssues } from "./strings";
-import { checkMonitoring, type HostMonitoring } from "./monitoring";
+import { checkMonitoring } from "./monitoring";
 import { checkRollout } from "./rollout";
 import { FleetConfigError, unionBranch, zodIssue } from "./errors";
 import { checkKeyAddresses, checkSecrets, type SecretSource } from "./secrets";
@@ -29,25 +29,9 @@ export interface ParseOptions {
     readonly releaseFilesRequired?: boolean;
 }
 
-/** A release with its checksum resolved: what a host installs. */
-export interface ResolvedRelease {
-    readonly name: string;
-    /** The URL, or the secret config key that holds it (its value goes to the host as a secret). */
-    readonly url: ReleaseUrl;
-    readonly sha256: string;
-}
+import type { HostPlan, ResolvedRelease } from "./plan";
 
-export interface HostPlan {
-    readonly name: string;
-    readonly spec: HostSpec;
-    readonly nodes: readonly NodeSpec[];
-    /** The releases its nodes name, each once, in name order. */
-    readonly releases: readonly ResolvedRelease[];
-    /** What it is to the monitoring stack, when the fleet has one. */
-    readonly monitoring?: HostMonitoring;
-    /** Its nodes are gated (the fleet has a `rollout` section): the gate's tools go into its bundle. */
-    readonly gated?: true;
-}
+export type { HostPlan, ResolvedRelease };
 
 export interface FleetPlan {
     readonly spec: FleetSpec;

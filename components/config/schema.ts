@@ -4,7 +4,7 @@
 // docs/fleet.schema.json are generated from this file (`scripts/docs.sh`).
 import { z } from "zod";
 import * as v from "./validators";
-import { AZTEC_PORTS, STORAGE_PORTS } from "../ports";
+import { AZTEC_PORTS, STORAGE_PORTS } from "./port-defaults";
 import { monitoringSpec } from "./monitoring";
 import { rolloutSpec } from "./rollout";
 import { checked, cidr, cometPeer, enode, hostName, ipv4, multiaddr, notWorld, port, releaseUrl, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";

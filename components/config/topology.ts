@@ -1,7 +1,7 @@
 // What a fleet config says about its machines: node and host names, which machine each host is,
 // the ports each one binds, the rules of each role, and each host's plan and hardware.
 import type { FleetSpec, HostSpec } from "./schema";
-import type { HostPlan, ResolvedRelease } from "./fleet";
+import type { HostPlan, ResolvedRelease } from "./plan";
 import { addressKey } from "../cidr";
 import { rolePorts, sshdPort } from "../ports";
 import { checkCloudHost } from "../hardware";

@@ -5,9 +5,7 @@ import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRel
 import { Connection, remoteStep } from "./host";
 import { contentHash, shellWord } from "../render";
 import { HostDrift } from "./drift";
-import { HostBundle, roleTools } from "./tools";
-import { monitoringTools } from "../monitoring/install";
-import { gateTools } from "../rollout/gate";
+import { gateTools, HostBundle, monitoringTools, roleTools } from "./tools";
 
 export interface BootstrapArgs {
     readonly plan: HostPlan;

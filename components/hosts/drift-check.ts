@@ -9,7 +9,7 @@ import * as osm from "node:os";
 import * as pathm from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { hostFile } from "../render";
-import type { Connection } from "./host";
+import type { Connection } from "./connection";
 
 /** One difference between a host and what nodefleet last applied there. */
 export interface DriftItem {

@@ -8,7 +8,7 @@
 // count in their triggers and run again, putting the host back.
 import * as pulumi from "@pulumi/pulumi";
 import { TOOL_HASH, type DriftProps } from "./drift-check";
-import type { Connection } from "./host";
+import type { Connection } from "./connection";
 
 export { cleanDriftItem, driftLine, driftLineGroup, driftProvider, type DriftItem } from "./drift-check";
 

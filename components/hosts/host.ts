@@ -8,7 +8,9 @@ import type { HostBundle } from "./tools";
 import { wholeScript, type SecretScript } from "./scripts";
 import { compactSshKey } from "./ssh-key";
 
-export type Connection = command.types.input.remote.ConnectionArgs;
+import type { Connection } from "./connection";
+
+export type { Connection };
 
 /** Where cloud hosts mount their data volume (existing hosts configure theirs). */
 export const CLOUD_DATA_MOUNT = "/data";

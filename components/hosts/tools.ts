@@ -16,7 +16,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { hostFile, HOSTFILES_DIR } from "../render";
-import type { Connection } from "./host";
+import type { Connection } from "./connection";
 import { secretAssignments, type SecretScript } from "./scripts";
 
 /** Where the tools are copied on a host: relative to the SSH user's home (SFTP starts there). */
@@ -74,6 +74,19 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
         ROLE_TOOLS.set(role, tools);
     }
     return tools;
+}
+
+/** The tools the health timer runs: the checks' runner, the one diagnosis table, its metrics half, and the switch's step list it reads. */
+export function monitoringTools(): readonly HostTool[] {
+    return [hostTool("nodefleet_checks.py", "0644"), hostTool("nodefleet_health.py", "0644"), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
+}
+
+/**
+ * The tools a rollout gate puts on its host: the gate, the diagnosis table it reads answers with,
+ * and nodefleet_rpc (its URL cut for the journal lines of a crash loop).
+ */
+export function gateTools(): readonly HostTool[] {
+    return [hostTool("nodefleet_gate.py", "0644"), hostTool("nodefleet_rpc.py", "0644"), ...monitoringTools()];
 }
 
 /** The sha256 (hex) of a bundled script: its file's name in the bundle and on the host. */

@@ -6,7 +6,7 @@ import type { HostPlan } from "../config/fleet";
 import type { MonitoringSpec } from "../config/monitoring";
 import { HOST_LIB } from "../hosts/scripts";
 import { render } from "../render";
-import { checkArgv } from "./checks";
+import { checkArgv } from "../health/checks";
 
 /** Debian's textfile directory for node_exporter (the package's default). */
 export const TEXTFILE_DIR = "/var/lib/prometheus/node-exporter";
@@ -34,7 +34,7 @@ export function renderAgentFiles(plan: HostPlan, m: MonitoringSpec): AgentFiles 
             unitInclude: `--collector.systemd.unit-include=${NODEFLEET_UNITS}`,
             textfile: `--collector.textfile.directory=${TEXTFILE_DIR}`,
         }),
-        service: render("nodefleet-health.service", { host, module: `${HOST_LIB}/nodefleet_health.py`, checks: HEALTH_CHECKS_FILE, out: `${TEXTFILE_DIR}/nodefleet.prom`, timeout: m.healthTimeoutSeconds + 30 }),
+        service: render("nodefleet-health.service", { host, module: `${HOST_LIB}/nodefleet_metrics.py`, checks: HEALTH_CHECKS_FILE, out: `${TEXTFILE_DIR}/nodefleet.prom`, timeout: m.healthTimeoutSeconds + 30 }),
         timer: render("nodefleet-health.timer", { host, interval: m.healthIntervalSeconds }),
         checks: `${JSON.stringify(checks, null, 2)}\n`,
     };

@@ -9,7 +9,9 @@ import type { MonitoringSpec } from "../config/monitoring";
 import { driftRecord } from "../hosts/drift";
 import { remoteStep, type Host } from "../hosts/host";
 import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
-import { hostTool, type HostTool } from "../hosts/tools";
+import { monitoringTools } from "../hosts/tools";
+
+export { monitoringTools };
 import { render } from "../render";
 import { HEALTH_CHECKS_FILE, HEALTH_SERVICE, HEALTH_TIMER, NODE_EXPORTER_DROPIN, renderAgentFiles, TEXTFILE_DIR } from "./agent";
 import { ALERTMANAGER_FILE, COMETBFT_TARGETS_FILE, CONFIG_DIR, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";
@@ -27,11 +29,6 @@ export const SERVER_DRIFT_GROUP = "monitoring.server";
 export const TARGETS_DRIFT_GROUP = "monitoring.targets";
 /** The health timer's textfile (agent.ts writes it there). */
 const HEALTH_TEXTFILE = "nodefleet.prom";
-
-/** The tools the health timer runs: the one diagnosis table, its metrics half, and the switch's step list it reads. */
-export function monitoringTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_health.py", "0644"), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
-}
 
 export interface AgentScripts {
     readonly install: string;

@@ -7,7 +7,7 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
 import type { ResolvedRelease } from "../config/fleet";
 import { AZTEC_PORTS } from "../ports";
 import { render, contentHash, envFileValue } from "../render";
@@ -16,41 +16,14 @@ import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
-import { renderHealthStep } from "../monitoring/checks";
+import { renderHealthStep } from "../health/checks";
+import { sequencerPaths, type SequencerPaths } from "../health/paths";
+
+export { sequencerPaths };
+export type { SequencerPaths };
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
-
-export interface SequencerPaths {
-    readonly service: string;
-    readonly container: string;
-    readonly dataDir: string;
-    /** DATA_DIRECTORY: without it the node may keep its data in a temporary directory. */
-    readonly dataDirectory: string;
-    readonly etcDir: string;
-    readonly envFile: string;
-    readonly registerEnvFile: string;
-    /** The registration's settings (no key), kept for the health check's look-up on L1. */
-    readonly registrationFile: string;
-    /** 4.x: the admin API's key, made on the host; the node gets its hash. */
-    readonly adminKeyFile: string;
-}
-
-export function sequencerPaths(node: SequencerSpec, mount: string): SequencerPaths {
-    const dataDir = nodeDataDir(mount, node.name);
-    const etcDir = `/etc/nodefleet/${node.name}`;
-    return {
-        service: `aztec-${node.name}.service`,
-        container: `aztec-${node.name}`,
-        dataDir,
-        dataDirectory: `${dataDir}/data`,
-        etcDir,
-        envFile: `${etcDir}/aztec.env`,
-        registerEnvFile: `${etcDir}/register.env`,
-        adminKeyFile: `${etcDir}/admin-api.key`,
-        registrationFile: `${etcDir}/registration.json`,
-    };
-}
 
 /** The release a sequencer runs: its name and digest (the host installs it). */
 export type SequencerRelease = Pick<ResolvedRelease, "name" | "sha256">;

@@ -8,54 +8,21 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB, nodeDataDir, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
 import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
 import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
-import { renderHealthStep } from "../monitoring/checks";
+import { renderHealthStep } from "../health/checks";
+import { storagePaths, type StoragePaths } from "../health/paths";
+
+export { storagePaths };
+export type { StoragePaths };
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
 export { HOSTFILES_DIR } from "../render";
-
-export interface StoragePaths {
-    readonly service: string;
-    readonly dataDir: string;
-    readonly runDir: string;
-    readonly dbDir: string;
-    readonly etcDir: string;
-    /** Root-only: the miner key (64 hex digits), written by the key step; zgs-endpoint puts it into config.toml. */
-    readonly minerKeyFile: string;
-    /** Root-only: the RPC endpoints (they may carry API keys), written by the key step. */
-    readonly urlsFile: string;
-    /** config.toml with the endpoint placeholder (the configure step's), and the config.toml zgs-endpoint renders from it. */
-    readonly templateFile: string;
-    readonly configFile: string;
-    readonly logConfigFile: string;
-    /** The RPC endpoint failover's units. */
-    readonly failoverService: string;
-    readonly failoverTimer: string;
-}
-
-export function storagePaths(node: StorageSpec, mount: string): StoragePaths {
-    const dataDir = nodeDataDir(mount, node.name);
-    return {
-        service: `zgs-${node.name}.service`,
-        dataDir,
-        runDir: `${dataDir}/run`,
-        dbDir: `${dataDir}/db`,
-        etcDir: `/etc/nodefleet/${node.name}`,
-        minerKeyFile: `/etc/nodefleet/${node.name}/miner.key`,
-        urlsFile: `/etc/nodefleet/${node.name}/urls.json`,
-        templateFile: `${dataDir}/run/config.toml.nodefleet`,
-        configFile: `${dataDir}/run/config.toml`,
-        logConfigFile: `${dataDir}/run/log_config`,
-        failoverService: `zgs-${node.name}-failover.service`,
-        failoverTimer: `zgs-${node.name}-failover.timer`,
-    };
-}
 
 /** config.toml with the endpoint placeholder that zgs-endpoint fills in on the host. */
 export function renderStorageConfig(node: StorageSpec, mount: string): string {

@@ -10,34 +10,23 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, nodeDataDir, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
-import { renderHealthStep } from "../monitoring/checks";
+import { renderHealthStep } from "../health/checks";
+import { validatorPaths, type ValidatorPaths } from "../health/paths";
+
+export { validatorPaths };
+export type { ValidatorPaths };
 export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
 /** The dev and Galileo testnet chain id the 0G release's geth genesis carries. */
 export const ZG_CHAIN_ID = 16661;
-
-export interface ValidatorPaths {
-    /** The node data root: the units' working directory. */
-    readonly dataRoot: string;
-    readonly gethDir: string;
-    readonly rethDir: string;
-    readonly consensusHome: string;
-    /** The one JWT secret file both the execution client and 0gchaind read (docs/spec.md §5). */
-    readonly jwt: string;
-    readonly gethService: string;
-    readonly rethService: string;
-    readonly consensusService: string;
-    /** Staged unit files, settings and default config files: /etc/nodefleet/<node>. */
-    readonly etcDir: string;
-}
 
 /**
  * The consensus daemon a validator's release carries in bin/: 0G's 0gchaind (the spec's) or
@@ -80,21 +69,6 @@ const binDir = (release: ValidatorRelease) => `${releaseDir(release)}/bin`;
 
 /** docs/spec.md §4.5 step 1: the Rust client is copied here from the release. */
 export const RETH_BINARY = "/usr/local/bin/reth";
-
-export function validatorPaths(node: ValidatorSpec, mount: string): ValidatorPaths {
-    const dataRoot = nodeDataDir(mount, node.name);
-    return {
-        dataRoot,
-        gethDir: `${dataRoot}/geth`,
-        rethDir: `${dataRoot}/reth`,
-        consensusHome: `${dataRoot}/0gchaind`,
-        jwt: `${dataRoot}/jwt.hex`,
-        gethService: `geth-${node.name}.service`,
-        rethService: `reth-${node.name}.service`,
-        consensusService: `0gchaind-${node.name}.service`,
-        etcDir: `/etc/nodefleet/${node.name}`,
-    };
-}
 
 /** The node's three units, keyed as the host tool and the scripts name them. */
 const unitNames = (p: ValidatorPaths) => ({ geth: p.gethService, reth: p.rethService, consensus: p.consensusService });

@@ -11,11 +11,12 @@ import type { NodeSpec } from "../config/schema";
 import type { RolePolicy } from "../config/rollout";
 import { Host, remoteStep } from "../hosts/host";
 import { driftRecord, nodeDriftGroup } from "../hosts/drift";
-import { hostTool, type HostTool } from "../hosts/tools";
-import { monitoringTools } from "../monitoring/install";
-import { checkArgv, serviceUnits } from "../monitoring/checks";
+import { gateTools } from "../hosts/tools";
+import { checkArgv, serviceUnits } from "../health/checks";
 import { render } from "../render";
 import { GATE_DIR, HOST_LIB } from "../hosts/scripts";
+
+export { gateTools };
 
 /**
  * A node's first-deploy marker. Beside it, with
@@ -55,14 +56,6 @@ export interface RollbackSet {
      * execution client's engine port: the order of its configure step).
      */
     readonly awaitPort?: number;
-}
-
-/**
- * The tools a gate puts on its host: the gate, the diagnosis table it reads answers with, and
- * nodefleet_rpc (its URL cut for the journal lines of a crash loop).
- */
-export function gateTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_gate.py", "0644"), hostTool("nodefleet_rpc.py", "0644"), ...monitoringTools()];
 }
 
 /**

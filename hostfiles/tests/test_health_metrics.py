@@ -92,7 +92,7 @@ class Metrics(unittest.TestCase):
         self.assertEqual(line, ['nodefleet_validator_execution_client{node="v",role="validator",client="reth\\"} 1\\nnodefleet_node_healthy{node=\\"v\\""} 1'])
 
     def test_the_catalogue_names_each_metric_with_its_labels(self):
-        out = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "nodefleet_health.py"), "catalogue"], capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "nodefleet_metrics.py"), "catalogue"], capture_output=True, text=True, check=True)
         catalogue = json.loads(out.stdout)
         self.assertEqual(catalogue["nodefleet_diagnosis"]["labels"], ["node", "role", "code", "severity"])
         self.assertIsNone(catalogue["nodefleet_health_last_run_timestamp_seconds"]["labels"])
@@ -116,7 +116,7 @@ class Collect(unittest.TestCase):
             json.dump(checks, f)
         out = os.path.join(d, "nodefleet.prom")
         t0 = time.monotonic()
-        done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "nodefleet_health.py"), "collect", os.path.join(d, "checks.json"), out], capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "nodefleet_metrics.py"), "collect", os.path.join(d, "checks.json"), out], capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertLess(time.monotonic() - t0, 10, "the hung check is cut at its time limit")
         self.assertEqual(done.stdout.strip(), "4 nodes, 3 unhealthy: storage-2, storage-3, storage-4")

@@ -22,7 +22,7 @@ import { COMETBFT_TARGETS_FILE, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, RULES
 import { secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
 import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
-import { HEALTH_MODULE } from "../../status/diagnose";
+import { METRICS_MODULE } from "../../status/diagnose";
 
 const CTX: RuleContext = { stack: "prod", healthIntervalSeconds: 30, mounts: ["/data"] };
 let bin = "";
@@ -104,7 +104,7 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         const items = (["storage", "sequencer", "validator"] as const).flatMap((role) =>
             Object.values(JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8")) as Record<string, unknown>).map((answer, i) => ({ node: `${role}-${i + 1}`, role, host: "h", answer })),
         );
-        const made = spawnSync("python3", [HEALTH_MODULE, "metrics"], { input: JSON.stringify({ at: 1764230000, rows: items }), encoding: "utf8" });
+        const made = spawnSync("python3", [METRICS_MODULE, "metrics"], { input: JSON.stringify({ at: 1764230000, rows: items }), encoding: "utf8" });
         assert.equal(made.status, 0, made.stderr);
         const lint = spawnSync(path.join(bin, "promtool"), ["check", "metrics"], { input: made.stdout, encoding: "utf8" });
         assert.equal(lint.status, 0, `${lint.stdout}${lint.stderr}`);
@@ -180,7 +180,7 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         const items = (["storage", "sequencer", "validator"] as const).flatMap((role) =>
             Object.values(JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8")) as Record<string, unknown>).map((answer, i) => ({ node: `${role}-${i + 1}`, role, host: "h", answer })),
         );
-        const made = spawnSync("python3", [HEALTH_MODULE, "metrics"], { input: JSON.stringify({ at: Math.floor(Date.now() / 1000), rows: items }), encoding: "utf8" });
+        const made = spawnSync("python3", [METRICS_MODULE, "metrics"], { input: JSON.stringify({ at: Math.floor(Date.now() / 1000), rows: items }), encoding: "utf8" });
         assert.equal(made.status, 0, made.stderr);
         const textDir = fs.mkdtempSync(path.join(dir, "textfile-"));
         fs.writeFileSync(path.join(textDir, "nodefleet.prom"), made.stdout);

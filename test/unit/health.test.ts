@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fc from "fast-check";
-import { diagnoseAll, HEALTH_MODULE, type Asked, type NodeRow, type Role } from "../../status/diagnose";
+import { diagnoseAll, METRICS_MODULE, type Asked, type NodeRow, type Role } from "../../status/diagnose";
 import { FAULTS } from "../../components/monitoring/faults";
 
 const SEED = 41;
@@ -78,7 +78,7 @@ describe("health: the diagnosis table on answers of every shape", () => {
     });
 
     it("the metrics of all these rows name each series once", () => {
-        const out = spawnSync("python3", [HEALTH_MODULE, "metrics"], { input: JSON.stringify({ at: 0, rows: asked }), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+        const out = spawnSync("python3", [METRICS_MODULE, "metrics"], { input: JSON.stringify({ at: 0, rows: asked }), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
         assert.equal(out.status, 0, out.stderr);
         const samples = out.stdout.split("\n").filter((l) => l !== "" && !l.startsWith("#")).map((l) => l.slice(0, l.lastIndexOf(" ")));
         assert.ok(samples.length > 5000, `${samples.length} samples`);

@@ -11,9 +11,9 @@ import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../.
 import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, scrapedValidators } from "../../components/monitoring/config";
 import { golden, verifyUnits } from "../support/golden";
 import { renderAgentFiles } from "../../components/monitoring/agent";
-import { checkArgv } from "../../components/monitoring/checks";
+import { checkArgv } from "../../components/health/checks";
 import { spawnSync } from "node:child_process";
-import { HEALTH_MODULE } from "../../status/diagnose";
+import { HEALTH_MODULE, METRICS_MODULE } from "../../status/diagnose";
 import { configIssues, secretSource } from "../support/fixtures";
 import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
 
@@ -148,11 +148,11 @@ describe("monitoring: the alert rules", () => {
     });
 
     it("every nodefleet_* metric a rule reads is one the health module writes, with the labels the rule matches", () => {
-        const catalogue = JSON.parse(spawnSync("python3", [HEALTH_MODULE, "catalogue"], { encoding: "utf8" }).stdout) as Record<string, { labels: string[] | null }>;
+        const catalogue = JSON.parse(spawnSync("python3", [METRICS_MODULE, "catalogue"], { encoding: "utf8" }).stdout) as Record<string, { labels: string[] | null }>;
         const read = alertRules(CTX).flatMap((r) => [...r.expr.matchAll(/\b(nodefleet_[a-z_]+)(\{([^}]*)\})?/g)].map((m) => ({ alert: r.alert, metric: m[1]!, labels: [...(m[3] ?? "").matchAll(/([a-z_]+)\s*(=~|!=|=)/g)].map((l) => l[1]!) })));
         assert.ok(read.length >= FAULTS.length + 3, `${read.length} metrics read`);
         for (const { alert, metric, labels } of read) {
-            assert.ok(metric in catalogue, `${alert} reads ${metric}, which nodefleet_health.py does not write`);
+            assert.ok(metric in catalogue, `${alert} reads ${metric}, which nodefleet_metrics.py does not write`);
             for (const l of labels) assert.ok((catalogue[metric]!.labels ?? []).includes(l), `${alert}: ${metric} has no label ${l}`);
         }
     });

@@ -73,8 +73,9 @@ if ! dpkg-query -W -f='${Status}' prometheus-node-exporter 2>/dev/null | grep -q
 	: > /etc/nodefleet/.installed-prometheus-node-exporter
 fi
 install -d -m 0755 /var/lib/prometheus/node-exporter
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 852a7aaae32b1b7f5eacdf042a3f2788fc7cd33fe0ea3c26e2d2b8c53204c457
-put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 0116f2943142c1efe0f176f32814b7eb0fced8e6af7d668c984e25d7cb3781d6
+put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b65e97d3fd4b9cfce822755aa919d8a413cfea72d92b57fc7a4fc3d28a5a37d0
+put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put /etc/nodefleet/health-checks.json 0644 root:root <<'NODEFLEET_EOF'
 {
@@ -104,7 +105,7 @@ After=network-online.target
 
 [Service]
 Type=oneshot
-ExecStart=/usr/bin/python3 -S /usr/local/lib/nodefleet/nodefleet_health.py collect /etc/nodefleet/health-checks.json /var/lib/prometheus/node-exporter/nodefleet.prom
+ExecStart=/usr/bin/python3 -S /usr/local/lib/nodefleet/nodefleet_metrics.py collect /etc/nodefleet/health-checks.json /var/lib/prometheus/node-exporter/nodefleet.prom
 TimeoutStartSec=54
 Nice=10
 NODEFLEET_EOF

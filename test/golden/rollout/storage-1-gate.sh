@@ -60,9 +60,10 @@ record_unit() {
 install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator
 # Where the gate's tools went when each node had its own copy.
 rm -rf /var/lib/nodefleet/gate/storage-1.tools
-put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root acad468f2797fbb5eece3a48757dc383702247cbe03403f55c6fa34c2631eb3a
+put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root 35567197a3bd6b522916fe8aadee6c7b6621932290dc31814315fa9147a10844
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 852a7aaae32b1b7f5eacdf042a3f2788fc7cd33fe0ea3c26e2d2b8c53204c457
-put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 0116f2943142c1efe0f176f32814b7eb0fced8e6af7d668c984e25d7cb3781d6
+put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b65e97d3fd4b9cfce822755aa919d8a413cfea72d92b57fc7a4fc3d28a5a37d0
+put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 exec python3 /usr/local/lib/nodefleet/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 --unit zgs-storage-1.service -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1

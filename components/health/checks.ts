@@ -5,9 +5,7 @@ import * as path from "node:path";
 import type { NodeSpec } from "../config/schema";
 import { HOST_LIB } from "../hosts/scripts";
 import { render } from "../render";
-import { validatorPaths } from "../roles/validator";
-import { sequencerPaths } from "../roles/sequencer";
-import { storagePaths } from "../roles/storage";
+import { sequencerPaths, storagePaths, validatorPaths } from "./paths";
 
 export function checkArgv(node: NodeSpec): readonly string[] {
     switch (node.role) {

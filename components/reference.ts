@@ -2,8 +2,8 @@
 // editors (zod's own export) and a Markdown reference for operators, one table per object.
 // `scripts/docs.sh` writes both into docs/; a unit test fails when they are not current.
 import { z } from "zod";
-import { fleetSpec } from "./schema";
-import { DASHBOARD_FILE, renderDashboard } from "../monitoring/dashboard";
+import { fleetSpec } from "./config/schema";
+import { DASHBOARD_FILE, renderDashboard } from "./monitoring/dashboard";
 
 export const SCHEMA_FILE = "docs/fleet.schema.json";
 export const REFERENCE_FILE = "docs/configuration.md";

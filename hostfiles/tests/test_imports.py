@@ -1,0 +1,81 @@
+"""The host tools import in layers: no module of hostfiles/ (the zgvalidator package included)
+imports another that imports it back, directly or through others (docs/development.md, Layers)."""
+import os
+import re
+import unittest
+
+HOSTFILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ]+)|import\s+([\w.]+))", re.M)
+
+
+def modules():
+    """{module name: source} of every host tool (scripts' dashes read as underscores)."""
+    found = {}
+    for top, dirs, files in os.walk(HOSTFILES):
+        dirs[:] = [d for d in dirs if d not in ("tests", "tests_real", "__pycache__")]
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(top, f), HOSTFILES)[:-3]
+                with open(os.path.join(top, f), encoding="utf-8") as fh:
+                    found[rel.replace("/", ".").replace("-", "_")] = fh.read()
+    return found
+
+
+def graph(sources):
+    """{module: the project modules it imports}."""
+    names = set(sources)
+    edges = {}
+    for name, source in sources.items():
+        package = name.rsplit(".", 1)[0] if "." in name else ""
+        deps = set()
+        for m in IMPORT.finditer(source):
+            if m.group(3):
+                targets = [m.group(3)]
+            elif m.group(1).strip(".") == "":
+                targets = [f"{package}.{x.strip()}".strip(".") for x in m.group(2).split(",")]
+            elif m.group(1).startswith("."):
+                targets = [f"{package}.{m.group(1).lstrip('.')}".strip(".")]
+            else:
+                targets = [m.group(1)]
+            for t in targets:
+                hit = next((c for c in (t, t.split(".")[0]) if c in names and c != name), None)
+                if hit:
+                    deps.add(hit)
+        edges[name] = deps
+    return edges
+
+
+def circles(edges):
+    """Every circle found, each as the modules around it."""
+    state, found = {}, []
+
+    def visit(node, path):
+        state[node] = "open"
+        path.append(node)
+        for dep in sorted(edges.get(node, ())):
+            if state.get(dep) == "open":
+                found.append(path[path.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, path)
+        path.pop()
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+class TestImports(unittest.TestCase):
+    def test_the_host_tools_import_in_no_circle(self):
+        edges = graph(modules())
+        self.assertIn("nodefleet_checks", edges["nodefleet_metrics"], "the graph is read (a known import)")
+        self.assertEqual(circles(edges), [])
+
+    def test_a_circle_is_found_and_named(self):
+        sources = {"a": "import b\n", "b": "from c import x\n", "c": "import a\n", "d": "import a\n"}
+        self.assertEqual(circles(graph(sources)), [["a", "b", "c", "a"]])
+
+
+if __name__ == "__main__":
+    unittest.main()
