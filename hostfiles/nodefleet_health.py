@@ -20,29 +20,11 @@ import os
 import re
 import sys
 
+from nodefleet_faults import FAULTS, remedy
+
 SYNCED_WITHIN = 5  # storage: synced means fewer than this many blocks behind the head (docs/spec.md §8)
 INCREASING_OVER_SECONDS = 10  # storage: a height that did not grow over at least this long is "not increasing"
 VALIDATOR_LAG_WARNING = 5  # validator: this far behind the reference endpoint is a warning
-
-REMEDY = {
-    "hostUnreachable": "check that the host is up and SSH reaches it (address, port, adminCidrs, key); nothing on it was checked",
-    "toolFailed": "run `pulumi up` (it installs the host tools this nodefleet expects), then look at the message",
-    "endpointDown": "check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart (the failover timer moves to the next endpoint of rpcEndpoints that answers, every minute; add one if none does)",
-    "notIncreasing": "the RPC endpoint is probably down: check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart",
-    "storagePeers": "set network_boot_nodes (with networkEnrAddress) and restart; often ignorable",
-    "forkchoice": "stop 0gchaind, wait for the execution client to reach the chain head, run the height rollback script, start 0gchaind (`pulumi up` runs this remedy)",
-    "jwt": "use the same JWT file for both (`pulumi up` renders both units with one), then restart both",
-    "stateFile": "create data/priv_validator_state.json in the consensus home with the content {} (`pulumi up` does, before it starts 0gchaind)",
-}
-
-
-def service_down_remedy(unit):
-    return f"systemctl start {unit}; journalctl -u {unit} says why it stopped"
-
-
-def reth_peers_remedy(p2p):
-    return f"expected at first (reth cannot peer with geth nodes): wait; make sure {p2p} is open on TCP and UDP"
-
 
 _MISSING = object()
 
@@ -112,8 +94,9 @@ def js_number(x):
     return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
-def diag(fault, severity, detail, remedy):
-    return {"fault": fault, "severity": severity, "detail": detail, "remedy": remedy}
+def diag(fault, detail, unit=None, p2p=None):
+    """A diagnosis: the fault's code, what was seen, and the table's severity and remedy."""
+    return {"fault": fault, "severity": FAULTS[fault]["severity"], "detail": detail, "remedy": remedy(fault, unit, p2p)}
 
 
 def row(**base):
@@ -123,12 +106,12 @@ def row(**base):
 
 def unreachable_row(node, role, host, why):
     return row(node=node, role=role, host=host, service="unreachable", height=None, lag=None, peers=None,
-               diagnoses=[diag("host-unreachable", "error", f"host {host}: {why}", REMEDY["hostUnreachable"])])
+               diagnoses=[diag("host-unreachable", f"host {host}: {why}")])
 
 
 def check_failed_row(node, role, host, why):
     return row(node=node, role=role, host=host, service="unknown", height=None, lag=None, peers=None,
-               diagnoses=[diag("check-failed", "error", why, REMEDY["toolFailed"])])
+               diagnoses=[diag("check-failed", why)])
 
 
 def diagnose(node, role, host, answer):
@@ -153,7 +136,7 @@ def storage_row(node, host, a):
     start_error = text(a.get("startError"))
     start = None if start_error is None else start_fault(start_error, unit, endpoint_down)
     if a.get("active") is False and start is None:
-        d.append(diag("service-down", "error", f"{unit} is not active", service_down_remedy(unit)))
+        d.append(diag("service-down", f"{unit} is not active", unit=unit))
     if endpoint_down:
         # Seen here: systemd has just restarted the node, which has not yet logged its failure; its
         # RPC is silent for the same reason. Either way the endpoint is the one fault.
@@ -163,11 +146,11 @@ def storage_row(node, host, a):
             exits = " (zgs_getStatus is silent too: the node cannot start without it, and systemd restarts it every 5 s)"
         else:
             exits = ""
-        d.append(diag("rpc-endpoint-down", "error", f"blockchain_rpc_endpoint {first(endpoint, '?')} does not answer eth_blockNumber: {js(a.get('endpointError'))}{exits}", REMEDY["endpointDown"]))
+        d.append(diag("rpc-endpoint-down", f"blockchain_rpc_endpoint {first(endpoint, '?')} does not answer eth_blockNumber: {js(a.get('endpointError'))}{exits}"))
     if start is not None and start["fault"] != "rpc-endpoint-down":
         d.append(start)
     if "statusError" in a and active and start is None and not endpoint_down:
-        d.append(diag("storage-rpc-down", "error", f"{unit} is active but zgs_getStatus does not answer: {js(a.get('statusError'))}", f"journalctl -u {unit}; restart it"))
+        d.append(diag("storage-rpc-down", f"{unit} is active but zgs_getStatus does not answer: {js(a.get('statusError'))}", unit=unit))
     head = num(a.get("chainHead"))
     height = num(a.get("logSyncHeight"))
     # zgs_node syncs the log only up to head - confirmation_block_count: that is its head.
@@ -176,13 +159,13 @@ def storage_row(node, host, a):
     lag = max(0, head - confirmations - height) if head is not None and height is not None else None
     synced = lag is not None and lag < SYNCED_WITHIN
     if lag is not None and not synced:
-        d.append(diag("not-synced", "error", f"{js(lag)} blocks behind the chain head {js(head)} less its {js(confirmations)} confirmations (synced means fewer than {SYNCED_WITHIN})", "wait while it catches up; if the height does not grow, see rpc-endpoint-down"))
+        d.append(diag("not-synced", f"{js(lag)} blocks behind the chain head {js(head)} less its {js(confirmations)} confirmations (synced means fewer than {SYNCED_WITHIN})"))
     sample = num(a.get("sampleSeconds"))
     if a.get("increasing") is False and not synced and not endpoint_down and sample is not None and sample >= INCREASING_OVER_SECONDS:
-        d.append(diag("height-not-increasing", "error", f"logSyncHeight {js(height)} did not grow in {js(sample)} s", REMEDY["notIncreasing"]))
+        d.append(diag("height-not-increasing", f"logSyncHeight {js(height)} did not grow in {js(sample)} s"))
     peers = num(a.get("connectedPeers"))
     if peers == 0:
-        d.append(diag("storage-peers-0", "warning", "connectedPeers is 0", REMEDY["storagePeers"]))
+        d.append(diag("storage-peers-0", "connectedPeers is 0"))
     service = "active" if a.get("active") is True else "inactive" if a.get("active") is False else "unknown"
     return row(node=node, role="storage", host=host, service=service, height=height, lag=lag, peers=peers,
                storage={"synced": synced, "endpoint": endpoint}, diagnoses=d)
@@ -192,13 +175,13 @@ def start_fault(reason, unit, endpoint_down):
     """The fault behind a failed start of zgs_node, from the reason it logged."""
     if re.search(r"Unable to get chain id", reason):
         if endpoint_down:
-            return diag("rpc-endpoint-down", "error", reason, REMEDY["endpointDown"])
-        return diag("storage-start-failed", "error", f"its last start could not reach blockchain_rpc_endpoint (it answers now): {reason}", f"systemd starts it again within 5 s; if it stays down: journalctl -u {unit}")
+            return diag("rpc-endpoint-down", reason)
+        return diag("storage-start-failed", f"its last start could not reach blockchain_rpc_endpoint (it answers now): {reason}", unit=unit)
     if re.search(r"insufficient funds", reason):
-        return diag("miner-unfunded", "error", f"the miner key's account cannot pay for the node's miner id registration: {reason}", "fund the miner key's account on the 0G chain (the node registers its miner id with a transaction at start, and exits until it can)")
+        return diag("miner-unfunded", f"the miner key's account cannot pay for the node's miner id registration: {reason}")
     if re.search(r"minerId", reason):
-        return diag("miner-registration-failed", "error", reason, "mine_contract_address must be the chain's PoRA mine contract (the node reads its miner id from that contract's event)")
-    return diag("storage-start-failed", "error", reason, f"fix what it names in config.toml (mineContractAddress, …) and pulumi up; journalctl -u {unit}")
+        return diag("miner-registration-failed", reason)
+    return diag("storage-start-failed", reason, unit=unit)
 
 
 def sequencer_row(node, host, a):
@@ -226,18 +209,17 @@ def sequencer_row(node, host, a):
         # restarts: one fault, whatever else the answer shows follows from it.
         exits = a.get("active") is not True or "tipsError" in a
         tail = f"; it exits at start without it ({unit} is {state}, its RPC does not answer)" if exits else "; it runs on, neither syncing L1 nor proposing"
-        d.append(diag("l1-endpoint-down", "error", f'the node cannot reach its L1 RPC {l1} ("HTTP request failed" in its log){tail}', "check it with eth_blockNumber; fix or replace it in l1RpcUrls (ETHEREUM_HOSTS in the node's env file) and run `pulumi up`"))
+        d.append(diag("l1-endpoint-down", f'the node cannot reach its L1 RPC {l1} ("HTTP request failed" in its log){tail}'))
         return row(node=node, role="sequencer", host=host, service=state, height=proven, lag=None, peers=None, sequencer=sequencer, diagnoses=d)
     if a.get("active") is False:
-        d.append(diag("service-down", "error", f"{unit} is {state}", service_down_remedy(unit)))
+        d.append(diag("service-down", f"{unit} is {state}", unit=unit))
     if "tipsError" in a:
-        remedy = service_down_remedy(unit) if a.get("active") is False else f"journalctl -u {unit}; the RPC listens on port 8080"
-        d.append(diag("sequencer-rpc-down", "error", f"node_getL2Tips: {js(a.get('tipsError'))}", remedy))
+        d.append(diag("sequencer-rpc-down", f"node_getL2Tips: {js(a.get('tipsError'))}", unit=unit))
     if proven is not None and sibling_ok is False:
         err = f": {js(a.get('siblingPathError'))}" if "siblingPathError" in a else ""
-        d.append(diag("sibling-path-missing", "error", f"node_getArchiveSiblingPath({js(proven)}, {js(proven)}) gave no path{err}", "the archiver has not synced that block: wait, and check the L1 endpoints if it stays"))
+        d.append(diag("sibling-path-missing", f"node_getArchiveSiblingPath({js(proven)}, {js(proven)}) gave no path{err}"))
     if peer_id is None and a.get("active") is True:
-        d.append(diag("no-peer-id", "error", "no 'Started P2P service' line with a peerId in this boot's journal", f"the P2P service has not started: journalctl -u {unit}; port 40400 TCP and UDP must be open"))
+        d.append(diag("no-peer-id", "no 'Started P2P service' line with a peerId in this boot's journal", unit=unit))
     return row(node=node, role="sequencer", host=host, service=state, height=proven, lag=None, peers=None, sequencer=sequencer, diagnoses=d)
 
 
@@ -250,15 +232,15 @@ def validator_row(node, host, a):
     el_unit = text(units.get(client)) if client in ("geth", "reth") else None
     watched = [u for u in (el_unit, consensus_unit) if u is not None]
     if client is None:
-        d.append(diag("no-execution-client", "error", "the host has no geth or reth datadir and no switch state: no execution client is set up", "run `pulumi up` (it sets the node up)"))
+        d.append(diag("no-execution-client", "the host has no geth or reth datadir and no switch state: no execution client is set up"))
     down = [u for u in watched if services.get(u, _MISSING) != "active"]
     for unit in down:
-        d.append(diag("service-down", "error", f"{unit} is {js(services.get(unit, _MISSING))}", service_down_remedy(unit)))
+        d.append(diag("service-down", f"{unit} is {js(services.get(unit, _MISSING))}", unit=unit))
     if "executionError" in a and el_unit is not None and el_unit not in down:
-        d.append(diag("execution-rpc-down", "error", js(a.get("executionError")), f"journalctl -u {el_unit}"))
+        d.append(diag("execution-rpc-down", js(a.get("executionError")), unit=el_unit))
     consensus = obj(a.get("consensus"))
     if "consensusError" in a and consensus_unit is not None and consensus_unit not in down:
-        d.append(diag("consensus-rpc-down", "error", js(a.get("consensusError")), f"journalctl -u {consensus_unit}"))
+        d.append(diag("consensus-rpc-down", js(a.get("consensusError")), unit=consensus_unit))
     for found in a.get("diagnoses") if isinstance(a.get("diagnoses"), list) else []:
         f = obj(found)
         if f is None:
@@ -268,36 +250,34 @@ def validator_row(node, host, a):
         if fault == "forkchoice-38002" and "remedied" in f and num(f.get("remedied")) != 0:
             continue  # remedied by `health`: gone
         if fault == "forkchoice-38002":
-            d.append(diag("forkchoice-38002", "error", f"0gchaind's head is not on the execution client (-38002, or the EL answers SYNCING): {detail}", REMEDY["forkchoice"]))
+            d.append(diag("forkchoice-38002", f"0gchaind's head is not on the execution client (-38002, or the EL answers SYNCING): {detail}"))
         elif fault == "jwt-mismatch":
-            d.append(diag("jwt-mismatch", "error", f"Engine API errors between the clients: {detail}", REMEDY["jwt"]))
+            d.append(diag("jwt-mismatch", f"Engine API errors between the clients: {detail}"))
         elif fault == "engine-unreachable":
-            advice = f.get("advice")
-            d.append(diag("engine-unreachable", "error", detail, js(advice) if advice is not None else "check the execution client, its engine port and the JWT file"))
+            d.append(diag("engine-unreachable", detail))
         elif fault == "reth-no-peers":
-            advice = f.get("advice")
-            m = re.search(r"make sure (\d+)/tcp", js(advice) if advice is not None else "")
-            d.append(diag("reth-no-peers", "warning", detail, reth_peers_remedy(m.group(1) if m else "the p2p port (<PORT_PREFIX>303)")))
+            port = num(f.get("p2pPort"))
+            d.append(diag("reth-no-peers", detail, p2p=js(port) if port is not None else "the p2p port (<prefix>303)"))
     state = obj(a.get("privValidatorState"))
     if state is not None and state.get("exists") is False:
-        d.append(diag("missing-priv-validator-state", "error", f"{js(state.get('path', _MISSING))} is missing: 0gchaind does not start without it", REMEDY["stateFile"]))
+        d.append(diag("missing-priv-validator-state", f"{js(state.get('path', _MISSING))} is missing: 0gchaind does not start without it"))
     catching_up = consensus.get("catchingUp") if consensus is not None and isinstance(consensus.get("catchingUp"), bool) else None
     consensus_height = num(consensus.get("height")) if consensus is not None else None
     if catching_up is True:
-        d.append(diag("catching-up", "error", f"0gchaind is catching up (height {'?' if consensus_height is None else js(consensus_height)}): it does not sign until it is caught up", "wait; if it stays, check the execution client's height and peers"))
+        d.append(diag("catching-up", f"0gchaind is catching up (height {'?' if consensus_height is None else js(consensus_height)}): it does not sign until it is caught up"))
     processes = num(a.get("consensusProcessesWithThisKey"))
     if processes is not None and processes > 1:
-        d.append(diag("key-running-twice", "error", f"{js(processes)} 0gchaind processes run with this validator key on this host", "stop all but the service's own one now: one key must never sign twice"))
+        d.append(diag("key-running-twice", f"{js(processes)} 0gchaind processes run with this validator key on this host"))
     height = num(a.get("executionHeight"))
     network = num(a.get("networkHeight"))
     lag = network - height if height is not None and network is not None else None
     if lag is not None and lag >= VALIDATOR_LAG_WARNING:
-        d.append(diag("execution-behind", "warning", f"the execution client is {js(lag)} blocks behind the reference endpoint's {js(network)}", "wait while it syncs; check its peers"))
+        d.append(diag("execution-behind", f"the execution client is {js(lag)} blocks behind the reference endpoint's {js(network)}"))
     if "networkError" in a:
-        d.append(diag("reference-down", "warning", js(a.get("networkError")), "check referenceRpcUrl: without it the lag is unknown"))
+        d.append(diag("reference-down", js(a.get("networkError"))))
     sw = switch_progress(a)
     if sw is not None and not sw["complete"] and len(sw["running"]) == 0:
-        d.append(diag("switch-incomplete", "warning", f"the {sw['mode']} switch stopped after {first(sw['lastStep'], 'no step')} ({sw['stepsDone']} of {sw['steps']} steps) and nothing of it runs", "run `pulumi up` to resume it, or set switch: rollback"))
+        d.append(diag("switch-incomplete", f"the {sw['mode']} switch stopped after {first(sw['lastStep'], 'no step')} ({sw['stepsDone']} of {sw['steps']} steps) and nothing of it runs"))
     if not watched:
         service = "unknown"
     elif not down:

@@ -29,7 +29,8 @@ import tomllib
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodefleet_rpc import rpc_request, url_label  # noqa: E402  (installed beside this script)
+from nodefleet_faults import remedy  # noqa: E402  (installed beside this script)
+from nodefleet_rpc import rpc_request, url_label  # noqa: E402
 
 
 def rpc(url, method, params=None):
@@ -57,22 +58,21 @@ def check(node):
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
         out["endpointError"] = str(e).replace(endpoint, url_label(endpoint))
-        out["diagnoses"].append(f"blockchain_rpc_endpoint {url_label(endpoint)} does not answer eth_blockNumber ({e}): the local height cannot increase; "
-                                "check it, switch to another endpoint and restart (the failover timer does this every minute)")
+        out["diagnoses"].append(f"blockchain_rpc_endpoint {url_label(endpoint)} does not answer eth_blockNumber ({e}): {remedy('rpc-endpoint-down')}")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
     try:
         status = rpc(f"http://{listen}", "zgs_getStatus")
         out["logSyncHeight"], out["connectedPeers"] = status["logSyncHeight"], status["connectedPeers"]
     except (OSError, ValueError, KeyError) as e:
         out["statusError"] = str(e)
-        out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): is {spec['service']} running? journalctl -u {spec['service']}")
+        out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): {remedy('storage-rpc-down', unit=spec['service'])}")
     if out["chainHead"] is not None and out["logSyncHeight"] is not None:
         out["behind"] = max(0, out["chainHead"] - confirmations - out["logSyncHeight"])
         out["synced"] = out["behind"] < 5
         if not out["synced"]:
-            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head less its {confirmations} confirmations (synced means < 5)")
+            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head less its {confirmations} confirmations (synced means < 5): {remedy('not-synced')}")
     if out["connectedPeers"] == 0:
-        out["diagnoses"].append("connectedPeers is 0: set network_boot_nodes (with network_enr_address) and restart; often ignorable")
+        out["diagnoses"].append(f"connectedPeers is 0: {remedy('storage-peers-0')}")
     state = f"/run/nodefleet/{node}-health.json"
     try:
         with open(state) as f:
@@ -83,7 +83,7 @@ def check(node):
         if out["logSyncHeight"] is not None and before is not None:
             out["increasing"] = out["logSyncHeight"] > before
             if not out["increasing"] and not out["synced"]:
-                out["diagnoses"].append("the local height does not increase: the RPC endpoint is probably down; check it with eth_blockNumber and switch")
+                out["diagnoses"].append(f"the local height does not increase: {remedy('height-not-increasing')}")
     except (OSError, ValueError, KeyError):
         pass
     # The sample is shared by every caller on the host (the health timer, status, the health step,

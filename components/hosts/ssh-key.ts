@@ -28,7 +28,7 @@ export function compactSshKey(key: string): string {
     }
 }
 
-/** The seed and public key of an unencrypted single Ed25519 key in OpenSSH's format, else undefined. */
+/** The 32-byte secret seed and the public key of an unencrypted single Ed25519 key in OpenSSH's format, else undefined. */
 function openSshEd25519Seed(key: string): { seed: Buffer; publicKey: Buffer } | undefined {
     const m = /^-----BEGIN OPENSSH PRIVATE KEY-----\r?\n([A-Za-z0-9+/=\r\n]+)-----END OPENSSH PRIVATE KEY-----\s*$/.exec(key.trim() + "\n");
     if (m === null) return undefined;

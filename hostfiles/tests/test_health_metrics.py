@@ -137,5 +137,21 @@ class Collect(unittest.TestCase):
         self.assertEqual(health.from_result(["a"], {"exit": 0, "stdout": "x\n{\"active\": true}\n", "stderr": ""}), ("answer", {"active": True}))
 
 
+class OneFaultTable(unittest.TestCase):
+    """status's remedy for a code is the fault table's, the one the alert rules are made from
+    (test/unit/monitoring.test.ts holds each alert to the same table)."""
+
+    def test_every_code_is_reported_with_the_tables_severity_and_remedy(self):
+        from nodefleet_faults import FAULTS
+        for code, entry in FAULTS.items():
+            d = health.diag(code, "what was seen")
+            self.assertEqual((d["severity"], d["remedy"]), (entry["severity"], entry["remedy"]), code)
+
+    def test_a_unit_and_a_port_are_filled_in_and_nothing_else_changes(self):
+        self.assertEqual(health.diag("service-down", "x", unit="zgs-a.service")["remedy"], "systemctl start zgs-a.service; journalctl -u zgs-a.service says why it stopped")
+        self.assertIn("make sure 56303 is open on TCP and UDP", health.diag("reth-no-peers", "x", p2p="56303")["remedy"])
+        self.assertIn("with the content {}", health.diag("missing-priv-validator-state", "x")["remedy"])
+
+
 if __name__ == "__main__":
     unittest.main()

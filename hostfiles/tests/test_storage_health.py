@@ -110,7 +110,7 @@ class StorageHealth(unittest.TestCase):
         self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}", "confirmation_block_count = 2\n")
         a = self.health()
         self.assertEqual((a["confirmations"], a["behind"], a["synced"]), (2, 8, False))
-        self.assertIn("not synced: 8 blocks behind the chain head less its 2 confirmations (synced means < 5)", a["diagnoses"])
+        self.assertIn("not synced: 8 blocks behind the chain head less its 2 confirmations (synced means < 5): wait while it catches up; if its height does not grow, the RPC endpoint is probably down (see rpc-endpoint-down)", a["diagnoses"])
         self.node["zgs_getStatus"] = {"logSyncHeight": 104, "connectedPeers": 0}
         b = self.health()
         self.assertEqual((b["behind"], b["synced"]), (4, True))

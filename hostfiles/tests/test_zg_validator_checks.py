@@ -75,7 +75,8 @@ class Health(SwitchCase):
         [d] = report["diagnoses"]
         self.assertEqual(d["fault"], "reth-no-peers")
         self.assertIn("expected at first", d["advice"])
-        self.assertIn("56303/tcp and 56303/udp are open", d["advice"])
+        self.assertIn("make sure 56303 is open on TCP and UDP", d["advice"])
+        self.assertEqual(d["p2pPort"], 56303)
         self.el.peers = 3
         self.assertEqual(health_mod.health(self.on_reth())["diagnoses"], [])
 

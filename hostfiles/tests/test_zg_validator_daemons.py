@@ -214,7 +214,7 @@ class EngineUnreachable(SwitchCase):
         report = health_mod.health(self.on_geth("INFO Starting service type=engine-client\n" + wait * 5))
         [d] = report["diagnoses"]
         self.assertEqual(d["fault"], "engine-unreachable")
-        self.assertIn("http://localhost:56551 (5 tries)", d["advice"])
+        self.assertIn("http://localhost:56551 (5 tries;", d["advice"])
         self.assertEqual(health_mod.health(self.on_geth(wait * 4))["diagnoses"], [], "four tries: a slow start")
         self.assertEqual(health_mod.health(self.on_geth(wait * 9 + "INFO Committed state height=7\n"))["diagnoses"], [], "it reached it since")
 

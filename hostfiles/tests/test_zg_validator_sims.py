@@ -230,7 +230,7 @@ class ErrorTableOnTheSimulators(SimCase):
         self.assertEqual(report["services"], {GETH: "inactive", RETH: "active", CL: "active"})
         self.assertEqual(report["peers"], 0)  # the reth simulator, like reth among geth nodes, has none
         self.assertEqual([d["fault"] for d in report["diagnoses"]], ["reth-no-peers"])
-        self.assertIn(f"make sure {self.s['ports']['p2p']}/tcp and {self.s['ports']['p2p']}/udp are open", report["diagnoses"][0]["advice"])
+        self.assertIn(f"make sure {self.s['ports']['p2p']} is open on TCP and UDP", report["diagnoses"][0]["advice"])
 
     def test_0gchaind_ahead_of_reth_logs_el_syncing_and_health_remedies_it(self):
         # docs/spec.md §7: the execution client lost blocks 0gchaind committed (here: reth's database cut

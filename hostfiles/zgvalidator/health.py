@@ -20,6 +20,7 @@ from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, u
 from .jobs import progress_path
 from .node import FORKCHOICE_FAULT
 from .switch import migration_report
+from nodefleet_faults import remedy as table_remedy
 from nodefleet_rpc import RpcFailure, block_number, peer_count
 
 
@@ -128,8 +129,7 @@ def observe(v, remedy_forkchoice):
             report["jwtError"] = str(e)
     diagnoses = []
     if "jwtError" in report:
-        diagnoses.append({"fault": "jwt-mismatch", "detail": report["jwtError"],
-                          "advice": "give the execution client and 0gchaind the same JWT file (pulumi up re-renders both units), then restart both"})
+        diagnoses.append({"fault": "jwt-mismatch", "detail": report["jwtError"], "advice": table_remedy("jwt-mismatch")})
     if client == "reth" and active(v.units["reth"]):
         try:
             report["peers"] = peer_count(v.el_url)
@@ -137,8 +137,8 @@ def observe(v, remedy_forkchoice):
             report["peersError"] = str(e)
         if report.get("peers") == 0:
             p2p = v.s["ports"]["p2p"]
-            diagnoses.append({"fault": "reth-no-peers", "detail": f"{v.units['reth']} has no peers",
-                              "advice": f"expected at first (reth cannot peer with geth nodes): wait; make sure {p2p}/tcp and {p2p}/udp are open"})
+            diagnoses.append({"fault": "reth-no-peers", "detail": f"{v.units['reth']} has no peers", "p2pPort": p2p,
+                              "advice": table_remedy("reth-no-peers", p2p=str(p2p))})
     if client in ("geth", "reth") and active(v.units[client]):
         errors = v.forkchoice_errors()
         if errors and remedy_forkchoice:
@@ -146,14 +146,12 @@ def observe(v, remedy_forkchoice):
             diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": remedied,
                               "advice": "0gchaind started ahead of the execution client: stopped it, waited for the execution client, rolled the height back, started it"})
         elif errors:
-            diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": 0,
-                              "advice": "stop 0gchaind, wait for the execution client to reach the chain head, roll the height back, start it (`pulumi up` does it)"})
+            diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": 0, "advice": table_remedy("forkchoice-38002")})
     waits = v.engine_waits()
     if len(waits) >= ENGINE_WAITS:
         diagnoses.append({"fault": "engine-unreachable", "detail": waits[-1].strip()[:200],
                           "advice": f"the consensus daemon has not reached the execution client's engine API at {v.s['dialUrl']} "
-                                    f"({len(waits)} tries): is the execution client running, on that port, with the same JWT file? "
-                                    "BeaconKit logs all three alike"})
+                                    f"({len(waits)} tries; BeaconKit logs all three causes alike): {table_remedy('engine-unreachable')}"})
     report["diagnoses"] = diagnoses
     report["consensusProcessesWithThisKey"] = len(v.consensus_processes())
     if os.path.isdir(v.markers) and os.listdir(v.markers):

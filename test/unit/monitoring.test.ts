@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { FAULTS, SPEC_ERROR_ROWS } from "../../components/monitoring/faults";
+import { FAULT_TABLE, FAULTS, SPEC_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
 import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, scrapedValidators } from "../../components/monitoring/config";
 import { golden, verifyUnits } from "../support/golden";
@@ -124,13 +124,24 @@ describe("monitoring: the config section", () => {
 });
 
 describe("monitoring: the alert rules", () => {
-    it("one alert per diagnosis code of nodefleet status (host-unreachable is NodefleetHostDown: no host writes its own)", () => {
+    it("one fault table: every code nodefleet status can report is in hostfiles/faults.json, and each has exactly one alert with the table's remedy (host-unreachable none: NodefleetHostDown, from node_exporter)", () => {
         const source = fs.readFileSync(HEALTH_MODULE, "utf8");
         const codes = new Set([...source.matchAll(/diag\("([a-z0-9-]+)"/g)].map((m) => m[1]!));
         assert.ok(codes.size >= 25, `${codes.size} codes`);
-        codes.delete("host-unreachable");
-        assert.deepEqual(FAULTS.map((f) => f.code).sort(), [...codes].sort());
+        assert.deepEqual(Object.keys(FAULT_TABLE).sort(), [...codes].sort(), "the table holds exactly the codes the diagnosis table reports");
         const rules = alertRules(CTX);
+        for (const [code, entry] of Object.entries(FAULT_TABLE)) {
+            const alerts = rules.filter((r) => r.code === code);
+            if (entry.alert === false) {
+                assert.deepEqual(alerts, [], `${code}: status alone`);
+                assert.ok(entry.note, `${code}: the table says what alerts instead`);
+            } else {
+                assert.equal(alerts.length, 1, `${code}: one alert`);
+                assert.equal(alerts[0]!.remedy, entry.remedy, `${code}: the alert's remedy is the table's`);
+                assert.equal(alerts[0]!.severity, entry.severity, `${code}: its severity too`);
+            }
+        }
+        assert.deepEqual(FAULTS.map((f) => f.code).sort(), [...codes].filter((c) => c !== "host-unreachable").sort());
         for (const f of FAULTS) assert.ok(rules.some((r) => r.code === f.code && r.expr === `nodefleet_diagnosis{code="${f.code}"} == 1`), f.code);
         assert.ok(rules.some((r) => r.alert === "NodefleetHostDown"));
         assert.equal(new Set(rules.map((r) => r.alert)).size, rules.length, "alert names are unique");

@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
+import { FAULT_TABLE } from "../../components/monitoring/faults";
 import { diagnose, HEALTH_MODULE, type NodeRow, type Role } from "../../status/diagnose";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
 import { details, report, rows, table } from "../../status/report";
@@ -42,7 +43,7 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         const r = storage("peers-0");
         assert.equal(r.healthy, true);
         assert.deepEqual(faults(r), ["storage-peers-0"]);
-        assert.match(r.diagnoses[0]!.remedy, /network_boot_nodes.*restart; often ignorable/);
+        assert.match(r.diagnoses[0]!.remedy, /network_boot_nodes.*restart; a known issue, often ignorable/);
     });
 
     it("the storage RPC endpoint down: unhealthy, remedy: check with eth_blockNumber, switch, restart", () => {
@@ -98,7 +99,8 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.deepEqual([ok.healthy, ok.service, ok.height, ok.sequencer], [true, "active", 57, { provenBlock: 57, latestBlock: null, siblingPath: true, peerId: "16Uiu2HAmQk7DnUo4h8aLaf8p3uFxNs7SoqFAVmCwDZh2gzcPRs9K", registration: null }]);
         const stopped = sequencer("stopped");
         assert.deepEqual([stopped.healthy, stopped.service, faults(stopped)], [false, "inactive", ["service-down", "sequencer-rpc-down"]]);
-        assert.match(stopped.diagnoses[1]!.remedy, /systemctl start aztec-sequencer-1\.service/);
+        assert.match(stopped.diagnoses[0]!.remedy, /systemctl start aztec-sequencer-1\.service/);
+        assert.match(stopped.diagnoses[1]!.remedy, /start aztec-sequencer-1\.service if it is stopped/);
         assert.deepEqual(faults(sequencer("sibling-path-null")), ["sibling-path-missing"]);
         assert.deepEqual(faults(sequencer("no-peer-id")), ["no-peer-id"]);
     });
@@ -130,7 +132,7 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.equal(r.service, "active");
         assert.deepEqual(r.validator, { client: "reth", consensusHeight: (a.consensus as { height: number }).height, catchingUp: false, switch: null });
         assert.deepEqual(faults(r), ["reth-no-peers"]);
-        const p2p = /make sure (\d+)\/tcp/.exec(JSON.stringify(a.diagnoses))![1];
+        const p2p = (a.diagnoses as { p2pPort: number }[])[0]!.p2pPort;
         assert.match(r.diagnoses[0]!.remedy, new RegExp(`wait; make sure ${p2p} is open on TCP and UDP`));
     });
 
@@ -139,7 +141,7 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.equal(r.healthy, false);
         assert.ok(faults(r, "error").includes("forkchoice-38002"), JSON.stringify(r.diagnoses));
         const d = r.diagnoses.find((x) => x.fault === "forkchoice-38002")!;
-        assert.match(d.remedy, /stop 0gchaind, wait for the execution client to reach the chain head, run the height rollback script, start 0gchaind/);
+        assert.match(d.remedy, /stop the consensus daemon, wait for the execution client to reach the chain head, run the height rollback script, start it again/);
         // Recorded on the simulators, which answer as real reth 1.11 does (SYNCING), and 0gchaind as beacon-kit logs it.
         assert.match(d.detail, /^0gchaind's head is not on the execution client \(-38002, or the EL answers SYNCING\): .*NotifyForkchoiceUpdate: EL syncing/);
     });
@@ -157,13 +159,12 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.match(r.service, /^0gchaind-simtest inactive$/);
     });
 
-    it("beacond waiting for the engine API: engine-unreachable with the host tool's advice", () => {
+    it("beacond waiting for the engine API: engine-unreachable with the fault table's remedy", () => {
         const a = clone(VALIDATOR["healthy-reth"]!);
-        const advice = "the consensus daemon has not reached the execution client's engine API at http://localhost:56551 (5 tries): is the execution client running, on that port, with the same JWT file? BeaconKit logs all three alike";
-        a.diagnoses = [{ fault: "engine-unreachable", detail: "INFO Waiting for execution client to start... service=engine.client", advice }];
+        a.diagnoses = [{ fault: "engine-unreachable", detail: "INFO Waiting for execution client to start... service=engine.client", advice: "the host tool's own words" }];
         const r = validator(a);
         assert.deepEqual(faults(r, "error"), ["engine-unreachable"]);
-        assert.equal(r.diagnoses.find((d) => d.fault === "engine-unreachable")!.remedy, advice);
+        assert.equal(r.diagnoses.find((d) => d.fault === "engine-unreachable")!.remedy, FAULT_TABLE["engine-unreachable"]!.remedy);
     });
 
     it("a missing priv_validator_state.json: the spec's remedy, create it with {}", () => {

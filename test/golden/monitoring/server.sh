@@ -215,7 +215,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: its health tool does not answer"
-          remedy: run `pulumi up` (it installs the host tools this nodefleet expects); the health timer's journal says what failed (journalctl -u nodefleet-health.service)
+          remedy: "run `pulumi up` (it installs the host tools this nodefleet expects), then read the message (the health timer's journal: journalctl -u nodefleet-health.service)"
           status: nodefleet status --stack prod
           code: check-failed
       - alert: NodefleetServiceDown
@@ -225,7 +225,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: its service is not active"
-          remedy: systemctl start the unit; its journal (journalctl -u <unit>) says why it stopped
+          remedy: systemctl start <unit>; journalctl -u <unit> says why it stopped
           status: nodefleet status --stack prod
           code: service-down
       - alert: NodefleetRpcEndpointDown
@@ -245,7 +245,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the storage node exits at start: its miner key's account cannot pay for its miner id registration"
-          remedy: fund the miner key's account on the 0G chain
+          remedy: fund the miner key's account on the 0G chain (the node registers its miner id with a transaction at start, and exits until it can)
           status: nodefleet status --stack prod
           code: miner-unfunded
       - alert: NodefleetMinerRegistrationFailed
@@ -255,7 +255,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the storage node's miner id registration found no miner id"
-          remedy: set mineContractAddress to the chain's PoRA mine contract and run `pulumi up`
+          remedy: set mineContractAddress (mine_contract_address) to the chain's PoRA mine contract and run `pulumi up` (the node reads its miner id from that contract's event)
           status: nodefleet status --stack prod
           code: miner-registration-failed
       - alert: NodefleetStorageStartFailed
@@ -265,7 +265,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the storage node's last start failed"
-          remedy: fix what its log names (config.toml, mineContractAddress, …), `pulumi up`; journalctl -u zgs-<node>.service
+          remedy: fix what its log names in config.toml (mineContractAddress, …) and run `pulumi up`; systemd starts it again within 5 s; journalctl -u <unit>
           status: nodefleet status --stack prod
           code: storage-start-failed
       - alert: NodefleetStorageRpcDown
@@ -275,7 +275,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the storage node runs but zgs_getStatus does not answer"
-          remedy: journalctl -u zgs-<node>.service; restart it
+          remedy: journalctl -u <unit>; restart it
           status: nodefleet status --stack prod
           code: storage-rpc-down
       - alert: NodefleetNotSynced
@@ -315,7 +315,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the sequencer cannot reach its L1 RPC"
-          remedy: check it with eth_blockNumber; fix or replace it in l1RpcUrls and run `pulumi up`
+          remedy: check it with eth_blockNumber; fix or replace it in l1RpcUrls (ETHEREUM_HOSTS in the node's env file) and run `pulumi up`
           status: nodefleet status --stack prod
           code: l1-endpoint-down
       - alert: NodefleetSequencerRpcDown
@@ -325,7 +325,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the sequencer's RPC (node_getL2Tips on 8080) does not answer"
-          remedy: start the service; journalctl -u aztec-<node>.service
+          remedy: start <unit> if it is stopped; journalctl -u <unit> says why it does not answer (the RPC listens on port 8080)
           status: nodefleet status --stack prod
           code: sequencer-rpc-down
       - alert: NodefleetSiblingPathMissing
@@ -335,7 +335,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the sequencer's archive has no sibling path for its proven block"
-          remedy: "the archiver has not synced that block: wait; check the L1 endpoints if it stays"
+          remedy: "the archiver has not synced that block: wait, and check the L1 endpoints if it stays"
           status: nodefleet status --stack prod
           code: sibling-path-missing
       - alert: NodefleetNoPeerId
@@ -345,7 +345,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the sequencer's P2P service has not started (no peerId in this boot's journal)"
-          remedy: journalctl -u aztec-<node>.service; port 40400 TCP and UDP must be open
+          remedy: "the P2P service has not started: journalctl -u <unit>; port 40400 TCP and UDP must be open"
           status: nodefleet status --stack prod
           code: no-peer-id
       - alert: NodefleetNoExecutionClient
@@ -365,7 +365,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the validator's execution client runs but its HTTP RPC does not answer"
-          remedy: journalctl -u geth-<node>.service or reth-<node>.service
+          remedy: journalctl -u <unit>
           status: nodefleet status --stack prod
           code: execution-rpc-down
       - alert: NodefleetConsensusRpcDown
@@ -375,7 +375,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the consensus daemon runs but its /status does not answer"
-          remedy: journalctl -u 0gchaind-<node>.service
+          remedy: journalctl -u <unit>
           status: nodefleet status --stack prod
           code: consensus-rpc-down
       - alert: NodefleetForkchoice38002
@@ -405,7 +405,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: the consensus daemon keeps waiting for the execution client's engine API"
-          remedy: is the execution client running, on <prefix>551, with the same JWT file? (jwt-mismatch tells the last apart)
+          remedy: is the execution client running, on its engine port (<prefix>551), with the same JWT file? (jwt-mismatch tells the last apart)
           status: nodefleet status --stack prod
           code: engine-unreachable
       - alert: NodefleetMissingPrivValidatorState
@@ -445,7 +445,7 @@ groups:
           severity: warning
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: reth has no peers"
-          remedy: "expected at first (reth cannot peer with geth nodes): wait; make sure <prefix>303 is open on TCP and UDP"
+          remedy: "expected at first (reth cannot peer with geth nodes): wait; make sure <p2p port> is open on TCP and UDP"
           status: nodefleet status --stack prod
           code: reth-no-peers
       - alert: NodefleetExecutionBehind
@@ -465,7 +465,7 @@ groups:
           severity: warning
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: referenceRpcUrl does not answer: the validator's lag is unknown"
-          remedy: check the reference endpoint
+          remedy: "check referenceRpcUrl: without it the lag is unknown"
           status: nodefleet status --stack prod
           code: reference-down
       - alert: NodefleetHeightStalled

@@ -63,7 +63,9 @@ rm -rf /var/lib/nodefleet/gate/storage-1.tools
 put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root 35567197a3bd6b522916fe8aadee6c7b6621932290dc31814315fa9147a10844
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b65e97d3fd4b9cfce822755aa919d8a413cfea72d92b57fc7a4fc3d28a5a37d0
+put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root 9f6ae1257d41462c7a97bc48dac3dac004824f99e08d061e570bd1fff9934d9d
+put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 18471c25f9165df10f698032950846f729e6fc280d37a7865d31ebf1d05ffece
 put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 exec python3 /usr/local/lib/nodefleet/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --marker /var/lib/nodefleet/gate/storage-1 --unit zgs-storage-1.service -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1

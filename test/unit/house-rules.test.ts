@@ -1,0 +1,56 @@
+// House rules a reviewer would otherwise have to remember, over every tracked file: no source or
+// test file over 450 lines (a longer one is split by what it covers), and comments cite what a
+// clone holds (docs/spec.md for the spec's rules), never the spec's original numbering as "seed N",
+// an issue or session number, or a file outside the repository.
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT } from "../support/cli";
+
+const tracked = spawnSync("git", ["ls-files"], { cwd: ROOT, encoding: "utf8" }).stdout.split("\n").filter((f) => f !== "");
+const SOURCE = /\.(ts|py|sh|hbs|mjs|cjs)$/;
+/** Rendered copies of templates (checked as templates) and the lock file are not written by hand. */
+const generated = (f: string) => f.startsWith("test/golden/") || f === "package-lock.json" || f.startsWith("docs/configuration.md") || f.startsWith("docs/fleet.schema.json") || f.startsWith("dashboards/");
+
+/** What a comment must not cite, with why. */
+const FORBIDDEN: readonly [RegExp, string][] = [
+    [/\b[Ss]eed \d/, "the spec's numbering: cite docs/spec.md §N"],
+    [/\b[Tt]he seed\b/, "the spec: cite docs/spec.md"],
+    [/(?<!upstream [\w-]+ )\b[Ii]ssues? #?\d+/, "an issue number: say what and why instead"],
+    [/\b[Ss]ession \d+/, "development history"],
+    [/\bDOMAIN\.md\b|\bSTYLE\.md\b|shared\/seed/, "a file a clone does not hold"],
+];
+
+describe("house rules", () => {
+    it("no source or test file is over 450 lines", () => {
+        const long = tracked
+            .filter((f) => SOURCE.test(f) && !generated(f) && fs.existsSync(path.join(ROOT, f)))
+            .map((f) => [f, fs.readFileSync(path.join(ROOT, f), "utf8").split("\n").length - 1] as const)
+            .filter(([, n]) => n > 450);
+        assert.deepEqual(long, []);
+    });
+
+    it("no file outside docs/ cites the spec by its old numbering, an issue, a session or a file outside the repository", () => {
+        const found: string[] = [];
+        for (const f of tracked) {
+            if (generated(f) || f.startsWith("docs/") || f === "test/unit/house-rules.test.ts" || !fs.existsSync(path.join(ROOT, f))) continue;
+            const text = fs.readFileSync(path.join(ROOT, f));
+            if (text.includes(0)) continue; // binary
+            text.toString("utf8").split("\n").forEach((line, i) => {
+                for (const [re, why] of FORBIDDEN) if (re.test(line)) found.push(`${f}:${i + 1}: ${why}: ${line.trim().slice(0, 120)}`);
+            });
+        }
+        assert.deepEqual(found, []);
+    });
+
+    it("the rules catch what they name", () => {
+        const hits = (line: string) => FORBIDDEN.filter(([re]) => re.test(line)).map(([, why]) => why);
+        assert.deepEqual(hits("// (seed 7: the error table)"), ["the spec's numbering: cite docs/spec.md §N"]);
+        assert.deepEqual(hits("// the gate (issue 42)"), ["an issue number: say what and why instead"]);
+        assert.deepEqual(hits("// upstream 0g-storage-node issue 284"), []);
+        assert.deepEqual(hits("// docs/spec.md §7"), []);
+        assert.deepEqual(hits("consensusSeeds: [seed-1.example.org]"), []);
+    });
+});
