@@ -35,14 +35,17 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
         // and lab/devchain.sh's validator on the runner (80%, a block every 20 s).
         const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
         assert.equal(unitState("0gchaind-validator-1"), "active", "0gchaind runs (or there is nothing to wait for)");
-        // The lab's part, as an operator follows their network's consensus settings: vmnet's
-        // validator on the runner waits 20 s after each commit (timeout_commit), BeaconKit's
-        // default on validator-1 is 0.5 s, and its 2 s timeout_propose then ran out before the
-        // network proposed: it prevoted nil at every height (CI run of 2026-11-27: signed 0 of
-        // 10, "Timed out … RoundStepPropose" 6 s before the proposal came). validator-1 gets the
-        // network's timeout_commit; its other timeouts are beacond's defaults, as the network's.
+        // The lab's part, as an operator fits a validator to their network's consensus timings:
+        // vmnet's validator on the runner (80% of the power, so it commits alone) proposes 20 s after
+        // each commit (timeout_commit). With BeaconKit's defaults on validator-1 (0.5 s, then a 2 s
+        // timeout_propose) its propose step ran out before the proposal came and it prevoted nil at
+        // every height (signed 0 of 10); with the network's own 20 s it entered each height within
+        // milliseconds of the proposal, and when the proposal and the network's commit came first
+        // it committed without voting (signed 7 of 10, heights 108-110 missed that way). So
+        // validator-1 enters each height 5 s before the proposal is due and waits up to 10 s for it.
         const CONFIG = "/data/validator-1/0gchaind/config/config.toml";
-        onV(`grep -q '^\\[consensus\\]' ${CONFIG} || { printf '\\n[consensus]\\ntimeout_commit = "20s"\\n' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
+        const TIMINGS = "# nodefleet e2e: validator-1's consensus timings (test/scenarios/validator.ts)";
+        onV(`grep -qxF '${TIMINGS}' ${CONFIG} || { printf '\\n%s\\n[consensus]\\ntimeout_commit = "15s"\\ntimeout_propose = "10s"\\n' '${TIMINGS}' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
         // Caught up again: the network's other validator (on the runner) is at its height.
         const networkHeight = () => Number(/"latest_block_height":\s*"(\d+)"/.exec(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"], { allowFail: true }).output)?.[1] ?? -1);
         await until("validator-1 to follow its network again", () => stackHealthOnHost().consensusHeight >= networkHeight() && unitState("0gchaind-validator-1") === "active", 5 * 60_000);
