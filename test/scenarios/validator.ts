@@ -44,7 +44,7 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
         // it committed without voting (signed 7 of 10, heights 108-110 missed that way). So
         // validator-1 enters each height 5 s before the proposal is due and waits up to 10 s for it.
         const CONFIG = "/data/validator-1/0gchaind/config/config.toml";
-        const TIMINGS = "# nodefleet e2e: validator-1's consensus timings (test/scenarios/validator.ts)";
+        const TIMINGS = "# nodefleet e2e: the consensus timings of validator-1 (test/scenarios/validator.ts)";
         onV(`grep -qxF '${TIMINGS}' ${CONFIG} || { printf '\\n%s\\n[consensus]\\ntimeout_commit = "15s"\\ntimeout_propose = "10s"\\n' '${TIMINGS}' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
         // Caught up again: the network's other validator (on the runner) is at its height.
         const networkHeight = () => Number(/"latest_block_height":\s*"(\d+)"/.exec(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"], { allowFail: true }).output)?.[1] ?? -1);
