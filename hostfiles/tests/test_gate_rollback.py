@@ -17,15 +17,20 @@ from tests.test_gate import GATE, CommandLineCase, read, write, write_empty  # n
 
 
 class Rollback(CommandLineCase, unittest.TestCase):
-    def rollback_gate(self, *args, pins=(), extra_files=()):
-        """The gate with `onFailure: rollback` over two files of the node (one made by the change),
-        and `pins` pinned, with a systemctl that records its calls."""
+    def recording_systemctl(self, calls):
+        """A systemctl that appends each call's arguments to `calls`: the directory it is in."""
         bin_dir = os.path.join(self.dir, "bin")
         os.makedirs(bin_dir, exist_ok=True)
-        calls = os.path.join(self.dir, "systemctl.calls")
         with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
             f.write(f"#!/bin/sh\necho \"$*\" >> {calls}\n")
         os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
+        return bin_dir
+
+    def rollback_gate(self, *args, pins=(), extra_files=()):
+        """The gate with `onFailure: rollback` over two files of the node (one made by the change),
+        and `pins` pinned, with a systemctl that records its calls."""
+        calls = os.path.join(self.dir, "systemctl.calls")
+        bin_dir = self.recording_systemctl(calls)
         env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
         state = os.path.join(self.dir, "n")
         rb = ["--marker", self.marker, "--keep", self.keep, "--file", self.unit, "--file", self.extra, *(a for p in extra_files for a in ("--file", p)), "--restart", "zgs-storage-1.service", *(a for p in pins for a in ("--pin", p))]
@@ -112,12 +117,8 @@ class Rollback(CommandLineCase, unittest.TestCase):
     def test_await_port_restarts_the_last_unit_once_the_port_answers(self):
         # A validator's rollback: the execution client first, the consensus daemon once the engine
         # port answers (here: a wait that records when it was asked, between the two restarts).
-        bin_dir = os.path.join(self.dir, "bin")
-        os.makedirs(bin_dir, exist_ok=True)
         calls = os.path.join(self.dir, "order")
-        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
-            f.write(f"#!/bin/sh\necho \"$*\" >> {calls}\n")
-        os.chmod(os.path.join(bin_dir, "systemctl"), 0o755)
+        bin_dir = self.recording_systemctl(calls)
         import importlib.util
         spec = importlib.util.spec_from_file_location("gate_module", GATE)
         gate_module = importlib.util.module_from_spec(spec)
