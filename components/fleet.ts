@@ -14,7 +14,7 @@ import { resolveUrls } from "./roles/urls";
 import { dropResourceStackTraces, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "./hosts/drift";
 import { receiverSecrets } from "./config/monitoring";
-import { agentSteps, serverSteps, watchedMounts } from "./monitoring/install";
+import { MonitoringAgent, MonitoringServer, watchedMounts } from "./monitoring/install";
 import { scrapedValidators, type ScrapeHost } from "./monitoring/config";
 import { describeRollout, planRollout } from "./rollout/plan";
 import type { NodeRollout } from "./rollout/gate";
@@ -57,7 +57,7 @@ export class Fleet extends pulumi.ComponentResource {
     /** The hcloud provider of the Hetzner hosts (one, made with the first). */
     private hcloud?: pulumi.ProviderResource;
     /** The monitoring host's agent step (its server's steps follow it). */
-    private monitoringAgent?: pulumi.Resource;
+    private monitoringAgent?: MonitoringAgent;
     /** Gated nodes (the config's `rollout`): what each waits for, its policy, and its own gate once made. */
     private readonly rollout = new Map<string, NodeRollout & { readonly gate: Deferred<pulumi.Resource> }>();
 
@@ -141,7 +141,7 @@ export class Fleet extends pulumi.ComponentResource {
                 case "storage": {
                     const release = installedRelease(plan, node);
                     const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, args.secret), release, rollout: gated.rollout }, { parent: this });
-                    gated.made(role.gate);
+                    gated.made(role.gate?.step);
                     this.health[node.name] = role.health;
                     break;
                 }
@@ -149,7 +149,7 @@ export class Fleet extends pulumi.ComponentResource {
                     const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
                     const release = installedRelease(plan, node);
                     const role = new SequencerNode(roleName, { node, host, user, release, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret, rollout: gated.rollout }, { parent: this });
-                    gated.made(role.gate);
+                    gated.made(role.gate?.step);
                     this.health[node.name] = role.health;
                     this.registration[node.name] = role.registration;
                     break;
@@ -160,7 +160,7 @@ export class Fleet extends pulumi.ComponentResource {
                     const installed = installedRelease(plan, node);
                     const release = validatorRelease(installed, args.plan.spec.releases[installed.name]);
                     const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
-                    gated.made(role.gate);
+                    gated.made(role.gate?.step);
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
                     break;
@@ -170,7 +170,7 @@ export class Fleet extends pulumi.ComponentResource {
             }
         }
         if (plan.monitoring !== undefined) {
-            const agent = agentSteps(`${name}-${plan.name}`, plan, plan.monitoring.spec, host, user, this);
+            const agent = new MonitoringAgent(`${name}-${plan.name}-monitoring-agent`, { plan, monitoring: plan.monitoring.spec, host, user }, { parent: this });
             // The monitoring host's bundle stays open for the server's step, made once every host is.
             if (plan.monitoring.isMonitoringHost) {
                 this.monitoringAgent = agent;
@@ -190,10 +190,10 @@ export class Fleet extends pulumi.ComponentResource {
         if (plan === undefined || host === undefined || this.monitoringAgent === undefined) throw new Error(`unreachable: the monitoring host ${m.host} was checked by parseFleet`);
         const targets = pulumi.all(args.plan.hosts.map((h) => pulumi.all([h.name, h.monitoring?.scrapeAddress ?? this.hosts[h.name]!.publicAddress]).apply(([n, address]): ScrapeHost => ({ host: n, address, validators: scrapedValidators(h.nodes) }))));
         const secrets = pulumi.all(Object.fromEntries(receiverSecrets(m).map((r) => [r.key, args.secret(r.key)])));
-        serverSteps(`${name}-${m.host}`, {
+        new MonitoringServer(`${name}-${m.host}-monitoring`, {
             host, user: sshUser(plan.spec), monitoring: m, secrets, targets, after: this.monitoringAgent,
             ctx: { stack: pulumi.getStack(), healthIntervalSeconds: m.healthIntervalSeconds, mounts: watchedMounts(Object.values(this.hosts)) },
-        }, this);
+        }, { parent: this });
         host.tools.seal();
     }
 

@@ -121,19 +121,46 @@ export function watchedMounts(hosts: readonly Host[]): string[] {
     return [...new Set(["/", ...hosts.map((h) => h.dataMountPoint)])];
 }
 
-/** teardown (destroy only) -> the agent: after the host is ready, beside its nodes' steps. */
-export function agentSteps(name: string, plan: HostPlan, m: MonitoringSpec, host: Host, user: string, parent: pulumi.Resource): pulumi.Resource {
-    const scripts = renderAgentScripts(plan, m);
-    const base = { connection: host.connection, user };
-    const teardown = remoteStep(
-        `${name}-monitoring-agent-teardown`,
-        { ...base, script: "echo 'monitoring agent: teardown registered'\n", onDelete: scripts.remove, deleteBundle: host.tools },
-        { parent, dependsOn: [host.ready] },
-    );
-    return remoteStep(`${name}-monitoring-agent`, { ...base, script: scripts.install, bundle: host.tools, drift: { drift: host.drift, group: AGENT_DRIFT_GROUP } }, { parent, dependsOn: [teardown] });
+export interface MonitoringAgentArgs {
+    readonly plan: HostPlan;
+    readonly monitoring: MonitoringSpec;
+    readonly host: Host;
+    readonly user: string;
 }
 
-export interface ServerArgs {
+/**
+ * What is made as a child of a component and was made by its parent before: the steps keep their
+ * addresses (an alias to that parent), so an existing stack neither replaces nor runs them again.
+ */
+function childOf(component: pulumi.Resource, previousParent: pulumi.Resource): pulumi.CustomResourceOptions {
+    return { parent: component, aliases: [{ parent: previousParent }] };
+}
+
+/**
+ * A host's monitoring agent: teardown (destroy only) -> the agent (`step`), after the host is
+ * ready, beside its nodes' steps. Its steps are named from the component's name.
+ */
+export class MonitoringAgent extends pulumi.ComponentResource {
+    /** The agent's install step: the monitoring host's server follows it. */
+    readonly step: pulumi.Resource;
+
+    constructor(name: string, args: MonitoringAgentArgs, opts: pulumi.ComponentResourceOptions & { readonly parent: pulumi.Resource }) {
+        super("nodefleet:monitoring:Agent", name, {}, opts);
+        const { host } = args;
+        const scripts = renderAgentScripts(args.plan, args.monitoring);
+        const base = { connection: host.connection, user: args.user };
+        const child = childOf(this, opts.parent);
+        const teardown = remoteStep(
+            `${name}-teardown`,
+            { ...base, script: "echo 'monitoring agent: teardown registered'\n", onDelete: scripts.remove, deleteBundle: host.tools },
+            { ...child, dependsOn: [host.ready] },
+        );
+        this.step = remoteStep(name, { ...base, script: scripts.install, bundle: host.tools, drift: { drift: host.drift, group: AGENT_DRIFT_GROUP } }, { ...child, dependsOn: [teardown] });
+        this.registerOutputs({});
+    }
+}
+
+export interface MonitoringServerArgs {
     readonly host: Host;
     readonly user: string;
     readonly monitoring: MonitoringSpec;
@@ -143,35 +170,43 @@ export interface ServerArgs {
     /** Every host to scrape, with the address the monitoring host reaches it at. */
     readonly targets: pulumi.Output<ScrapeHost[]>;
     /** The monitoring host's own agent: the server follows it. */
-    readonly after: pulumi.Resource;
+    readonly after: MonitoringAgent;
 }
 
-/** teardown (destroy only) -> Prometheus and Alertmanager -> the scrape targets. */
-export function serverSteps(name: string, a: ServerArgs, parent: pulumi.Resource): pulumi.Resource {
-    const { host, monitoring: m } = a;
-    const base = { connection: host.connection, user: a.user };
-    const install = a.secrets.apply((s) => renderServerInstall(host.hostName, m, a.ctx, s));
-    const teardown = remoteStep(
-        `${name}-monitoring-teardown`,
-        { ...base, script: "echo 'monitoring: teardown registered'\n", onDelete: renderServerRemove(host.hostName), deleteBundle: host.tools },
-        { parent, dependsOn: [a.after] },
-    );
-    const server = remoteStep(
-        `${name}-monitoring`,
-        {
-            ...base,
-            // The body holds no secret (the bundle checks it), nor does anything the script prints.
-            script: pulumi.unsecret(install.apply((s) => s.body)),
-            secrets: pulumi.secret(install.apply((s) => s.secrets)),
-            bundle: host.tools,
-            drift: { drift: host.drift, group: SERVER_DRIFT_GROUP },
-        },
-        { parent, dependsOn: [teardown] },
-    );
-    // Inline, not bundled: a cloud host's address is known once it exists, and the bundle is copied first.
-    return remoteStep(
-        `${name}-monitoring-targets`,
-        { ...base, script: a.targets.apply((t) => renderTargetsScript(host.hostName, m, t)), drift: { drift: host.drift, group: TARGETS_DRIFT_GROUP } },
-        { parent, dependsOn: [server] },
-    );
+/**
+ * Prometheus and Alertmanager on the monitoring host: teardown (destroy only) -> the server ->
+ * the scrape targets. Its steps are named from the component's name.
+ */
+export class MonitoringServer extends pulumi.ComponentResource {
+    constructor(name: string, args: MonitoringServerArgs, opts: pulumi.ComponentResourceOptions & { readonly parent: pulumi.Resource }) {
+        super("nodefleet:monitoring:Server", name, {}, opts);
+        const { host, monitoring: m } = args;
+        const base = { connection: host.connection, user: args.user };
+        const child = childOf(this, opts.parent);
+        const install = args.secrets.apply((s) => renderServerInstall(host.hostName, m, args.ctx, s));
+        const teardown = remoteStep(
+            `${name}-teardown`,
+            { ...base, script: "echo 'monitoring: teardown registered'\n", onDelete: renderServerRemove(host.hostName), deleteBundle: host.tools },
+            { ...child, dependsOn: [args.after.step] },
+        );
+        const server = remoteStep(
+            name,
+            {
+                ...base,
+                // The body holds no secret (the bundle checks it), nor does anything the script prints.
+                script: pulumi.unsecret(install.apply((s) => s.body)),
+                secrets: pulumi.secret(install.apply((s) => s.secrets)),
+                bundle: host.tools,
+                drift: { drift: host.drift, group: SERVER_DRIFT_GROUP },
+            },
+            { ...child, dependsOn: [teardown] },
+        );
+        // Inline, not bundled: a cloud host's address is known once it exists, and the bundle is copied first.
+        remoteStep(
+            `${name}-targets`,
+            { ...base, script: args.targets.apply((t) => renderTargetsScript(host.hostName, m, t)), drift: { drift: host.drift, group: TARGETS_DRIFT_GROUP } },
+            { ...child, dependsOn: [server] },
+        );
+        this.registerOutputs({});
+    }
 }

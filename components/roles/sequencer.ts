@@ -14,7 +14,7 @@ import { render, contentHash, envFileValue } from "../render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../health/checks";
 import { sequencerPaths, type SequencerPaths } from "../health/paths";
@@ -235,7 +235,7 @@ export class SequencerNode extends pulumi.ComponentResource {
     /** The health report of the last deploy (aztec-health.py), parsed. */
     readonly health: pulumi.Output<Record<string, unknown>>;
     /** The rollout gate, when the node is gated. */
-    readonly gate?: pulumi.Resource;
+    readonly gate?: RolloutGate;
     /** What the registration step found and did. */
     readonly registration: pulumi.Output<Record<string, unknown>>;
 
@@ -281,7 +281,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         );
         this.registration = stepReport(register, "registration report");
         this.health = stepReport(healthRun, "health report");
-        if (args.rollout) this.gate = attachGate({ name, node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => sequencerRollbackSet(node, mount) }, this);
+        if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => sequencerRollbackSet(node, mount) }, { parent: this });
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }

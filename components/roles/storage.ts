@@ -12,7 +12,7 @@ import { heredocSafe, HOST_LIB, OPERATOR_USER, releaseDir, wholeScript, type Sec
 import type { ResolvedRelease } from "../config/fleet";
 import { render, contentHash } from "../render";
 import { urlsHash } from "./urls";
-import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../health/checks";
 import { storagePaths, type StoragePaths } from "../health/paths";
@@ -199,7 +199,7 @@ export class StorageNode extends pulumi.ComponentResource {
     /** The health report of the last deploy (zgs-health.py), parsed. */
     readonly health: pulumi.Output<Record<string, unknown>>;
     /** The rollout gate, when the node is gated. */
-    readonly gate?: pulumi.Resource;
+    readonly gate?: RolloutGate;
 
     constructor(name: string, args: StorageNodeArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:role:StorageNode", name, {}, opts);
@@ -225,7 +225,7 @@ export class StorageNode extends pulumi.ComponentResource {
             { parent: this, dependsOn: [configure] },
         );
         this.health = stepReport(healthRun, "health report");
-        if (args.rollout) this.gate = attachGate({ name, node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => storageRollbackSet(node, host.dataMountPoint) }, this);
+        if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => storageRollbackSet(node, host.dataMountPoint) }, { parent: this });
         this.registerOutputs({ health: this.health });
     }
 }

@@ -14,7 +14,7 @@ import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, w
 import { contentHash, render } from "../render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { attachGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
+import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../health/checks";
 import { validatorPaths, type ValidatorPaths } from "../health/paths";
@@ -347,7 +347,7 @@ export function validatorHandover(name: string, node: ValidatorSpec, from: Host,
 export class ValidatorNode extends pulumi.ComponentResource {
     readonly health: pulumi.Output<Record<string, unknown>>;
     /** The rollout gate, when the node is gated. */
-    readonly gate?: pulumi.Resource;
+    readonly gate?: RolloutGate;
     /** The switch's report (per-step times, noted head, imported height, downtime), when one is configured. */
     readonly switchReport: pulumi.Output<Record<string, unknown>> | undefined;
 
@@ -412,7 +412,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
         // configure step), its reference endpoint and key. A switch changes its files too (their
         // settings carry it), so its gate runs after the switch's steps and holds the next batch until
         // the switched node is healthy; a rollback across the switch is refused (its state is pinned).
-        if (args.rollout) this.gate = attachGate({ name, node, host, user: args.user, rollout: args.rollout, reads: [configureScript.apply((s) => contentHash(s)), referenceHash], key, configure, health: healthRun, rollback: () => validatorRollbackSet(node, mount) }, this);
+        if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: [configureScript.apply((s) => contentHash(s)), referenceHash], key, configure, health: healthRun, rollback: () => validatorRollbackSet(node, mount) }, { parent: this });
         this.switchReport = report;
         this.registerOutputs({ health: this.health, switch: report });
     }

@@ -89,12 +89,10 @@ export interface NodeRollout {
 }
 
 /**
- * What a gated role says of itself for its gate: every role describes the same things, and
- * `attachGate` alone turns them into the gate step, so the roles' gates cannot differ.
+ * What a gated role says of itself for its gate: every role gives the same things, and the gate
+ * component alone turns them into the gate step, so the roles' gates cannot differ.
  */
-export interface GatedNode {
-    /** The role's component name (the gate step is `<name>-gate`). */
-    readonly name: string;
+export interface RolloutGateArgs {
     readonly node: NodeSpec;
     readonly host: Host;
     readonly user: string;
@@ -115,20 +113,31 @@ export interface GatedNode {
     readonly rollback: () => RollbackSet;
 }
 
-/** The gate step of a gated node, after its health step; see `GatedNode`. */
-export function attachGate(role: GatedNode, parent: pulumi.Resource): command.remote.Command {
-    const { node, host, rollout } = role;
-    const rollback = rollout.policy.onFailure === "rollback" ? role.rollback() : undefined;
-    return remoteStep(
-        `${role.name}-gate`,
-        {
-            connection: host.connection,
-            user: role.user,
-            script: renderGate(node, rollout.policy, rollback),
-            bundle: host.tools,
-            inputsHash: [...role.reads, role.key.id, role.configure.id],
-            drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") },
-        },
-        { parent, dependsOn: [role.health] },
-    );
+/**
+ * A node's rollout gate: one step (`step`, named as the component) after the node's health step.
+ * Made as a child of its role's component; the step keeps the address it had when the role made
+ * it directly (an alias to that parent), so an existing stack neither replaces it nor runs it again.
+ */
+export class RolloutGate extends pulumi.ComponentResource {
+    /** The gate step: the next batch's key steps depend on it. */
+    readonly step: command.remote.Command;
+
+    constructor(name: string, args: RolloutGateArgs, opts: pulumi.ComponentResourceOptions & { readonly parent: pulumi.Resource }) {
+        super("nodefleet:rollout:Gate", name, {}, opts);
+        const { node, host, rollout } = args;
+        const rollback = rollout.policy.onFailure === "rollback" ? args.rollback() : undefined;
+        this.step = remoteStep(
+            name,
+            {
+                connection: host.connection,
+                user: args.user,
+                script: renderGate(node, rollout.policy, rollback),
+                bundle: host.tools,
+                inputsHash: [...args.reads, args.key.id, args.configure.id],
+                drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") },
+            },
+            { parent: this, dependsOn: [args.health], aliases: [{ parent: opts.parent }] },
+        );
+        this.registerOutputs({});
+    }
 }

@@ -75,53 +75,144 @@ const PREVIOUS_CONFIG = DEV_CONFIG.replace(/^ {8}# The real BeaconKit beacond[^\
     .replace(/^ {10}# The network's other validator, on the runner \(lab\/devchain\.sh;[^\n]*\n(^ {10}#[^\n]*\n)*^ {10}consensusPeers: [^\n]*\n/m, "")
     .replace(/(nodefleet:devValidatorKey:\n\s+secure: )\S+/, `$1${PREVIOUS_DEV_KEY}`);
 
-describe("upgrading nodefleet under a running fleet (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {
-    const lab = new ScriptedHosts();
-    let project: ScratchProject;
+/** A scratch project on the scripted hosts whose program can be set to any version of this repository's. */
+class UpgradedProject {
+    readonly lab = new ScriptedHosts();
+    project!: ScratchProject;
 
-    before(async () => {
-        assert.ok(!/consensus|cometbft/.test(PREVIOUS_CONFIG.replace(/l1ConsensusHostUrls/g, "")), "the previous version's config has no consensus settings");
-        ({ project } = await lab.start("upgrade", (p) => onScriptedHosts(PREVIOUS_CONFIG, p)));
-    });
-    after(() => lab.dispose());
+    async start(stack: string, config: string): Promise<void> {
+        ({ project: this.project } = await this.lab.start(stack, (p) => onScriptedHosts(config, p)));
+    }
 
     /** Replaces the scratch project's program with the one at `rev` (`undefined`: this checkout's). */
-    function program(rev?: string): void {
-        for (const f of PROGRAM) fs.rmSync(path.join(project.dir, f), { recursive: true, force: true });
+    program(rev?: string): void {
+        const dir = this.project.dir;
+        for (const f of PROGRAM) fs.rmSync(path.join(dir, f), { recursive: true, force: true });
         if (rev === undefined) {
-            for (const f of PROGRAM) fs.cpSync(path.join(ROOT, f), path.join(project.dir, f), { recursive: true });
+            for (const f of PROGRAM) fs.cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true });
             return;
         }
         const archive = spawnSync("git", ["-C", ROOT, "archive", "--format=tar", rev, ...PROGRAM], { maxBuffer: 1 << 28 });
         assert.equal(archive.status, 0, `git archive ${rev} (the repository's history is needed: a full clone): ${archive.stderr}`);
-        const untar = spawnSync("tar", ["-x", "-C", project.dir], { input: archive.stdout });
+        const untar = spawnSync("tar", ["-x", "-C", dir], { input: archive.stdout });
         assert.equal(untar.status, 0, String(untar.stderr));
     }
-    const up = () => project.pulumi(["up", "--stack", project.stack, "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
 
-    it(`from ${PREVIOUS}: every changed step is updated in place, none deleted, none replaced but those this version names; then nothing is left to do`, (t) => {
-        // A shallow clone has no history to take the previous version from: said, not hidden.
-        if (spawnSync("git", ["-C", ROOT, "cat-file", "-e", `${PREVIOUS}^{commit}`]).status !== 0) {
-            t.skip(`the repository has no commit ${PREVIOUS} (a shallow clone): the upgrade is not checked`);
-            return;
-        }
-        program(PREVIOUS);
-        const first = up();
-        assert.equal(first.status, 0, first.output.slice(-4000));
+    up() {
+        return this.project.pulumi(["up", "--stack", this.project.stack, "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
+    }
 
-        program();
-        const preview = project.pulumi(["preview", "--stack", project.stack, "--non-interactive", "--json"]);
+    /** The plan of a preview: each operation's resources, as `type::name`. */
+    plan(): Map<string, string[]> {
+        const preview = this.project.pulumi(["preview", "--stack", this.project.stack, "--non-interactive", "--json"]);
         assert.equal(preview.status, 0, preview.output.slice(-4000));
         const steps = (JSON.parse(preview.stdout) as { steps: { op: string; urn: string }[] }).steps;
         const ops = new Map<string, string[]>();
-        for (const s of steps) ops.set(s.op, [...(ops.get(s.op) ?? []), s.urn.split("::").pop()!]);
-        console.log(`# the upgrade's plan: ${JSON.stringify(Object.fromEntries([...ops].map(([op, names]) => [op, names.length])))}`);
-        assert.deepEqual([...ops.keys()].filter((op) => !["same", "update", "read", "replace"].includes(op)), [], `only updates: ${JSON.stringify(Object.fromEntries(ops))}`);
-        assert.deepEqual((ops.get("replace") ?? []).sort(), STEPS_REPLACED, `replaced: only the steps this version says: ${JSON.stringify(Object.fromEntries(ops))}`);
+        for (const s of steps) {
+            // urn:pulumi:<stack>::<project>::<parent types $ type>::<name>
+            const [, , types, name] = s.urn.split("::");
+            ops.set(s.op, [...(ops.get(s.op) ?? []), `${types!.split("$").pop()}::${name}`]);
+        }
+        return ops;
+    }
 
-        const second = up();
+    dispose(): void {
+        this.lab.dispose();
+    }
+}
+
+/** Skips `t` when the repository lacks `rev` (a shallow clone): said, not hidden. */
+function hasCommit(t: { skip: (why: string) => void }, rev: string): boolean {
+    if (spawnSync("git", ["-C", ROOT, "cat-file", "-e", `${rev}^{commit}`]).status === 0) return true;
+    t.skip(`the repository has no commit ${rev} (a shallow clone): the upgrade is not checked`);
+    return false;
+}
+
+const names = (ops: Map<string, string[]>, op: string) => (ops.get(op) ?? []).map((u) => u.split("::").pop()!);
+
+describe("upgrading nodefleet under a running fleet (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {
+    const fleet = new UpgradedProject();
+
+    before(async () => {
+        assert.ok(!/consensus|cometbft/.test(PREVIOUS_CONFIG.replace(/l1ConsensusHostUrls/g, "")), "the previous version's config has no consensus settings");
+        await fleet.start("upgrade", PREVIOUS_CONFIG);
+    });
+    after(() => fleet.dispose());
+
+    it(`from ${PREVIOUS}: every changed step is updated in place, none deleted, none replaced but those this version names; then nothing is left to do`, (t) => {
+        if (!hasCommit(t, PREVIOUS)) return;
+        fleet.program(PREVIOUS);
+        const first = fleet.up();
+        assert.equal(first.status, 0, first.output.slice(-4000));
+
+        fleet.program();
+        const ops = fleet.plan();
+        console.log(`# the upgrade's plan: ${JSON.stringify(Object.fromEntries([...ops].map(([op, n]) => [op, n.length])))}`);
+        // The components this version adds (a gate's, the monitoring's) hold steps that existed before.
+        const created = (ops.get("create") ?? []).filter((u) => !COMPONENTS_ADDED.includes(u.split("::")[0]!));
+        assert.deepEqual([...ops.keys()].filter((op) => !["same", "update", "read", "replace", "create"].includes(op)), [], `only updates: ${JSON.stringify(Object.fromEntries(ops))}`);
+        assert.deepEqual(created, [], "nothing created but the components this version adds");
+        assert.deepEqual(names(ops, "replace").sort(), STEPS_REPLACED, `replaced: only the steps this version says: ${JSON.stringify(Object.fromEntries(ops))}`);
+
+        const second = fleet.up();
         assert.equal(second.status, 0, second.output.slice(-4000));
-        const again = project.preview("--expect-no-changes");
+        const again = fleet.project.preview("--expect-no-changes");
+        assert.equal(again.status, 0, again.output.slice(-4000));
+    });
+});
+
+/**
+ * The last version whose monitoring and rollout gates were steps of the fleet and of the roles
+ * directly; they are components of their own since, and their steps keep their addresses by aliases.
+ */
+const BARE_STEPS = "e76fb76";
+const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent", "nodefleet:monitoring:Server"];
+/** The dev config with monitoring on dev-1 and a rollout for every role: every gate and monitoring step is made. */
+const MONITORED_CONFIG = DEV_CONFIG.replace(
+    /^ {4}releases:\n/m,
+    [
+        "    monitoring:",
+        "      host: dev-1",
+        "      addresses: {dev-1: 10.77.0.11, dev-2: 10.77.0.12}",
+        "    rollout:",
+        "      roles:",
+        "        storage: { onFailure: rollback }",
+        "        sequencer: { onFailure: rollback }",
+        "        validator: { onFailure: halt }",
+        "    releases:",
+        "",
+    ].join("\n"),
+);
+
+describe("upgrading a monitored, gated fleet across the components' move (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {
+    const fleet = new UpgradedProject();
+
+    before(() => fleet.start("upgrade-components", MONITORED_CONFIG));
+    after(() => fleet.dispose());
+
+    it(`from ${BARE_STEPS}: the gate and monitoring steps, now under components of their own, are the same resources: none created, deleted, replaced or run again`, (t) => {
+        if (!hasCommit(t, BARE_STEPS)) return;
+        fleet.program(BARE_STEPS);
+        const first = fleet.up();
+        assert.equal(first.status, 0, first.output.slice(-4000));
+        assert.match(first.output, /fleet-storage-1-gate/, "the old version made the gate");
+
+        fleet.program();
+        const ops = fleet.plan();
+        console.log(`# the components' move: ${JSON.stringify(Object.fromEntries([...ops].map(([op, n]) => [op, n.length])))}`);
+        // The stack reference is read on every run; nothing is updated, replaced or deleted.
+        assert.deepEqual([...ops.keys()].filter((op) => op !== "read").sort(), ["create", "same"], JSON.stringify(Object.fromEntries(ops)));
+        const created = ops.get("create")!;
+        assert.deepEqual([...new Set(created.map((u) => u.split("::")[0]))].sort(), [...COMPONENTS_ADDED].sort(), "created: the new components alone");
+        assert.deepEqual(created.map((u) => u.split("::")[1]).sort(), [
+            "fleet-dev-1-monitoring", "fleet-dev-1-monitoring-agent", "fleet-dev-2-monitoring-agent",
+            "fleet-sequencer-1-gate", "fleet-storage-1-gate", "fleet-validator-1-gate",
+        ]);
+        assert.ok(created.every((u) => !u.startsWith("command:")), "no step is created: each is found at its old address");
+
+        const second = fleet.up();
+        assert.equal(second.status, 0, second.output.slice(-4000));
+        const again = fleet.project.preview("--expect-no-changes");
         assert.equal(again.status, 0, again.output.slice(-4000));
     });
 });

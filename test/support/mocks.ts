@@ -9,6 +9,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { runnerDigest } from "../../components/hosts/tools";
 
 export interface Recorded {
+    /** A custom resource (a step, a cloud resource), not a component. */
+    readonly custom: boolean;
     readonly type: string;
     readonly name: string;
     readonly parent: string | undefined;
@@ -57,6 +59,9 @@ const KNOWN_TYPES = new Set([
     "nodefleet:role:StorageNode",
     "nodefleet:role:SequencerNode",
     "nodefleet:role:ValidatorNode",
+    "nodefleet:rollout:Gate",
+    "nodefleet:monitoring:Agent",
+    "nodefleet:monitoring:Server",
     "pulumi:pulumi:StackReference",
     "pulumi:providers:hcloud",
     "pulumi-nodejs:dynamic:Resource",
@@ -164,6 +169,7 @@ export function recorder(): { transformation: pulumi.ResourceTransformation; rec
             if (d instanceof Promise) void d.then((r) => (dependsOn[i] = nameOf(r) ?? "?"));
         });
         recorded.push({
+            custom: !(a.resource instanceof pulumi.ComponentResource),
             type: a.type,
             name: a.name,
             parent: nameOf(a.opts.parent),
@@ -190,7 +196,8 @@ export async function settle(recorded: readonly Recorded[]): Promise<void> {
 }
 
 export function inputsOf(name: string): any {
-    const r = registered.find((x) => x.name === name);
+    // A step and the component that holds it may share a name (a gate, the monitoring agent): the step.
+    const r = registered.find((x) => x.name === name && x.custom) ?? registered.find((x) => x.name === name);
     if (!r) throw new Error(`no registered resource named ${name}; have: ${registered.map((x) => x.name).join(", ")}`);
     return r.inputs;
 }

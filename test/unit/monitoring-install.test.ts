@@ -105,7 +105,7 @@ describe("monitoring: the hosts' firewalls", () => {
 describe("monitoring: the steps", () => {
     it("every host: its agent after its firewall; the monitoring host: Prometheus and Alertmanager after its agent, then the targets", async () => {
         const { recorded } = await buildStack(monitoredFleet(), MONITORING_SECRETS);
-        const dep = (n: string) => recorded.find((r) => r.name === n)?.dependsOn;
+        const dep = (n: string) => recorded.find((r) => r.name === n && r.custom)?.dependsOn;
         for (const host of ["h-storage", "h-sequencer", "h-validator"]) {
             assert.deepEqual(dep(`fleet-${host}-monitoring-agent-teardown`), [`fleet-${host}-firewall-confirm`], host);
             assert.deepEqual(dep(`fleet-${host}-monitoring-agent`), [`fleet-${host}-monitoring-agent-teardown`], host);
@@ -115,7 +115,7 @@ describe("monitoring: the steps", () => {
         assert.deepEqual(dep("fleet-h-storage-monitoring-teardown"), ["fleet-h-storage-monitoring-agent"]);
         assert.deepEqual(dep("fleet-h-storage-monitoring"), ["fleet-h-storage-monitoring-teardown"]);
         assert.deepEqual(dep("fleet-h-storage-monitoring-targets"), ["fleet-h-storage-monitoring"]);
-        assert.equal(recorded.filter((r) => /-monitoring(-teardown|-targets)?$/.test(r.name)).length, 3, "one monitoring host");
+        assert.equal(recorded.filter((r) => r.custom && /-monitoring(-teardown|-targets)?$/.test(r.name)).length, 3, "one monitoring host");
         const targets = JSON.parse(/<<'NODEFLEET_EOF'\n([\s\S]*?)NODEFLEET_EOF/.exec(scriptOf("fleet-h-storage-monitoring-targets"))![1]!);
         assert.deepEqual(targets.map((t: any) => [t.labels.host, t.targets[0]]), [["h-sequencer", "192.0.2.11:9100"], ["h-storage", "192.0.2.10:9100"], ["h-validator", "192.0.2.12:9100"]]);
         assert.match(deleteScriptOf("fleet-h-storage-monitoring-teardown"), /data is kept under \/var\/lib\/prometheus/);
@@ -124,7 +124,7 @@ describe("monitoring: the steps", () => {
     it("the receivers' secrets reach only the server step's secret stdin: not its bundled body, no other input, no bundle", async () => {
         await buildStack(monitoredFleet(), MONITORING_SECRETS);
         const secrets = [MONITORING_SECRETS.hookUrl, MONITORING_SECRETS.slackUrl, MONITORING_SECRETS.tgToken, MONITORING_SECRETS.discordUrl];
-        const server = registered.find((r) => r.name === "fleet-h-storage-monitoring")!;
+        const server = registered.find((r) => r.name === "fleet-h-storage-monitoring" && r.custom)!;
         assert.ok(server.secretPaths.includes("stdin"), "the server's stdin is a secret");
         for (const s of secrets) assert.ok(String(server.inputs.stdin).includes(s));
         for (const r of registered.filter((x) => x.custom && x.name !== "fleet-h-storage-monitoring")) {

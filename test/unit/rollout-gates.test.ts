@@ -37,8 +37,8 @@ function fleetWithStorage(rollout: unknown): any {
 /** The fixtures' secrets and a miner key of each other storage node's own. */
 const KEYS = { ...SECRETS, minerKey2: "2".repeat(64), minerKey3: "3".repeat(64), minerKey4: "4".repeat(64) };
 
-const deps = (recorded: { name: string; dependsOn: string[] }[], name: string) => {
-    const r = recorded.find((x) => x.name === name);
+const deps = (recorded: { name: string; custom: boolean; dependsOn: string[] }[], name: string) => {
+    const r = recorded.find((x) => x.name === name && x.custom);
     assert.ok(r, `no step ${name}`);
     return r.dependsOn;
 };
