@@ -1,12 +1,16 @@
 // The fleet config's documentation, generated from the zod schema (schema.ts): a JSON Schema for
 // editors (zod's own export) and a Markdown reference for operators, one table per object.
-// `scripts/docs.sh` writes both into docs/; a unit test fails when they are not current.
+// `scripts/docs.sh` writes both into docs/, with the fault table's page and the dashboard; a unit
+// test fails when they are not current.
 import { z } from "zod";
 import { fleetSpec } from "./config/schema";
 import { DASHBOARD_FILE, renderDashboard } from "./monitoring/dashboard";
+import { FAULT_TABLE } from "./monitoring/faults";
+import { FAULT_MEANINGS } from "./monitoring/fault-meanings";
 
 export const SCHEMA_FILE = "docs/fleet.schema.json";
 export const REFERENCE_FILE = "docs/configuration.md";
+export const FAULTS_FILE = "docs/faults.md";
 
 /** The subset of JSON Schema that zod's export produces for the fleet. */
 interface Json {
@@ -45,7 +49,41 @@ export function generatedDocs(): Record<string, string> {
         [SCHEMA_FILE]: `${JSON.stringify(fleetJsonSchema(), null, 2)}\n`,
         [REFERENCE_FILE]: configReference(),
         [DASHBOARD_FILE]: renderDashboard(),
+        [FAULTS_FILE]: faultsPage(),
     };
+}
+
+/** A cell of prose: `<unit>` outside code spans shown as written, not taken for an HTML tag. */
+function prose(text: string): string {
+    return cell(text.split("`").map((part, i) => (i % 2 === 0 ? part.replace(/</g, "&lt;") : part)).join("`"));
+}
+
+/** The fault table (hostfiles/faults.json) as operators read it: what status and the alerts say, and the fix. */
+export function faultsPage(): string {
+    const unknown = Object.keys(FAULT_MEANINGS).filter((c) => !(c in FAULT_TABLE));
+    if (unknown.length > 0) throw new Error(`components/monitoring/fault-meanings.ts: ${unknown.join(", ")}: not a code of hostfiles/faults.json`);
+    const rows = Object.entries(FAULT_TABLE).map(([code, f]) => {
+        const meaning = FAULT_MEANINGS[code];
+        if (meaning === undefined) throw new Error(`components/monitoring/fault-meanings.ts: ${code}: no meaning for this code of hostfiles/faults.json`);
+        const alert = f.alert === false ? `none: ${f.note ?? "status only"}` : `\`${f.for}\``;
+        return `| \`${code}\` | ${f.severity} | ${cell(alert)} | ${prose(meaning)} | ${prose(f.remedy)} |`;
+    });
+    return [
+        "<!-- Generated from hostfiles/faults.json by scripts/docs.sh: do not edit by hand. -->",
+        "# Faults",
+        "",
+        "Every diagnosis `nodefleet status` prints and each host's health timer writes as",
+        "`nodefleet_diagnosis{code}`. The host tools, status, the alert rules and this page read one table,",
+        "`hostfiles/faults.json`, so an alert and status give the same remedy. *Alert after*: how long the",
+        "diagnosis must last before its alert fires (long for what the spec calls expected or ignorable).",
+        "An `error` makes `nodefleet status` exit 1; a `warning` does not. In a remedy, `<unit>` is the",
+        "node's unit and `<p2p port>` its execution client's peer port, as status prints them.",
+        "",
+        "| fault | severity | alert after | what it means | remedy |",
+        "|---|---|---|---|---|",
+        ...rows,
+        "",
+    ].join("\n");
 }
 
 /** One table of the reference: the fields of one object. */

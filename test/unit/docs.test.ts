@@ -34,9 +34,9 @@ function properties(schema: unknown, at = "fleet"): [string, Record<string, unkn
 }
 
 describe("generated configuration docs", () => {
-    it("docs/configuration.md, docs/fleet.schema.json and the Grafana dashboard are current", () => {
+    it("docs/configuration.md, docs/fleet.schema.json, docs/faults.md and the Grafana dashboard are current", () => {
         const docs = Object.entries(generatedDocs());
-        assert.deepEqual(docs.map(([file]) => file).sort(), ["dashboards/nodefleet-fleet.json", "docs/configuration.md", "docs/fleet.schema.json"]);
+        assert.deepEqual(docs.map(([file]) => file).sort(), ["dashboards/nodefleet-fleet.json", "docs/configuration.md", "docs/faults.md", "docs/fleet.schema.json"]);
         for (const [file, text] of docs) assert.equal(read(file), text, `${file} ${STALE}`);
     });
 

@@ -7,7 +7,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { FAULT_TABLE, FAULTS, SPEC_ERROR_ROWS } from "../../components/monitoring/faults";
-import { alertRules, renderRules, renderRuleTests, type RuleContext } from "../../components/monitoring/rules";
+import { alertRules, renderRules, type RuleContext } from "../../components/monitoring/rules";
+import { renderRuleTests, ruleCases } from "../support/rule-cases";
 import { renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, scrapedValidators } from "../../components/monitoring/config";
 import { golden, verifyUnits } from "../support/golden";
 import { renderAgentFiles } from "../../components/monitoring/agent";
@@ -169,9 +170,9 @@ describe("monitoring: the alert rules", () => {
     });
 
     it("every alert has a case that fires it and one that keeps it quiet; what the spec calls expected waits an hour or more", () => {
-        for (const r of alertRules(CTX)) {
-            assert.ok(r.cases.some((c) => c.firing.length > 0), `${r.alert}: a firing case`);
-            assert.ok(r.cases.some((c) => c.firing.length === 0), `${r.alert}: a quiet case`);
+        for (const [r, cases] of ruleCases(CTX)) {
+            assert.ok(cases.some((c) => c.firing.length > 0), `${r.alert}: a firing case`);
+            assert.ok(cases.some((c) => c.firing.length === 0), `${r.alert}: a quiet case`);
             assert.ok(r.summary.length > 0 && r.remedy.length > 0, r.alert);
         }
         const byCode = (c: string) => alertRules(CTX).find((r) => r.code === c)!;
