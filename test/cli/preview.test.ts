@@ -54,8 +54,11 @@ describe("pulumi preview with the real engine", () => {
         assert.equal(r.status, 0, r.output);
         assert.match(r.output, /rollout storage: 1 node\(s\) in 1 batch\(es\) of up to 1 \(25% of the role\), each healthy within 900 s and for 30 s, on failure halt: 1\. storage-1/);
         assert.match(r.output, /rollout validator: 1 node\(s\) in 1 batch\(es\) of up to 1, each healthy within 600 s and for 120 s, on failure halt: 1\. validator-1/);
-        for (const node of ["storage-1", "sequencer-1", "validator-1"]) assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${node}-gate\\s+create`), node);
-        assert.match(r.output, /\+ 45 to create/, "the dev fleet's 42 steps and three gates");
+        for (const node of ["storage-1", "sequencer-1", "validator-1"]) {
+            assert.match(r.output, new RegExp(`nodefleet:rollout:Gate\\s+fleet-${node}-gate\\s+create`), `${node}: its gate component`);
+            assert.match(r.output, new RegExp(`command:remote:Command\\s+fleet-${node}-gate\\s+create`), `${node}: its gate step`);
+        }
+        assert.match(r.output, /\+ 48 to create/, "the dev fleet's 42 resources, and three gates: a component and its step each");
     });
 
     it("stops on a sequencer RPC open to the world, naming the config path, before planning any resource", () => {
