@@ -3,11 +3,11 @@
 # release layouts plus a SHA256SUMS file, over HTTP from this runner (VMs reach it at
 # http://10.0.2.2:8700). nodefleet installs them by URL + sha256 exactly as in production.
 #
-#   lab/artifacts.sh build    build into a cache outside the clone (geth ~5 min once)
+#   lab/artifacts.sh build    build into a cache outside the clone (seconds from the prebuilt artifacts)
 #   lab/artifacts.sh serve    build if needed, then serve on 127.0.0.1:8700 (background)
 #   lab/artifacts.sh stop     stop the server
 #   lab/artifacts.sh dir      print the directory being served
-#   lab/artifacts.sh geth     print the path of the geth binary (built if needed)
+#   lab/artifacts.sh geth     print the path of the geth binary (the prebuilt artifact's, or built)
 #
 # Contents (see lab/sim/README.md):
 #   aristotle-v1.0.6.tar.gz  Aristotle-v1.0.6/bin/{geth,beacond,reth,0gchaind}, geth-genesis.json,

@@ -48,8 +48,8 @@ prepare() {
 case "${1:-}" in
 up)
     shift
-    # On a cold machine the slow parts run side by side: the release archives (geth built from the
-    # Go module proxy, reth and zgs_node from their prebuilt artifacts) and the hosts' root filesystem
+    # On a cold machine the slow parts run side by side: the release archives (geth, reth, beacond
+    # and zgs_node from their pinned prebuilt artifacts) and the hosts' root filesystem
     # (debootstrap: mostly downloads) in the background while the toolchain builds; each says
     # what it does on stderr, prefixed. On a warm one each returns at once.
     bash "$ROOT/scripts/setup.sh"
