@@ -56,7 +56,7 @@ export class Fleet extends pulumi.ComponentResource {
     private driftProvider?: pulumi.ProviderResource;
     /** The hcloud provider of the Hetzner hosts (one, made with the first). */
     private hcloud?: pulumi.ProviderResource;
-    /** The monitoring host's agent step (its server's steps follow it). */
+    /** The monitoring host's agent (its server's steps follow the agent's step). */
     private monitoringAgent?: MonitoringAgent;
     /** Gated nodes (the config's `rollout`): what each waits for, its policy, and its own gate once made. */
     private readonly rollout = new Map<string, NodeRollout & { readonly gate: Deferred<pulumi.Resource> }>();

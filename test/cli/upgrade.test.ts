@@ -4,7 +4,9 @@
 // scripted hosts (lab/sim/scripted-host: real SSH, runs nothing). What it proves: the upgrade
 // changes steps in place (updates: each step runs its script once more, and every step is safe to
 // run again), never deletes one (a deleted teardown step would run its removal and stop a node) and
-// replaces none but those the version says (STEPS_REPLACED), and leaves nothing to do after it.
+// replaces none but those the version says (STEPS_REPLACED), and leaves nothing to do after it;
+// and that steps moved under a new component (the gates, the monitoring) keep their addresses by
+// their aliases: a monitored, gated fleet's next plan creates the components and nothing else.
 // What it cannot prove (the hosts run nothing): what the steps do on a host; the e2e tier does.
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
