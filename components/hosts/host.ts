@@ -103,6 +103,15 @@ export function rootShell(user: string, script?: string): string {
 }
 
 /**
+ * The options of a step made as a child of `component` that its parent `previousParent` made before:
+ * it keeps its address in the state (its URN holds its parents' types) by an alias to that parent,
+ * so an existing stack neither replaces nor runs it again (docs/development.md, Layers).
+ */
+export function movedUnder(component: pulumi.Resource, previousParent: pulumi.Resource): pulumi.CustomResourceOptions {
+    return { parent: component, aliases: [{ parent: previousParent }] };
+}
+
+/**
  * One remote step: a script run over SSH. It re-runs exactly when its script or the
  * hashes it depends on change (`triggers`), and never otherwise.
  */

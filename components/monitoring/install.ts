@@ -7,7 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
 import type { MonitoringSpec } from "../config/monitoring";
 import { driftRecord } from "../hosts/drift";
-import { remoteStep, type Host } from "../hosts/host";
+import { movedUnder, remoteStep, type Host } from "../hosts/host";
 import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
 import { monitoringTools } from "../hosts/tools";
 
@@ -129,14 +129,6 @@ export interface MonitoringAgentArgs {
 }
 
 /**
- * What is made as a child of a component and was made by its parent before: the steps keep their
- * addresses (an alias to that parent), so an existing stack neither replaces nor runs them again.
- */
-function childOf(component: pulumi.Resource, previousParent: pulumi.Resource): pulumi.CustomResourceOptions {
-    return { parent: component, aliases: [{ parent: previousParent }] };
-}
-
-/**
  * A host's monitoring agent: teardown (destroy only) -> the agent (`step`), after the host is
  * ready, beside its nodes' steps. Its steps are named from the component's name.
  */
@@ -149,7 +141,7 @@ export class MonitoringAgent extends pulumi.ComponentResource {
         const { host } = args;
         const scripts = renderAgentScripts(args.plan, args.monitoring);
         const base = { connection: host.connection, user: args.user };
-        const child = childOf(this, opts.parent);
+        const child = movedUnder(this, opts.parent);
         const teardown = remoteStep(
             `${name}-teardown`,
             { ...base, script: "echo 'monitoring agent: teardown registered'\n", onDelete: scripts.remove, deleteBundle: host.tools },
@@ -182,7 +174,7 @@ export class MonitoringServer extends pulumi.ComponentResource {
         super("nodefleet:monitoring:Server", name, {}, opts);
         const { host, monitoring: m } = args;
         const base = { connection: host.connection, user: args.user };
-        const child = childOf(this, opts.parent);
+        const child = movedUnder(this, opts.parent);
         const install = args.secrets.apply((s) => renderServerInstall(host.hostName, m, args.ctx, s));
         const teardown = remoteStep(
             `${name}-teardown`,

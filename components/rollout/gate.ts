@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import type { NodeSpec } from "../config/schema";
 import type { RolePolicy } from "../config/rollout";
-import { Host, remoteStep } from "../hosts/host";
+import { Host, movedUnder, remoteStep } from "../hosts/host";
 import { driftRecord, nodeDriftGroup } from "../hosts/drift";
 import { gateTools } from "../hosts/tools";
 import { checkArgv, serviceUnits } from "../health/checks";
@@ -136,7 +136,7 @@ export class RolloutGate extends pulumi.ComponentResource {
                 inputsHash: [...args.reads, args.key.id, args.configure.id],
                 drift: { drift: host.drift, group: nodeDriftGroup(node.name, "gate") },
             },
-            { parent: this, dependsOn: [args.health], aliases: [{ parent: opts.parent }] },
+            { ...movedUnder(this, opts.parent), dependsOn: [args.health] },
         );
         this.registerOutputs({});
     }
