@@ -1,16 +1,16 @@
 // nodefleet entry point: read and validate the stack config once, build the fleet,
 // export what operators look at. All logic lives in components/.
-import { loadFleet, readStackConfig } from "./components/config/load";
+import { loadStack } from "./components/config/load";
 import { Fleet, previousValidatorHosts } from "./components/fleet";
 import { checkShards } from "./components/shards";
 
-const config = readStackConfig();
-const plan = loadFleet(config);
+const stack = loadStack();
+const plan = stack.plan;
 /** Stack outputs: what operators look at. */
 export = async () => {
     // A shard of a larger fleet: refused when another shard holds one of its nodes, keys or hosts.
-    const signingKeys = await checkShards(plan, (key) => config.get(key));
-    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, undefined, await previousValidatorHosts());
+    const signingKeys = await checkShards(plan, (key) => plan.secrets.get(key));
+    const fleet = await Fleet.build("fleet", { plan, secret: (key) => stack.secret(key) }, undefined, await previousValidatorHosts());
     return {
         hosts: fleet.summary,
         hardwareCheck: plan.spec.hardwareCheck,

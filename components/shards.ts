@@ -14,6 +14,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type { FleetPlan } from "./config/fleet";
+import { FleetDefinitionError, fleetOfStackFile } from "./config/definition";
 import type { FleetSpec } from "./config/schema";
 import { addressOfPrivateKey, validatorKeyAddress } from "./config/validators";
 
@@ -101,9 +102,10 @@ export function shardConfigConflicts(spec: FleetSpec, stack: string, dir: string
         let theirs: ShardFacts;
         try {
             const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
-            theirs = facts(doc?.config?.["nodefleet:fleet"]);
+            theirs = facts(fleetOfStackFile(doc?.config, dir).raw);
         } catch (e) {
-            problems.push(`shards: shard ${shard}: cannot read Pulumi.${shard}.yaml (${(e as NodeJS.ErrnoException).code ?? "not YAML"}): every shard's config is in the project`);
+            const why = e instanceof FleetDefinitionError ? e.message : (e as NodeJS.ErrnoException).code ?? "not YAML";
+            problems.push(`shards: shard ${shard}: cannot read its fleet from Pulumi.${shard}.yaml (${why}): every shard's config is in the project`);
             continue;
         }
         const sameList = theirs.shards !== undefined && [...theirs.shards].sort().join(",") === [...(spec.shards ?? [])].sort().join(",");

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Promotes node software from one stack to the next as its own reviewable change: copies the
 // named releases (url and sha256) and, with --sequencer-version, the Aztec sequencer version of
-// same-named nodes, from Pulumi.<from>.yaml into Pulumi.<to>.yaml. Only those values change in
-// the target file; its comments, order and everything else stay as they are. A digest given in
+// same-named nodes, from Pulumi.<from>.yaml into Pulumi.<to>.yaml (or, for a stack whose fleet is
+// in a file, `nodefleet:fleetFile`, into that file). Only those values change in the target file;
+// its comments, order and everything else stay as they are. A digest given in
 // the source as a SHA256SUMS file is resolved and written inline (the next stack must not depend
 // on a file on this machine).
 //
@@ -14,21 +15,38 @@ import { fileURLToPath } from "node:url";
 import { isMap, isScalar, parseDocument } from "yaml";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const FLEET = ["config", "nodefleet:fleet"];
+const INLINE = ["config", "nodefleet:fleet"];
+const FLEET_FILE = ["config", "nodefleet:fleetFile"];
 
 function fail(message) {
     console.error(`promote: ${message}`);
     process.exit(1);
 }
 
-function load(stack) {
-    const file = path.join(ROOT, `Pulumi.${stack}.yaml`);
-    if (!fs.existsSync(file)) fail(`${path.basename(file)}: no such stack file`);
+function parsed(file) {
     const text = fs.readFileSync(file, "utf8");
     const doc = parseDocument(text);
-    if (doc.errors.length) fail(`${path.basename(file)}: ${doc.errors[0].message}`);
-    if (!doc.hasIn(FLEET)) fail(`${path.basename(file)}: no config.nodefleet:fleet`);
-    return { file, doc, text, edits: [] };
+    if (doc.errors.length) fail(`${path.relative(ROOT, file)}: ${doc.errors[0].message}`);
+    return { text, doc };
+}
+
+/** A stack's fleet, where it is written: the stack file's config (at ["config", "nodefleet:fleet"]) or its fleet file (at []). */
+function load(stack) {
+    const stackFile = path.join(ROOT, `Pulumi.${stack}.yaml`);
+    if (!fs.existsSync(stackFile)) fail(`${path.basename(stackFile)}: no such stack file`);
+    const { text, doc } = parsed(stackFile);
+    const fleetFile = doc.getIn(FLEET_FILE);
+    if (fleetFile !== undefined) {
+        if (doc.hasIn(INLINE)) fail(`${path.basename(stackFile)}: both nodefleet:fleet and nodefleet:fleetFile are set`);
+        // The program's own rule (components/config/definition.ts): a relative path inside the project.
+        const rel = String(fleetFile);
+        if (path.isAbsolute(rel) || path.normalize(rel).startsWith("..")) fail(`${path.basename(stackFile)}: nodefleet:fleetFile: not a path inside the project`);
+        const file = path.join(ROOT, rel);
+        if (!fs.existsSync(file)) fail(`${path.basename(stackFile)}: nodefleet:fleetFile: ${rel} does not exist`);
+        return { file, ...parsed(file), at: [], edits: [] };
+    }
+    if (!doc.hasIn(INLINE)) fail(`${path.basename(stackFile)}: no config.nodefleet:fleet (or nodefleet:fleetFile)`);
+    return { file: stackFile, doc, text, at: INLINE, edits: [] };
 }
 
 function digest(stack, name, rel) {
@@ -52,15 +70,16 @@ function scalarText(value) {
 /** Replaces one scalar's text in place (its comment, indentation and quoting style around it stay). */
 function setScalar(stack, at, value) {
     const node = stack.doc.getIn(at, true);
-    if (!isScalar(node) || !node.range) fail(`${path.basename(stack.file)}: ${at.slice(1).join(".")} is not a plain value`);
+    if (!isScalar(node) || !node.range) fail(`${path.basename(stack.file)}: ${at.slice(stack.at.length).join(".")} is not a plain value`);
     stack.edits.push({ start: node.range[0], end: node.range[1], text: scalarText(value) });
 }
+
 
 /** Renames a key of a map and replaces its value (sha256File: <path> -> sha256: <digest>). */
 function renameKey(stack, mapAt, oldKey, newKey, value) {
     const map = stack.doc.getIn(mapAt, true);
     const pair = isMap(map) ? map.items.find((p) => isScalar(p.key) && p.key.value === oldKey) : undefined;
-    if (!pair?.key.range || !pair.value?.range) fail(`${path.basename(stack.file)}: ${mapAt.slice(1).join(".")}.${oldKey} not found`);
+    if (!pair?.key.range || !pair.value?.range) fail(`${path.basename(stack.file)}: ${mapAt.slice(stack.at.length).join(".")}.${oldKey} not found`);
     stack.edits.push({ start: pair.key.range[0], end: pair.key.range[1], text: newKey });
     stack.edits.push({ start: pair.value.range[0], end: pair.value.range[1], text: scalarText(value) });
 }
@@ -74,8 +93,10 @@ if (from === to) fail("from and to are the same stack");
 
 const source = load(from);
 const target = load(to);
-const srcReleases = source.doc.getIn([...FLEET, "releases"])?.toJSON() ?? {};
-const dstReleases = target.doc.getIn([...FLEET, "releases"])?.toJSON() ?? {};
+// Two stacks reading one fleet file run the same software by definition: nothing to promote between them.
+if (source.file === target.file) fail(`${from} and ${to} read the same fleet file (${path.relative(ROOT, source.file)}): give each stack its own to promote between them`);
+const srcReleases = source.doc.getIn([...source.at, "releases"])?.toJSON() ?? {};
+const dstReleases = target.doc.getIn([...target.at, "releases"])?.toJSON() ?? {};
 const chosen = names.length || flags.has("--sequencer-version") ? names : Object.keys(srcReleases).filter((n) => n in dstReleases);
 const changes = [];
 for (const name of chosen) {
@@ -84,7 +105,7 @@ for (const name of chosen) {
     const url = srcReleases[name].url;
     const sha256 = digest(from, name, srcReleases[name]);
     if (!/^[0-9a-f]{64}$/.test(sha256)) fail(`${from}: releases.${name}: ${sha256} is not a sha256`);
-    const at = [...FLEET, "releases", name];
+    const at = [...target.at, "releases", name];
     // A URL held in a secret: each stack keeps its own secret's value (encrypted with its own key);
     // promote carries the digest only, and both stacks must name their secret alike.
     if (typeof url !== "string" || typeof dstReleases[name].url !== "string") {
@@ -98,8 +119,8 @@ for (const name of chosen) {
     }
 }
 if (flags.has("--sequencer-version")) {
-    const srcNodes = source.doc.getIn([...FLEET, "nodes"])?.toJSON() ?? [];
-    const dstNodes = target.doc.getIn([...FLEET, "nodes"]);
+    const srcNodes = source.doc.getIn([...source.at, "nodes"])?.toJSON() ?? [];
+    const dstNodes = target.doc.getIn([...target.at, "nodes"]);
     dstNodes?.items.forEach((item, i) => {
         const node = item.toJSON();
         const from_ = srcNodes.find((n) => n.name === node.name && n.role === "sequencer");
@@ -111,7 +132,7 @@ if (flags.has("--sequencer-version")) {
             const major = (v) => String(v).split(".")[0];
             if (major(node.sequencer.version) !== major(from_.sequencer.version))
                 fail(`${to}: ${node.name}: sequencer.version ${node.sequencer.version} -> ${from_.sequencer.version} changes the sequencer's settings (see docs/configuration.md): edit ${to} by hand`);
-            setScalar(target, [...FLEET, "nodes", i, "sequencer", "version"], from_.sequencer.version);
+            setScalar(target, [...target.at, "nodes", i, "sequencer", "version"], from_.sequencer.version);
             changes.push(`nodes[${i}] ${node.name}: sequencer.version ${node.sequencer.version ?? "(default)"} -> ${from_.sequencer.version}`);
         }
     });
@@ -125,5 +146,5 @@ let out = target.text;
 for (const e of target.edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
 if (parseDocument(out).errors.length) fail(`internal: the edited ${path.basename(target.file)} does not parse; nothing written`);
 fs.writeFileSync(target.file, out);
-console.log(`promote: ${from} -> ${to}, in ${path.basename(target.file)} only:`);
+console.log(`promote: ${from} -> ${to}, in ${path.relative(ROOT, target.file)} only:`);
 for (const c of changes) console.log(`  ${c}`);

@@ -15,6 +15,7 @@ import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { probeAll, removeKeyDirs } from "./probe";
 import { report, table, type StatusReport } from "./report";
 import { planFromConfig, StatusInputError, targets, type ConfigValue, type HostTarget } from "./targets";
+import { checkMain } from "./check";
 
 export interface StatusArgs {
     /** The stacks named with --stack, in order (none: the selected one). */
@@ -105,6 +106,8 @@ interface Stack {
     readonly targets: readonly HostTarget[];
     /** The SSH private keys held in secret config, by full config key. */
     readonly secrets: Record<string, ConfigValue>;
+    /** A secret of the fleet's secretsDir (docs/configuration.md, "A fleet in a file"), read where the config has no such key. */
+    readonly fileSecret: (key: string) => string | undefined;
 }
 
 async function readStack(workDir: string, wanted: string | undefined): Promise<Stack> {
@@ -117,14 +120,14 @@ async function readStack(workDir: string, wanted: string | undefined): Promise<S
     const listConfig = promisify(execFile)(ws.pulumiCommand.command, ["config", "--json", "--stack", name], { cwd: ws.workDir, env, maxBuffer: 64 << 20 });
     const [listed, outputs] = await Promise.all([listConfig, ws.stackOutputs(name)]);
     const config = JSON.parse(listed.stdout) as Record<string, ConfigValue>;
-    const plan = planFromConfig(config);
+    const plan = planFromConfig(config, workDir);
     for (const w of plan.warnings) process.stderr.write(`warning: ${printable(w)}\n`);
     const found = targets(plan, outputs.hosts?.value);
     const shards = plan.spec.shards ?? [];
     // Then only the hosts' SSH keys are decrypted, one `pulumi config get` each.
-    const keys = [...new Set(found.flatMap((t) => ("secret" in t.key ? [`nodefleet:${t.key.secret}`] : [])))];
+    const keys = [...new Set(found.flatMap((t) => ("secret" in t.key && config[`nodefleet:${t.key.secret}`] !== undefined ? [`nodefleet:${t.key.secret}`] : [])))];
     const secrets = Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await ws.getConfig(name, k)] as const)));
-    return { name, shards, targets: found, secrets };
+    return { name, shards, targets: found, secrets, fileSecret: (key) => plan.secrets.get(key) || undefined };
 }
 
 /** The stacks to check: the ones named (or the selected one), and with --shards the others of its fleet. */
@@ -150,12 +153,13 @@ async function round(stack: Stack, args: StatusArgs, cwd: string): Promise<Statu
         timeoutSeconds: args.timeout,
         parallel: args.parallel,
         cwd,
-        secretKey: (key) => stack.secrets[`nodefleet:${key}`]?.value,
+        secretKey: (key) => stack.secrets[`nodefleet:${key}`]?.value ?? stack.fileSecret(key),
     });
     return report(stack.name, stack.targets, results);
 }
 
 export async function main(argv: readonly string[], cwd = process.cwd()): Promise<number> {
+    if (argv[0] === "check") return checkMain(argv.slice(1), cwd);
     if (argv[0] !== "status" || argv.includes("--help") || argv.includes("-h")) {
         process.stderr.write(`${USAGE}\n`);
         return argv[0] === "status" ? 0 : 2;

@@ -2,6 +2,7 @@
 // hosts, its `hosts` output) and the health command of each node on it. Pure: the config and the
 // outputs come in as the Automation API reads them.
 import { FleetConfigError, parseFleet, type FleetPlan } from "../components/config/fleet";
+import { FleetDefinitionError, readFleetDefinition } from "../components/config/definition";
 import type { HostSpec } from "../components/config/schema";
 import { checkArgv } from "../components/health/checks";
 import type { Role } from "./diagnose";
@@ -37,26 +38,23 @@ export interface HostTarget {
 const NAMESPACE = "nodefleet";
 
 /** The fleet plan from the stack's config, checked exactly as `pulumi up` checks it. */
-export function planFromConfig(config: Record<string, ConfigValue>): FleetPlan {
+export function planFromConfig(config: Record<string, ConfigValue>, projectDir: string = process.cwd()): FleetPlan {
     const get = (key: string) => config[`${NAMESPACE}:${key}`];
-    const fleet = get("fleet");
-    if (fleet === undefined) throw new StatusInputError(`${NAMESPACE}:fleet: missing in the stack's config`);
-    let raw: unknown;
     try {
-        raw = JSON.parse(fleet.value ?? "");
-    } catch {
-        throw new StatusInputError(`${NAMESPACE}:fleet: not a structured value`);
-    }
-    try {
+        const definition = readFleetDefinition((key) => {
+            const v = get(key);
+            return v === undefined ? undefined : { value: v.value ?? "", secret: v.secret === true };
+        }, projectDir);
+        const raw = definition.raw;
         // What a monitoring box can check: the secrets' presence, not their values (never
         // decrypted here), and a release checksum file that only `up` reads is a warning.
         return parseFleet(
             raw,
             { get: (k) => (get(k) === undefined ? undefined : get(k)?.value ?? ""), isSecret: (k) => get(k)?.secret === true, secretNames: () => Object.entries(config).flatMap(([k, v]) => (v.secret && k.startsWith(`${NAMESPACE}:`) ? [k.slice(NAMESPACE.length + 1)] : [])) },
-            { secretValues: false, releaseFilesRequired: false },
+            { secretValues: false, releaseFilesRequired: false, source: definition.source, projectDir },
         );
     } catch (e) {
-        if (e instanceof FleetConfigError) throw new StatusInputError(e.message);
+        if (e instanceof FleetConfigError || e instanceof FleetDefinitionError) throw new StatusInputError(e.message);
         throw e;
     }
 }

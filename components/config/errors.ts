@@ -4,8 +4,9 @@ import { z } from "zod";
 import { formatPath, isSecretField } from "./paths";
 
 export class FleetConfigError extends Error {
-    constructor(readonly issues: readonly string[]) {
-        super(`invalid nodefleet:fleet config:\n${issues.map((i) => `  - ${i}`).join("\n")}`);
+    /** `source`: where the fleet is defined (the config key nodefleet:fleet, or the fleet file). */
+    constructor(source: string, readonly issues: readonly string[]) {
+        super(`invalid ${source === "nodefleet:fleet" ? "nodefleet:fleet config" : `fleet definition ${source}`}:\n${issues.map((i) => `  - ${i}`).join("\n")}`);
         this.name = "FleetConfigError";
     }
 }

@@ -10,6 +10,7 @@ import { checkRollout } from "./rollout";
 import { FleetConfigError, unionBranch, zodIssue } from "./errors";
 import { checkKeyAddresses, checkSecrets, type SecretSource } from "./secrets";
 import { checkSshKeys, resolveReleases } from "./files";
+import { withSecretsDir } from "./secret-files";
 import * as v from "./validators";
 import { checkHardware, checkHostRefs, checkMachines, checkNames, checkPorts, checkRoleRules, planHosts } from "./topology";
 
@@ -27,6 +28,10 @@ export interface ParseOptions {
     readonly secretValues?: boolean;
     /** A sha256File that cannot be read here is a warning, not an error (the release is then left out). */
     readonly releaseFilesRequired?: boolean;
+    /** What messages name as the fleet's origin (definition.ts): the config key or the fleet file. */
+    readonly source?: string;
+    /** The project's directory: a relative secretsDir is resolved against it, and must not be in it. */
+    readonly projectDir?: string;
 }
 
 import type { HostPlan, ResolvedRelease } from "./plan";
@@ -38,11 +43,14 @@ export interface FleetPlan {
     readonly hosts: readonly HostPlan[];
     /** Problems reported but not fatal (hardware in warn mode, unpinned host keys). */
     readonly warnings: readonly string[];
+    /** The secrets the fleet names: the stack config's, and the files of its secretsDir. */
+    readonly secrets: SecretSource;
 }
 
 /** Validate everything that can be validated before a resource exists. Throws FleetConfigError. */
-export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOptions = {}): FleetPlan {
+export function parseFleet(raw: unknown, config: SecretSource, options: ParseOptions = {}): FleetPlan {
     const values = options.secretValues ?? true;
+    const source = options.source ?? "nodefleet:fleet";
     const parsed = fleetSpec.safeParse(raw, { reportInput: true });
     const schemaIssues = parsed.success ? [] : parsed.error.issues;
     // The string rule first, and what it refuses is not reported again by the schema; but a
@@ -50,12 +58,13 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     const stringProblems = stringIssues(raw).filter((s) => !(isSecretField(s.path) && schemaIssues.some((z) => samePath(z.path, s.path))));
     if (stringProblems.length > 0 || !parsed.success) {
         const covered = (p: readonly PropertyKey[]) => stringProblems.some((s) => samePath(s.path, p.slice(0, s.path.length)));
-        throw new FleetConfigError([
+        throw new FleetConfigError(source, [
             ...stringProblems.map((s) => `${formatPath(s.path)}: ${s.reason}`),
             ...schemaIssues.flatMap(unionBranch).filter((z) => !covered(z.path)).map(zodIssue),
         ]);
     }
     const spec = parsed.data;
+    const secrets = withSecretsDir(config, spec.secretsDir, options.projectDir ?? process.cwd(), !values);
     const issues: string[] = [];
     const warnings: string[] = [];
     checkNames(spec, issues);
@@ -75,6 +84,6 @@ export function parseFleet(raw: unknown, secrets: SecretSource, options: ParseOp
     const releases = resolveReleases(spec, issues, warnings, options.releaseFilesRequired ?? true, secretUrl);
     const hosts = planHosts(spec, releases);
     checkHardware(spec, hosts, issues, warnings);
-    if (issues.length > 0) throw new FleetConfigError(issues);
-    return { spec, hosts, warnings };
+    if (issues.length > 0) throw new FleetConfigError(source, issues);
+    return { spec, hosts, warnings, secrets };
 }

@@ -2,6 +2,7 @@
 // The only module that talks to Pulumi's config store.
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet, FleetPlan, FleetConfigError, SecretSource } from "./fleet";
+import { configEnvBytes, configSizeProblem, FleetDefinitionError, readFleetDefinition } from "./definition";
 
 export const NAMESPACE = "nodefleet";
 
@@ -17,21 +18,6 @@ export interface StackConfig extends SecretSource {
 }
 
 /**
- * Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN), and Pulumi's Node.js language host
- * hands the program the whole stack config, secrets decrypted, in one: PULUMI_CONFIG. A config past
- * the cap fails every `pulumi` run before nodefleet starts ("fork/exec …/node: argument list too
- * long"): about 170 nodes of the engine benchmark's shape, fewer with longer node entries.
- */
-export const CONFIG_ENV_LIMIT = 128 * 1024;
-
-/** The warning for a stack config of `bytes` (as the language host passes it), once it is three quarters of the cap. */
-export function configSizeWarning(bytes: number): string | undefined {
-    if (bytes < 0.75 * CONFIG_ENV_LIMIT) return undefined;
-    const kb = (n: number) => `${Math.round(n / 1024)} KB`;
-    return `the stack's config is ${kb(bytes)}: Pulumi hands it to the program in one environment variable, which Linux caps at ${kb(CONFIG_ENV_LIMIT)}; past it every pulumi run fails with "argument list too long" before nodefleet starts. Split the fleet into shards (docs/gitops.md, Shards) before it grows further`;
-}
-
-/**
  * One read of the whole config. The SDK's own lookups (`getConfig`, `Config.requireSecret`,
  * `isConfigSecret`) parse the whole config text again on every call, and the config holds the
  * whole fleet: a key per node made evaluation quadratic in the number of nodes. Read per program
@@ -39,8 +25,9 @@ export function configSizeWarning(bytes: number): string | undefined {
  */
 export function readStackConfig(): StackConfig {
     const all = runtimeConfig.allConfig();
-    const warning = configSizeWarning(Buffer.byteLength(process.env.PULUMI_CONFIG ?? JSON.stringify(all)));
-    if (warning !== undefined) pulumi.log.warn(warning);
+    // Past the cap the program never starts; near it, the operator hears before the next node.
+    const size = configSizeProblem(process.env.PULUMI_CONFIG !== undefined ? Buffer.byteLength(`PULUMI_CONFIG=${process.env.PULUMI_CONFIG}`) + 1 : configEnvBytes(all));
+    if (size !== undefined) pulumi.log.warn(size.message);
     let secretKeys: unknown = [];
     try {
         secretKeys = JSON.parse(runtimeState.getStore().config[runtimeConfig.configSecretKeysEnvKey] ?? "[]");
@@ -60,29 +47,44 @@ export function readStackConfig(): StackConfig {
     };
 }
 
+/** The stack's fleet and its secrets: where `loadFleet` found them, as the program uses them. */
+export interface LoadedStack {
+    readonly plan: FleetPlan;
+    /** A secret the fleet names as a secret Output, from the stack config or the fleet's secretsDir. */
+    secret(key: string): pulumi.Output<string>;
+}
+
 /**
- * Parse `nodefleet:fleet`. On bad input this throws a RunError naming each config path
- * and reason, before any resource is registered.
+ * The fleet (`nodefleet:fleet`, or the file `nodefleet:fleetFile` names) parsed and checked, with
+ * its secrets. On bad input this throws a RunError naming each path and reason, before any resource
+ * is registered. `projectDir`: where Pulumi.yaml is (the program runs there).
  */
-export function loadFleet(config: SecretSource = readStackConfig()): FleetPlan {
-    const key = `${NAMESPACE}:fleet`;
-    if (config.isSecret("fleet")) {
-        throw new pulumi.RunError(`${key}: the fleet config holds an encrypted value; keep secrets in their own keys and reference them by name (…Secret fields)`);
-    }
-    const raw = config.get("fleet");
-    if (raw === undefined) throw new pulumi.RunError(`${key}: missing; see README "Configure a stack"`);
-    let parsed: unknown;
+export function loadStack(config: StackConfig = readStackConfig(), projectDir: string = process.cwd()): LoadedStack {
+    const plan = loadFleet(config, projectDir);
+    return {
+        plan,
+        secret(key) {
+            if (config.get(key) !== undefined) return config.secret(key);
+            const value = plan.secrets.get(key);
+            if (value === undefined) throw new pulumi.RunError(`${NAMESPACE}:${key}: missing`);
+            return pulumi.secret(value);
+        },
+    };
+}
+
+/** The fleet alone (see loadStack). */
+export function loadFleet(config: SecretSource = readStackConfig(), projectDir: string = process.cwd()): FleetPlan {
     try {
-        parsed = JSON.parse(raw);
-    } catch {
-        throw new pulumi.RunError(`${key}: not a structured value (set it as a YAML object under config: in Pulumi.<stack>.yaml)`);
-    }
-    try {
-        const fleet = parseFleet(parsed, config);
+        const lookup = (key: "fleet" | "fleetFile") => {
+            const value = config.get(key);
+            return value === undefined ? undefined : { value, secret: config.isSecret(key) };
+        };
+        const definition = readFleetDefinition(lookup, projectDir);
+        const fleet = parseFleet(definition.raw, config, { source: definition.source, projectDir });
         for (const w of fleet.warnings) pulumi.log.warn(w);
         return fleet;
     } catch (e) {
-        if (e instanceof FleetConfigError) throw new pulumi.RunError(e.message);
+        if (e instanceof FleetConfigError || e instanceof FleetDefinitionError) throw new pulumi.RunError(e.message);
         throw e;
     }
 }

@@ -335,6 +335,13 @@ export const fleetSpec = z
             .refine((a) => new Set(a).size === a.length, "each stack once")
             .optional()
             .describe("The stacks this fleet is split into, this one among them (docs/gitops.md, Shards). Each reads the others' Pulumi.<stack>.yaml and last outputs and refuses a node, key or host another shard holds: one key never signs on two machines."),
+        secretsDir: z
+            .string()
+            .regex(/^[^\0\r\n]+$/, "a directory path on one line")
+            .optional()
+            .describe(
+                "A directory on the machine that runs Pulumi (`~/` is the home directory, a relative path is relative to the project, which must not hold it) where a secret the fleet names may be a file of that name instead of a config key: mode 600 files in a mode 700 directory. For fleets whose keys do not fit in the stack config (docs/configuration.md, \"A fleet in a file\"). A name is a config key or a file, never both.",
+            ),
         hosts: z
             .record(hostName, hostSpec)
             .describe("The machines, by name (2-32 lowercase letters, digits and dashes)."),
@@ -343,7 +350,7 @@ export const fleetSpec = z
         monitoring: monitoringSpec.optional().describe("Prometheus, Alertmanager and node_exporter for the fleet (docs/monitoring.md). Unset: no monitoring is installed."),
         rollout: rolloutSpec.optional().describe("Health-gated rollouts (docs/rollouts.md): a change that restarts nodes goes through each role batch by batch, each node's gate waiting for it to be healthy. Unset: every node's steps run at once, ungated."),
     })
-    .describe("The fleet: the value of the stack config key `nodefleet:fleet`.");
+    .describe("The fleet: the value of the stack config key `nodefleet:fleet`, or the content of the project file `nodefleet:fleetFile` names.");
 
 export type FleetSpec = z.infer<typeof fleetSpec>;
 export type ReleaseSpec = z.infer<typeof release>;

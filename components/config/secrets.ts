@@ -12,6 +12,10 @@ export interface SecretSource {
     isSecret(key: string): boolean;
     /** The names of the encrypted keys of the namespace, for "known: …" in errors (names only). */
     secretNames?(): readonly string[];
+    /** Why the secret `key` cannot be used although it may be there (a file others can read, a name set twice), or undefined. */
+    problem?(key: string): string | undefined;
+    /** Where a missing secret was looked for, when not only in the stack config. */
+    readonly missingHint?: string;
 }
 
 type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey" | "blsSecretKey" | "url";
@@ -83,11 +87,17 @@ function keyIdentity(kind: SecretKind, value: string): string {
 export function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: string[], values = true): void {
     const seen = new Map<string, string>(); // kind+identity -> first path
     for (const use of secretUses(spec)) {
+        const problem = secrets.problem?.(use.key);
+        if (problem !== undefined) {
+            issues.push(`${use.path}: ${problem}`);
+            continue;
+        }
         const value = secrets.get(use.key);
         if (value === undefined) {
             const known = secrets.secretNames?.() ?? [];
+            const listed = known.length > 20 ? `${known.length} of them` : known.length ? [...known].sort().join(", ") : "none";
             // The name itself is not repeated: a value pasted here by mistake may be a key.
-            issues.push(`${use.path}: the config key it names is not set (pulumi config set --secret <that name> …); the stack's secret keys: ${known.length ? [...known].sort().join(", ") : "none"}`);
+            issues.push(`${use.path}: the config key it names is ${secrets.missingHint ? `set nowhere: ${secrets.missingHint}` : "not set (pulumi config set --secret <that name> …)"}; the stack's secret keys: ${listed}`);
             continue;
         }
         if (!secrets.isSecret(use.key)) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The stacks a change touches, as a JSON array of {"stack", "env"} (a job matrix): a stack whose
-# Pulumi.<stack>.yaml changed, or every stack when the program, templates, host files or the
-# policy pack changed. A stack's environment is its name up to the first dash (a shard prod-eu is
+# Pulumi.<stack>.yaml or fleet file (nodefleet:fleetFile) changed, or every stack when the program,
+# templates, host files or the policy pack changed. A stack's environment is its name up to the first dash (a shard prod-eu is
 # of prod: docs/gitops.md, Shards). dev is not listed: it is local VMs, previewed and brought up by
 # the test command's E2E tier instead.
 #   scripts/ci/changed-stacks.sh BASE_REF
@@ -15,6 +15,13 @@ changed=$(git diff --name-only "$base"...HEAD)
 if grep -qE '^(index\.ts|components/|templates/|hostfiles/|policy/|package(-lock)?\.json|Pulumi\.yaml)' <<<"$changed"; then
     stacks="$all"
 else
-    stacks=$(sed -n 's#^Pulumi\.\([a-z0-9-]*\)\.yaml$#\1#p' <<<"$changed" | grep -vx dev | sort -u || true)
+    stacks=$(
+        sed -n 's#^Pulumi\.\([a-z0-9-]*\)\.yaml$#\1#p' <<<"$changed"
+        for s in $all; do
+            file="$(node scripts/lib/fleet-field.mjs "$s" fleetFile)"
+            [ -z "$file" ] || ! grep -qxF "${file#./}" <<<"$changed" || echo "$s"
+        done
+    )
+    stacks=$(grep -vx dev <<<"$stacks" | sort -u || true)
 fi
 printf '%s\n' "$stacks" | sed '/^$/d' | python3 -c 'import json, sys; print(json.dumps([{"stack": l.strip(), "env": l.strip().split("-")[0]} for l in sys.stdin]))'

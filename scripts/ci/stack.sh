@@ -10,7 +10,9 @@
 #                                       releases: docs/gitops.md, Drift), naming each difference
 # The stack's backend comes from PULUMI_BACKEND_URL and its passphrase from
 # PULUMI_CONFIG_PASSPHRASE; keys come from NODEFLEET_SECRET_<configKey> variables (the CI secret
-# store), set into the stack's config here and never written to the repository.
+# store), set into the stack's config here and never written to the repository; for a fleet with
+# a secretsDir (too many keys for the config: docs/configuration.md, "A fleet in a file") each is
+# written there, mode 600, instead, unless the stack file already names that key.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 NF_ROOT="$ROOT"
@@ -30,17 +32,26 @@ bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provide
 # brought up has no outputs: nothing runs there), so the ones not made yet are made here, empty.
 # (another shard's job on this checkout may be making the same stack at the same moment)
 ensure_stack() { pulumi stack select "$1" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$1" --non-interactive >/dev/null; }
-shards="$(node -e 'const c = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8"))?.config?.["nodefleet:fleet"]; console.log((Array.isArray(c?.shards) ? c.shards : []).join(" "))' "Pulumi.$stack.yaml")"
+shards="$(node scripts/lib/fleet-field.mjs "$stack" shards)"
+secrets_dir="$(node scripts/lib/fleet-field.mjs "$stack" secretsDir)"
 for shard in $shards; do
     [[ "$shard" =~ ^[a-z0-9-]+$ && "$shard" != "$stack" ]] || continue
     ensure_stack "$shard"
 done
 ensure_stack "$stack"
+[ -z "$secrets_dir" ] || (umask 077 && mkdir -p "$secrets_dir")
 while IFS='=' read -r name _; do
     key="${name#NODEFLEET_SECRET_}"
-    printenv "$name" | pulumi config set --secret --stack "$stack" "nodefleet:$key" >/dev/null
-    echo "secret nodefleet:$key set from \$$name"
+    if [ -n "$secrets_dir" ] && ! grep -qE "^ +nodefleet:$key:" "Pulumi.$stack.yaml"; then
+        (umask 077 && printenv "$name" >"$secrets_dir/$key")
+        echo "secret $key written to the fleet's secretsDir from \$$name"
+    else
+        printenv "$name" | pulumi config set --secret --stack "$stack" "nodefleet:$key" >/dev/null
+        echo "secret nodefleet:$key set from \$$name"
+    fi
 done < <(env | grep -E '^NODEFLEET_SECRET_[A-Za-z0-9]+=' || true)
+# Over the size Pulumi can hand the program, every run would fail cryptically: said here, with the fix.
+bash scripts/nodefleet check --stack "$stack"
 policy=(--policy-pack "$ROOT/policy" --policy-pack-config "$ROOT/policy/config/$stack.json")
 [ -f "policy/config/$stack.json" ] || policy=(--policy-pack "$ROOT/policy")
 mkdir -p .state/ci

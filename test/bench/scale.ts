@@ -8,7 +8,7 @@
 //   node dist/test/bench/scale.js [sizes…]     (scripts/bench.sh scale)
 import { spawnSync } from "node:child_process";
 import * as pulumi from "@pulumi/pulumi";
-import { loadFleet, readStackConfig, StackConfig } from "../../components/config/load";
+import { loadStack, readStackConfig, StackConfig } from "../../components/config/load";
 import { Fleet } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig } from "../support/mocks";
 import { generate } from "./fleet-gen";
@@ -33,8 +33,8 @@ async function child(n: number, loader: Loader): Promise<void> {
     const { transformation, recorded } = recorder();
     const t0 = process.hrtime.bigint();
     const config = loader === "sdk-lookups" ? sdkLookups() : readStackConfig();
-    const plan = loadFleet(config);
-    const built = await Fleet.build("fleet", { plan, secret: (k) => config.secret(k) }, { transformations: [transformation] });
+    const { plan, secret } = loadStack(config);
+    const built = await Fleet.build("fleet", { plan, secret }, { transformations: [transformation] });
     await settle(recorded);
     await Promise.all(Object.values(built.health).map((o) => new Promise((r) => o.apply(r))));
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -1,5 +1,5 @@
 // Builds the same thing index.ts builds, with a recorder attached, for mock tests.
-import { loadFleet, readStackConfig } from "../../components/config/load";
+import { loadStack } from "../../components/config/load";
 import { Fleet, previousValidatorHosts } from "../../components/fleet";
 import { installMocks, recorder, settle, setStackConfig, Recorded } from "./mocks";
 
@@ -7,9 +7,8 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     installMocks();
     setStackConfig(fleetConfig, secrets, plainKeys);
     const { transformation, recorded } = recorder();
-    const config = readStackConfig();
-    const plan = loadFleet(config);
-    const fleet = await Fleet.build("fleet", { plan, secret: (key) => config.secret(key) }, { transformations: [transformation] }, await previousValidatorHosts());
+    const { plan, secret } = loadStack();
+    const fleet = await Fleet.build("fleet", { plan, secret }, { transformations: [transformation] }, await previousValidatorHosts());
     await settle(recorded);
     // The fleet's own outputs (health reports) resolve after its children: wait for them too,
     // so nothing of this stack is still registering when the next test installs new mocks.

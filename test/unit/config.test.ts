@@ -2,7 +2,7 @@
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { parseFleet, FleetConfigError, formatPath } from "../../components/config/fleet";
-import { CONFIG_ENV_LIMIT, configSizeWarning } from "../../components/config/load";
+import { CONFIG_ENV_LIMIT, configEnvBytes, configSizeProblem } from "../../components/config/definition";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -353,13 +353,22 @@ describe("fleet config validation", () => {
 });
 
 describe("the stack config's size", () => {
-    it("warns at three quarters of the cap Linux puts on the one environment variable that carries it", () => {
+    it("is refused over the cap Linux puts on the one environment variable that carries it, and warned of at three quarters", () => {
         // The cap itself, as execve enforces it: the variable's `NAME=value` string, NUL included.
-        const run = (bytes: number) => spawnSync(process.execPath, ["-e", "process.exit(0)"], { env: { PATH: process.env.PATH, PULUMI_CONFIG: "x".repeat(bytes - "PULUMI_CONFIG=".length - 1) } });
-        assert.equal(run(CONFIG_ENV_LIMIT).status, 0);
-        const over = run(CONFIG_ENV_LIMIT + 1);
-        assert.equal((over.error as NodeJS.ErrnoException | undefined)?.code, "E2BIG", "one byte over: argument list too long");
-        assert.equal(configSizeWarning(96 * 1024 - 1), undefined);
-        assert.match(configSizeWarning(96 * 1024)!, /^the stack's config is 96 KB: Pulumi hands it to the program in one environment variable, which Linux caps at 128 KB; .*argument list too long.*Split the fleet into shards/);
+        const run = (value: string) => spawnSync(process.execPath, ["-e", "process.exit(0)"], { env: { PATH: process.env.PATH, PULUMI_CONFIG: value } });
+        const config = (bytes: number) => ({ "nodefleet:k": "x".repeat(bytes - configEnvBytes({ "nodefleet:k": "" })) });
+        const at = config(CONFIG_ENV_LIMIT);
+        assert.equal(configEnvBytes(at), CONFIG_ENV_LIMIT);
+        assert.equal(run(JSON.stringify(at)).status, 0);
+        const over = config(CONFIG_ENV_LIMIT + 1);
+        assert.equal((run(JSON.stringify(over)).error as NodeJS.ErrnoException | undefined)?.code, "E2BIG", "one byte over: argument list too long");
+        assert.equal(configSizeProblem(CONFIG_ENV_LIMIT)?.refused, false);
+        const refused = configSizeProblem(configEnvBytes(over))!;
+        assert.equal(refused.refused, true);
+        assert.match(refused.message, /^the stack's config is 128\.0 KiB, over the 128\.0 KiB Linux allows one environment variable: .*argument list too long.*nodefleet:fleetFile.*secretsDir/);
+        assert.equal(configSizeProblem(96 * 1024 - 1), undefined);
+        assert.match(configSizeProblem(96 * 1024)!.message, /^the stack's config is 96\.0 KiB, near the 128\.0 KiB/);
+        // Go's JSON encoder (the language host's) writes <, > and & as \u003c: six bytes each.
+        assert.equal(configEnvBytes({ a: "<&>" }) - configEnvBytes({ a: "abc" }), 15);
     });
 });

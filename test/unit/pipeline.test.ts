@@ -50,14 +50,20 @@ describe("workflows", () => {
 });
 
 describe("the stacks a change touches (scripts/ci/changed-stacks.sh)", () => {
-    it("lists a stack whose file changed, every stack but dev when the program changed, none otherwise", () => {
+    it("lists a stack whose file or fleet file changed, every stack but dev when the program changed, none otherwise", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-changed-"));
         const git = (...a: string[]) => {
             const r = run("git", ["-c", "user.email=t@example.invalid", "-c", "user.name=t", ...a], dir);
             assert.equal(r.status, 0, r.output);
             return r.output.trim();
         };
-        for (const f of ["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml", "scripts/ci/changed-stacks.sh", "scripts/lib/fail.sh", "README.md"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f));
+        for (const f of ["Pulumi.dev.yaml", "Pulumi.staging.yaml", "Pulumi.prod.yaml", "scripts/ci/changed-stacks.sh", "scripts/lib/fail.sh", "scripts/lib/fleet-field.mjs", "README.md"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f));
+        fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
+        fs.writeFileSync(path.join(dir, ".gitignore"), "node_modules\n");
+        // A stack whose fleet is in a file of the project (nodefleet:fleetFile).
+        fs.mkdirSync(path.join(dir, "fleets"));
+        fs.writeFileSync(path.join(dir, "fleets/big.yaml"), "nodes: []\n");
+        fs.writeFileSync(path.join(dir, "Pulumi.big.yaml"), "config:\n  nodefleet:fleetFile: fleets/big.yaml\n");
         fs.mkdirSync(path.join(dir, "components"));
         fs.writeFileSync(path.join(dir, "components/x.ts"), "// x\n");
         git("init", "-q", "-b", "main");
@@ -72,7 +78,8 @@ describe("the stacks a change touches (scripts/ci/changed-stacks.sh)", () => {
         try {
             assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.staging.yaml"), "# a change\n")), [{ stack: "staging", env: "staging" }]);
             assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "Pulumi.dev.yaml"), "# a change\n")), []);
-            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "components/x.ts"), "// y\n")), [{ stack: "prod", env: "prod" }, { stack: "staging", env: "staging" }]);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "components/x.ts"), "// y\n")), [{ stack: "big", env: "big" }, { stack: "prod", env: "prod" }, { stack: "staging", env: "staging" }]);
+            assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "fleets/big.yaml"), "# a change\n")), [{ stack: "big", env: "big" }]);
             assert.deepEqual(changed(() => fs.appendFileSync(path.join(dir, "README.md"), "more\n")), []);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });

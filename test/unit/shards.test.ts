@@ -98,7 +98,7 @@ describe("shards", () => {
         ]);
         // The same stacks named in each shard; a shard whose file is missing is named.
         assert.match(shardConfigConflicts(spec(["a", "b", "c"]), "a", clean).join("\n"), /shards: shard b lists a, b, this stack a, b, c: every shard names the same stacks/);
-        assert.match(shardConfigConflicts(spec(["a", "b", "c"]), "a", clean).join("\n"), /shards: shard c: cannot read Pulumi\.c\.yaml \(ENOENT\)/);
+        assert.match(shardConfigConflicts(spec(["a", "b", "c"]), "a", clean).join("\n"), /shards: shard c: cannot read its fleet from Pulumi\.c\.yaml \(ENOENT\)/);
     });
 
     describe("the other shards' last outputs", () => {

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// One top-level field of a stack's fleet for the pipeline's shell steps, read where the fleet is
+// written: Pulumi.<stack>.yaml's nodefleet:fleet, or the project file its nodefleet:fleetFile names
+// (the program checks that file in full: components/config/definition.ts).
+//   node scripts/lib/fleet-field.mjs STACK shards      the shards, space-separated
+//   node scripts/lib/fleet-field.mjs STACK secretsDir  the secrets directory, `~/` expanded
+//   node scripts/lib/fleet-field.mjs STACK fleetFile   the fleet file (relative to the project), if any
+// Prints nothing when the field is unset.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const [stack, field] = process.argv.slice(2);
+if (!/^[a-z0-9-]+$/.test(stack ?? "") || !["shards", "secretsDir", "fleetFile"].includes(field)) {
+    console.error("usage: fleet-field.mjs STACK shards|secretsDir|fleetFile");
+    process.exit(2);
+}
+const config = parse(fs.readFileSync(path.join(ROOT, `Pulumi.${stack}.yaml`), "utf8"))?.config ?? {};
+const file = config["nodefleet:fleetFile"];
+if (field === "fleetFile") {
+    if (typeof file === "string") console.log(file);
+    process.exit(0);
+}
+const fleet = typeof file === "string" ? parse(fs.readFileSync(path.join(ROOT, file), "utf8")) : config["nodefleet:fleet"];
+const value = fleet?.[field];
+if (field === "shards" && Array.isArray(value)) console.log(value.filter((s) => /^[a-z0-9-]+$/.test(String(s))).join(" "));
+if (field === "secretsDir" && typeof value === "string") console.log(value === "~" || value.startsWith("~/") ? path.join(os.homedir(), value.slice(1)) : path.resolve(ROOT, value));
