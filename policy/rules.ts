@@ -189,6 +189,32 @@ export function keyMaterial(text: string): string[] {
 
 const KEY_STEPS = /-(miner-key|validator-key)$/;
 
+/**
+ * Whether a text holds one of `known` (hex keys lowercased, base64 keys as they are), anywhere, in
+ * either case: what `text.includes(k) || text.toLowerCase().includes(k)` over every key answers, in
+ * time that does not grow with the number of keys (a fleet of a thousand nodes holds a thousand).
+ * A key's characters are all base64's, so each occurrence lies in a run of them: each run at least
+ * as long as a key is looked up window by window, one window length per key length.
+ */
+export function knownKeyFinder(known: ReadonlySet<string>): (text: string) => boolean {
+    const lengths = [...new Set([...known].map((k) => k.length))];
+    if (lengths.length === 0) return () => false;
+    const shortest = Math.min(...lengths);
+    return (text) => {
+        const lower = text.toLowerCase();
+        for (const run of text.matchAll(new RegExp(`[A-Za-z0-9+/=]{${shortest},}`, "g"))) {
+            const start = run.index!;
+            const end = start + run[0].length;
+            for (const n of lengths) {
+                for (let i = start; i + n <= end; i++) {
+                    if (known.has(text.slice(i, i + n)) || known.has(lower.slice(i, i + n))) return true;
+                }
+            }
+        }
+        return false;
+    };
+}
+
 /** Rule: one validator key, one node (0G consensus keys and Aztec sequencer keys alike). */
 export function sameValidatorKey(rs: readonly Planned[]): Violation[] {
     const seen = new Map<string, Planned>();
@@ -224,7 +250,8 @@ export function unpinnedHostKey(rs: readonly Planned[], cfg: RuleConfig): Violat
 export function keyOutsideKeySteps(rs: readonly Planned[]): Violation[] {
     const known = new Set<string>();
     for (const c of commands(rs).filter((r) => KEY_STEPS.test(r.name))) for (const k of keyMaterial(str(c.props.stdin) ?? "")) known.add(k);
-    const leaks = (text: string) => [...known].some((k) => text.includes(k) || text.toLowerCase().includes(k)) || /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text);
+    const includesKey = knownKeyFinder(known);
+    const leaks = (text: string) => includesKey(text) || /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text);
     const out: Violation[] = [];
     for (const r of rs) {
         for (const [field, value] of Object.entries(r.props)) {
@@ -291,12 +318,12 @@ const ROLE_TYPES: Record<string, keyof typeof ROLE_TARGETS> = {
 };
 
 /** The host component each role component runs on: its steps depend on the host's steps. */
-function nodesByHost(rs: readonly Planned[]): Map<string, (keyof typeof ROLE_TARGETS)[]> {
+function nodesByHost(rs: readonly Planned[], children: ReadonlyMap<string, readonly Planned[]>): Map<string, (keyof typeof ROLE_TARGETS)[]> {
     const byUrn = new Map(rs.map((r) => [r.urn, r]));
     const out = new Map<string, (keyof typeof ROLE_TARGETS)[]>();
     for (const role of rs.filter((r) => ROLE_TYPES[r.type])) {
         const hosts = new Set<string>();
-        for (const child of rs.filter((r) => r.parent === role.urn)) {
+        for (const child of children.get(role.urn) ?? []) {
             for (const d of child.dependencies) {
                 const parent = byUrn.get(d)?.parent;
                 if (parent && byUrn.get(parent)?.type.startsWith("nodefleet:host:")) hosts.add(parent);
@@ -316,10 +343,19 @@ function sumTargets(roles: readonly (keyof typeof ROLE_TARGETS)[]): Target {
 /** Rule: every host meets the summed docs/spec.md §8 targets of the nodes on it. */
 export function hardwareBelowTarget(rs: readonly Planned[], cfg: RuleConfig): Violation[] {
     const out: Violation[] = [];
-    for (const [hostUrn, roles] of nodesByHost(rs)) {
+    // Indexed once: a fleet of a thousand hosts would otherwise scan the stack per host.
+    const childrenOf = new Map<string, Planned[]>();
+    for (const r of rs) {
+        if (r.parent === undefined) continue;
+        const list = childrenOf.get(r.parent);
+        if (list) list.push(r);
+        else childrenOf.set(r.parent, [r]);
+    }
+    const names = new Map(rs.map((r) => [r.urn, r.name]));
+    for (const [hostUrn, roles] of nodesByHost(rs, childrenOf)) {
         const target = sumTargets(roles);
-        const children = rs.filter((r) => r.parent === hostUrn);
-        const hostName = rs.find((r) => r.urn === hostUrn)?.name ?? hostUrn;
+        const children = childrenOf.get(hostUrn) ?? [];
+        const hostName = names.get(hostUrn) ?? hostUrn;
         const report = (r: Planned, problems: string[]) => problems.forEach((m) => out.push({ urn: r.urn, message: `${hostName} (${roles.join(" + ")}): ${m}` }));
         const volumeGb = (type: string) => children.filter((c) => c.type === type).reduce((a, c) => a + Number(c.props.size ?? 0), 0);
         for (const c of children) {

@@ -3,6 +3,7 @@
 // proven here (no aws or hcloud provider plugin for the engine in this workplace).
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import * as rules from "../../policy/rules";
 import { bundleRunner } from "../../components/hosts/tools";
 import { validatorKeyJson } from "../support/fixtures";
@@ -84,6 +85,21 @@ describe("policy rules", () => {
         assert.deepEqual(rules.keyMaterial(`K=0x${"ab".repeat(32)}`), ["ab".repeat(32)]);
         assert.equal(rules.keyMaterial(`enode://${"ab".repeat(64)}@1.2.3.4:30303 ${"cd".repeat(8)}`).length, 0);
         assert.equal(rules.keyMaterial(`{"priv_key": {"type": "t", "value": "${"QUJD".repeat(22)}"}}`).length, 1);
+    });
+
+    it("the key finder answers what a search for every key in either case answers, however many keys there are", () => {
+        const hex = (i: number) => createHash("sha256").update(String(i)).digest("hex");
+        const b64 = (i: number) => createHash("sha512").update(String(i)).digest("base64");
+        const known = new Set([...Array.from({ length: 500 }, (_, i) => hex(i)), ...Array.from({ length: 500 }, (_, i) => b64(i))]);
+        const naive = (text: string) => [...known].some((k) => text.includes(k) || text.toLowerCase().includes(k));
+        const find = rules.knownKeyFinder(known);
+        const texts = [
+            `x${hex(7)}y`, `0x${hex(7).toUpperCase()}`, `"${b64(499)}"`, `ab${b64(3)}cd`, b64(3).toLowerCase(), hex(7).slice(1), `${hex(600)}${hex(601)}`,
+            `${hex(600)}${hex(12)}${hex(601)}`, `priv=${b64(9).slice(0, -1)}`, "", "no key here", `${"a".repeat(200)}${hex(1)}`, `${hex(2).slice(0, 32)} ${hex(2).slice(32)}`,
+        ];
+        for (const t of texts) assert.equal(find(t), naive(t), t);
+        assert.deepEqual(texts.map(find), [true, true, true, true, false, false, false, true, false, false, false, true, false]);
+        assert.equal(rules.knownKeyFinder(new Set())(hex(1)), false);
     });
 
     it("key-in-plain-text: a stack's key anywhere but its key step's stdin; a PEM key outside privateKey", () => {
