@@ -5,11 +5,15 @@
 #                                     strict mocks: seconds, ms per node, resources, peak RSS, with
 #                                     the SDK's per-key config lookups and its per-promise stack
 #                                     traces side by side (a few minutes)
-#   scripts/bench.sh engine [sizes…]  the real engine on generated fleets (default 10 30 90 nodes)
-#                                     against scripted SSH hosts: preview, first up, no-op up and
-#                                     destroy in CPU seconds, CLI peak RSS, state bytes per node, SSH
-#                                     connections open at once per host, growth exponents, and the
-#                                     mocks' figures beside them (test/bench/engine.ts; tens of minutes)
+#   scripts/bench.sh engine [sizes…]  the real engine on generated fleets (default 10 30 90 nodes;
+#                                     each in a fleet file, the policy pack on) against scripted SSH
+#                                     hosts: preview, first up, no-op up, status and destroy in CPU
+#                                     seconds, CLI peak RSS, state bytes per node, SSH connections open
+#                                     at once per host, growth exponents, and the mocks' figures beside
+#                                     them (test/bench/engine.ts; tens of minutes at 1000 nodes)
+#   scripts/bench.sh shards [nodes] [k]  one generated fleet (default 1000 nodes) split into k shards
+#                                     (default 4), every shard's first up at once as the pipeline
+#                                     runs them, then status --shards (test/bench/shards.ts)
 #   scripts/bench.sh trim [args…]     test/bench/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
 #   scripts/bench.sh switch [args…]   test/bench/bench_switch.py: both switch modes' downtime on the
@@ -36,6 +40,13 @@ engine)
     npx --no-install tsc -p tsconfig.json >&2
     exec node dist/test/bench/engine.js "$@"
     ;;
+shards)
+    shift
+    source scripts/setup.sh
+    bash lab/toolchain.sh >&2
+    npx --no-install tsc -p tsconfig.json >&2
+    exec node dist/test/bench/shards.js "$@"
+    ;;
 trim)
     shift
     exec python3 test/bench/bench_trim.py "$@"
@@ -45,7 +56,7 @@ switch)
     exec python3 test/bench/bench_switch.py "$@"
     ;;
 *)
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -69,7 +69,7 @@ function cpuCgroup(): string | undefined {
 export const CPU_METHOD = fs.existsSync(path.join(CPUACCT, "cpuacct.usage")) ? "cpuacct cgroup (the whole process tree)" : "GNU time (waited-for descendants only)";
 
 /** `pulumi ARGS` in the project under GNU time (and a cpuacct cgroup); the pulumi process's VmHWM polled until it exits. */
-function measure(project: ScratchProject, args: string[]): Promise<Measured> {
+export function measure(project: ScratchProject, args: string[]): Promise<Measured> {
     const timeFile = path.join(project.dir, ".time");
     const cgroup = cpuCgroup();
     const timed = ["/usr/bin/time", "-f", "%e %U %S", "-o", timeFile, "pulumi", ...args, "--non-interactive", "--color", "never"];
@@ -116,6 +116,7 @@ interface Row {
     preview: Measured;
     up: Measured;
     noop: Measured;
+    status: { wallS: number; answered: number; hosts: number };
     destroy: Measured;
     stateBytesPerNode: number;
     /** The checkpoint file the backend writes after each save, per node. */
@@ -132,23 +133,43 @@ function mocksSeconds(n: number): number {
     return (JSON.parse(r.stdout.trim().split("\n").pop()!) as { ms: number }).ms / 1000;
 }
 
+/**
+ * The generated fleet of `n` nodes on the scripted hosts' `ports` from `first` on, as a large fleet
+ * is kept (docs/configuration.md, "A fleet in a file"): the fleet in fleets/<stack>.yaml of the
+ * project, its keys as files of a secrets directory outside it. The stack file only names the fleet file.
+ */
+export function writeFleet(project: ScratchProject, stack: string, secretsDir: string, n: number, ports: readonly number[], shards?: { names: string[]; first: number }): void {
+    const generated = generate(n, (i) => ({ kind: "existing", address: "127.0.0.1", port: ports[i], user: "root", sshPrivateKeyFile: ".state/vm/id_ed25519", adminCidrs: ["10.0.2.2/32"] }), shards?.first ?? 0);
+    const { sshKey: _unused, ...secrets } = generated.secrets; // the hosts' key is a file, as in the dev stack
+    fs.mkdirSync(secretsDir, { recursive: true, mode: 0o700 });
+    for (const [k, v] of Object.entries(secrets)) fs.writeFileSync(path.join(secretsDir, k), v, { mode: 0o600 });
+    fs.mkdirSync(path.join(project.dir, "fleets"), { recursive: true });
+    const fleet = { hardwareCheck: "warn", secretsDir, ...(shards ? { shards: shards.names } : {}), ...generated.fleet };
+    fs.writeFileSync(path.join(project.dir, "fleets", `${stack}.yaml`), JSON.stringify(fleet));
+}
+
+/** `nodefleet status` over the stack's hosts, each answering (the scripted host answers every runner alike): wall seconds, hosts that answered. */
+export function statusRun(project: ScratchProject, stack: string): { wallS: number; answered: number; hosts: number } {
+    const t0 = Date.now();
+    const r = project.exec(process.execPath, [path.join(__dirname, "../../status/main.js"), "status", "--stack", stack, "--json", "--parallel", "64", "--timeout", "30"]);
+    const wallS = (Date.now() - t0) / 1000;
+    let doc: { hosts?: Record<string, { reachable: boolean }> };
+    try {
+        doc = JSON.parse(r.stdout) as typeof doc;
+    } catch {
+        throw new Error(`nodefleet status printed no report (exit ${r.status}):\n${r.output.slice(-3000)}`);
+    }
+    const hosts = Object.values(doc.hosts ?? {});
+    return { wallS, answered: hosts.filter((h) => h.reachable).length, hosts: hosts.length };
+}
+
 async function run(n: number): Promise<Row> {
     const lab = new ScriptedHosts();
     try {
-        let secrets: Record<string, string> = {};
-        const { project } = await lab.start(
-            "bench",
-            (ports) => {
-                const generated = generate(n, (i) => ({ kind: "existing", address: "127.0.0.1", port: ports[i], user: "root", sshPrivateKeyFile: ".state/vm/id_ed25519", adminCidrs: ["10.0.2.2/32"] }));
-                secrets = generated.secrets;
-                return stringify({ config: { "nodefleet:fleet": { hardwareCheck: "warn", ...generated.fleet } } });
-            },
-            undefined,
-            n,
-        );
-        delete secrets.sshKey; // the hosts' key is a file, as in the dev stack
-        const set = project.pulumi(["config", "set-all", "--stack", "bench", ...Object.entries(secrets).flatMap(([k, v]) => ["--secret", `nodefleet:${k}=${v}`])]);
-        if (set.status !== 0) throw new Error(`pulumi config set-all failed:\n${set.output.slice(-3000)}`);
+        const { project, ports } = await lab.start("bench", () => stringify({ config: { "nodefleet:fleetFile": "fleets/bench.yaml" } }), undefined, n);
+        writeFleet(project, "bench", path.join(lab.dir, "secrets"), n, ports);
+        // Every host's runner answers alike: reached, no node result (the timing is what is measured).
+        fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ print_results: JSON.stringify({ results: {} }) }));
         const phase = async (name: string, args: string[]) => {
             progress(`${n} nodes: ${name}`);
             const m = await measure(project, args);
@@ -156,9 +177,10 @@ async function run(n: number): Promise<Row> {
             progress(`${n} nodes: ${name}: ${m.cpuS.toFixed(1)} CPU-s, ${m.wallS.toFixed(1)} s, CLI peak ${m.cliPeakMb.toFixed(0)} MB`);
             return m;
         };
-        const preview = await phase("preview", ["preview", "--stack", "bench"]);
+        const policy = ["--policy-pack", path.join(project.dir, "policy")];
+        const preview = await phase("preview", ["preview", "--stack", "bench", ...policy]);
         const profile = process.env.NODEFLEET_BENCH_PROFILE ? ["--profiling", `${process.env.NODEFLEET_BENCH_PROFILE}-${n}`] : [];
-        const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview", ...profile]);
+        const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview", ...policy, ...profile]);
         const sshPeakPerHost = Math.max(0, ...[...lab.connections().values()].map((c) => c.peak));
         const stateFile = path.join(lab.dir, "state.json");
         const exported = project.pulumi(["stack", "export", "--stack", "bench", "--file", stateFile]);
@@ -167,11 +189,14 @@ async function run(n: number): Promise<Row> {
         const resources = (JSON.parse(state) as { deployment: { resources?: unknown[] } }).deployment.resources?.length ?? 0;
         if (process.env.NODEFLEET_BENCH_KEEP_STATE) fs.copyFileSync(stateFile, `${process.env.NODEFLEET_BENCH_KEEP_STATE}-${n}.json`);
         const writtenBytes = fs.statSync(checkpointFile(path.join(project.dir, ".backend"), "bench")).size;
-        const noop = await phase("no-op up", ["up", "--stack", "bench", "--yes", "--skip-preview"]);
+        const noop = await phase("no-op up", ["up", "--stack", "bench", "--yes", "--skip-preview", ...policy]);
+        progress(`${n} nodes: nodefleet status`);
+        const status = statusRun(project, "bench");
+        progress(`${n} nodes: nodefleet status: ${status.answered} of ${status.hosts} hosts answered in ${status.wallS.toFixed(1)} s`);
         const destroy = await phase("destroy", ["destroy", "--stack", "bench", "--yes", "--skip-preview"]);
         progress(`${n} nodes: the mocks`);
         const mocksS = mocksSeconds(n);
-        return { n, resources, preview, up, noop, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, writtenBytesPerNode: writtenBytes / n, stateShares: stateShares(state), sshPeakPerHost, mocksS };
+        return { n, resources, preview, up, noop, status, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, writtenBytesPerNode: writtenBytes / n, stateShares: stateShares(state), sshPeakPerHost, mocksS };
     } finally {
         lab.dispose();
     }
@@ -205,23 +230,25 @@ export function stateShares(state: string, top = 6): string {
     return [...bytes].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, b]) => `${k} ${((100 * b) / Math.max(total, 1)).toFixed(0)} %`).join(", ");
 }
 
-function report(rows: Row[]): void {
+export function report(rows: Row[]): void {
     const out = (s: string) => process.stdout.write(`${s}\n`);
     const cpu = (m: Measured) => m.cpuS.toFixed(1);
     out(`CPU seconds counted by ${CPU_METHOD}; wall seconds in brackets`);
-    out("nodes  resources  preview CPU-s  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node (written)  SSH conns/host  mocks s");
+    out("policy pack on (preview, up); fleet in a file, keys in a secrets directory");
+    out("nodes  resources  preview CPU-s (wall)  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node (written)  SSH conns/host  status s (hosts answered)  mocks s");
     for (const r of rows) {
         out(
             [
                 String(r.n).padStart(5),
                 String(r.resources).padStart(10),
-                cpu(r.preview).padStart(14),
+                `${cpu(r.preview)} (${r.preview.wallS.toFixed(0)})`.padStart(20),
                 `${cpu(r.up)} (${r.up.wallS.toFixed(0)})`.padStart(22),
                 `${cpu(r.noop)} (${r.noop.wallS.toFixed(0)})`.padStart(22),
                 cpu(r.destroy).padStart(14),
                 r.up.cliPeakMb.toFixed(0).padStart(17),
                 `${(r.stateBytesPerNode / 1024).toFixed(1)} (${(r.writtenBytesPerNode / 1024).toFixed(1)})`.padStart(23),
                 String(r.sshPeakPerHost).padStart(15),
+                `${r.status.wallS.toFixed(1)} (${r.status.answered}/${r.status.hosts})`.padStart(25),
                 r.mocksS.toFixed(1).padStart(8),
             ].join(" "),
         );
@@ -232,11 +259,22 @@ function report(rows: Row[]): void {
         const k = (f: (r: Row) => number) => (Math.log(f(b) / f(a)) / Math.log(b.n / a.n)).toFixed(2);
         out(`growth exponent ${a.n} -> ${b.n} nodes (1 linear, 2 square): preview ${k((r) => r.preview.cpuS)}, first up ${k((r) => r.up.cpuS)}, no-op up ${k((r) => r.noop.cpuS)}, destroy ${k((r) => r.destroy.cpuS)}, CLI peak ${k((r) => r.up.cliPeakMb)}, mocks ${k((r) => r.mocksS)}`);
     }
+    const check = (ok: boolean) => (ok ? "met" : "MISSED");
+    const thousand = rows.find((r) => r.n === 1000);
+    if (thousand) {
+        const hundred = rows.find((r) => r.n === 100);
+        const exp = hundred ? Math.log(thousand.up.cpuS / hundred.up.cpuS) / Math.log(10) : NaN;
+        const t = thousand;
+        out(
+            `targets at 1000 nodes: first up <= 900 s wall ${check(t.up.wallS <= 900)} (${t.up.wallS.toFixed(0)} s) and <= 900 CPU-s ${check(t.up.cpuS <= 900)} (${cpu(t.up)}); no-op up <= 180 s ${check(t.noop.wallS <= 180)} (${t.noop.wallS.toFixed(0)} s); ` +
+                `preview <= 180 s ${check(t.preview.wallS <= 180)} (${t.preview.wallS.toFixed(0)} s); CLI peak <= 4 GB ${check(t.up.cliPeakMb <= 4096)} (${t.up.cliPeakMb.toFixed(0)} MB); exponent 100->1000 <= 1.1 ${check(exp <= 1.1)} (${exp.toFixed(2)}); ` +
+                `status <= 60 s ${check(t.status.wallS <= 60)} (${t.status.wallS.toFixed(1)} s, ${t.status.answered} of ${t.status.hosts} hosts answered)`,
+        );
+    }
     const big = rows.find((r) => r.n === 90);
     if (big) {
         const k30 = rows.find((r) => r.n === 30);
         const exp = k30 ? Math.log(big.up.cpuS / k30.up.cpuS) / Math.log(3) : NaN;
-        const check = (ok: boolean) => (ok ? "met" : "MISSED");
         out(`targets at 90 nodes: first up <= 120 CPU-s ${check(big.up.cpuS <= 120)} (${cpu(big.up)}); exponent 30->90 <= 1.3 ${check(exp <= 1.3)} (${exp.toFixed(2)}); CLI peak <= 1 GB ${check(big.up.cliPeakMb <= 1024)} (${big.up.cliPeakMb.toFixed(0)} MB); state <= 40 KB/node ${check(big.writtenBytesPerNode <= 40 * 1024)} (as the backend stores it ${(big.writtenBytesPerNode / 1024).toFixed(1)} KB; pulumi stack export, indented, ${(big.stateBytesPerNode / 1024).toFixed(1)} KB); no-op up <= 45 s ${check(big.noop.wallS <= 45)} (${big.noop.wallS.toFixed(0)} s); SSH <= 2 per host ${check(big.sshPeakPerHost <= 2)} (${big.sshPeakPerHost})`);
     }
 }
@@ -248,7 +286,7 @@ async function main(): Promise<void> {
     report(rows);
 }
 
-main().catch((e) => {
+if (require.main === module) main().catch((e) => {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
 });

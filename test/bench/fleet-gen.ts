@@ -14,16 +14,17 @@ export interface GeneratedFleet {
 
 /**
  * n nodes; host i is what `host(i)` gives (default: an existing host at 10.x.y.z with the fixtures'
- * SSH key secret and host key).
+ * SSH key secret and host key). `first`: the number of the first node (the shards of one fleet
+ * number theirs apart: names and keys are the fleet's, each once).
  */
-export function generate(n: number, host: (i: number) => Record<string, unknown> = (i) => existingHost(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`)): GeneratedFleet {
+export function generate(n: number, host: (i: number) => Record<string, unknown> = (i) => existingHost(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`), first = 0): GeneratedFleet {
     const hosts: Record<string, unknown> = {};
     const nodes: unknown[] = [];
     const secrets: Record<string, string> = { sshKey: FAKE_SSH_KEY };
     const hex = (i: number, salt: string) => crypto.createHash("sha256").update(`${salt}${i}`).digest("hex");
-    for (let i = 0; i < n; i++) {
+    for (let i = first; i < first + n; i++) {
         const hostName = `h-${i}`;
-        hosts[hostName] = host(i);
+        hosts[hostName] = host(i - first);
         const name = `node-${i}`;
         switch (i % 3) {
             case 0: {
