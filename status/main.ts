@@ -37,7 +37,7 @@ export const USAGE = `usage: nodefleet status [--stack S]... [--shards] [--json]
                      stacks {at, healthy, stacks: [one report per stack]}
   --watch SECONDS    check again every SECONDS until interrupted (or --count rounds)
   --timeout SECONDS  per host, SSH included (default 30); a host that does not answer is unreachable
-  --parallel N       hosts checked at once (default 16)
+  --parallel N       hosts checked at once (default 64)
 exit status: 0 all healthy, 1 a node unhealthy or unreachable, 2 usage or stack error`;
 
 export class UsageError extends Error {}
@@ -55,7 +55,7 @@ export function parseArgs(argv: readonly string[]): StatusArgs {
     let watch: number | undefined;
     let count: number | undefined;
     let timeout = 30;
-    let parallel = 16;
+    let parallel = 64;
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i]!;
         const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];

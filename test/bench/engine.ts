@@ -32,6 +32,9 @@ import { generate } from "./fleet-gen";
 
 const progress = (s: string) => process.stderr.write(`[bench engine] ${s}\n`);
 
+/** NODEFLEET_BENCH_PARALLEL=P runs preview and up with `--parallel P` (the CLI's default is 4 per core). */
+export const PARALLEL = process.env.NODEFLEET_BENCH_PARALLEL ? ["--parallel", process.env.NODEFLEET_BENCH_PARALLEL] : [];
+
 interface Measured {
     readonly status: number | null;
     readonly wallS: number;
@@ -177,7 +180,7 @@ async function run(n: number): Promise<Row> {
             progress(`${n} nodes: ${name}: ${m.cpuS.toFixed(1)} CPU-s, ${m.wallS.toFixed(1)} s, CLI peak ${m.cliPeakMb.toFixed(0)} MB`);
             return m;
         };
-        const policy = ["--policy-pack", path.join(project.dir, "policy")];
+        const policy = ["--policy-pack", path.join(project.dir, "policy"), ...PARALLEL];
         const preview = await phase("preview", ["preview", "--stack", "bench", ...policy]);
         const profile = process.env.NODEFLEET_BENCH_PROFILE ? ["--profiling", `${process.env.NODEFLEET_BENCH_PROFILE}-${n}`] : [];
         const up = await phase("first up", ["up", "--stack", "bench", "--yes", "--skip-preview", ...policy, ...profile]);

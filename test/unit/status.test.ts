@@ -300,8 +300,8 @@ describe("status: what to check, from the stack's config and outputs", () => {
     });
 
     it("the arguments: each bad one named", () => {
-        assert.deepEqual(parseArgs(["--stack", "prod", "--json", "--watch", "5", "--count=3"]), { stacks: ["prod"], shards: false, json: true, watch: 5, count: 3, timeout: 30, parallel: 16 });
-        assert.deepEqual(parseArgs(["--stack", "prod-eu", "--stack=prod-us", "--stack", "prod-eu", "--shards"]), { stacks: ["prod-eu", "prod-us"], shards: true, json: false, watch: undefined, count: undefined, timeout: 30, parallel: 16 });
+        assert.deepEqual(parseArgs(["--stack", "prod", "--json", "--watch", "5", "--count=3"]), { stacks: ["prod"], shards: false, json: true, watch: 5, count: 3, timeout: 30, parallel: 64 });
+        assert.deepEqual(parseArgs(["--stack", "prod-eu", "--stack=prod-us", "--stack", "prod-eu", "--shards"]), { stacks: ["prod-eu", "prod-us"], shards: true, json: false, watch: undefined, count: undefined, timeout: 30, parallel: 64 });
         for (const [argv, why] of [[["--watch", "0"], /--watch: needs a positive number, got "0"/], [["--count", "2"], /--count: only with --watch/], [["--stack", "a b"], /--stack: needs a stack name/], [["--parallel", "1.5"], /--parallel: needs a positive whole number/], [["--nope"], /unknown argument "--nope"/]] as const) {
             assert.throws(() => parseArgs(argv), (e: Error) => e instanceof UsageError && why.test(e.message));
         }
