@@ -52,7 +52,8 @@ describe("a fleet too large for one stack's config", () => {
         const r = await project.previewAsync("--json", "--policy-pack", path.join(project.dir, "policy"));
         assert.equal(r.status, 0, r.output.slice(-4000));
         const steps = (JSON.parse(r.stdout) as { steps: { op: string; urn: string }[] }).steps;
-        const created = (type: string) => steps.filter((s) => s.op === "create" && s.urn.includes(`::${type}::`)).length;
+        // A URN names its parents' types before its own: ...::nodefleet:fleet:Fleet$nodefleet:host:ExistingHost::name.
+        const created = (type: string) => steps.filter((s) => s.op === "create" && (s.urn.includes(`$${type}::`) || s.urn.includes(`::${type}::`))).length;
         assert.equal(created("nodefleet:host:ExistingHost"), NODES);
         assert.equal(created("nodefleet:role:StorageNode") + created("nodefleet:role:SequencerNode") + created("nodefleet:role:ValidatorNode"), NODES);
         assert.equal(created("nodefleet:role:ValidatorNode"), NODES / 3);
