@@ -24,7 +24,7 @@ const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const BUCKET = "nodefleet-state";
 /** A line of the drift check's docstring: how the scripted host knows the script it is sent. */
 const DRIFT_CHECK = "nodefleet's drift check of a host";
-const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "scripts", "lab"];
+const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "status", "scripts", "lab"];
 
 /** The dev config with both hosts at the scripted host's ports. */
 function stackConfig(ports: readonly number[]): string {
