@@ -160,7 +160,7 @@ export function statusRun(project: ScratchProject, stack: string): { wallS: numb
     try {
         doc = JSON.parse(r.stdout) as typeof doc;
     } catch {
-        throw new Error(`nodefleet status printed no report (exit ${r.status}):\n${r.output.slice(-3000)}`);
+        throw new Error(`nodefleet status printed no report (exit ${r.status}, ${r.stdout.length} bytes on stdout: ${r.stdout.slice(0, 300)}):\n${r.output.slice(-1500)}`);
     }
     const hosts = Object.values(doc.hosts ?? {});
     return { wallS, answered: hosts.filter((h) => h.reachable).length, hosts: hosts.length };

@@ -99,7 +99,8 @@ export class ScratchProject {
 
     /** Any command in the project directory with the project's Pulumi environment (plus `extraEnv`). */
     exec(cmd: string, args: string[], extraEnv: Record<string, string> = {}): Run {
-        return result(spawnSync(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, encoding: "utf8", timeout: 300_000 }));
+        // A status report of a thousand nodes is megabytes: past spawnSync's 1 MB default it would be cut.
+        return result(spawnSync(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, encoding: "utf8", timeout: 300_000, maxBuffer: 256 << 20 }));
     }
 
     /** A command started in the project directory with the project's Pulumi environment, not waited for. */
