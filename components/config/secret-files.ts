@@ -15,7 +15,15 @@ type FileRead = { readonly value: string } | { readonly reason: string } | undef
 
 /** Why `dir` cannot hold the fleet's secrets, or undefined. `full` is its resolved path. */
 export function secretsDirReason(full: string, projectDir: string): string | undefined {
-    const rel = path.relative(path.resolve(projectDir), full);
+    // Compared as real paths: a link outside the project to a directory inside it is inside it.
+    const real = (p: string) => {
+        try {
+            return fs.realpathSync(p);
+        } catch {
+            return path.resolve(p);
+        }
+    };
+    const rel = path.relative(real(projectDir), real(full));
     if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))) return `${full}: inside the project; secrets never go into the repository: keep them outside it (e.g. ~/.nodefleet/<stack>)`;
     let st: fs.Stats;
     try {

@@ -129,6 +129,10 @@ describe("a fleet's secrets in a directory (secretsDir)", () => {
         fs.writeFileSync(path.join(project, "secrets/validatorKey"), validatorKey!, { mode: 0o600 });
         fs.writeFileSync(path.join(project, "fleets/main.yaml"), stringify({ ...baseFleet(), secretsDir: "secrets" }));
         assert.match(attempt("", inConfig, project), /inside the project; secrets never go into the repository/);
+        const link = path.join(tmp("nodefleet-link-"), "secrets");
+        fs.symlinkSync(path.join(project, "secrets"), link);
+        fs.writeFileSync(path.join(project, "fleets/main.yaml"), stringify({ ...baseFleet(), secretsDir: link }));
+        assert.match(attempt("", inConfig, project), /inside the project; secrets never go into the repository/, "a link to a directory inside the project");
         assert.match(attempt(secretsDir({ validatorKey: validatorKey! }), SECRETS), /validatorKeySecret: the secret it names is both a config key of the stack and a file of secretsDir .*: keep one/);
         assert.match(attempt(secretsDir({}), inConfig), /validatorKeySecret: the config key it names is set nowhere: neither a config key of the stack \(pulumi config set --secret <that name> …\) nor a file of that name in secretsDir/);
         assert.match(attempt(path.join(os.tmpdir(), "nodefleet-no-such-dir"), inConfig), /no such directory on this machine/);
