@@ -33,19 +33,13 @@ scale)
     npx --no-install tsc -p tsconfig.json >&2
     exec node dist/test/bench/scale.js "$@"
     ;;
-engine)
+engine | shards)
+    bench="$1"
     shift
     source scripts/setup.sh
     bash lab/toolchain.sh >&2
     npx --no-install tsc -p tsconfig.json >&2
-    exec node dist/test/bench/engine.js "$@"
-    ;;
-shards)
-    shift
-    source scripts/setup.sh
-    bash lab/toolchain.sh >&2
-    npx --no-install tsc -p tsconfig.json >&2
-    exec node dist/test/bench/shards.js "$@"
+    exec node "dist/test/bench/$bench.js" "$@"
     ;;
 trim)
     shift
