@@ -19,7 +19,8 @@
 #      pinned in lab/toolchain/upstream.sha256 before anything is unpacked; the build is cached outside
 #      the clone, keyed by those digests.
 # A plugin that reports another version than the pinned one is not used. Idempotent: a second
-# run only checks (about a second). Progress goes to stderr.
+# run only checks (about a second). Progress goes to stderr. `lab/toolchain.sh key` prints the
+# cache key of the CLI this checkout builds (its prebuilt artifact must stand for it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PULUMI_VERSION=v3.248.0
@@ -72,10 +73,12 @@ if [ "${1:-}" = home ]; then
     exit 0
 fi
 WITH_HCLOUD=0
+KEY_ONLY=0
 case "${1:-}" in
 "") ;;
 hcloud) WITH_HCLOUD=1 ;;
-*) die "usage: lab/toolchain.sh [hcloud] | lab/toolchain.sh home DIR" ;;
+key) KEY_ONLY=1 ;; # prints the CLI's cache key (what its prebuilt artifact must stand for), builds nothing
+*) die "usage: lab/toolchain.sh [hcloud] | lab/toolchain.sh home DIR | lab/toolchain.sh key" ;;
 esac
 
 # The patches the lab applies to the CLI's modules and to a plugin's upstream source
@@ -121,6 +124,7 @@ build_cli() { # out
 }
 mapfile -t cli_patches < <(patches_of pulumi-pkg)
 cli_stamp="$(cat "$ROOT/lab/toolchain/go.mod" "$ROOT/lab/toolchain/go.sum" "${cli_patches[@]}" | sha256sum | cut -c1-16)"
+[ "$KEY_ONLY" = 0 ] || { echo "$cli_stamp"; exit 0; }
 cli="$NODEFLEET_CACHE/pulumi/$cli_stamp/pulumi"
 if [ ! -x "$cli" ]; then
     prebuilt_take "pulumi-$PULUMI_VERSION-lab-x86_64-linux-gnu.tar.xz" pulumi "$cli_stamp" "$cli" || true

@@ -5,6 +5,9 @@
 // changed by one byte). No test here runs a build: where the scripts would fall back to the source
 // build, cargo (and rustc) are kept off PATH and the scripts stop at "cargo … is needed", which proves the fall
 // back and nothing more. The source build itself is proven by a run without the folder (the note).
+// An artifact the lab has not yet made again after a change of its build settings (the CLI after a
+// new patch: `lab/toolchain.sh key` differs from its pinned key) is shown not taken, the source
+// build started, and the rest is tested with the CLI's cache entry filled as that build leaves it.
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -53,10 +56,17 @@ function pins(text: string): Map<string, string> {
 }
 const PINNED = pins(fs.readFileSync(PINS, "utf8"));
 const haveArtifacts = fs.existsSync(path.join(PREBUILT, RETH)) && fs.existsSync(path.join(PREBUILT, ZGS));
+const CLI = "pulumi-v3.248.0-lab-x86_64-linux-gnu.tar.xz";
 
 describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? false : `no prebuilt folder at ${PREBUILT}` }, () => {
     let dir: string;
     let n = 0;
+    /** The cache key of the CLI this checkout builds (its go.mod, go.sum and patches). */
+    let cliKey = "";
+    /** Whether the CLI artifact stands for another key: made before a patch was added. */
+    let cliStale = false;
+    /** A CLI binary put at the CLI's cache entry before a run (as its source build leaves it), or none. */
+    let cliSeed: string | undefined;
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-prebuilt-"));
@@ -68,12 +78,26 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         // A PATH without cargo and rustc: a fall back to the source build stops at once, and the
         // artifact is taken whatever compiler the machine has (here none).
         fs.mkdirSync(path.join(dir, "bin"));
+        const key = lab("toolchain.sh", PREBUILT, {}, "key");
+        assert.equal(key.status, 0, key.stderr);
+        cliKey = key.stdout.trim();
+        assert.match(cliKey, /^[0-9a-f]{16}$/);
+        cliStale = cliKey !== PINNED.get(`${CLI}#cache-key`);
+        // Any v3.248.0 CLI serves for the seed: toolchain.sh runs it only to read a provider's schema.
+        fs.mkdirSync(path.join(dir, "seed"));
+        assert.equal(spawnSync("tar", ["-xJf", path.join(PREBUILT, CLI), "-C", path.join(dir, "seed"), "pulumi"]).status, 0);
+        assert.equal(sha256(path.join(dir, "seed/pulumi")), PINNED.get(`${CLI}/pulumi`));
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     /** lab/SCRIPT.sh ARGS in the scratch root with a fresh cache; the artifacts from FOLDER. */
     function lab(script: string, folder: string | undefined, env: Record<string, string> = {}, ...args: string[]) {
         const cache = path.join(dir, `cache-${n++}`);
+        if (cliSeed !== undefined) {
+            fs.mkdirSync(path.join(cache, "pulumi", cliKey), { recursive: true });
+            fs.copyFileSync(cliSeed, path.join(cache, "pulumi", cliKey, "pulumi"));
+            fs.chmodSync(path.join(cache, "pulumi", cliKey, "pulumi"), 0o755);
+        }
         const r = spawnSync("bash", [path.join(dir, "root/lab", script), ...args], {
             encoding: "utf8",
             timeout: 60_000,
@@ -110,11 +134,19 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
     const byScript = new Map<string, (typeof TAKEN)[number][]>();
     for (const t of TAKEN) byScript.set(`${t.script} ${t.args.join(" ")}`, [...(byScript.get(`${t.script} ${t.args.join(" ")}`) ?? []), t]);
     for (const [call, taken] of byScript) {
-        it(`lab/${call}: takes ${taken.map((t) => t.artifact).join(", ")} into the cache entries of the build, each binary's digest the pinned one; nothing built`, () => {
+        it(`lab/${call}: takes ${taken.map((t) => t.artifact).join(", ")} into the cache entries of the build, each binary's digest the pinned one; nothing built${call.startsWith("toolchain.sh") ? " (the CLI's when it stands for this checkout's patches: the next test)" : ""}`, () => {
             const [script, ...args] = call.split(" ");
-            const r = lab(script!, PREBUILT, {}, ...args);
+            // A stale CLI artifact is not taken (the next test): its entry is filled as the source build fills it.
+            const stale = script === "toolchain.sh" && cliStale;
+            cliSeed = stale ? path.join(dir, "seed/pulumi") : undefined;
+            let r: ReturnType<typeof lab>;
+            try {
+                r = lab(script!, PREBUILT, {}, ...args);
+            } finally {
+                cliSeed = undefined;
+            }
             assert.equal(r.status, 0, r.stderr);
-            for (const { artifact, member, entry } of taken) {
+            for (const { artifact, member, entry } of taken.filter((t) => !(stale && t.artifact === CLI))) {
                 const bin = path.join(r.cache, entry.replace("KEY", PINNED.get(`${artifact}#cache-key`)!));
                 assert.ok(fs.existsSync(bin), `${artifact}: no ${bin} (the entry the source build makes); cache holds ${r.files.join(" ")}`);
                 assert.equal(sha256(bin), PINNED.get(`${artifact}/${member}`));
@@ -127,13 +159,40 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         });
     }
 
-    it("a tampered Go artifact (the Pulumi CLI) is refused like the others: named, never run, nothing in the cache", () => {
-        const artifact = "pulumi-v3.248.0-lab-x86_64-linux-gnu.tar.xz";
+    it("the Pulumi CLI artifact: taken when it stands for this checkout's patches, else not taken and the source build started, both keys named", () => {
+        // A `go` that only says it ran: the source build stops at its first step.
+        fs.writeFileSync(path.join(dir, "bin/go"), "#!/bin/sh\necho \"go $*: not on this test's machine\" >&2\nexit 1\n", { mode: 0o755 });
+        try {
+            const r = lab("toolchain.sh", PREBUILT);
+            if (cliStale) {
+                assert.equal(r.status, 1, "stops at the source build's first go command");
+                assert.ok(r.stderr.includes(`the prebuilt artifact ${CLI} stands for cache key ${PINNED.get(`${CLI}#cache-key`)}, this build's is ${cliKey} (a build setting differs): building from source`), r.stderr);
+                assert.match(r.stderr, /go mod download .*: not on this test's machine/);
+                assert.equal(r.files.some((f) => /^pulumi\/[0-9a-f]{16}\/pulumi$/.test(f)), false, "nothing in the CLI's cache entry");
+            } else {
+                assert.equal(r.status, 0, r.stderr);
+                assert.equal(sha256(path.join(r.cache, "pulumi", cliKey, "pulumi")), PINNED.get(`${CLI}/pulumi`));
+                assert.doesNotMatch(r.stderr, /building from source|go mod download/);
+            }
+        } finally {
+            fs.rmSync(path.join(dir, "bin/go"));
+        }
+    });
+
+    it("a tampered Go artifact (the language host) is refused like the others: named, never run, nothing in the cache", () => {
+        const artifact = "pulumi-language-nodejs-v3.248.0-x86_64-linux-gnu.tar.xz";
         const folder = tampered(artifact, 8192);
-        const r = lab("toolchain.sh", folder);
+        for (const other of TAKEN.filter((t) => t.script === "toolchain.sh" && t.artifact !== artifact)) fs.symlinkSync(path.join(PREBUILT, other.artifact), path.join(folder, other.artifact));
+        cliSeed = cliStale ? path.join(dir, "seed/pulumi") : undefined;
+        let r: ReturnType<typeof lab>;
+        try {
+            r = lab("toolchain.sh", folder);
+        } finally {
+            cliSeed = undefined;
+        }
         assert.equal(r.status, 1);
         assert.ok(r.stderr.includes(`refusing the prebuilt artifact ${path.join(folder, artifact)}: its sha256 is ${sha256(path.join(folder, artifact))}`), r.stderr);
-        assert.equal(r.files.some((f) => /^pulumi\/[0-9a-f]{16}\/pulumi$/.test(f)), false);
+        assert.equal(r.files.some((f) => f.endsWith("/pulumi-language-nodejs")), false);
     });
 
     it("refuses an artifact with one byte changed, naming the file and both digests; nothing unpacked or built", () => {
