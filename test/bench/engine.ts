@@ -41,6 +41,32 @@ interface Measured {
     readonly cpuS: number;
     readonly cliPeakMb: number;
     readonly output: string;
+    /** CPU seconds by part (the CLI, the program, the policy pack, …), read from /proc while they ran. */
+    readonly parts: ReadonlyMap<string, number>;
+}
+
+/** The part of the run a process is, from its command line. */
+function partOf(cmdline: string): string {
+    const argv = cmdline.split("\0");
+    const exe = path.basename(argv[0] ?? "");
+    if (exe === "pulumi") return "CLI";
+    if (exe.startsWith("pulumi-language-")) return "language host";
+    if (exe.startsWith("pulumi-resource-")) return exe.slice("pulumi-resource-".length) + " provider";
+    if (exe === "node" || exe.endsWith("/node")) return argv.some((a) => a.includes("policy")) ? "policy pack" : "program";
+    return exe || "other";
+}
+
+const TICK = 100; // USER_HZ: /proc's CPU times are in these ticks per second on Linux
+/** A process's user+system CPU seconds and its part, or undefined when it is gone. */
+function procCpu(pid: string): { cpuS: number; part: string } | undefined {
+    try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // after "pid (comm) "
+        const cpuS = (Number(fields[11]) + Number(fields[12])) / TICK; // utime, stime
+        return { cpuS, part: partOf(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")) };
+    } catch {
+        return undefined;
+    }
 }
 
 /** Reads a process's VmHWM (peak RSS) in MB, or 0 when it is gone. */
@@ -84,6 +110,8 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
     let peak = 0;
+    // Each process's CPU as last read (a process that ends between two reads loses at most 200 ms).
+    const seen = new Map<string, { cpuS: number; part: string }>();
     const poll = setInterval(() => {
         let pids: string[] = [];
         try {
@@ -92,6 +120,18 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
             /* time has exited */
         }
         for (const pid of pids) peak = Math.max(peak, vmHwmMb(Number(pid)));
+        if (cgroup) {
+            let members: string[] = [];
+            try {
+                members = fs.readFileSync(path.join(cgroup, "cgroup.procs"), "utf8").trim().split(/\s+/).filter(Boolean);
+            } catch {
+                /* removed */
+            }
+            for (const pid of members) {
+                const c = procCpu(pid);
+                if (c) seen.set(pid, c);
+            }
+        }
     }, 200);
     return new Promise((resolve) => {
         child.on("close", async (status) => {
@@ -108,7 +148,9 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
                     /* a process left in it: the cgroup stays, empty of meaning */
                 }
             }
-            resolve({ status, wallS: wall!, cpuS, cliPeakMb: peak, output });
+            const parts = new Map<string, number>();
+            for (const { cpuS: c, part } of seen.values()) parts.set(part, (parts.get(part) ?? 0) + c);
+            resolve({ status, wallS: wall!, cpuS, cliPeakMb: peak, output, parts });
         });
     });
 }
@@ -177,7 +219,7 @@ async function run(n: number): Promise<Row> {
             progress(`${n} nodes: ${name}`);
             const m = await measure(project, args);
             if (m.status !== 0) throw new Error(`${n} nodes: ${name} failed:\n${m.output.slice(-4000)}`);
-            progress(`${n} nodes: ${name}: ${m.cpuS.toFixed(1)} CPU-s, ${m.wallS.toFixed(1)} s, CLI peak ${m.cliPeakMb.toFixed(0)} MB`);
+            progress(`${n} nodes: ${name}: ${m.cpuS.toFixed(1)} CPU-s, ${m.wallS.toFixed(1)} s, CLI peak ${m.cliPeakMb.toFixed(0)} MB${m.parts.size ? ` (${partsText(m)})` : ""}`);
             return m;
         };
         const policy = ["--policy-pack", path.join(project.dir, "policy"), ...PARALLEL];
@@ -203,6 +245,12 @@ async function run(n: number): Promise<Row> {
     } finally {
         lab.dispose();
     }
+}
+
+/** Where a phase's CPU went, largest first: "CLI 41 %, program 30 %, …" (shares of what /proc showed). */
+export function partsText(m: Measured): string {
+    const total = [...m.parts.values()].reduce((a, b) => a + b, 0);
+    return [...m.parts].sort((a, b) => b[1] - a[1]).map(([part, c]) => `${part} ${((100 * c) / Math.max(total, 1e-9)).toFixed(0)} %`).join(", ");
 }
 
 /** The file backend's checkpoint of a stack: `<backend>/.pulumi/stacks/[<project>/]<stack>.json`. */
@@ -257,6 +305,7 @@ export function report(rows: Row[]): void {
         );
     }
     for (const r of rows) out(`state at ${r.n} nodes, by field: ${r.stateShares}`);
+    for (const r of rows) if (r.preview.parts.size) out(`CPU at ${r.n} nodes, by part: preview ${partsText(r.preview)}; first up ${partsText(r.up)}; no-op up ${partsText(r.noop)}`);
     for (let i = 1; i < rows.length; i++) {
         const [a, b] = [rows[i - 1]!, rows[i]!];
         const k = (f: (r: Row) => number) => (Math.log(f(b) / f(a)) / Math.log(b.n / a.n)).toFixed(2);

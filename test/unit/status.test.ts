@@ -361,6 +361,22 @@ describe("status: the runner on a host and the SSH round", () => {
     });
 });
 
+describe("status: the report reaches a pipe whole", () => {
+    // A report of a thousand hosts is megabytes; the reader here takes nothing for 300 ms, so the
+    // pipe fills and the rest waits in the process when it ends.
+    const main = path.join(__dirname, "../../status/main.js");
+    const piped = (end: string) => {
+        const program = `const m = require(${JSON.stringify(main)}); process.stdout.write("x".repeat(5 << 20) + "\\n"); ${end};`;
+        const r = spawnSync("sh", ["-c", `"$0" -e "$1" | (sleep 0.3; wc -c)`, process.execPath, program], { encoding: "utf8" });
+        assert.equal(r.status, 0, r.stderr);
+        return Number(r.stdout.trim());
+    };
+    it("exitWhenWritten ends the process only after stdout took every byte (process.exit there loses them: the control)", () => {
+        assert.equal(piped("m.exitWhenWritten(1)"), (5 << 20) + 1);
+        assert.ok(piped("process.exit(1)") < 5 << 20, "the control: process.exit right after the write cuts the report");
+    });
+});
+
 describe("status: the docs", () => {
     it("every fault the diagnosis table can report is in docs/faults.md's table, and no other", () => {
         const source = fs.readFileSync(HEALTH_MODULE, "utf8");
