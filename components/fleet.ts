@@ -11,7 +11,7 @@ import { StorageNode } from "./roles/storage";
 import { SequencerNode } from "./roles/sequencer";
 import { validatorHandover, ValidatorNode, validatorRelease, type Handover } from "./roles/validator";
 import { resolveUrls } from "./roles/urls";
-import { dropResourceStackTraces, withoutPromiseTraces } from "./sdk";
+import { dropResourceStackTraces, trimSdkCosts, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "./hosts/drift";
 import { receiverSecrets } from "./config/monitoring";
 import { MonitoringAgent, MonitoringServer, watchedMounts } from "./monitoring/install";
@@ -67,6 +67,7 @@ export class Fleet extends pulumi.ComponentResource {
      */
     static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions, previousHosts: Record<string, string> = {}): Promise<Fleet> {
         dropResourceStackTraces();
+        trimSdkCosts();
         const moves = plannedMoves(args.plan, previousHosts);
         const fleet = new Fleet(name, opts);
         for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });

@@ -34,3 +34,36 @@ export function dropResourceStackTraces(): void {
     resource.stackTrace = () => [];
     resource.nodefleetTrimmed = true;
 }
+
+/** Whether the SDK's own debugging aids stay on (`NODEFLEET_SDK_DEBUG=1`). */
+const sdkDebug = () => process.env.NODEFLEET_SDK_DEBUG === "1";
+
+/**
+ * Two more of the SDK's costs that grow with the fleet, cut for the whole program (measured by
+ * `scripts/bench.sh engine`, which shows each phase's CPU by process):
+ *
+ * - `debuggablePromise` formats a stack trace for each promise, also for the promises made after
+ *   `withoutPromiseTraces` has returned (an RPC's answer, an apply's callback); under ts-node each
+ *   trace is mapped through the source maps. It now runs with traces off unless
+ *   PULUMI_DEBUG_PROMISE_LEAKS asks for the report that reads them.
+ * - Every resource's registration sends three to four debug-level messages to the engine, one RPC
+ *   each and one at a time ("Registering resource", "RPC prepared", "RPC finished"), which the
+ *   engine shows only under `--debug`. nodefleet's program drops them.
+ *
+ * NODEFLEET_SDK_DEBUG=1 leaves both as the SDK has them. Applied once, to the SDK the program
+ * loaded; an SDK without these functions is left as it is. Warnings and errors are untouched.
+ */
+export function trimSdkCosts(): void {
+    if (sdkDebug()) return;
+    const debuggable = require("@pulumi/pulumi/runtime/debuggable") as { debuggablePromise?: (p: unknown, ctx: unknown) => unknown; nodefleetTrimmed?: boolean };
+    const original = debuggable.debuggablePromise;
+    if (typeof original === "function" && !debuggable.nodefleetTrimmed && !process.env.PULUMI_DEBUG_PROMISE_LEAKS) {
+        debuggable.debuggablePromise = (p, ctx) => withoutPromiseTraces(() => original(p, ctx));
+        debuggable.nodefleetTrimmed = true;
+    }
+    const log = require("@pulumi/pulumi/log") as { debug?: (...args: unknown[]) => Promise<void>; nodefleetTrimmed?: boolean };
+    if (typeof log.debug === "function" && !log.nodefleetTrimmed) {
+        log.debug = () => Promise.resolve();
+        log.nodefleetTrimmed = true;
+    }
+}

@@ -3,7 +3,7 @@
 // policy config file (policy/config/<stack>.json): advisory in dev, mandatory in staging and prod.
 import { PolicyPack, type PolicyResource, type ResourceValidationPolicy, type StackValidationPolicy } from "@pulumi/policy";
 import * as path from "node:path";
-import { localBundledScript, runnerDigest } from "../components/hosts/tools";
+import { bundledScriptReader, runnerDigest } from "../components/hosts/tools";
 import * as rules from "./rules";
 
 /** Props, where a value the engine does not know yet reads as undefined. */
@@ -29,11 +29,15 @@ function known(props: Record<string, unknown>): Record<string, unknown> {
  */
 const commandInputs = new Map<string, Record<string, unknown>>();
 
+/** The stack as the rules see it (`planned`), made for the first stack rule and kept for the others. */
+let lastPlanned: { key: string; planned: rules.Planned[] } | undefined;
+
 const stepInputs: ResourceValidationPolicy = {
     name: "step-inputs",
     description: "Reads each command step's inputs (its script and connection) for the stack rules; reports nothing itself.",
     enforcementLevel: "advisory",
     validateResource: (args) => {
+        lastPlanned = undefined; // a run's resources are shown before its stack: what was planned before is stale
         if (args.type === "command:remote:Command") commandInputs.set(args.urn, known(args.props));
     },
 };
@@ -53,12 +57,13 @@ const PROJECT = path.resolve(__dirname, "..");
  * engine ran the stack policies).
  */
 const bundledScripts = new Map<string, string | undefined>();
+const readBundled = bundledScriptReader(PROJECT);
 
 function withBundledScript(props: Record<string, unknown>): Record<string, unknown> {
     const digest = typeof props.stdin === "string" ? runnerDigest(props.stdin) : undefined;
     if (digest === undefined) return props;
     const { stdin: runner, ...rest } = props;
-    if (!bundledScripts.has(digest)) bundledScripts.set(digest, localBundledScript(PROJECT, digest));
+    if (!bundledScripts.has(digest)) bundledScripts.set(digest, readBundled(digest));
     const script = bundledScripts.get(digest);
     return script === undefined ? rest : { ...rest, stdin: `${runner as string}${script}` };
 }
@@ -71,6 +76,13 @@ function withBundledScript(props: Record<string, unknown>): Record<string, unkno
  * policies no step at all, every step is kept, unread, and `scripts-unread` refuses the run.
  */
 function planned(resources: PolicyResource[]): rules.Planned[] {
+    // The engine asks each stack rule in turn about the same stack: the view is made once (a run's
+    // resource policies, which come first, drop it).
+    const key = resources.map((r) => r.urn).join("\n");
+    if (lastPlanned?.key !== key) lastPlanned = { key, planned: plan(resources) };
+    return lastPlanned.planned;
+}
+function plan(resources: PolicyResource[]): rules.Planned[] {
     const showedInputs = commandInputs.size > 0;
     return resources
         .filter((r) => !showedInputs || r.type !== "command:remote:Command" || commandInputs.has(r.urn) || "stdin" in r.props)

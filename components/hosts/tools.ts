@@ -159,27 +159,48 @@ export function runnerDigest(stdin: string): string | undefined {
 }
 
 /**
- * The script of a digest as the bundles under `project`/LOCAL_TOOLS_DIR hold it (any bundle: a file
- * is named by its content's sha256, checked here), or undefined when none holds it.
+ * A reader of the scripts the bundles under `project`/LOCAL_TOOLS_DIR hold, by digest (any bundle: a
+ * file is named by its content's sha256, checked when read), undefined for one none holds. The
+ * bundles' files are listed once, and again when a digest is not among them (a bundle written
+ * since): a fleet has a bundle per host and scripts per host, and trying each bundle in turn for
+ * each script grew with the square of the fleet.
  */
-export function localBundledScript(project: string, digest: string): string | undefined {
+export function bundledScriptReader(project: string): (digest: string) => string | undefined {
     const root = path.join(project, LOCAL_TOOLS_DIR);
-    let bundles: string[];
-    try {
-        bundles = fs.readdirSync(root).filter((n) => !n.startsWith("."));
-    } catch {
-        return undefined;
-    }
-    for (const b of bundles) {
-        let text: string;
+    let where = new Map<string, string[]>(); // digest -> the files of that name, one per bundle holding it
+    let listed = false;
+    const list = () => {
+        where = new Map();
+        listed = true;
+        let bundles: string[];
         try {
-            text = fs.readFileSync(path.join(root, b, digest), "utf8");
+            bundles = fs.readdirSync(root).filter((n) => !n.startsWith("."));
         } catch {
-            continue;
+            return;
         }
-        if (scriptDigest(text) === digest) return text;
-    }
-    return undefined;
+        for (const b of bundles) {
+            let files: string[];
+            try {
+                files = fs.readdirSync(path.join(root, b));
+            } catch {
+                continue;
+            }
+            for (const f of files) where.set(f, [...(where.get(f) ?? []), path.join(root, b, f)]);
+        }
+    };
+    return (digest) => {
+        if (!listed || !where.has(digest)) list();
+        for (const file of where.get(digest) ?? []) {
+            let text: string;
+            try {
+                text = fs.readFileSync(file, "utf8");
+            } catch {
+                continue;
+            }
+            if (scriptDigest(text) === digest) return text;
+        }
+        return undefined;
+    };
 }
 
 /**

@@ -53,7 +53,7 @@ function partOf(cmdline: string): string {
     if (exe.startsWith("pulumi-language-")) return "language host";
     if (exe.startsWith("pulumi-resource-")) return exe.slice("pulumi-resource-".length) + " provider";
     if (exe === "node" || exe.endsWith("/node")) return argv.some((a) => a.includes("policy")) ? "policy pack" : "program";
-    return exe || "other";
+    return exe;
 }
 
 const TICK = 100; // USER_HZ: /proc's CPU times are in these ticks per second on Linux
@@ -129,7 +129,8 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
             }
             for (const pid of members) {
                 const c = procCpu(pid);
-                if (c) seen.set(pid, c);
+                // An ended process not yet reaped has no command line: it keeps the part it had.
+                if (c) seen.set(pid, c.part === "" ? { cpuS: c.cpuS, part: seen.get(pid)?.part ?? "other" } : c);
             }
         }
     }, 200);

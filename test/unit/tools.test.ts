@@ -8,7 +8,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { bundleRunner, HOST_TOOLS_DIR, roleTools, scriptDigest, writeToolBundle } from "../../components/hosts/tools";
+import { bundledScriptReader, bundleRunner, HOST_TOOLS_DIR, roleTools, scriptDigest, writeToolBundle } from "../../components/hosts/tools";
 import { HOSTFILES_DIR, TEMPLATES_DIR } from "../../components/render";
 
 /**
@@ -52,6 +52,33 @@ describe("host tools", () => {
             const b = writeToolBundle(roleTools("sequencer"));
             assert.notEqual(b, a);
             assert.deepEqual(fs.readdirSync(".nodefleet/tools").sort(), [path.basename(a), path.basename(b)].sort(), "no half-written bundle left beside them");
+        } finally {
+            process.chdir(cwd);
+            fs.rmSync(scratch, { recursive: true, force: true });
+        }
+    });
+
+    it("the bundles' scripts are read by digest from any bundle, checked against their name; one written after the first read is found", () => {
+        const cwd = process.cwd();
+        const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-tools-"));
+        try {
+            process.chdir(scratch);
+            const script = (text: string) => ({ digest: scriptDigest(text), text });
+            const [one, two, late] = [script("echo one\n"), script("echo two\n"), script("echo late\n")];
+            writeToolBundle([], [one]);
+            const b = writeToolBundle([], [one, two]);
+            const read = bundledScriptReader(scratch);
+            assert.equal(read(one.digest), one.text);
+            assert.equal(read(two.digest), two.text);
+            assert.equal(read(late.digest), undefined);
+            writeToolBundle([], [late]);
+            assert.equal(read(late.digest), late.text, "listed again on a digest it did not have");
+            fs.writeFileSync(path.join(b, two.digest), "echo altered\n");
+            assert.equal(bundledScriptReader(scratch)(two.digest), undefined, "a file whose content is not its name's is not read as the script");
+            const a = writeToolBundle([], [one, late]);
+            fs.writeFileSync(path.join(a, one.digest), "echo altered\n");
+            assert.equal(bundledScriptReader(scratch)(one.digest), one.text, "an altered copy in one bundle, the script from another");
+            assert.equal(bundledScriptReader(path.join(scratch, "nowhere"))(one.digest), undefined);
         } finally {
             process.chdir(cwd);
             fs.rmSync(scratch, { recursive: true, force: true });
