@@ -10,3 +10,9 @@
 # host: its steps run in chains (one per node, one per release), as before (2 at once on the dev
 # VM with two nodes; the e2e tier counts them). Set PULUMI_PARALLEL to choose.
 export PULUMI_PARALLEL="${PULUMI_PARALLEL:-1000}"
+
+# The engine makes each resource's steps one resource at a time, and for a resource that exists it
+# waits there for the provider's diff. Pulumi's PULUMI_PARALLEL_DIFF runs the diffs beside it (the
+# steps and their order are the same): a no-op `up` of 300 nodes 68 -> 58 s (scripts/bench.sh engine,
+# docs/gitops.md "Sizing"). Set PULUMI_PARALLEL_DIFF=false to choose otherwise.
+export PULUMI_PARALLEL_DIFF="${PULUMI_PARALLEL_DIFF:-true}"

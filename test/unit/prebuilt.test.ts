@@ -66,7 +66,7 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
     /** Whether the CLI artifact stands for another key: made before a patch was added. */
     let cliStale = false;
     /** A CLI binary put at the CLI's cache entry before a run (as its source build leaves it), or none. */
-    let cliSeed: string | undefined;
+    let cliPrefill: string | undefined;
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-prebuilt-"));
@@ -83,19 +83,19 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         cliKey = key.stdout.trim();
         assert.match(cliKey, /^[0-9a-f]{16}$/);
         cliStale = cliKey !== PINNED.get(`${CLI}#cache-key`);
-        // Any v3.248.0 CLI serves for the seed: toolchain.sh runs it only to read a provider's schema.
-        fs.mkdirSync(path.join(dir, "seed"));
-        assert.equal(spawnSync("tar", ["-xJf", path.join(PREBUILT, CLI), "-C", path.join(dir, "seed"), "pulumi"]).status, 0);
-        assert.equal(sha256(path.join(dir, "seed/pulumi")), PINNED.get(`${CLI}/pulumi`));
+        // Any v3.248.0 CLI serves to fill the entry: toolchain.sh runs it only to read a provider's schema.
+        fs.mkdirSync(path.join(dir, "prefill"));
+        assert.equal(spawnSync("tar", ["-xJf", path.join(PREBUILT, CLI), "-C", path.join(dir, "prefill"), "pulumi"]).status, 0);
+        assert.equal(sha256(path.join(dir, "prefill/pulumi")), PINNED.get(`${CLI}/pulumi`));
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     /** lab/SCRIPT.sh ARGS in the scratch root with a fresh cache; the artifacts from FOLDER. */
     function lab(script: string, folder: string | undefined, env: Record<string, string> = {}, ...args: string[]) {
         const cache = path.join(dir, `cache-${n++}`);
-        if (cliSeed !== undefined) {
+        if (cliPrefill !== undefined) {
             fs.mkdirSync(path.join(cache, "pulumi", cliKey), { recursive: true });
-            fs.copyFileSync(cliSeed, path.join(cache, "pulumi", cliKey, "pulumi"));
+            fs.copyFileSync(cliPrefill, path.join(cache, "pulumi", cliKey, "pulumi"));
             fs.chmodSync(path.join(cache, "pulumi", cliKey, "pulumi"), 0o755);
         }
         const r = spawnSync("bash", [path.join(dir, "root/lab", script), ...args], {
@@ -138,12 +138,12 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
             const [script, ...args] = call.split(" ");
             // A stale CLI artifact is not taken (the next test): its entry is filled as the source build fills it.
             const stale = script === "toolchain.sh" && cliStale;
-            cliSeed = stale ? path.join(dir, "seed/pulumi") : undefined;
+            cliPrefill = stale ? path.join(dir, "prefill/pulumi") : undefined;
             let r: ReturnType<typeof lab>;
             try {
                 r = lab(script!, PREBUILT, {}, ...args);
             } finally {
-                cliSeed = undefined;
+                cliPrefill = undefined;
             }
             assert.equal(r.status, 0, r.stderr);
             for (const { artifact, member, entry } of taken.filter((t) => !(stale && t.artifact === CLI))) {
@@ -183,12 +183,12 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         const artifact = "pulumi-language-nodejs-v3.248.0-x86_64-linux-gnu.tar.xz";
         const folder = tampered(artifact, 8192);
         for (const other of TAKEN.filter((t) => t.script === "toolchain.sh" && t.artifact !== artifact)) fs.symlinkSync(path.join(PREBUILT, other.artifact), path.join(folder, other.artifact));
-        cliSeed = cliStale ? path.join(dir, "seed/pulumi") : undefined;
+        cliPrefill = cliStale ? path.join(dir, "prefill/pulumi") : undefined;
         let r: ReturnType<typeof lab>;
         try {
             r = lab("toolchain.sh", folder);
         } finally {
-            cliSeed = undefined;
+            cliPrefill = undefined;
         }
         assert.equal(r.status, 1);
         assert.ok(r.stderr.includes(`refusing the prebuilt artifact ${path.join(folder, artifact)}: its sha256 is ${sha256(path.join(folder, artifact))}`), r.stderr);
