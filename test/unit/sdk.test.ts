@@ -1,0 +1,67 @@
+// What nodefleet's program changes in the Pulumi SDK it loads (components/sdk.ts), against the real
+// SDK: its promises' stack traces and its debug messages to the engine. The engine is a recording
+// stand-in here (the SDK's settings give the log functions an engine to call); that the engine bench
+// runs faster is shown by scripts/bench.sh engine, not here.
+import { describe, it } from "node:test";
+import * as assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { trimSdkCosts } from "../../components/sdk";
+
+const settings = require("@pulumi/pulumi/runtime/settings") as { getEngine: () => unknown };
+const log = require("@pulumi/pulumi/log") as { debug: (m: string) => Promise<void>; warn: (m: string) => Promise<void> };
+const debuggable = require("@pulumi/pulumi/runtime/debuggable") as { debuggablePromise: <T>(p: Promise<T>, ctx: string) => Promise<T> };
+
+/** The messages the SDK sends to the engine while `run` runs, by severity. */
+async function sent(run: () => Promise<void>): Promise<string[]> {
+    const messages: string[] = [];
+    const engine = { log: (req: { getSeverity(): number; getMessage(): string }, done: () => void) => (messages.push(`${req.getSeverity()} ${req.getMessage()}`), done()) };
+    const real = settings.getEngine;
+    settings.getEngine = () => engine;
+    try {
+        await run();
+    } finally {
+        settings.getEngine = real;
+    }
+    return messages;
+}
+/** The stack trace the SDK attached to a promise it was given (debuggablePromise marks its input). */
+function traceOf(ctx: string): { trace: string; out: Promise<number> } {
+    const input = Promise.resolve(1);
+    const out = debuggable.debuggablePromise(input, ctx);
+    return { trace: String((input as unknown as { _debugStackTrace?: string })._debugStackTrace), out };
+}
+
+describe("the SDK as the program runs it", () => {
+    it("after trimSdkCosts: promises carry no stack trace, debug messages stay in the program, warnings still reach the engine", async () => {
+        const before = await sent(() => log.debug("a debug line"));
+        assert.equal(before.length, 1, "the SDK sends a debug message to the engine");
+        assert.match(traceOf("before").trace, /\n\s+at /, "and a stack trace with each promise");
+
+        trimSdkCosts();
+        trimSdkCosts(); // twice is once
+
+        const after = await sent(async () => {
+            await log.debug("a debug line");
+            await log.warn("a warning");
+        });
+        assert.deepEqual(after.map((m) => m.replace(/^\d+ /, "")), ["a warning"]);
+        const { trace, out } = traceOf("after");
+        assert.equal(trace, "Error", "a trace without frames");
+        assert.equal(await out, 1, "the promise itself is the same");
+        assert.match(new Error("outside").stack ?? "", /\n\s+at /, "errors elsewhere keep their stacks");
+    });
+
+    it("NODEFLEET_SDK_DEBUG=1 leaves the SDK as it is", () => {
+        const program = `
+            require(${JSON.stringify(path.join(__dirname, "../../components/sdk.js"))}).trimSdkCosts();
+            const d = require("@pulumi/pulumi/runtime/debuggable");
+            const l = require("@pulumi/pulumi/log");
+            const input = Promise.resolve(1);
+            d.debuggablePromise(input, "x");
+            process.stdout.write(JSON.stringify({ traced: /\\n\\s+at /.test(input._debugStackTrace), trimmed: !!l.nodefleetTrimmed }));`;
+        const r = spawnSync(process.execPath, ["-e", program], { encoding: "utf8", cwd: path.join(__dirname, "../../.."), env: { ...process.env, NODEFLEET_SDK_DEBUG: "1" } });
+        assert.equal(r.status, 0, r.stderr);
+        assert.deepEqual(JSON.parse(r.stdout), { traced: true, trimmed: false });
+    });
+});
