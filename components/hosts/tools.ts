@@ -167,16 +167,14 @@ export function runnerDigest(stdin: string): string | undefined {
  */
 export function bundledScriptReader(project: string): (digest: string) => string | undefined {
     const root = path.join(project, LOCAL_TOOLS_DIR);
-    let where = new Map<string, string[]>(); // digest -> the files of that name, one per bundle holding it
-    let listed = false;
-    const list = () => {
-        where = new Map();
-        listed = true;
+    let where: Map<string, string[]> | undefined; // digest -> the files of that name, one per bundle holding it
+    const list = (): Map<string, string[]> => {
+        const found = new Map<string, string[]>();
         let bundles: string[];
         try {
             bundles = fs.readdirSync(root).filter((n) => !n.startsWith("."));
         } catch {
-            return;
+            return found;
         }
         for (const b of bundles) {
             let files: string[];
@@ -185,11 +183,16 @@ export function bundledScriptReader(project: string): (digest: string) => string
             } catch {
                 continue;
             }
-            for (const f of files) where.set(f, [...(where.get(f) ?? []), path.join(root, b, f)]);
+            for (const f of files) {
+                const paths = found.get(f);
+                if (paths) paths.push(path.join(root, b, f));
+                else found.set(f, [path.join(root, b, f)]);
+            }
         }
+        return found;
     };
     return (digest) => {
-        if (!listed || !where.has(digest)) list();
+        if (!where?.has(digest)) where = list();
         for (const file of where.get(digest) ?? []) {
             let text: string;
             try {

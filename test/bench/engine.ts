@@ -52,7 +52,7 @@ function partOf(cmdline: string): string {
     if (exe === "pulumi") return "CLI";
     if (exe.startsWith("pulumi-language-")) return "language host";
     if (exe.startsWith("pulumi-resource-")) return exe.slice("pulumi-resource-".length) + " provider";
-    if (exe === "node" || exe.endsWith("/node")) return argv.some((a) => a.includes("policy")) ? "policy pack" : "program";
+    if (exe === "node") return argv.some((a) => a.includes("policy")) ? "policy pack" : "program";
     return exe;
 }
 
