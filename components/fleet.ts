@@ -193,7 +193,7 @@ export class Fleet extends pulumi.ComponentResource {
         const secrets = pulumi.all(Object.fromEntries(receiverSecrets(m).map((r) => [r.key, args.secret(r.key)])));
         new MonitoringServer(`${name}-${m.host}-monitoring`, {
             host, user: sshUser(plan.spec), monitoring: m, secrets, targets, after: this.monitoringAgent,
-            ctx: { stack: pulumi.getStack(), healthIntervalSeconds: m.healthIntervalSeconds, mounts: watchedMounts(Object.values(this.hosts)) },
+            ctx: { stack: pulumi.getStack(), healthIntervalSeconds: m.healthIntervalSeconds, mounts: watchedMounts(Object.values(this.hosts)), alertFor: m.alertFor },
         }, { parent: this });
         host.tools.seal();
     }

@@ -3,7 +3,10 @@
 // a secret config key: Alertmanager 0.25 reads webhook, Telegram and Discord credentials only from
 // its config file (it has no `*_file` form for them), so that file is written as a secret, root and
 // the prometheus group only, and nothing of it is in a step's plain inputs.
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { z } from "zod";
+import { HOSTFILES_DIR } from "../render";
 import * as v from "./validators";
 import { cidr, hostName, ipv4, notWorld, port, secretRef } from "./primitives";
 
@@ -72,6 +75,10 @@ export const monitoringSpec = z
         groupWait: shortDuration("groupWait").default("30s").describe("How long Alertmanager waits to gather a new group's first alerts before it notifies."),
         groupInterval: shortDuration("groupInterval").default("5m").describe("How long Alertmanager waits before it notifies of a change in a group it has notified of (new alerts, resolved ones)."),
         repeatInterval: duration("repeatInterval").default("4h").describe("How often Alertmanager repeats a notification for an alert still firing."),
+        alertFor: z
+            .record(z.string().regex(/^Nodefleet[A-Z][A-Za-z0-9]{1,60}$/, "an alert's name, as docs/monitoring.md lists it (NodefleetServiceDown)"), z.string().regex(/^(0|[1-9][0-9]{0,4})(s|m|h)$/, "a whole number and a unit, s, m or h (0s, 90s, 5m)"))
+            .default({})
+            .describe("Per alert (its name, as docs/monitoring.md lists it), how long its condition must last before it fires, in place of nodefleet's own `for` (docs/monitoring.md's table): shorter to hear sooner, longer for a fault the fleet rides out. An alert nodefleet does not have is refused by name."),
         receivers: z
             .array(receiver)
             .default([])
@@ -79,6 +86,20 @@ export const monitoringSpec = z
     })
     .describe("Prometheus, Alertmanager and node_exporter for the fleet (docs/monitoring.md).");
 export type MonitoringSpec = z.infer<typeof monitoringSpec>;
+
+/** `NodefleetForkchoice38002` for forkchoice-38002: the alert on a diagnosis code. */
+export function alertName(code: string): string {
+    return `Nodefleet${code.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")}`;
+}
+
+/** The alerts that are not on one diagnosis code (components/monitoring/rules.ts makes them; a unit test holds the two lists equal). */
+export const HISTORY_ALERTS = ["NodefleetHeightStalled", "NodefleetSwitchImportStalled", "NodefleetHealthStale", "NodefleetHostDown", "NodefleetMetricsDown", "NodefleetDiskAlmostFull", "NodefleetDiskFillsIn24h", "NodefleetMemoryLow", "NodefleetUnitFailed", "NodefleetClockNotSynchronised"] as const;
+
+/** Every alert's name: one per code of hostfiles/faults.json that alerts, then HISTORY_ALERTS. */
+export function alertNames(): string[] {
+    const table = JSON.parse(fs.readFileSync(path.join(HOSTFILES_DIR, "faults.json"), "utf8")) as Record<string, { alert?: false }>;
+    return [...Object.entries(table).filter(([, f]) => f.alert !== false).map(([code]) => alertName(code)), ...HISTORY_ALERTS];
+}
 
 /** A secret a receiver names, with its config path and the format its value must have. */
 export interface ReceiverSecret {
@@ -178,6 +199,11 @@ export function checkMonitoring(monitoring: MonitoringSpec | undefined, hosts: H
     if (loopback && monitoring.webAllowedCidrs.length > 0) issues.push(`monitoring.webAllowedCidrs: means nothing while listenAddress is loopback (${monitoring.listenAddress}): remove it, or listen on another address`);
     const ports = [monitoring.prometheusPort, monitoring.alertmanagerPort, monitoring.nodeExporterPort];
     if (new Set(ports).size !== ports.length) issues.push(`monitoring: prometheusPort, alertmanagerPort and nodeExporterPort must differ (${ports.join(", ")})`);
+    const alerts = alertNames();
+    for (const name of Object.keys(monitoring.alertFor)) {
+        // A misspelt name would leave that alert at its own `for` while the operator believes it changed.
+        if (!alerts.includes(name)) issues.push(`monitoring.alertFor.${name}: nodefleet has no such alert (its alerts are listed in docs/monitoring.md)`);
+    }
     const first = new Map<string, number>();
     monitoring.receivers.forEach((r, i) => {
         const j = first.get(r.name);

@@ -5,6 +5,7 @@
 // Their promtool cases, one that fires each and ones that keep it quiet, are test code
 // (test/support/rule-cases.ts).
 import { stringify } from "yaml";
+import { alertName } from "../config/monitoring";
 import { FAULTS } from "./faults";
 
 export interface RuleContext {
@@ -14,6 +15,8 @@ export interface RuleContext {
     readonly healthIntervalSeconds: number;
     /** The monitoring host's data mount, besides `/` (disk alerts watch these). */
     readonly mounts: readonly string[];
+    /** The config's `monitoring.alertFor`: per alert, a `for` in place of nodefleet's own. */
+    readonly alertFor?: Readonly<Record<string, string>>;
 }
 
 export interface AlertRule {
@@ -29,10 +32,7 @@ export interface AlertRule {
     readonly code?: string;
 }
 
-/** `NodefleetForkchoice38002` for forkchoice-38002. */
-export function alertName(code: string): string {
-    return `Nodefleet${code.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")}`;
-}
+export { alertName };
 
 /** An alert on one diagnosis code: it fires once the code has been written for `for`. */
 function faultRule(f: (typeof FAULTS)[number]): AlertRule {
@@ -100,9 +100,10 @@ function historyRules(ctx: RuleContext): AlertRule[] {
     ];
 }
 
-/** Every alert: one per diagnosis code, then the history and host alerts. */
+/** Every alert: one per diagnosis code, then the history and host alerts, each with the config's `alertFor` (checked against ALERT_NAMES) in place of its own `for`. */
 export function alertRules(ctx: RuleContext): AlertRule[] {
-    return [...FAULTS.map(faultRule), ...historyRules(ctx)];
+    const overrides = ctx.alertFor ?? {};
+    return [...FAULTS.map(faultRule), ...historyRules(ctx)].map((r) => (overrides[r.alert] === undefined ? r : { ...r, for: overrides[r.alert]! }));
 }
 
 /** "<node> on <host>: …" for node alerts, "<host>: …" for host alerts. */

@@ -57,7 +57,11 @@ function deliveries(file: string): Delivery[] {
     });
 }
 
-/** The monitoring section the scenario adds to the dev config (short intervals: the test waits for them). */
+/**
+ * The monitoring section the scenario adds to the dev config. Short intervals and `for`s, each a
+ * setting an operator has (docs/monitoring.md): the test waits for them, and the defaults (2 and 5
+ * minutes) are proven by promtool's cases in the cli tier, not by waiting them out here.
+ */
 export function withMonitoring(yaml: string): string {
     const section = [
         "    monitoring:",
@@ -66,6 +70,8 @@ export function withMonitoring(yaml: string): string {
         "      addresses: {dev-1: 10.77.0.11, dev-2: 10.77.0.12}",
         "      groupWait: 10s",
         "      groupInterval: 30s",
+        "      healthIntervalSeconds: 10",
+        "      alertFor: {NodefleetRpcEndpointDown: 30s, NodefleetServiceDown: 30s, NodefleetDiskAlmostFull: 30s}",
         "      receivers:",
         "        - {kind: webhook, name: e2e-hook, urlSecret: e2eAlertHook}",
         "",

@@ -6,6 +6,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
+import { alertNames, HISTORY_ALERTS } from "../../components/config/monitoring";
 import { FAULT_TABLE, FAULTS, SPEC_ERROR_ROWS } from "../../components/monitoring/faults";
 import { alertRules, renderRules, type RuleContext } from "../../components/monitoring/rules";
 import { renderRuleTests, ruleCases } from "../support/rule-cases";
@@ -114,6 +115,24 @@ describe("monitoring: the config section", () => {
         }
     });
 
+    it("alertFor: an alert's `for` changed by its name; a name nodefleet has no alert for, or a duration without a unit, is refused naming the key", () => {
+        const f = monitoredFleet();
+        f.monitoring.alertFor = { NodefleetServiceDown: "30s", NodefleetDiskAlmostFull: "0s" };
+        assert.deepEqual(parseFleet(f, secretSource(MONITORING_SECRETS)).spec.monitoring!.alertFor, { NodefleetServiceDown: "30s", NodefleetDiskAlmostFull: "0s" });
+        for (const [alertFor, why] of [
+            [{ NodefleetServiceDwn: "30s" }, /monitoring\.alertFor\.NodefleetServiceDwn: nodefleet has no such alert \(its alerts are listed in docs\/monitoring\.md\)/],
+            [{ NodefleetServiceDown: "30" }, /monitoring\.alertFor\.NodefleetServiceDown: a whole number and a unit, s, m or h/],
+            [{ NodefleetServiceDown: "1d" }, /monitoring\.alertFor\.NodefleetServiceDown: a whole number and a unit, s, m or h/],
+            [{ ServiceDown: "1m" }, /monitoring\.alertFor(\.ServiceDown)?: .*an alert's name/],
+        ] as const) {
+            const g = monitoredFleet();
+            g.monitoring.alertFor = alertFor;
+            const got = issues(g);
+            assert.equal(got.length, 1, got.join("\n"));
+            assert.match(got[0]!, why, JSON.stringify(alertFor));
+        }
+    });
+
     it("node_exporter's port on every host and Prometheus's on the monitoring host are checked against the nodes' ports", () => {
         const f = monitoredFleet();
         f.nodes[0].storage.rpcPort = 9100; // the storage node on h-storage, the monitoring host
@@ -181,6 +200,22 @@ describe("monitoring: the alert rules", () => {
             assert.match(byCode(c).for, /^[0-9]+h$/, `${c} waits hours, not minutes`);
         }
         assert.equal(byCode("key-running-twice").for, "0m", "a key signing twice pages at once");
+    });
+
+    it("the config's alert names are the rules' (every code that alerts, then the history and host alerts)", () => {
+        assert.deepEqual(alertNames(), alertRules(CTX).map((r) => r.alert));
+        assert.deepEqual([...HISTORY_ALERTS], alertRules(CTX).filter((r) => r.code === undefined).map((r) => r.alert));
+    });
+
+    it("alertFor puts its `for` on the alerts it names and on no other, in the rule file and its promtool cases", () => {
+        const ctx: RuleContext = { ...CTX, alertFor: { NodefleetServiceDown: "30s", NodefleetDiskAlmostFull: "1m" } };
+        const before = alertRules(CTX);
+        const after = alertRules(ctx);
+        assert.deepEqual(after.filter((r, i) => r.for !== before[i]!.for).map((r) => [r.alert, before.find((b) => b.alert === r.alert)!.for, r.for]), [["NodefleetServiceDown", "2m", "30s"], ["NodefleetDiskAlmostFull", "5m", "1m"]]);
+        const file = renderRules(ctx);
+        assert.match(file, /- alert: NodefleetServiceDown\n\s+expr: [^\n]+\n\s+for: 30s\n/);
+        assert.match(file, /- alert: NodefleetDiskAlmostFull\n\s+expr: [^\n]+\n\s+for: 1m\n/);
+        assert.match(renderRuleTests(ctx, "nodefleet.rules.yml"), /service-down written for 30s fires/);
     });
 
     it("the rule file and its promtool tests (golden; the cli tier runs promtool on them)", () => {
