@@ -13,7 +13,8 @@ journal, ANSI colour codes stripped; l1Unreachable: host[:port] of an L1 endpoin
 says it failed to reach in the last 90 s; diagnoses: what is wrong, with what to do; tipsError /
 siblingPathError: why those calls failed; registration: what L1 says of the validator now
 (status NONE/VALIDATING/…, or QUEUED with queuePosition; read only, as the registration step
-looks it up). --wait waits up to SECONDS for all of them.
+looks it up). --wait waits up to SECONDS for all of them, and stops early when systemd keeps
+restarting the unit (crashLoop: the unit and how often: nodefleet_units.py).
 The version's shapes come from sequencer.json's `api` (2.0.x when absent).
 """
 import importlib.util
@@ -26,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nodefleet_rpc import RpcFailure, rpc, url_label  # noqa: E402
+from nodefleet_units import RestartWatch  # noqa: E402
 
 ETC = os.environ.get("NODEFLEET_ETC", "/etc/nodefleet")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -181,9 +183,14 @@ def main(argv):
     with open(os.path.join(ETC, node, "sequencer.json")) as f:
         spec = json.load(f)
     deadline = time.time() + wait
+    watch = RestartWatch([spec["service"]]) if wait > 0 else None
     while True:
         out = check(node, spec)
         if not out["diagnoses"] or time.time() >= deadline:
+            break
+        loop = watch.looping()
+        if loop:
+            out["crashLoop"] = {"unit": loop[0], "restarts": loop[1]}
             break
         time.sleep(2)
     out["registration"] = registration(node)  # shown, not judged: asked of L1 once

@@ -59,12 +59,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nodefleet_checks as checks  # noqa: E402  (installed beside this script)
 import nodefleet_health as health  # noqa: E402
 from nodefleet_rpc import cut_urls  # noqa: E402
+from nodefleet_units import LOOP_RESTARTS, restart_count  # noqa: E402  (a crash loop: the count that makes one)
 
 ROLES = ("storage", "sequencer", "validator")
-# Restarts by systemd itself (Restart=) since the gate began that make an unhealthy node a crash
-# loop. Its restarts are 3 s to 10 s apart (RestartSec of the units), so a binary that exits at
-# start is caught within about half a minute; a node that recovers after a restart or two is not.
-LOOP_RESTARTS = 3
 # How long a rollback waits for --await-port before the last --restart unit (an execution client
 # opens its engine port within seconds of a start on a real host).
 AWAIT_PORT_SECONDS = 90
@@ -135,17 +132,8 @@ def check(role, node, command, timeout):
 
 
 def restart_counts(units):
-    """{unit: how often systemd restarted it on its own} (NRestarts), None for a unit whose count
-    systemctl cannot give: unknown, never 0 (a 0 taken as the base would count every restart the
-    unit had before the gate as new)."""
-    counts = {}
-    for unit in units:
-        try:
-            r = subprocess.run(["systemctl", "show", "--property=NRestarts", "--value", unit], capture_output=True, text=True, timeout=10)
-            counts[unit] = int(r.stdout.strip()) if r.returncode == 0 else None
-        except (ValueError, OSError, subprocess.TimeoutExpired):
-            counts[unit] = None
-    return counts
+    """{unit: how often systemd restarted it on its own} (nodefleet_units.restart_count: None when unknown)."""
+    return {unit: restart_count(unit) for unit in units}
 
 
 def rebase(base, now):

@@ -16,7 +16,8 @@ the node's last start failed, from its log ("Failed to start zgs node reason=…
 exits at start when its endpoint does not answer, when its miner account cannot pay for its miner
 id registration, …; systemd then restarts it every 5 s), with URLs cut to scheme://host[:port];
 diagnoses: docs/spec.md §7's failure modes found, each with its remedy. --wait waits up to SECONDS for the
-node to answer and sync.
+node to answer and sync, and stops early when systemd keeps restarting its service (crashLoop: the
+unit and how often: nodefleet_units.py).
 """
 import datetime
 import json
@@ -31,6 +32,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nodefleet_faults import remedy  # noqa: E402  (installed beside this script)
 from nodefleet_rpc import rpc_request, url_label  # noqa: E402
+from nodefleet_units import RestartWatch  # noqa: E402
 
 
 def rpc(url, method, params=None):
@@ -146,9 +148,15 @@ def main(argv):
         return 64
     wait = float(argv[argv.index("--wait") + 1]) if "--wait" in argv else 0
     deadline = time.time() + wait
+    watch = None
     while True:
         out = check(argv[1])
         if out["synced"] and out["logFileExists"] or time.time() >= deadline:
+            break
+        watch = watch or RestartWatch([out["service"]])
+        loop = watch.looping()
+        if loop:
+            out["crashLoop"] = {"unit": loop[0], "restarts": loop[1]}
             break
         time.sleep(2)
     print(json.dumps(out, sort_keys=True))

@@ -55,10 +55,10 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
     if (tools === undefined) {
         switch (role) {
             case "storage":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), ...faultTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755")];
+                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...faultTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755")];
                 break;
             case "sequencer":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];
+                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];
                 break;
             case "validator": {
                 const scripts = ["trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "zg-validator.py"];
@@ -88,10 +88,11 @@ export function monitoringTools(): readonly HostTool[] {
 
 /**
  * The tools a rollout gate puts on its host: the gate, the diagnosis table it reads answers with,
- * and nodefleet_rpc (its URL cut for the journal lines of a crash loop).
+ * nodefleet_rpc (its URL cut for the journal lines of a crash loop) and nodefleet_units (the
+ * restart counts that make one).
  */
 export function gateTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_gate.py", "0644"), hostTool("nodefleet_rpc.py", "0644"), ...monitoringTools()];
+    return [hostTool("nodefleet_gate.py", "0644"), hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...monitoringTools()];
 }
 
 /** The sha256 (hex) of a bundled script: its file's name in the bundle and on the host. */
