@@ -108,7 +108,9 @@ if has_tier cli; then
     await s3
     await prometheus
     bash lab/toolchain.sh hcloud
-    node --test --test-reporter=spec --test-concurrency=1 dist/test/cli/
+    # Two files at once: one alone leaves about a third of two cores idle (pulumi waits on its
+    # plugins and the scripted hosts); each file has its own stacks, homes and ports.
+    node --test --test-reporter=spec --test-concurrency=2 dist/test/cli/
 fi
 if has_tier e2e; then
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
