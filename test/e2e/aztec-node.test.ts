@@ -28,6 +28,7 @@ import { checkArgv, type HostTarget } from "../../status/targets";
 import { baseFleet, RELEASES, SECRETS, secretSource, sequencerV4Settings } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
 import { aztecInstall, aztecLab as aztec, devKey, prepareAztecHost } from "../support/aztec";
+import { roleTools } from "../../components/hosts/tools";
 import { UnitHost } from "../support/unit-host";
 import { until } from "../support/lab";
 
@@ -116,7 +117,7 @@ describe("the real Aztec 4.1.2 node from nodefleet's rendered unit, on the dev L
     }
 
     before(async () => {
-        prepareAztecHost(NODE, RELEASE, ["aztec-health.py", "aztec-register.py", "aztec-argv.mjs", "nodefleet_rpc.py"], created);
+        prepareAztecHost(NODE, RELEASE, roleTools("sequencer").map((t) => t.path), created); // what the sequencer's steps install
         aztecInstall();
         chainWasRunning = /^geth running$/m.test(sh("bash", [DEVCHAIN, "status"]).stdout);
         sh("bash", [DEVCHAIN, "start"]);

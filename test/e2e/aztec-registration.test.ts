@@ -24,6 +24,7 @@ import { releaseLink } from "../../components/hosts/scripts";
 import { baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { ROOT, sh } from "../support/cli";
 import { aztecInstall, aztecLab as aztec, devKey, prepareAztecHost } from "../support/aztec";
+import { roleTools } from "../../components/hosts/tools";
 
 const L1 = "http://127.0.0.1:8545";
 const CHAIN_ID = 80087; // the dev chain's (lab/devchain.sh: beacond's devnet chain spec)
@@ -69,7 +70,7 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
     let sender: string;
 
     before(() => {
-        prepareAztecHost(NODE, RELEASE, ["aztec-register.py", "nodefleet_rpc.py", "aztec-argv.mjs"], created);
+        prepareAztecHost(NODE, RELEASE, roleTools("sequencer").map((t) => t.path), created); // what the sequencer's steps install
         aztecInstall();
         // `devchain.sh status` exits 0 either way: it says "geth running" or "geth stopped".
         chainWasRunning = /^geth running$/m.test(sh("bash", [DEVCHAIN, "status"]).stdout);
