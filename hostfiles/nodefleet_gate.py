@@ -59,7 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nodefleet_checks as checks  # noqa: E402  (installed beside this script)
 import nodefleet_health as health  # noqa: E402
 from nodefleet_rpc import cut_urls  # noqa: E402
-from nodefleet_units import LOOP_RESTARTS, restart_count  # noqa: E402  (a crash loop: the count that makes one)
+from nodefleet_units import looping, restart_count  # noqa: E402  (a crash loop, as the health tools see one)
 
 ROLES = ("storage", "sequencer", "validator")
 # How long a rollback waits for --await-port before the last --restart unit (an execution client
@@ -139,21 +139,6 @@ def restart_counts(units):
 def rebase(base, now):
     """Takes every count read now as the base: the restarts before a healthy answer are no loop."""
     base.update({unit: n for unit, n in now.items() if n is not None})
-
-
-def looping(base, now):
-    """(unit, restarts) of the first unit restarted LOOP_RESTARTS times since `base`, else None.
-    An unknown count (None) judges nothing this round; a unit with no known base takes its first
-    known count as the base; a count below its base (an explicit restart resets it) becomes the
-    new base."""
-    for unit, n in now.items():
-        if n is None:
-            continue
-        if base.get(unit) is None or n < base[unit]:
-            base[unit] = n
-        if n - base[unit] >= LOOP_RESTARTS:
-            return unit, n - base[unit]
-    return None
 
 
 def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic, sleep=time.sleep, run=None, restarts=None):

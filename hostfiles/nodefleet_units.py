@@ -23,6 +23,21 @@ def restart_count(unit):
         return None
 
 
+def looping(base, now):
+    """(unit, restarts) of the first unit of `now` ({unit: count}) restarted LOOP_RESTARTS times
+    since `base` (the same, updated in place), else None. An unknown count (None) judges nothing
+    this round; a unit with no known base takes its first known count as the base; a count below
+    its base (an explicit restart resets it) becomes the new base."""
+    for unit, n in now.items():
+        if n is None:
+            continue
+        if base.get(unit) is None or n < base[unit]:
+            base[unit] = n
+        if n - base[unit] >= LOOP_RESTARTS:
+            return unit, n - base[unit]
+    return None
+
+
 class RestartWatch:
     """The restarts of `units` since it was made. `count` is for the tests."""
 
@@ -31,15 +46,5 @@ class RestartWatch:
         self.base = {unit: count(unit) for unit in units}
 
     def looping(self):
-        """(unit, restarts) of the first unit restarted LOOP_RESTARTS times since the base, else
-        None. A unit with no known count takes its first known one as its base; a count below its
-        base (an explicit restart resets it) becomes the new base."""
-        for unit in self.base:
-            n = self.count(unit)
-            if n is None:
-                continue
-            if self.base[unit] is None or n < self.base[unit]:
-                self.base[unit] = n
-            if n - self.base[unit] >= LOOP_RESTARTS:
-                return unit, n - self.base[unit]
-        return None
+        """looping() over the units' counts now, against the counts when the watch was made."""
+        return looping(self.base, {unit: self.count(unit) for unit in self.base})

@@ -60,9 +60,9 @@ record_unit() {
 install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator
 # Where the gate's tools went when each node had its own copy.
 rm -rf /var/lib/nodefleet/gate/storage-1.tools
-put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root a782c62c7df4cd69950e8401eb581a8aa077a0f7fc63b12397f8047f0ce5fb0b
+put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root 211645a6fd5051f467085b6f608533700e10114654c92cf16a48f2c98812761b
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
-put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 7381b47cb8bdc6c4fca1b8efaa8d62c05b8e7e40441a837925359871236b7226
+put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557e7e63f4e242d26d1ee80fd5fb4bd2983dee99c4c91182183ab98
 put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root 9f6ae1257d41462c7a97bc48dac3dac004824f99e08d061e570bd1fff9934d9d
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b

@@ -85,7 +85,7 @@ put "$etc/sequencer.json" 0644 root:root <<'NODEFLEET_EOF'
 }
 NODEFLEET_EOF
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
-put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 7381b47cb8bdc6c4fca1b8efaa8d62c05b8e7e40441a837925359871236b7226
+put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557e7e63f4e242d26d1ee80fd5fb4bd2983dee99c4c91182183ab98
 put_tool /usr/local/lib/nodefleet/aztec-register.py 0755 root:root 014cf85fcb75997167d4673e9be9d9d77d04490ed33753c4e0b6732f87aa26a3
 put_tool /usr/local/lib/nodefleet/aztec-argv.mjs 0644 root:root 83c82548d5e69390b1f05563c01b6e74f502ae3ae1e6971884de98affc9e8f4e
 put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root f3609c2e68bd24598dcc598384895b23d96a85132098b483e7539720dd9813b5

@@ -94,7 +94,7 @@ install -d -m 0755 /etc/nodefleet /usr/local/lib/nodefleet
 install -d -m 0700 /etc/nodefleet/storage-1
 
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
-put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 7381b47cb8bdc6c4fca1b8efaa8d62c05b8e7e40441a837925359871236b7226
+put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557e7e63f4e242d26d1ee80fd5fb4bd2983dee99c4c91182183ab98
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root 9f6ae1257d41462c7a97bc48dac3dac004824f99e08d061e570bd1fff9934d9d
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
