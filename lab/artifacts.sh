@@ -19,7 +19,9 @@
 #                            is the real one; 0gchaind is the SIMULATOR, which no dev node runs)
 #   zgs_node-v1.1.0.tar.gz   zgs_node-v1.1.0/{zgs_node, run/…}  (the REAL zgs_node 1.1.0, built from
 #                            the pinned upstream archive by lab/zgs.sh; run/ is that archive's)
-#   aztec-v2.0.2.tar.gz      aztec-v2.0.2/bin/{aztec, aztec-up}                          (SIMULATOR)
+#   aztec-v4.1.2.tar.gz      aztec-v4.1.2/{bin/aztec, bin/aztec-up, lib/…}  (the REAL Aztec 4.1.2 CLI and
+#                            node from the npm registry with its Node.js and C runtime, packed by
+#                            lab/aztec/release.sh; its aztec-up is a STAND-IN: nothing is downloaded)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
@@ -68,14 +70,15 @@ pack() {
 }
 
 build_dir() {
-    local geth reth zgs_node zgs_run beacond kzg stamp out
+    local geth reth zgs_node zgs_run beacond kzg aztec stamp out
     geth="$(geth_bin)"
+    aztec="$(bash "$ROOT/lab/aztec.sh" archive)"   # a few minutes the first time (npm install, packing), then cached
     reth="$(bash "$ROOT/lab/reth.sh" path)"         # about 20 CPU-minutes the first time, then cached
     zgs_node="$(bash "$ROOT/lab/zgs.sh" path)"      # about 28 CPU-minutes the first time, then cached
     zgs_run="$(bash "$ROOT/lab/zgs.sh" run)"
     beacond="$(bash "$ROOT/lab/beacond.sh" path)" # the real consensus daemon (lab/beacond.sh)
     kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
-    stamp="$( (sha256sum "$geth" "$reth" "$zgs_node" "$beacond" "$kzg"; find "$zgs_run" -type f | sort | xargs sha256sum; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
+    stamp="$( (sha256sum "$geth" "$reth" "$zgs_node" "$beacond" "$kzg"; echo "$aztec"; find "$zgs_run" -type f | sort | xargs sha256sum; { find "$ROOT/lab/sim/nodefleet_sim" -name '*.py'; find "$ROOT/lab/sim/release" -type f; } | sort | xargs cat) | sha256sum | cut -c1-16)"
     out="$CACHE/artifacts/$stamp"
     if [ -f "$out/SHA256SUMS" ]; then echo "$out"; return; fi
     local work
@@ -97,14 +100,10 @@ build_dir() {
     mkdir -p "$zgs/run"
     cp "$zgs_node" "$zgs/zgs_node"
     cp "$zgs_run"/* "$zgs/run/"
-    local az="$work/aztec-v2.0.2"
-    mkdir -p "$az/bin"
-    zipapp aztec "$az/bin/aztec"
-    zipapp aztec "$az/bin/aztec-up"
     mkdir -p "$work/out"
     pack "$work/out/aristotle-v1.0.6.tar.gz" "$work" Aristotle-v1.0.6
     pack "$work/out/zgs_node-v1.1.0.tar.gz" "$work" zgs_node-v1.1.0
-    pack "$work/out/aztec-v2.0.2.tar.gz" "$work" aztec-v2.0.2
+    ln "$aztec" "$work/out/$(basename "$aztec")" 2>/dev/null || cp "$aztec" "$work/out/"
     (cd "$work/out" && sha256sum -- *.tar.gz > SHA256SUMS)
     mkdir -p "$(dirname "$out")" && rm -rf "$out" && mv "$work/out" "$out" && rm -rf "$work"
     say "built $out"

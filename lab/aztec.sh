@@ -10,8 +10,9 @@
 #                                 deploy-l1-contracts onto that L1 with the key in $DEPLOYER_KEY;
 #                                 prints the contract addresses (JSON); the deployment's settings
 #                                 (AZTEC_SLOT_DURATION, AZTEC_TARGET_COMMITTEE_SIZE, …) from the environment
-#   lab/aztec.sh release DIR      DIR/bin/aztec: the real CLI as a release (or aztec-up) installs it,
-#                                 for the dev L1 (see "release" below)
+#   lab/aztec.sh release DIR      DIR: the real Aztec 4.1.2 as a release a host installs, self-contained
+#                                 (lab/aztec/release.sh: what it holds and adds, and why)
+#   lab/aztec.sh archive          that release packed (aztec-v4.1.2.tar.gz, once into the cache); prints its path
 #   lab/aztec.sh l1 fund|flush|status|address RPC_URL ROLLUP [ATTESTER]
 #                                 the dev L1's side of a registration (lab/aztec/l1.mjs)
 #
@@ -26,12 +27,6 @@
 #   transport builds its addresses with 12.5.1: mafmt then matches none of them and the node's P2P
 #   dies at start ("no valid addresses were provided for transports [@libp2p/tcp]"). mafmt gets
 #   the transport's copy (the versions are the lockfile's; only where one is found changes).
-# - `release` writes a bin/aztec that sets what the lab's install and the dev L1 need and nodefleet
-#   does not render (an operator's release or image has the first two; the last is the dev L1's):
-#   NODE_BACKEND=js (bcrypto's native build is an install script, skipped),
-#   PROVER_REAL_PROOFS=false (no network to download the proving CRS from; the dev L1's rollup
-#   takes fake proofs) and SEQ_MIN_TX_PER_BLOCK=0 (nothing sends L2 transactions here: it proposes
-#   empty blocks). The dev L1's 2 s blocks are the config's `l1SlotSeconds` (rendered).
 # - forge wants solc 0.8.30 and would download it; solc.cjs serves solc's command line
 #   (--version, --standard-json) from the npm solc package, the same compiler built to wasm. The
 #   contracts come precompiled with the package, so forge only checks its cache.
@@ -49,6 +44,12 @@ DIR="$NODEFLEET_CACHE/aztec/$key"
 
 install_cli() {
     [ -f "$DIR/.complete" ] && return 0
+    # One install at a time (the test command's prebuild and a test may both start one): the
+    # second waits for the first and takes its result.
+    mkdir -p "$NODEFLEET_CACHE/aztec"
+    exec 8>"$NODEFLEET_CACHE/aztec/.install.lock"
+    flock -w 1800 8 || die "waited 30 minutes for another install of the Aztec CLI"
+    [ -f "$DIR/.complete" ] && return 0
     command -v npm >/dev/null || die "npm is missing (scripts/setup.sh installs it)"
     say "installing @aztec/aztec and its deploy tools into $DIR (once: about 1 GB, a few minutes)"
     rm -rf "$DIR.tmp" && mkdir -p "$DIR.tmp"
@@ -62,7 +63,7 @@ install_cli() {
     touch "$DIR.tmp/.complete"
     rm -rf "$DIR" && mv "$DIR.tmp" "$DIR"
     # Older installs (another lockfile or script) are a gigabyte each: only the current one is kept.
-    find "$NODEFLEET_CACHE/aztec" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} +
+    find "$NODEFLEET_CACHE/aztec" -mindepth 1 -maxdepth 1 ! -name "$key" ! -name .install.lock -exec rm -rf {} +
     "$DIR/bin/node" -e 'process.exit(0)' || { rm -f "$DIR/.complete"; die "the CLI's node does not start"; }
     say "installed: $("$DIR/bin/node" "$DIR/node_modules/@aztec/aztec/dest/bin/index.js" --version 2>/dev/null | tail -1)"
 }
@@ -122,24 +123,11 @@ deploy() {
         deploy-l1-contracts --l1-rpc-urls "$url" --l1-chain-id "$chain" --json
 }
 
-release() {
-    local dir="${1:?release directory}"
-    install_cli
-    mkdir -p "$dir/bin"
-    {
-        echo '#!/bin/sh'
-        echo '# The real Aztec CLI, as the lab runs it (lab/aztec.sh release says why each variable).'
-        echo 'export NODE_BACKEND=js PROVER_REAL_PROOFS=false SEQ_MIN_TX_PER_BLOCK=0'
-        echo "exec $DIR/bin/node --no-warnings $DIR/node_modules/@aztec/aztec/dest/bin/index.js \"\$@\""
-    } > "$dir/bin/aztec"
-    chmod 0755 "$dir/bin/aztec"
-}
-
 case "${1:-path}" in
     install | path) install_cli; echo "$DIR" ;;
     cli) shift; cli "$@" ;;
     deploy) shift; deploy "$@" ;;
-    release) shift; release "$@" ;;
+    release | archive) install_cli; exec bash "$ROOT/lab/aztec/release.sh" "$DIR" "$@" ;;
     l1) shift; install_cli; exec node "$ROOT/lab/aztec/l1.mjs" "$DIR" "$@" ;;
-    *) die "usage: lab/aztec.sh install | path | cli ARGS... | deploy RPC_URL CHAIN_ID | release DIR | l1 COMMAND ..." ;;
+    *) die "usage: lab/aztec.sh install | path | cli ARGS... | deploy RPC_URL CHAIN_ID | release DIR | archive | l1 COMMAND ..." ;;
 esac
