@@ -144,7 +144,7 @@ const sequencerCommon = {
     runtime: z
         .enum(["docker", "release"])
         .default("docker")
-        .describe("How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line) or `release` (the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack's simulator)."),
+        .describe("How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line) or `release` (the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack runs the real 4.1.2 release so)."),
     publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
     rpcAllowedCidrs: z
         .array(cidr)

@@ -7,6 +7,11 @@
 //   node lab/aztec/l1.mjs INSTALL_DIR flush  RPC_URL ROLLUP   (sender: $DEPLOYER_KEY)
 //   node lab/aztec/l1.mjs INSTALL_DIR status RPC_URL ROLLUP ATTESTER
 //   node lab/aztec/l1.mjs INSTALL_DIR address RPC_URL ROLLUP  ($SENDER_KEY's address)
+//   node lab/aztec/l1.mjs INSTALL_DIR topup  RPC_URL ETH      ($PAYER_KEY pays $SENDER_KEY's address
+//                                                              up to ETH ether; nothing when it holds that)
+//   node lab/aztec/l1.mjs INSTALL_DIR funded RPC_URL ROLLUP   (exit 0 when $SENDER_KEY's address holds ETH
+//                                                              and either is registered or queued, or holds the
+//                                                              staking asset the rollup asks, approved)
 // Progress goes to stderr; `status` prints {status, queued} as JSON on stdout.
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -56,6 +61,28 @@ if (command === "fund") {
             await new Promise((r) => setTimeout(r, 5000));
         }
     }
+} else if (command === "topup") {
+    const payer = wallet(process.env.PAYER_KEY);
+    const to = privateKeyToAccount(process.env.SENDER_KEY).address;
+    const want = viem.parseEther(rollup);
+    const has = await publicClient.getBalance({ address: to });
+    if (has < want) {
+        const hash = await payer.sendTransaction({ to, value: want - has });
+        await publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
+        say(`sent ${viem.formatEther(want - has)} ETH to ${to}`);
+    }
+} else if (command === "funded") {
+    const to = privateKeyToAccount(process.env.SENDER_KEY).address;
+    const asset = await read("getStakingAsset");
+    const threshold = await read("getActivationThreshold");
+    const erc20 = (functionName, args) => publicClient.readContract({ address: asset, abi: TestERC20Abi, functionName, args });
+    // Registered (or queued) already: its deposit was paid.
+    const length = Number(await read("getEntryQueueLength"));
+    let queued = false;
+    for (let i = 0; i < length && !queued; i++) queued = (await read("getEntryQueueAt", [BigInt(i)])).attester.toLowerCase() === to.toLowerCase();
+    const registered = queued || Number(await read("getStatus", [to])) !== 0;
+    const ok = (await publicClient.getBalance({ address: to })) >= viem.parseEther("1") && (registered || ((await erc20("balanceOf", [to])) >= threshold && (await erc20("allowance", [to, rollup])) >= threshold));
+    process.exit(ok ? 0 : 1);
 } else if (command === "address") {
     process.stdout.write(privateKeyToAccount(process.env.SENDER_KEY).address + "\n");
 } else if (command === "status") {
@@ -65,6 +92,6 @@ if (command === "fund") {
     for (let i = 0; i < length; i++) if ((await read("getEntryQueueAt", [BigInt(i)])).attester.toLowerCase() === attester.toLowerCase()) queued = i;
     process.stdout.write(JSON.stringify({ status, queued }) + "\n");
 } else {
-    say("usage: l1.mjs INSTALL_DIR fund|flush|status RPC_URL ROLLUP [ATTESTER]");
+    say("usage: l1.mjs INSTALL_DIR fund|flush|status|address|topup|funded RPC_URL ROLLUP|ETH [ATTESTER]");
     process.exit(64);
 }

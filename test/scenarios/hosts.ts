@@ -46,7 +46,9 @@ export function hostsScenario(steps: Steps): void {
         assert.match(seq.output, /^zgs_node unknown$/m);
         const built = sh("bash", [path.join(ROOT, "lab/zgs.sh"), "path"]).stdout.trim();
         assert.ok(seq.output.includes(crypto.createHash("sha256").update(fs.readFileSync(built)).digest("hex")), "the VM runs the binary lab/zgs.sh built");
-        assert.match(seq.output, /nodefleet simulator/); // the Aztec CLI of the release
+        // The real Aztec 4.1.2 CLI of the release (lab/aztec/release.sh), not the simulator.
+        assert.match(seq.output, /^4\.1\.2$/m);
+        assert.doesNotMatch(seq.output, /simulator/);
         assert.equal(seq.output.trim().split("\n").slice(2, -1).length, 2, `two releases on dev-1:\n${seq.output}`);
     });
 
@@ -70,15 +72,16 @@ export function hostsScenario(steps: Steps): void {
         assert.ok(Number(log.output.trim()) > 0, log.output);
     });
 
-    steps.test("runs the sequencer under systemd with docs/spec.md §2.4's flags, registered against the L1 registry, with health in the stack outputs", {}, () => {
-        const active = onVm("dev-1", "systemctl is-active aztec-sequencer-1.service; systemctl show -p User --value aztec-sequencer-1.service; ps -o args= -u nodefleet | grep 'aztec start' | grep -v grep");
+    steps.test("runs the real Aztec 4.1.2 sequencer under systemd with its 4.x flags, registered against its rollup on the dev L1, with health in the stack outputs", {}, () => {
+        // The node is the release's Node.js started through the release's loader (lab/aztec/release.sh).
+        const active = onVm("dev-1", "systemctl is-active aztec-sequencer-1.service; systemctl show -p User --value aztec-sequencer-1.service; ps -o args= -u nodefleet | grep 'aztec/dest/bin/index.js start' | grep -v grep");
         const [state, user, args] = active.output.trim().split("\n");
         assert.deepEqual([state, user], ["active", "nodefleet"]);
-        assert.match(args!, / start --node --archiver --sequencer --network alpha-testnet --sequencer\.coinbase 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed --p2p\.p2pIp 10\.77\.0\.11$/);
+        assert.match(args!, /\/lib\/node --no-warnings \S+\/index\.js start --node --archiver --sequencer --network local --l1-chain-id 80087 .*--sequencer\.coinbase 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed .*--p2p\.p2pIp 10\.77\.0\.11\b/);
         assert.doesNotMatch(args!, /validatorPrivateKey|private-key|10\.0\.2\.2/);
         // docs/spec.md §2.4's L1 flags reach it as their variables, from the root-only env file (a URL may carry an API key).
         const env = onVm("dev-1", "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value aztec-sequencer-1.service)/environ | grep -E '^(ETHEREUM_HOSTS|L1_CONSENSUS_HOST_URLS)=' | sort").output.trim();
-        assert.equal(env, "ETHEREUM_HOSTS=http://10.0.2.2:8545\nL1_CONSENSUS_HOST_URLS=http://10.0.2.2:5052");
+        assert.equal(env, "ETHEREUM_HOSTS=http://10.0.2.2:8545\nL1_CONSENSUS_HOST_URLS=http://10.0.2.2:3500");
         const health = stackHealth()["sequencer-1"];
         assert.equal(health.active, true, JSON.stringify(health));
         assert.ok(Number.isInteger(health.provenBlock) && health.provenBlock >= 0, JSON.stringify(health));
@@ -87,9 +90,9 @@ export function hostsScenario(steps: Steps): void {
         assert.match(health.peerId, /^16Uiu2[1-9A-HJ-NP-Za-km-z]+$/);
         assert.deepEqual(health.diagnoses, []);
         // The same peerId is in the node's own log (JSON lines, LOG_JSON=1).
-        assert.match(onVm("dev-1", "journalctl -u aztec-sequencer-1 -o cat | grep 'Started P2P service' | tail -1").output, new RegExp(`"peerId": "${health.peerId}"`));
-        // Registration: getInfo over eth_call against the real geth from the VM said NONE, so the
-        // first deploy submitted it (a re-run of this test on kept data finds it pending).
+        assert.match(onVm("dev-1", "journalctl -u aztec-sequencer-1 -o cat | grep 'Started P2P service' | tail -1").output, new RegExp(`"peerId":\\s*"${health.peerId}"`));
+        // Registration: the rollup's getStatus and entry queue, asked over eth_call of the real geth
+        // from the host, said NONE, so the first deploy deposited (a re-run on kept data finds it queued).
         const reg = stackOutput("registration")["sequencer-1"];
         assert.equal(reg.status, "NONE", JSON.stringify(reg));
         assert.equal(reg.l1RpcUrl, "http://10.0.2.2:8545");

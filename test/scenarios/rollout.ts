@@ -51,7 +51,8 @@ function repack(out: string, change: (top: string) => void, shipped = SHIPPED, t
     sh("tar", ["-xzf", path.join(ROOT, ".state/artifacts/current", `${shipped}.tar.gz`), "-C", work]);
     assert.deepEqual(fs.readdirSync(work), [top], `${shipped}.tar.gz holds ${top}/ alone`);
     change(path.join(work, top));
-    sh("tar", ["-czf", out, "-C", work, top]);
+    // gzip -1: the aztec release unpacks to about a gigabyte; the default level takes a minute more.
+    sh("tar", ["-I", "gzip -1", "-cf", out, "-C", work, top], { timeoutMs: 600_000 });
     fs.rmSync(work, { recursive: true, force: true });
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
@@ -219,10 +220,10 @@ export function rolloutScenario(steps: Steps): void {
             // behind its own gate (validators and sequencers one at a time by default); the storage
             // nodes, unchanged, are not restarted.
             const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
-            const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v2.0.2");
+            const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v4.1.2");
             const storageStarts = Object.keys(STORAGE).map(startedAt);
             const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
-            const bumped = up("a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v2.0.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            const bumped = up("a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
             assert.equal(bumped.status, 0, bumped.why());
             assert.match(bumped.output, /geth-validator-1\.service changed: 0gchaind-validator-1\.service stopped while it restarts/);
             for (const node of ["validator-1", "sequencer-1"]) assert.match(bumped.output, new RegExp(`gate ${node}: healthy after \\d+ s, and for \\d+ s since`), node);
@@ -242,14 +243,19 @@ export function rolloutScenario(steps: Steps): void {
             // ran, the one just rolled out) and version files, and it is healthy again; the up fails;
             // validator-1 and the storage nodes are untouched.
             const chainRelease = { file: "chain.tar.gz", sha256: chain };
-            const badAztec = repack(path.join(dir, "aztec-bad.tar.gz"), (top) => fs.writeFileSync(path.join(top, "bin", "aztec"), "#!/bin/sh\necho 'this aztec exits at start' >&2\nexit 1\n", { mode: 0o755 }), "aztec-v2.0.2");
+            // The real release without its C++ runtime (lib/runtime's libstdc++): the node falls back
+            // on the host's older one, which its native modules cannot load, and exits at start.
+            const badAztec = repack(path.join(dir, "aztec-bad.tar.gz"), (top) => {
+                const lib = path.join(top, "lib/runtime/usr/lib/x86_64-linux-gnu");
+                for (const f of fs.readdirSync(lib).filter((f) => f.startsWith("libstdc++"))) fs.rmSync(path.join(lib, f));
+            }, "aztec-v4.1.2");
             const seqStarted = () => since(unitOn("dev-1", "aztec-sequencer-1.service"));
             const gethStarted = since(unitOn("dev-2", "geth-validator-1.service"));
-            const seqRolled = up("an aztec release that exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": { file: "aztec-bad.tar.gz", sha256: badAztec } } }));
+            const seqRolled = up("an aztec release that exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": { file: "aztec-bad.tar.gz", sha256: badAztec } } }));
             assert.notEqual(seqRolled.status, 0, seqRolled.why());
             assert.match(seqRolled.output, /sequencer sequencer-1: warning: aztec-sequencer-1\.service is not running: its health step judges it/);
             assert.match(seqRolled.output, /gate sequencer-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, seqRolled.why());
-            assert.match(seqRolled.output, /this aztec exits at start/, "the unit's journal lines");
+            assert.match(seqRolled.output, /GLIBCXX_3\.4\.3\d|libstdc\+\+/, "the unit's journal lines");
             assert.match(seqRolled.output, /gate sequencer-1: rolled back to what it ran before \(4 files put back; restarted aztec-sequencer-1\.service\)/, seqRolled.why());
             assert.match(seqRolled.output, /gate sequencer-1: healthy again on what it ran before, after \d+ s/, seqRolled.why());
             assert.match(unitOn("dev-1", "aztec-sequencer-1.service"), new RegExp(`/opt/nodefleet/releases/aztec-${aztec.slice(0, 24)}/bin/aztec`), "back on the release it ran");
@@ -260,7 +266,7 @@ export function rolloutScenario(steps: Steps): void {
             // The release it ran set back: its configure step clears the mark and restarts nothing
             // (the unit and versions are the ones put back), its gate passes.
             const seqBefore = seqStarted();
-            const seqFixed = up("the aztec release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            const seqFixed = up("the aztec release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
             assert.equal(seqFixed.status, 0, seqFixed.why());
             assert.match(seqFixed.output, /sequencer sequencer-1: aztec-sequencer-1\.service unchanged and running/);
             assert.match(seqFixed.output, /gate sequencer-1: healthy after \d+ s/);
@@ -279,7 +285,7 @@ export function rolloutScenario(steps: Steps): void {
             const aztecRelease = { file: "aztec.tar.gz", sha256: aztec };
             const heightBefore = signedHeight();
             const seqStartedBefore = seqStarted();
-            const valRolled = up("a 0g-chain release whose beacond exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain-bad.tar.gz", sha256: badChain }, "aztec-v2.0.2": aztecRelease } }));
+            const valRolled = up("a 0g-chain release whose beacond exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain-bad.tar.gz", sha256: badChain }, "aztec-v4.1.2": aztecRelease } }));
             const rolledAt = Date.now();
             assert.notEqual(valRolled.status, 0, valRolled.why());
             assert.match(valRolled.output, /gate validator-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, valRolled.why());
@@ -319,7 +325,7 @@ export function rolloutScenario(steps: Steps): void {
             console.log(`# validator-1's signature in the network's commit of height ${signedAt}`);
             // The release it ran set back: the mark cleared, nothing restarted, the gate passes.
             const gethBefore = since(unitOn("dev-2", "geth-validator-1.service"));
-            const valFixed = up("the 0g-chain release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v2.0.2": aztecRelease } }));
+            const valFixed = up("the 0g-chain release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": aztecRelease } }));
             assert.equal(valFixed.status, 0, valFixed.why());
             assert.match(valFixed.output, /gate validator-1: healthy after \d+ s/);
             assert.equal(since(unitOn("dev-2", "geth-validator-1.service")), gethBefore, "validator-1 already ran it: not restarted");

@@ -82,7 +82,7 @@ export class ScratchProject {
         else fs.writeFileSync(keyFile, PLACEHOLDER_KEY, { mode: 0o600 });
         const sums = path.join(this.dir, ".state/artifacts/current/SHA256SUMS");
         fs.mkdirSync(path.dirname(sums), { recursive: true });
-        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v2.0.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
+        fs.writeFileSync(sums, ["aristotle-v1.0.6", "zgs_node-v1.1.0", "aztec-v4.1.2"].map((n, i) => `${String(i + 1).repeat(64)}  ${n}.tar.gz\n`).join(""));
     }
 
     readConfig(): string {

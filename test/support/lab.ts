@@ -117,7 +117,7 @@ export function timed<T>(label: string, f: () => T): T {
 
 
 /** The storage endpoints and sequencer version as the storage and sequencer tests leave them. */
-export const settled = (y: string) => y.replace('          version: "2.0.1"   # the e2e tier moves it to 2.0.2 (a version change)\n', '          version: "2.0.2"\n').replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]');
+export const settled = (y: string) => y.replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]');
 
 /** Pulumi.dev.yaml, settled, with validator-1's execution client, switch and switch attempt set. */
 export const withSwitch = (client: "geth" | "reth", sw: string, attempt = 1) => (y: string) =>

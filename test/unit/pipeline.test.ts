@@ -148,15 +148,16 @@ describe("promotion (scripts/promote.mjs)", () => {
     it("refuses, changing nothing: an unknown release, a digest its SHA256SUMS lacks, an unpinned sequencer version", () => {
         const before = files();
         assert.match(promote("dev", "staging", "nope").output, /dev: defines no release nope/);
-        assert.match(promote("dev", "staging", "aztec").output, /dev: releases\.aztec\.sha256File: \.state\/artifacts\/current\/SHA256SUMS lists no aztec-v2\.0\.2\.tar\.gz/);
+        assert.match(promote("dev", "staging", "aztec").output, /dev: releases\.aztec\.sha256File: \.state\/artifacts\/current\/SHA256SUMS lists no aztec-v4\.1\.2\.tar\.gz/);
         const devFile = path.join(dir, "Pulumi.dev.yaml");
         const dev = fs.readFileSync(devFile, "utf8");
-        fs.writeFileSync(devFile, dev.replace('version: "2.0.1"', "version: latest"));
+        fs.writeFileSync(devFile, dev.replace('version: "4.1.2"', "version: latest"));
         const v = promote("dev", "staging", "--sequencer-version");
         assert.notEqual(v.status, 0);
         assert.match(v.output, /sequencer-1: sequencer.version is 'latest', not a version: pin it before promoting/);
-        // Another major version has other settings: promotion refuses rather than write a config `up` rejects.
-        fs.writeFileSync(devFile, dev.replace('version: "2.0.1"', 'version: "4.1.2"'));
+        // Another major version has other settings (dev runs 4.1.2, staging 2.0.2): promotion refuses
+        // rather than write a config `up` rejects.
+        fs.writeFileSync(devFile, dev);
         const major = promote("dev", "staging", "--sequencer-version");
         assert.notEqual(major.status, 0);
         assert.match(major.output, /staging: sequencer-1: sequencer.version 2.0.2 -> 4.1.2 changes the sequencer's settings/);
