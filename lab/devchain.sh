@@ -16,7 +16,8 @@
 # genesis holds a minimal validator registry at 0x00000000000000000000000000000000000a2ec1
 # (getInfo(address) -> stake, withdrawer, proposer, status from storage; see lab/sim/README.md). A
 # changed genesis or beacond starts the chain afresh. On it, the 0G storage contracts
-# (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses).
+# (lab/zgs_contracts.py: flow, mine, reward, market at fixed addresses) and Aztec's L1 contracts for
+# the dev stack's sequencer (lab/aztec/dev-l1.sh deploy: the rollup and registry at fixed addresses).
 #
 # Beside it, the other validator of the dev validator's network (lab/sim/release/vmnet: validator-1
 # on the VMs has 20% of its power, this one 80%): a second beacond (vmnet/host_priv_validator_key.json,
@@ -181,7 +182,10 @@ cmd_start() {
     # The 0G storage contracts the real zgs_node syncs its log from (addresses fixed: the dev
     # stack's config names them); sends only what a chain that has them lacks.
     python3 "$ROOT/lab/zgs_contracts.py" deploy --rpc http://127.0.0.1:8545 --contracts "$(bash "$ROOT/lab/zgs.sh" contracts)" >"$STATE/zgs-contracts.json"
-    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json"); vmnet's validator (geth 127.0.0.1:8555, P2P 10.0.2.2:26756 from a VM)"
+    # Aztec's L1 contracts for the dev stack's sequencer, at the addresses the dev config names: the
+    # chain's first Aztec deployment, before any test deploys its own (lab/aztec/dev-l1.sh says why).
+    bash "$ROOT/lab/aztec/dev-l1.sh" deploy http://127.0.0.1:8545 80087 >"$STATE/aztec-contracts.json"
+    say "dev chain up: beacond and geth (127.0.0.1:8545), forwarder 127.0.0.1:8546 (VMs: 10.0.2.2), node API 127.0.0.1:3500; storage contracts $(cat "$STATE/zgs-contracts.json"); Aztec's $(cat "$STATE/aztec-contracts.json"); vmnet's validator (geth 127.0.0.1:8555, P2P 10.0.2.2:26756 from a VM)"
 }
 
 cmd_stop() {

@@ -2,7 +2,8 @@
 # The main job on the local dev stack: install what is missing, boot the dev hosts, `pulumi up`.
 #
 #   scripts/dev.sh up          setup + toolchain + artifact server + dev chain (with Aztec's L1
-#                              contracts) + hosts + `pulumi up --yes` on stack dev
+#                              contracts; the sequencer's account funded) + hosts + `pulumi up --yes`
+#                              on stack dev
 #   scripts/dev.sh preview     the same, but `pulumi preview` (the hosts are not needed)
 #   scripts/dev.sh destroy     `pulumi destroy --yes`, then shut the hosts down
 #   scripts/dev.sh status ...  `nodefleet status` on the dev stack: every node's health now
@@ -60,9 +61,9 @@ up)
     wait "$image" || { echo "[dev] the hosts' root filesystem could not be built (lines above)" >&2; exit 1; }
     bash "$ROOT/lab/artifacts.sh" serve
     bash "$ROOT/lab/devchain.sh" start
-    # The sequencer's L1 side, as an operator readies theirs: Aztec's contracts on the dev chain
-    # (once per chain) and its account funded with the key the stack holds (lab/aztec/dev-l1.sh).
-    SEQUENCER_KEY="$(pulumi config get devSequencerKey --stack dev)" bash "$ROOT/lab/aztec/dev-l1.sh" up http://127.0.0.1:8545 80087 >/dev/null
+    # The sequencer's account funded for its registration with the key the stack holds, as an
+    # operator readies theirs (Aztec's contracts are on the dev chain: lab/aztec/dev-l1.sh).
+    SEQUENCER_KEY="$(pulumi config get devSequencerKey --stack dev)" bash "$ROOT/lab/aztec/dev-l1.sh" fund http://127.0.0.1:8545
     bash "$ROOT/lab/vm.sh" up 2
     pulumi up --stack dev --yes --skip-preview --non-interactive "$@"
     ;;
