@@ -74,7 +74,10 @@ function moreStorageNodes(yaml: string): string {
 export function rolloutScenario(steps: Steps): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     steps.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates; an aztec release that exits at start is rolled back at the sequencer's gate", {
-        timeout: 30 * 60_000,
+        // About 30 minutes on the container hosts: each real Aztec release (1.1 GB unpacked) takes its
+        // install step about 3 minutes on dev-1, and the bad one takes a minute and a half to show its
+        // crash loop (the node loads for 25 s before it fails).
+        timeout: 45 * 60_000,
         unless: () => (lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
     }, async () => {
         // The config of the last up, as text: this scenario's own ups replace the last edit.
