@@ -35,10 +35,15 @@ print("0x%064x" % (int.from_bytes(common.keccak256(b"nodefleet dev L1: Aztec dep
 funds="${keys%%$'\n'*}" deployer="${keys##*$'\n'}"
 l1() { node "$ROOT/lab/aztec/l1.mjs" "$install" "$@"; }
 rpc() { curl -fsS -m 5 -X POST -H 'Content-Type: application/json' --data "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}" "$url"; }
+rollup_deployed() {
+    local code
+    code="$(rpc eth_getCode "[\"$ROLLUP\",\"latest\"]")" || die "the dev chain at $url does not answer"
+    [[ "$code" != *'"result":"0x"'* ]]
+}
 
 if [ "$cmd" = fund ]; then
     [[ "${SEQUENCER_KEY:-}" =~ ^0x[0-9a-fA-F]{64}$ ]] || die "SEQUENCER_KEY is not a private key (0x and 64 hex digits)"
-    [[ "$(rpc eth_getCode "[\"$ROLLUP\",\"latest\"]")" != *'"result":"0x"'* ]] || die "no rollup at $ROLLUP on the dev chain: lab/devchain.sh start deploys it"
+    rollup_deployed || die "no rollup at $ROLLUP on the dev chain: lab/devchain.sh start deploys it"
     if ! SENDER_KEY="$SEQUENCER_KEY" l1 funded "$url" "$ROLLUP"; then
         say "funding the dev sequencer's account: ETH, the staking asset, the rollup approved"
         DEPLOYER_KEY="$deployer" SENDER_KEY="$SEQUENCER_KEY" l1 fund "$url" "$ROLLUP"
@@ -46,8 +51,7 @@ if [ "$cmd" = fund ]; then
     exit 0
 fi
 
-code="$(rpc eth_getCode "[\"$ROLLUP\",\"latest\"]")"
-if [[ "$code" == *'"result":"0x"'* ]]; then
+if ! rollup_deployed; then
     nonce="$(rpc eth_getTransactionCount "[\"$(SENDER_KEY="$deployer" l1 address "$url" -)\",\"latest\"]")"
     [[ "$nonce" == *'"result":"0x0"'* ]] || die "the deployer has sent transactions but the rollup is not at $ROLLUP: a deployment was cut short; start the dev chain afresh (lab/devchain.sh stop, then remove its state directory)"
     say "deploying Aztec's L1 contracts onto the dev chain (about 30 s)"

@@ -31,6 +31,14 @@ const chain = { id: await publicClient.getChainId(), name: "dev", nativeCurrency
 const wallet = (key) => viem.createWalletClient({ account: privateKeyToAccount(key), chain, transport });
 const read = (functionName, args = []) => publicClient.readContract({ address: rollup, abi: RollupAbi, functionName, args });
 
+/** Where an attester waits in the rollup's entry queue (its last place), or null. */
+async function queuePosition(who) {
+    const length = Number(await read("getEntryQueueLength"));
+    let at = null;
+    for (let i = 0; i < length; i++) if ((await read("getEntryQueueAt", [BigInt(i)])).attester.toLowerCase() === who.toLowerCase()) at = i;
+    return at;
+}
+
 async function send(client, request, what) {
     const hash = await client.writeContract(request);
     const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
@@ -77,20 +85,14 @@ if (command === "fund") {
     const threshold = await read("getActivationThreshold");
     const erc20 = (functionName, args) => publicClient.readContract({ address: asset, abi: TestERC20Abi, functionName, args });
     // Registered (or queued) already: its deposit was paid.
-    const length = Number(await read("getEntryQueueLength"));
-    let queued = false;
-    for (let i = 0; i < length && !queued; i++) queued = (await read("getEntryQueueAt", [BigInt(i)])).attester.toLowerCase() === to.toLowerCase();
-    const registered = queued || Number(await read("getStatus", [to])) !== 0;
+    const registered = (await queuePosition(to)) !== null || Number(await read("getStatus", [to])) !== 0;
     const ok = (await publicClient.getBalance({ address: to })) >= viem.parseEther("1") && (registered || ((await erc20("balanceOf", [to])) >= threshold && (await erc20("allowance", [to, rollup])) >= threshold));
     process.exit(ok ? 0 : 1);
 } else if (command === "address") {
     process.stdout.write(privateKeyToAccount(process.env.SENDER_KEY).address + "\n");
 } else if (command === "status") {
     const status = Number(await read("getStatus", [attester]));
-    const length = Number(await read("getEntryQueueLength"));
-    let queued = null;
-    for (let i = 0; i < length; i++) if ((await read("getEntryQueueAt", [BigInt(i)])).attester.toLowerCase() === attester.toLowerCase()) queued = i;
-    process.stdout.write(JSON.stringify({ status, queued }) + "\n");
+    process.stdout.write(JSON.stringify({ status, queued: await queuePosition(attester) }) + "\n");
 } else {
     say("usage: l1.mjs INSTALL_DIR fund|flush|status|address|topup|funded RPC_URL ROLLUP|ETH [ATTESTER]");
     process.exit(64);
