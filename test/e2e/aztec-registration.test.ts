@@ -7,10 +7,11 @@
 // nothing, and after the queue is flushed the third finds the validator VALIDATING. Meanwhile no
 // command line on the machine holds the sender key or the BLS key.
 //
-// Where this runs: on this machine, not on a dev VM. The VMs are Debian 12, whose node (18) is older
-// than the CLI needs (20.10) and whose glibc (2.36) its native modules refuse, and the CLI is 1 GB;
-// the contract tests (cli tier) prove the unit's side with the same CLI. The real node itself runs in
-// test/e2e/aztec-node.test.ts.
+// Where this runs: on this machine, with the release's CLI (lab/aztec.sh) behind the release link
+// as a host has it, against a rollup of its own: each run starts from a validator the rollup has
+// never seen, whatever the dev stack's sequencer did with its own. The dev stack runs the same steps
+// on its host under systemd against the dev rollup (test/scenarios/hosts.ts, sequencer.ts), and the
+// real node itself there.
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawn } from "node:child_process";

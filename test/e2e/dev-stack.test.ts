@@ -11,6 +11,7 @@ import { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
 import { hostsScenario } from "../scenarios/hosts";
 import { storageAndSequencerScenario } from "../scenarios/storage-and-sequencer";
+import { sequencerScenario } from "../scenarios/sequencer";
 import { validatorScenario, type ValidatorChain } from "../scenarios/validator";
 import { switchScenario } from "../scenarios/switch";
 import { monitoringScenario } from "../scenarios/monitoring";
@@ -68,6 +69,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     // The scenarios, in this order: each starts from the fleet as the one before it leaves it.
     hostsScenario(steps);
     storageAndSequencerScenario(steps);
+    sequencerScenario(steps);
     rolloutScenario(steps);
     validatorScenario(steps, chain);
     switchScenario(steps, chain);

@@ -2,6 +2,7 @@
 // the cache), and what a rendered sequencer unit hands it: argv and environment, read back the
 // way systemd and docker read them.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -21,6 +22,31 @@ export const devKey = (): string => sh("python3", ["-c", "from nodefleet_sim imp
 
 /** lab/aztec.sh with extra variables (keys go there, never into an argv); its stdout. */
 export const aztecLab = (args: string[], env: Record<string, string> = {}): string => sh("bash", [path.join(ROOT, "lab/aztec.sh"), ...args], { env, timeoutMs: 600_000 }).stdout;
+
+/**
+ * The newest blob transaction on an L1 and the blobs its beacon node API serves for that block
+ * (versioned hashes from their KZG commitments), found as the node's blob client finds them: the
+ * slot of the block's parent beacon root, + 1. The newest, because beacond v1.1.0 maps a block root
+ * to its slot from an in-memory cache of the blocks it saw since it started (storage/block/store.go,
+ * an LRU): an older root may be "slot not found at block root", though its sidecars are on disk.
+ */
+export async function checkpointBlobs(l1: string, beacon: string): Promise<{ block: number; slot: number; versionedHashes: string[]; served: string[] }> {
+    const rpc = async (method: string, params: unknown[]) =>
+        ((await (await fetch(l1, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as any).result;
+    const head = Number(await rpc("eth_blockNumber", []));
+    for (let n = head; n >= 1; n--) {
+        const block = await rpc("eth_getBlockByNumber", [`0x${n.toString(16)}`, true]);
+        const versionedHashes: string[] = block.transactions.flatMap((tx: any) => tx.blobVersionedHashes ?? []);
+        if (versionedHashes.length === 0) continue;
+        const header = (await (await fetch(`${beacon}/eth/v1/beacon/headers/${block.parentBeaconBlockRoot}`)).json()) as any;
+        assert.ok(header.data, `block ${n}'s parent beacon root ${block.parentBeaconBlockRoot}: ${JSON.stringify(header)}`);
+        const slot = Number(header.data.header.message.slot) + 1;
+        const sidecars = (await (await fetch(`${beacon}/eth/v1/beacon/blob_sidecars/${slot}`)).json()) as any;
+        const served = sidecars.data.map((s: any) => `0x01${createHash("sha256").update(Buffer.from(s.kzg_commitment.slice(2), "hex")).digest("hex").slice(2)}`);
+        return { block: n, slot, versionedHashes, served };
+    }
+    return { block: 0, slot: 0, versionedHashes: [], served: [] };
+}
 
 /**
  * Makes this machine a host of `node` as the configure step would: the given host files in HOST_LIB.
