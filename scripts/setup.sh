@@ -45,6 +45,9 @@ command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v python3 >/dev/null || missing+=(python3)
 command -v ssh >/dev/null || missing+=(openssh-client) # nodefleet status reaches the hosts with it
 command -v patchelf >/dev/null || missing+=(patchelf) # lab/aztec.sh: the real Aztec CLI's node runtime
+# The simulators' keccak in C, as on the hosts (Debian's package names its module Cryptodome; a unit
+# test checks that the simulators take it where it is installed).
+dpkg-query -W -f='${Status}' python3-pycryptodome 2>/dev/null | grep -q 'install ok installed' || missing+=(python3-pycryptodome)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
         say "missing ${missing[*]}: run as root or apt-get install ${missing[*]}"

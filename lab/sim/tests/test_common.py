@@ -33,17 +33,18 @@ class Keccak(unittest.TestCase):
             self.assertEqual(impl(b"abc").hex(), "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45")
 
     def test_the_c_keccak_is_used_where_debian_python3_pycryptodome_is_installed(self):
-        # Debian's package (in the dev VM image) names its module Cryptodome: the simulators once
-        # looked for pip's Crypto only and hashed in pure Python on the VMs. Checked with Debian's
-        # own interpreter, as on the VMs (this machine's python3 may be another one).
+        # Debian's package (in the hosts' image; scripts/setup.sh installs it on the runner) names its
+        # module Cryptodome: the simulators once looked for pip's Crypto only and hashed in pure
+        # Python on the hosts. Checked with Debian's own interpreter, as on the hosts (this
+        # machine's python3 may be another one).
         import os
         import subprocess
         installed = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "python3-pycryptodome"], capture_output=True, text=True).stdout
         if "install ok installed" not in installed or not os.path.exists("/usr/bin/python3"):
-            self.skipTest("Debian's python3-pycryptodome is not installed on this machine")
+            self.fail("Debian's python3-pycryptodome is not installed on this machine (scripts/setup.sh installs it)")
         sim = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        r = subprocess.run(["/usr/bin/python3", "-c", f"import sys; sys.path.insert(0, {sim!r}); from nodefleet_sim import common; "
-                            "print(common._fast_keccak.__name__, common.keccak256(b'abc').hex())"], capture_output=True, text=True)
+        r = subprocess.run(["/usr/bin/python3", "-c", f"import sys; sys.path.insert(0, {sim!r}); from nodefleet_sim import common, keccak; "
+                            "print(keccak._fast_keccak.__name__, common.keccak256(b'abc').hex())"], capture_output=True, text=True)
         self.assertEqual(r.stdout.split(), ["Cryptodome.Hash.keccak", "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45"], r.stderr)
 
     def test_multi_block_input_matches(self):
