@@ -30,8 +30,18 @@ export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_A
 bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
 # A shard reads the other shards' outputs through stack references: each must exist (a stack never
 # brought up has no outputs: nothing runs there), so the ones not made yet are made here, empty.
-# (another shard's job on this checkout may be making the same stack at the same moment)
-ensure_stack() { pulumi stack select "$1" --create --non-interactive >/dev/null 2>&1 || pulumi stack select "$1" --non-interactive >/dev/null; }
+# Another shard's job on this checkout may be making the same stack at the same moment: its create
+# then fails here, and for a moment the stack is not yet found either (seen on an S3 backend): tried
+# again for a few seconds before the select's own error stops the job.
+ensure_stack() {
+    local _
+    for _ in 1 2 3 4 5; do
+        pulumi stack select "$1" --create --non-interactive >/dev/null 2>&1 && return 0
+        pulumi stack select "$1" --non-interactive >/dev/null 2>&1 && return 0
+        sleep 1
+    done
+    pulumi stack select "$1" --non-interactive >/dev/null
+}
 shards="$(node scripts/lib/fleet-field.mjs "$stack" shards)"
 secrets_dir="$(node scripts/lib/fleet-field.mjs "$stack" secretsDir)"
 for shard in $shards; do
