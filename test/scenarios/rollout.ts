@@ -28,6 +28,7 @@ import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
@@ -45,15 +46,26 @@ const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "de
 /**
  * A release of the lab's (by default zgs_node's) repacked: `change` edits its unpacked tree, whose
  * top directory is `top` (the 0g-chain archive's is `Aristotle-v1.0.6`). Returns the archive's sha256.
+ * Kept in the lab's cache by what it is made from (the shipped archive's digest and `change`'s
+ * source): unpacking and packing the Aztec release (about a gigabyte) takes a minute or two.
  */
 function repack(out: string, change: (top: string) => void, shipped = SHIPPED, top = shipped): string {
-    const work = fs.mkdtempSync(path.join(path.dirname(out), "work-"));
-    sh("tar", ["-xzf", path.join(ROOT, ".state/artifacts/current", `${shipped}.tar.gz`), "-C", work]);
-    assert.deepEqual(fs.readdirSync(work), [top], `${shipped}.tar.gz holds ${top}/ alone`);
-    change(path.join(work, top));
-    // gzip -1: the aztec release unpacks to about a gigabyte; the default level takes a minute more.
-    sh("tar", ["-I", "gzip -1", "-cf", out, "-C", work, top], { timeoutMs: 600_000 });
-    fs.rmSync(work, { recursive: true, force: true });
+    const archive = path.join(ROOT, ".state/artifacts/current", `${shipped}.tar.gz`);
+    const from = crypto.createHash("sha256").update(fs.readFileSync(archive)).digest("hex");
+    const key = crypto.createHash("sha256").update(`${from}\n${top}\n${change.toString()}`).digest("hex").slice(0, 16);
+    const cached = path.join(process.env.NODEFLEET_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "nodefleet"), "rollout-releases", `${shipped}-${key}.tar.gz`);
+    if (!fs.existsSync(cached)) {
+        const work = fs.mkdtempSync(path.join(path.dirname(out), "work-"));
+        sh("tar", ["-xzf", archive, "-C", work]);
+        assert.deepEqual(fs.readdirSync(work), [top], `${shipped}.tar.gz holds ${top}/ alone`);
+        change(path.join(work, top));
+        // gzip -1: the aztec release unpacks to about a gigabyte; the default level takes a minute more.
+        fs.mkdirSync(path.dirname(cached), { recursive: true });
+        sh("tar", ["-I", "gzip -1", "-cf", `${cached}.tmp`, "-C", work, top], { timeoutMs: 600_000 });
+        fs.renameSync(`${cached}.tmp`, cached); // whole or not at all
+        fs.rmSync(work, { recursive: true, force: true });
+    }
+    fs.copyFileSync(cached, out);
     return crypto.createHash("sha256").update(fs.readFileSync(out)).digest("hex");
 }
 
