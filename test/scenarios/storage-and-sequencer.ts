@@ -89,7 +89,14 @@ export function storageAndSequencerScenario(steps: Steps): void {
             assert.match(storage.diagnoses[0].detail, /http:\/\/10\.0\.2\.2:8547 does not answer eth_blockNumber/);
             assert.match(storage.diagnoses[0].remedy, /check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart/);
             const seq = row(faulty.report, "sequencer-1");
-            assert.deepEqual([seq.healthy, seq.service, seq.diagnoses.map((d: any) => d.fault)], [false, "inactive", ["service-down", "sequencer-rpc-down"]]);
+            // How the stop ended: the real node exits 143 on SIGTERM, a clean stop (SuccessExitStatus=143:
+            // "inactive"); stopped while it publishes a checkpoint to L1, 4.1.2 once hung after its
+            // world state stopped and systemd killed it after TimeoutStopSec ("failed", Result=timeout;
+            // cold run of 2026-12-02). Either way the node is down and diagnosed so.
+            const result = onVm("dev-1", "systemctl show -p Result --value aztec-sequencer-1.service").output.trim();
+            assert.ok(["success", "timeout"].includes(result), `the sequencer's stop ended with Result=${result}`);
+            if (result === "timeout") process.stderr.write("# the real Aztec node did not exit on SIGTERM: systemd killed it after TimeoutStopSec\n");
+            assert.deepEqual([seq.healthy, seq.service, seq.diagnoses.map((d: any) => d.fault)], [false, result === "success" ? "inactive" : "failed", ["service-down", "sequencer-rpc-down"]]);
             assert.match(seq.diagnoses[0].remedy, /systemctl start aztec-sequencer-1\.service/);
             assert.equal(row(faulty.report, "validator-1").healthy, true);
         } finally {
