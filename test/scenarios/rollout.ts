@@ -50,8 +50,11 @@ const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "de
  * source): unpacking and packing the Aztec release (about a gigabyte) takes a minute or two.
  */
 function repack(out: string, change: (top: string) => void, shipped = SHIPPED, top = shipped): string {
-    const archive = path.join(ROOT, ".state/artifacts/current", `${shipped}.tar.gz`);
-    const from = crypto.createHash("sha256").update(fs.readFileSync(archive)).digest("hex");
+    const served = path.join(ROOT, ".state/artifacts/current");
+    const archive = path.join(served, `${shipped}.tar.gz`);
+    // The shipped archive's digest as the artifact server lists it (the dev config's sha256File).
+    const from = new RegExp(`^([0-9a-f]{64})  ${shipped.replace(/\./g, "\\.")}\\.tar\\.gz$`, "m").exec(fs.readFileSync(path.join(served, "SHA256SUMS"), "utf8"))?.[1];
+    assert.ok(from, `${shipped}.tar.gz in the artifact server's SHA256SUMS`);
     const key = crypto.createHash("sha256").update(`${from}\n${top}\n${change.toString()}`).digest("hex").slice(0, 16);
     const cached = path.join(process.env.NODEFLEET_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "nodefleet"), "rollout-releases", `${shipped}-${key}.tar.gz`);
     if (!fs.existsSync(cached)) {

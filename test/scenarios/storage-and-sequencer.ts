@@ -92,7 +92,7 @@ export function storageAndSequencerScenario(steps: Steps): void {
             // How the stop ended: the real node exits 143 on SIGTERM, a clean stop (SuccessExitStatus=143:
             // "inactive"); stopped while it publishes a checkpoint to L1, 4.1.2 once hung after its
             // world state stopped and systemd killed it after TimeoutStopSec ("failed", Result=timeout;
-            // cold run of 2026-12-02). Either way the node is down and diagnosed so.
+            // docs/roles.md, "Its stop"). Either way the node is down and diagnosed so.
             const result = onVm("dev-1", "systemctl show -p Result --value aztec-sequencer-1.service").output.trim();
             assert.ok(["success", "timeout"].includes(result), `the sequencer's stop ended with Result=${result}`);
             if (result === "timeout") process.stderr.write("# the real Aztec node did not exit on SIGTERM: systemd killed it after TimeoutStopSec\n");
