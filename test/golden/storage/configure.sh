@@ -161,6 +161,9 @@ ExecStart=/opt/nodefleet/releases/zgs-5a5a5a5a5a5a5a5a5a5a5a5a/zgs_node --config
 Restart=on-failure
 RestartSec=5
 LimitNOFILE=65535
+# Below the host's other nodes and tools: once synced, upstream's pad task keeps a core busy without
+# pause (docs/roles.md, "One core and the disk stay busy"); with that core to spare it changes nothing.
+Nice=10
 
 [Install]
 WantedBy=multi-user.target
