@@ -30,6 +30,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
 import { lastUpConfig, onVm, statusJson, timed, upWith } from "../support/lab";
@@ -52,8 +53,8 @@ const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "de
 function repack(out: string, change: (top: string) => void, shipped = SHIPPED, top = shipped): string {
     const served = path.join(ROOT, ".state/artifacts/current");
     const archive = path.join(served, `${shipped}.tar.gz`);
-    // The shipped archive's digest as the artifact server lists it (the dev config's sha256File).
-    const from = new RegExp(`^([0-9a-f]{64})  ${shipped.replace(/\./g, "\\.")}\\.tar\\.gz$`, "m").exec(fs.readFileSync(path.join(served, "SHA256SUMS"), "utf8"))?.[1];
+    // The shipped archive's digest as the artifact server lists it, read as the dev config's sha256File is.
+    const from = sha256FromSums(fs.readFileSync(path.join(served, "SHA256SUMS"), "utf8"), `${shipped}.tar.gz`);
     assert.ok(from, `${shipped}.tar.gz in the artifact server's SHA256SUMS`);
     const key = crypto.createHash("sha256").update(`${from}\n${top}\n${change.toString()}`).digest("hex").slice(0, 16);
     const cached = path.join(process.env.NODEFLEET_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "nodefleet"), "rollout-releases", `${shipped}-${key}.tar.gz`);
