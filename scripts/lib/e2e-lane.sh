@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The e2e tier's node tests on the lab's hosts (the Aztec registration on the runner, then the dev-stack
+# scenarios): the test command's long pole, started by scripts/test.sh once what they need is built
+# and run beside the rest of the run. Its lines carry "[e2e] " on the run's stdout and stderr and
+# are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
+# the dev chain are powered off whichever way it ends: scripts/test.sh sends it SIGTERM when another
+# tier fails, and it stops the node runner (a process group of its own) before powering them off.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+NF_ROOT="$ROOT"
+# shellcheck source=scripts/lib/fail.sh
+source "$ROOT/scripts/lib/fail.sh"
+cd "$ROOT"
+log="$ROOT/.state/e2e-tier.log"
+mkdir -p "$ROOT/.state"
+: >"$log"
+exec > >(tee -a "$log" | sed -u 's/^/[e2e] /') 2> >(tee -a "$log" | sed -u 's/^/[e2e] /' >&2)
+
+bash lab/toolchain.sh
+# The dev stack's hosts and dev chain (scripts/dev.sh up) hold the addresses and ports the tier
+# needs: they are powered off cleanly, their disks, chain and state kept as they are
+# (scripts/dev.sh up boots them again). The tier's own state starts afresh each run and is left powered off.
+bash lab/vm.sh down
+bash lab/devchain.sh stop
+export NODEFLEET_STATE="$ROOT/.state/e2e"
+down() { bash lab/vm.sh down || true; bash lab/devchain.sh stop || true; bash lab/artifacts.sh stop || true; }
+on_exit() { local rc=$?; down; nf_exit_report "$rc"; }
+trap on_exit EXIT
+bash lab/vm.sh down
+bash lab/devchain.sh stop
+rm -rf "$NODEFLEET_STATE"
+# In the background and waited for, so that SIGTERM is handled at once (bash runs a trap only
+# between commands), and in a session of its own, so that the runner and its test files stop together.
+setsid node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/ &
+runner=$!
+trap 'kill -TERM -- "-$runner" 2>/dev/null || true; wait "$runner" || true; exit 143' TERM
+wait "$runner"
