@@ -1,4 +1,4 @@
-// Health-gated rollouts on the dev VMs, a scenario of the dev stack's, on the fleet as
+// Health-gated rollouts on the dev hosts, a scenario of the dev stack's, on the fleet as
 // the storage and sequencer scenario leaves it. Two more storage nodes join storage-1 (storage-2 on
 // dev-2, storage-3 on dev-1 on ports of its own, each with a miner key of its own) and a `rollout`
 // section turns the gates on, storage one node per batch with `onFailure: rollback` (the gates'
@@ -13,17 +13,18 @@
 // - the same release with `onFailure: rollback`: the gate rolls storage-1 back onto the good
 //   release and checks it healthy, the up still fails, storage-2 and -3 are untouched; an up with
 //   nothing changed stops at that gate at once, restarting nothing; the good release set back, the
-//   next up finishes without a restart;
+//   next up finishes without a restart, and takes storage-2 and -3 out (each idle zgs_node holds a
+//   core: docs/roles.md);
 // - a new 0g-chain and a new aztec release restart validator-1 (geth, then beacond) and sequencer-1
-//   behind their gates, the storage nodes untouched;
+//   behind their gates, storage-1 untouched;
 // - an aztec release whose node exits at start is rolled back at sequencer-1's gate (sequencers
-//   with `onFailure: rollback`), validator-1 and the storage nodes untouched; set back, the next up
-//   finishes without a restart.
+//   with `onFailure: rollback`), validator-1 and storage-1 untouched; set back, the next up
+//   finishes without a restart; a 0g-chain release whose beacond exits at start is rolled back at
+//   validator-1's gate, which signs its network's blocks again.
 // A release that runs but never serves (a script that sleeps) was rolled back with these three
-// nodes on the dev VMs (2026-11-28); it is not repeated here, for time: each `pulumi up` of this
-// scenario takes minutes on the emulated VMs.
-// Then the section and the two nodes are taken out again, so that the scenarios after this one see
-// the fleet as before.
+// nodes on the dev hosts when they were VMs (2026-11-28); it is not repeated here, for time: each
+// `pulumi up` of this scenario takes one to two minutes.
+// Then the section is taken out again, so that the scenarios after this one see the fleet as before.
 import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
@@ -103,9 +104,10 @@ export function rolloutScenario(steps: Steps): void {
         const port = await freePort();
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
-            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }> }) => () => {
+            // `one`: storage-1 alone again (storage-2 and -3 taken out: what follows gates no storage batch).
+            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }>; one?: boolean }) => () => {
                 const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n        sequencer: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n        validator: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
-                let out = moreStorageNodes(snapshot).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
+                let out = (o.one ? snapshot : moreStorageNodes(snapshot)).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
                 if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
                     out = out.replace(RELEASE_LINE, `        url: http://10.0.2.2:${port}/${o.release.file}\n        sha256: "${o.release.sha256}"\n`);
@@ -226,12 +228,18 @@ export function rolloutScenario(steps: Steps): void {
             assert.match(again.output, /gate storage-1: rolled back \(.*\) and not changed since/);
             assert.equal(startedAt("storage-1"), before, "not restarted");
 
-            // The good release set back: the configure step clears the mark, nothing restarts, the gate passes.
-            const fixed = up("the good release set back after the rollback", config({ onFailure: "rollback", release: goodRelease }));
+            // The good release set back: the configure step clears the mark, nothing restarts, the gate
+            // passes. The same up takes storage-2 and -3 out, with their gates' files: the chain and
+            // Aztec releases below gate no storage node, and on two cores each idle zgs_node's pad
+            // task holds one (docs/roles.md).
+            const fixed = up("the good release set back after the rollback, storage-2 and -3 taken out", config({ onFailure: "rollback", release: goodRelease, one: true }));
             assert.equal(fixed.status, 0, fixed.why());
             assert.match(fixed.output, /gate storage-1: healthy after \d+ s/);
             assert.equal(startedAt("storage-1"), before, "storage-1 already ran it: not restarted");
             assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/storage-1.rolled-back", true).status, 1, "the mark is gone");
+            for (const node of ["storage-2", "storage-3"]) {
+                assert.equal(onVm(STORAGE[node], `test -e /etc/systemd/system/zgs-${node}.service || ls /var/lib/nodefleet/gate/${node}*`, true).status, 2, `${node} removed with its gate's files`);
+            }
 
             // A new 0g-chain and a new aztec release (the same binaries, other archives): validator-1
             // restarts geth, then beacond (stopped meanwhile), and sequencer-1 its Aztec node, each
@@ -239,9 +247,9 @@ export function rolloutScenario(steps: Steps): void {
             // nodes, unchanged, are not restarted.
             const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
             const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v4.1.2");
-            const storageStarts = Object.keys(STORAGE).map(startedAt);
+            const storageStarts = [startedAt("storage-1")];
             const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
-            const bumped = up("a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            const bumped = up("a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
             assert.equal(bumped.status, 0, bumped.why());
             assert.match(bumped.output, /geth-validator-1\.service changed: 0gchaind-validator-1\.service stopped while it restarts/);
             for (const node of ["validator-1", "sequencer-1"]) assert.match(bumped.output, new RegExp(`gate ${node}: healthy after \\d+ s, and for \\d+ s since`), node);
@@ -253,7 +261,7 @@ export function rolloutScenario(steps: Steps): void {
             assert.match(seq, new RegExp(`/opt/nodefleet/releases/aztec-${aztec.slice(0, 24)}/bin/aztec`), "the Aztec node starts the new release");
             const since = (shown: string) => Number(shown.trim().split("\n").pop());
             assert.ok(since(geth) <= since(beacond), `geth started again before beacond (${since(geth)}, ${since(beacond)})`);
-            assert.deepEqual(Object.keys(STORAGE).map(startedAt), storageStarts, "the storage nodes did not change: not restarted");
+            assert.deepEqual([startedAt("storage-1")], storageStarts, "storage-1 did not change: not restarted");
             assert.equal(statusJson().code, 0, "all healthy on the new releases");
 
             // An aztec release whose node exits at start, sequencers with `onFailure: rollback`:
@@ -270,7 +278,7 @@ export function rolloutScenario(steps: Steps): void {
             const seqStarted = () => since(unitOn("dev-1", "aztec-sequencer-1.service"));
             const gethStarted = since(unitOn("dev-2", "geth-validator-1.service"));
             const seqT0 = Number(onVm("dev-1", "date +%s").output.trim());
-            const seqRolled = up("an aztec release that exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": { file: "aztec-bad.tar.gz", sha256: badAztec } } }));
+            const seqRolled = up("an aztec release that exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": { file: "aztec-bad.tar.gz", sha256: badAztec } } }));
             assert.notEqual(seqRolled.status, 0, seqRolled.why());
             // The real node takes seconds to load before it fails: the configure step (3 s after the
             // restart) may still see it running; the health step and the gate judge it either way.
@@ -284,12 +292,12 @@ export function rolloutScenario(steps: Steps): void {
             assert.match(unitOn("dev-1", "aztec-sequencer-1.service"), new RegExp(`/opt/nodefleet/releases/aztec-${aztec.slice(0, 24)}/bin/aztec`), "back on the release it ran");
             assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/sequencer-1.rolled-back", true).status, 0, "marked rolled back");
             assert.equal(since(unitOn("dev-2", "geth-validator-1.service")), gethStarted, "validator-1 not restarted");
-            assert.deepEqual(Object.keys(STORAGE).map(startedAt), storageStarts, "the storage nodes not restarted");
+            assert.deepEqual([startedAt("storage-1")], storageStarts, "storage-1 not restarted");
 
             // The release it ran set back: its configure step clears the mark and restarts nothing
             // (the unit and versions are the ones put back), its gate passes.
             const seqBefore = seqStarted();
-            const seqFixed = up("the aztec release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            const seqFixed = up("the aztec release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
             assert.equal(seqFixed.status, 0, seqFixed.why());
             assert.match(seqFixed.output, /sequencer sequencer-1: aztec-sequencer-1\.service unchanged and running/);
             assert.match(seqFixed.output, /gate sequencer-1: healthy after \d+ s/);
@@ -308,7 +316,7 @@ export function rolloutScenario(steps: Steps): void {
             const aztecRelease = { file: "aztec.tar.gz", sha256: aztec };
             const heightBefore = signedHeight();
             const seqStartedBefore = seqStarted();
-            const valRolled = up("a 0g-chain release whose beacond exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": { file: "chain-bad.tar.gz", sha256: badChain }, "aztec-v4.1.2": aztecRelease } }));
+            const valRolled = up("a 0g-chain release whose beacond exits at start, rollback", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": { file: "chain-bad.tar.gz", sha256: badChain }, "aztec-v4.1.2": aztecRelease } }));
             const rolledAt = Date.now();
             assert.notEqual(valRolled.status, 0, valRolled.why());
             assert.match(valRolled.output, /gate validator-1: not healthy after \d+ s \(\d+ checks\) \(a crash loop: not waiting out the deadline\); the rollout stops here/, valRolled.why());
@@ -348,20 +356,17 @@ export function rolloutScenario(steps: Steps): void {
             console.log(`# validator-1's signature in the network's commit of height ${signedAt}`);
             // The release it ran set back: the mark cleared, nothing restarted, the gate passes.
             const gethBefore = since(unitOn("dev-2", "geth-validator-1.service"));
-            const valFixed = up("the 0g-chain release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": aztecRelease } }));
+            const valFixed = up("the 0g-chain release set back after the rollback", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": chainRelease, "aztec-v4.1.2": aztecRelease } }));
             assert.equal(valFixed.status, 0, valFixed.why());
             assert.match(valFixed.output, /gate validator-1: healthy after \d+ s/);
             assert.equal(since(unitOn("dev-2", "geth-validator-1.service")), gethBefore, "validator-1 already ran it: not restarted");
             assert.equal(onVm("dev-2", "test -e /var/lib/nodefleet/gate/validator-1.rolled-back", true).status, 1, "the mark is gone");
 
-            // Off again, on the releases the fleet had, without storage-2 and -3: the scenarios after this one see it as before.
-            const off = up("rollout off, the shipped release, two nodes fewer", () => snapshot);
+            // Off again, on the releases the fleet had: the scenarios after this one see it as before.
+            const off = up("rollout off, the shipped releases", () => snapshot);
             assert.equal(off.status, 0, off.why());
             assert.match(execStart("storage-1"), /\/opt\/nodefleet\/releases\/zgs-[0-9a-f]{24}\/zgs_node/);
             assert.doesNotMatch(execStart("storage-1"), new RegExp(good.slice(0, 24)));
-            for (const node of ["storage-2", "storage-3"]) {
-                assert.equal(onVm(STORAGE[node], `test -e /etc/systemd/system/zgs-${node}.service || ls /var/lib/nodefleet/gate/${node}*`, true).status, 2, `${node} removed with its gate's files`);
-            }
             assert.equal(statusJson().code, 0, "all healthy again");
         } finally {
             server.kill();
