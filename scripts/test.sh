@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, then runs every tier, fastest first.
+# The test command: installs what is missing, then runs every tier: the e2e tier's tests on the lab's
+# hosts in the background (the long pole), the others beside them (docs/development.md, Test tiers).
 #   unit  node simulators; pure logic, golden files checked by their real tools, strict Pulumi
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
