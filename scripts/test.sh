@@ -96,12 +96,13 @@ if has_tier e2e; then prebuild lab bash lab/vm.sh image; fi
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
 
-# The e2e tier's node tests on the lab's hosts are the run's long pole (the dev-stack scenarios, about
-# 45 minutes): they run in the background (scripts/lib/e2e-lane.sh, their lines marked "[e2e] ") as
-# soon as what they need is built, and every other suite runs beside them at a lower priority, so
-# that the hosts and their pulumi keep the CPU their waits are measured against. On a warm machine
-# they start now; on a cold one after the unit tier, which runs beside the builds (45 s at most
-# spent finding out which).
+# The e2e tier's node tests on the lab's hosts are the run's long pole (the Aztec registration and
+# the dev-stack scenarios, about 45 minutes): they run in the background (scripts/lib/e2e-lane.sh,
+# their lines marked "[e2e] ") once the cli tier and the e2e tier's Python suites are done, and the
+# unit tier runs beside them at a lower priority (nice 10), so that the hosts and their pulumi keep
+# the CPU their waits are measured against. The cli tier and the Python suites do not run beside
+# them: on two cores both sides then run CPU-bound (measured, docs/development.md). On a cold
+# machine the unit tier runs first instead, beside the builds (45 s at most spent finding out which).
 E2E_NEEDS=(toolchain aztec reth zgs beacond geth lab)
 E2E_T0=0
 building() { local n; for n in "$@"; do [ -n "${PREBUILT[$n]:-}" ] && kill -0 "${PREBUILT[$n]}" 2>/dev/null && return 0; done; return 1; }
@@ -114,13 +115,7 @@ start_e2e() {
     E2E_T0=$SECONDS
     renice -n 10 -p $$ >/dev/null # what this shell runs from now on: below the hosts' tier
 }
-# Warm, each build is a check of its cache that ends within seconds of the compile above.
-if has_tier e2e; then
-    for _ in $(seq 45); do building "${E2E_NEEDS[@]}" || break; sleep 1; done
-    building "${E2E_NEEDS[@]}" || start_e2e
-fi
-
-if has_tier unit; then
+unit_tier() {
     echo "== unit tier: node simulators, host scripts and host tools (python unittest)"
     (cd lab/sim && python3 -m unittest discover -s tests -t .)
     (cd hostfiles && python3 -m unittest discover -s tests -t .)
@@ -128,9 +123,13 @@ if has_tier unit; then
     python3 test/bench/bench_trim.py --mb 512 --rounds 5
     echo "== unit tier: pure logic, rendered files, strict Pulumi mocks"
     node --test --test-reporter=spec dist/test/unit/
+}
+UNIT_LATER=0
+if has_tier unit; then
+    # Warm, each build is a check of its cache that ends within seconds of the compile above.
+    if has_tier e2e; then for _ in $(seq 45); do building "${E2E_NEEDS[@]}" || break; sleep 1; done; fi
+    if has_tier e2e && ! building "${E2E_NEEDS[@]}"; then UNIT_LATER=1; else unit_tier; fi
 fi
-# Cold: the unit tier ran beside the builds; the hosts' tier starts once they are done.
-if has_tier e2e && [ -z "$E2E_PID" ]; then start_e2e; fi
 if has_tier cli; then
     echo "== cli tier: pulumi preview with the real engine"
     await toolchain
@@ -147,16 +146,20 @@ if has_tier cli; then
     node --test --test-reporter=spec --test-concurrency=2 dist/test/cli/
 fi
 if has_tier e2e; then
-    # On the runner, beside the hosts' tier (free ports of their own; the chain maker's are not the dev chain's).
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
+    await geth
     NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
     echo "== e2e tier: step 9's import against the real reth, on a chain real geth made (gap, kill -9, forged state root)"
+    await reth
     reth_bin="$(bash lab/reth.sh path)"
     chain_rlp="$(bash lab/devchain.sh chain 3000)" # the e2e tier's chain (test/support/lab.ts CHAIN_BLOCKS), made once
     NODEFLEET_RETH="$reth_bin" NODEFLEET_CHAIN="$chain_rlp" bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_reth'
     echo "== e2e tier: the host tool's consensus pieces against the real beacond driving real geth, then real reth (status, execution client behind and the height rollback, missing signing state, JWT, the switch's core)"
+    await beacond
     NODEFLEET_BEACOND="$(bash lab/beacond.sh path)" NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" NODEFLEET_KZG="$(bash lab/beacond.sh kzg)" NODEFLEET_RETH="$reth_bin" \
         bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_beacond'
+    start_e2e
+    if [ "$UNIT_LATER" = 1 ]; then unit_tier; fi
     echo "== e2e tier: waiting for the dev stack's scenarios on the lab's hosts (started $(( (SECONDS - E2E_T0) / 60 )) min ago; their lines: [e2e])"
     e2e_rc=0
     wait "$E2E_PID" || e2e_rc=$?
