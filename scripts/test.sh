@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, then runs every tier: the e2e tier's tests on the lab's
-# hosts in the background (the long pole), the others beside them (docs/development.md, Test tiers).
+# The test command: installs what is missing, then runs every tier; the e2e tier's tests on the lab's
+# hosts (the long pole) run last, in the background, the unit tier beside them when the machine is
+# warm (docs/development.md, Test tiers).
 #   unit  node simulators; pure logic, golden files checked by their real tools, strict Pulumi
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
