@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The e2e tier's node tests on the lab's hosts (the Aztec registration on the runner, then the dev-stack
-# scenarios): the test command's long pole, started by scripts/test.sh after the cli tier and the
-# Python e2e suites, with the unit tier beside it on a warm machine. Its lines carry "[e2e] " on the run's stdout and stderr and
-# are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
+# The e2e tier's node tests on the lab's hosts (the Aztec registration on the runner, then the
+# dev-stack scenarios): the test command's long pole, started by scripts/test.sh after the cli tier
+# and the Python e2e suites, with the unit tier beside it on a warm machine. Its lines carry "[e2e] "
+# on the run's stdout and stderr and are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
 # the dev chain are powered off whichever way it ends: scripts/test.sh sends it SIGTERM when another
 # tier fails, and it stops the node runner (a process group of its own) before powering them off.
 set -euo pipefail
