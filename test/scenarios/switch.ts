@@ -274,6 +274,9 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         assert.equal(unitState("geth-validator-1"), "active");
         assert.equal(unitState("0gchaind-validator-1"), "active");
         assert.match(onV("ls /data/validator-1/migration").output, /chain-export-from-1\.rlp/);
+        // The live export of this chain takes seconds, less than one of the network's 20 s blocks:
+        // held here, the validator is seen to commit on geth before the run is stopped.
+        await until("0gchaind to commit on geth while the import is held", () => stackHealthOnHost().consensusHeight > before.height, 3 * 60_000);
         first.kill();
         await first.ended;
         assert.match(first.run.output, /export verified \(walked while exported\): blocks 1\.\./);
@@ -284,7 +287,8 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         const rolled = stackOutput("validatorSwitch")["validator-1"];
         assert.deepEqual([rolled.rolledBack, rolled.beforeCutover, rolled.validatorKeptRunning], [true, true, true]);
         assert.equal(clStarted(), before.cl, "0gchaind never stopped: the live export, the held import and the rollback");
-        assert.ok(stackHealthOnHost().consensusHeight > before.height, "0gchaind committed on geth meanwhile");
+        const rolledAt = stackHealthOnHost().consensusHeight;
+        await until("0gchaind to commit on geth after the rollback", () => stackHealthOnHost().consensusHeight > rolledAt, 3 * 60_000);
         assert.equal(onV("test -d /data/validator-1/reth && echo reth-dir; ls /data/validator-1/migration | grep rlp; true").output.trim(), "");
         // 2. Run again (a new attempt after the rollback), sampling 0gchaind's height through it. On a
         // host at native speed the live export and import of this chain take seconds, less than one
