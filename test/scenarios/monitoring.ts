@@ -211,7 +211,8 @@ export function monitoringScenario(steps: Steps): void {
             // active diagnoses once the faults below are made). Not the sequencer's latest block: in one
             // run of 2026-11-27 it had no data at this point though the host's metrics file had the
             // series minutes later (cause not found); the cli tier runs that panel on the real node's answer.
-            const switched = /^\s+switch: /m.test(fs.readFileSync(cfg, "utf8"));
+            // A rollback archives the switch's markers: a switch is on record only after a migrate.
+            const switched = /^\s+switch: migrate$/m.test(fs.readFileSync(cfg, "utf8"));
             const panels = dashboardQueries();
             const DIAGNOSES = "Active diagnoses";
             const LATER = new Set([DIAGNOSES, "Sequencer: latest L2 block", ...(switched ? [] : ["Switch progress"])]);
