@@ -227,6 +227,38 @@ cgroup_dirs() { # vm: the host's group in each hierarchy the lab uses
     fi
     return 0
 }
+# The core a storage host is sized to spare (docs/roles.md: zgs_node's upstream pad task keeps one
+# busy for ever): the hosts here share the runner's two cores with each other and the runner, so
+# each host's zgs_node processes are moved, from outside, into a group of their own with a share
+# below anything else's and a cap (lab/container-limits.json, "spareCore"). cgroup v1 only (this
+# machine): there the host's systemd tracks its services in the systemd hierarchy alone, so moving
+# a process in the cpu hierarchy leaves its unit as it was; elsewhere nothing is moved.
+spare_dir() { [ -d /sys/fs/cgroup/cpu ] && [ -d /sys/fs/cgroup/systemd ] && echo "/sys/fs/cgroup/cpu/$CGROUP-spare/$1"; }
+spare_loop() { # vm: every 2 s, the host's zgs_node processes into its spare group (a restart makes new ones)
+    local vm="$1" g s p comm shares percent
+    s="$(spare_dir "$vm")" || return 0
+    read -r shares percent < <(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["spareCore"]; print(c["shares"], c["defaultPercent"])' "$ROOT/lab/container-limits.json")
+    percent="${NODEFLEET_ZGS_CPU_PERCENT-$percent}"
+    [ -n "$percent" ] || return 0 # empty: the lab moves nothing
+    g="/sys/fs/cgroup/cpu/$CGROUP/$vm"
+    mkdir -p "$s"
+    echo "$shares" > "${s%/*}/cpu.shares"
+    echo 100000 > "$s/cpu.cfs_period_us"
+    echo $((percent * 1000)) > "$s/cpu.cfs_quota_us"
+    while sleep 2 && kill -0 "$$" 2>/dev/null; do # $$: the supervisor; the loop ends with it however it ends
+        [ -f "$g/cgroup.procs" ] || continue
+        while read -r p; do
+            read -r comm < "/proc/$p/comm" 2>/dev/null || continue
+            if [ "$comm" = zgs_node ]; then echo "$p" 2>/dev/null > "$s/cgroup.procs" || true; fi
+        done < "$g/cgroup.procs"
+    done
+}
+clean_spare() { # vm
+    local s
+    s="$(spare_dir "$1")" || return 0
+    rmdir "$s" 2>/dev/null || true
+    rmdir "${s%/*}" 2>/dev/null || true
+}
 # nspawn leaves its payload/supervisor groups behind when it ends; a next boot into them can fail
 # without a word. Deepest first.
 clean_cgroups() { # vm
@@ -320,8 +352,10 @@ container_init() { # nspawn-pid
 
 # The host's life: boots it, and boots it again after a `systemctl reboot` inside (nspawn exits 133).
 cmd_supervise() { # vm img
-    local vm="$1" img="$2" d="$STATE/$1" rc
+    local vm="$1" img="$2" d="$STATE/$1" rc spare
     enter_cgroups "$vm"
+    spare_loop "$vm" &
+    spare=$!
     while :; do
         prepare "$vm" "$img"
         say "$vm: booting"
@@ -340,6 +374,9 @@ cmd_supervise() { # vm img
         say "$vm: stopped (nspawn exit status $rc)"
         break
     done
+    kill "$spare" 2>/dev/null || true
+    wait "$spare" 2>/dev/null || true
+    clean_spare "$vm"
     ip link del "$(veth_of "$vm")" 2>/dev/null || true
     umount "$d/data" 2>/dev/null || true
 }
@@ -400,6 +437,7 @@ stop_vm() {
     ip link del "$(veth_of "$vm")" 2>/dev/null || true
     umount "$STATE/$vm/data" 2>/dev/null || true
     clean_cgroups "$vm"
+    clean_spare "$vm"
 }
 
 cmd_down() {

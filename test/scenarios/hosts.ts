@@ -70,6 +70,14 @@ export function hostsScenario(steps: Steps): void {
         assert.equal(health.logFileExists, true, seen);
         const log = onVm("dev-1", `grep -c 'log sync to block number' ${health.logFile}`);
         assert.ok(Number(log.output.trim()) > 0, log.output);
+        // lab/container-limits.json, "spareCore": the lab moves the node's processes, from outside,
+        // into a cpu group of their own below the host's (the pad task's spare core); its unit,
+        // tracked by the host's systemd in the systemd hierarchy, stays where systemd put it.
+        const spare = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/container-limits.json"), "utf8")).spareCore as { cgroup: string };
+        assert.equal(spare.cgroup, "cpu");
+        const lab = `nodefleet-lab-${crypto.createHash("sha256").update(ROOT).digest("hex").slice(0, 8)}`;
+        const groups = sh("bash", ["-c", `for p in $(pgrep -x zgs_node); do grep -q ":name=systemd:/${lab}/dev-1/payload/system.slice/zgs-storage-1.service$" /proc/$p/cgroup && grep -E '^[0-9]+:cpu:' /proc/$p/cgroup; done`]).stdout.trim().split("\n");
+        assert.deepEqual(groups, [`1:cpu:/${lab}-spare/dev-1`], `storage-1's zgs_node in the lab's spare group:\n${groups.join("\n")}`);
     });
 
     steps.test("runs the real Aztec 4.1.2 sequencer under systemd with its 4.x flags, registered against its rollup on the dev L1, with health in the stack outputs", {}, () => {
