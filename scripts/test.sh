@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every tier; the e2e tier's tests on the lab's
-# hosts (the long pole) run last, in the background, the unit tier beside them when the machine is
-# warm (docs/development.md, Test tiers).
+# hosts (the long pole) run in the background as soon as their builds are done, every other suite
+# beside them at nice 10 (docs/development.md, Test tiers).
 #   unit  node simulators; pure logic, golden files checked by their real tools, strict Pulumi
 #         mocks (under a minute)
 #   cli   `pulumi preview` with the real engine on throwaway stacks (toolchain built once, cached);
@@ -98,17 +98,18 @@ rm -rf dist
 npx --no-install tsc -p tsconfig.json
 
 # The e2e tier's node tests on the lab's hosts are the run's long pole (the Aztec registration and
-# the dev-stack scenarios, about 45 minutes): they run in the background (scripts/lib/e2e-lane.sh,
-# their lines marked "[e2e] ") once the cli tier and the e2e tier's Python suites are done, and the
-# unit tier runs beside them at a lower priority (nice 10), so that the hosts and their pulumi keep
-# the CPU their waits are measured against. The cli tier and the Python suites do not run beside
-# them: on two cores both sides then run CPU-bound (measured, docs/development.md). On a cold
-# machine the unit tier runs first instead, beside the builds (45 s at most spent finding out which).
+# the dev-stack scenarios, about 35 minutes): they run in the background (scripts/lib/e2e-lane.sh,
+# their lines marked "[e2e] ") as soon as what they need is built, and every other suite runs beside
+# them at a lower priority (nice 10), so that the hosts and their pulumi keep the CPU their waits are
+# measured against: the hosts' tests leave about half of two cores idle (they wait on blocks, soaks,
+# restarts; measured, docs/development.md). On a cold machine the suites that need no more than
+# what is built run first, beside the builds (45 s at most spent finding out which).
 E2E_NEEDS=(toolchain aztec reth zgs beacond geth lab)
 E2E_T0=0
 building() { local n; for n in "$@"; do [ -n "${PREBUILT[$n]:-}" ] && kill -0 "${PREBUILT[$n]}" 2>/dev/null && return 0; done; return 1; }
 start_e2e() {
     local n
+    [ -z "$E2E_PID" ] || return 0
     for n in "${E2E_NEEDS[@]}"; do await "$n"; done
     echo "== e2e tier: the dev stack on the lab's hosts, with a stack, host disks and dev chain of its own (.state/e2e), in the background"
     bash scripts/lib/e2e-lane.sh &
@@ -125,13 +126,7 @@ unit_tier() {
     echo "== unit tier: pure logic, rendered files, strict Pulumi mocks"
     node --test --test-reporter=spec dist/test/unit/
 }
-UNIT_LATER=0
-if has_tier unit; then
-    # Warm, each build is a check of its cache that ends within seconds of the compile above.
-    if has_tier e2e; then for _ in $(seq 45); do building "${E2E_NEEDS[@]}" || break; sleep 1; done; fi
-    if has_tier e2e && ! building "${E2E_NEEDS[@]}"; then UNIT_LATER=1; else unit_tier; fi
-fi
-if has_tier cli; then
+cli_tier() {
     echo "== cli tier: pulumi preview with the real engine"
     await toolchain
     await aztec
@@ -145,13 +140,14 @@ if has_tier cli; then
     # Two files at once: one alone leaves about a third of two cores idle (pulumi waits on its
     # plugins and the scripted hosts); each file has its own stacks, homes and ports.
     node --test --test-reporter=spec --test-concurrency=2 dist/test/cli/
-fi
-if has_tier e2e; then
+}
+e2e_python() { # the e2e tier's suites on the runner: real geth, reth and beacond, ports of their own
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
     await geth
     NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" bash -c 'cd lab/sim && python3 -m unittest -v tests_geth.test_geth_chain'
     echo "== e2e tier: step 9's import against the real reth, on a chain real geth made (gap, kill -9, forged state root)"
     await reth
+    local reth_bin chain_rlp
     reth_bin="$(bash lab/reth.sh path)"
     chain_rlp="$(bash lab/devchain.sh chain 3000)" # the e2e tier's chain (test/support/lab.ts CHAIN_BLOCKS), made once
     NODEFLEET_RETH="$reth_bin" NODEFLEET_CHAIN="$chain_rlp" bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_reth'
@@ -159,8 +155,20 @@ if has_tier e2e; then
     await beacond
     NODEFLEET_BEACOND="$(bash lab/beacond.sh path)" NODEFLEET_GETH="$(bash lab/artifacts.sh geth)" NODEFLEET_KZG="$(bash lab/beacond.sh kzg)" NODEFLEET_RETH="$reth_bin" \
         bash -c 'cd hostfiles && python3 -m unittest -v tests_real.test_real_beacond'
+}
+SUITES=()
+has_tier unit && SUITES+=(unit_tier)
+has_tier e2e && SUITES+=(e2e_python)
+has_tier cli && SUITES+=(cli_tier) # last: it needs the toolchain, as the hosts' tests do
+# Warm, each build is a check of its cache that ends within seconds of the compile above.
+if has_tier e2e; then for _ in $(seq 45); do building "${E2E_NEEDS[@]}" || break; sleep 1; done; fi
+for suite in "${SUITES[@]}"; do
+    # The hosts' tests start once their builds are done, or before the suite that waits for the same builds.
+    if has_tier e2e && { [ "$suite" = cli_tier ] || ! building "${E2E_NEEDS[@]}"; }; then start_e2e; fi
+    "$suite"
+done
+if has_tier e2e; then
     start_e2e
-    if [ "$UNIT_LATER" = 1 ]; then unit_tier; fi
     echo "== e2e tier: waiting for the dev stack's scenarios on the lab's hosts (started $(( (SECONDS - E2E_T0) / 60 )) min ago; their lines: [e2e])"
     e2e_rc=0
     wait "$E2E_PID" || e2e_rc=$?

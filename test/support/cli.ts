@@ -6,6 +6,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 export const ROOT = path.resolve(__dirname, "../../..");
+/**
+ * The bound on one pulumi or project command of the cli tier: it stops a hung one. Many times what
+ * a command needs, because the tier runs at nice 10 beside the hosts' tests (scripts/test.sh).
+ */
+const HUNG_MS = 900_000;
 const PROJECT_FILES = ["Pulumi.yaml", "package.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy"];
 
 /** What a scratch project is made of: paths in the checkout, each copied to the same or another place. */
@@ -90,7 +95,7 @@ export class ScratchProject {
     }
 
     pulumi(args: string[], input?: string): Run {
-        return result(spawnSync("pulumi", args, { cwd: this.dir, env: this.env, encoding: "utf8", input, timeout: 300_000 }));
+        return result(spawnSync("pulumi", args, { cwd: this.dir, env: this.env, encoding: "utf8", input, timeout: HUNG_MS }));
     }
 
     preview(...extra: string[]): Run {
@@ -100,7 +105,7 @@ export class ScratchProject {
     /** Any command in the project directory with the project's Pulumi environment (plus `extraEnv`). */
     exec(cmd: string, args: string[], extraEnv: Record<string, string> = {}): Run {
         // A status report of a thousand nodes is megabytes: past spawnSync's 1 MB default it would be cut.
-        return result(spawnSync(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, encoding: "utf8", timeout: 300_000, maxBuffer: 256 << 20 }));
+        return result(spawnSync(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, encoding: "utf8", timeout: HUNG_MS, maxBuffer: 256 << 20 }));
     }
 
     /** A command started in the project directory with the project's Pulumi environment, not waited for. */
@@ -114,7 +119,7 @@ export class ScratchProject {
             const child = spawn("pulumi", ["preview", "--stack", this.stack, "--non-interactive", "--color", "never", ...extra], { cwd: this.dir, env: this.env });
             let stdout = "";
             let stderr = "";
-            const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+            const timer = setTimeout(() => child.kill("SIGKILL"), HUNG_MS);
             child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
             child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
             child.on("error", reject);
