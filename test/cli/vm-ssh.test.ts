@@ -19,7 +19,7 @@ describe("vm.sh ssh: one command on a dev VM", () => {
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-vmssh-"));
         fs.mkdirSync(path.join(dir, "root/lab/lib"), { recursive: true });
-        for (const f of ["lab/vm.sh", "lab/lib/apt.sh"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
+        for (const f of ["lab/vm.sh", "lab/lib/apt.sh", "lab/lib/cgroups.sh"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
         fs.mkdirSync(path.join(dir, "bin"));
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
