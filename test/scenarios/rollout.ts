@@ -91,8 +91,8 @@ function moreStorageNodes(yaml: string): string {
 export function rolloutScenario(steps: Steps): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     steps.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates; an aztec release that exits at start is rolled back at the sequencer's gate", {
-        // About 25 minutes on the container hosts: each whole real Aztec release (1.1 GB unpacked)
-        // takes its install step about 3 minutes on dev-1.
+        // 13-16 minutes on the container hosts beside the other tiers (its twelve ups 9-141 s each;
+        // an up that installs a whole real Aztec release, 1.1 GB unpacked, 1-2.5 minutes).
         timeout: 45 * 60_000,
         unless: () => (lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
     }, async () => {
