@@ -46,18 +46,13 @@ source scripts/setup.sh
 
 # What is slow to provide once and then cached (the hosts' root filesystem, the Aztec CLI:
 # minutes each on a cold machine; the toolchain, reth, zgs_node, beacond and geth: seconds from their
-# pinned prebuilt artifacts, many CPU-minutes when built from source) starts now in the background,
-# while the unit tier runs; a tier waits for what it needs. On a warm cache each returns at once.
-# With the e2e tier, what the hosts' tests need (E2E_NEEDS) is the run's critical path: those builds
-# keep the shell's priority and the shell, with every suite it runs, drops to nice 10 below them
-# (on a cold machine the unit tier at the same priority took most of the CPU the Pulumi CLI's Go
-# build needed); the other builds run at nice 10.
-E2E_NEEDS=(toolchain aztec reth zgs beacond geth lab)
+# pinned prebuilt artifacts, many CPU-minutes when built from source) starts now in the background at low
+# priority, while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
+# at once.
 mkdir -p .state/prebuild
 prebuild() { # NAME COMMAND...: runs in the background, output to .state/prebuild/NAME.log
-    local name="$1" niceness=10; shift
-    if has_tier e2e && [[ " ${E2E_NEEDS[*]} " == *" $name "* ]]; then niceness=0; fi
-    setsid nice -n "$niceness" "$@" >".state/prebuild/$name.log" 2>&1 & # its own process group: see the trap
+    local name="$1"; shift
+    setsid nice -n 10 "$@" >".state/prebuild/$name.log" 2>&1 & # its own process group: see the trap
     PREBUILT[$name]=$!
 }
 await() { # NAME: waits for it, shows its output; stops here if it failed
@@ -97,10 +92,7 @@ if has_tier cli || has_tier e2e; then
     prebuild s3 bash lab/s3.sh path          # moto's S3 server (PyPI, under a minute cold): the pipeline test's state backend
     prebuild prometheus bash lab/prometheus.sh path # Debian's Prometheus, Alertmanager, node_exporter (34 MB): promtool and amtool check what nodefleet renders
 fi
-if has_tier e2e; then
-    prebuild lab bash lab/vm.sh image
-    renice -n 10 -p $$ >/dev/null # from here on this shell and what it runs: below the hosts' builds and tests
-fi
+if has_tier e2e; then prebuild lab bash lab/vm.sh image; fi
 
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
@@ -112,6 +104,7 @@ npx --no-install tsc -p tsconfig.json
 # measured against: the hosts' tests leave about half of two cores idle (they wait on blocks, soaks,
 # restarts; measured, docs/development.md). On a cold machine the suites that need no more than
 # what is built run first, beside the builds (45 s at most spent finding out which).
+E2E_NEEDS=(toolchain aztec reth zgs beacond geth lab)
 E2E_T0=0
 building() { local n; for n in "$@"; do [ -n "${PREBUILT[$n]:-}" ] && kill -0 "${PREBUILT[$n]}" 2>/dev/null && return 0; done; return 1; }
 start_e2e() {
@@ -119,10 +112,10 @@ start_e2e() {
     [ -z "$E2E_PID" ] || return 0
     for n in "${E2E_NEEDS[@]}"; do await "$n"; done
     echo "== e2e tier: the dev stack on the lab's hosts, with a stack, host disks and dev chain of its own (.state/e2e), in the background"
-    # Back at the priority the run started with (the lab runs as root: lab/vm.sh), above this shell's suites.
-    nice -n -10 bash scripts/lib/e2e-lane.sh &
+    bash scripts/lib/e2e-lane.sh &
     E2E_PID=$!
     E2E_T0=$SECONDS
+    renice -n 10 -p $$ >/dev/null # what this shell runs from now on: below the hosts' tier
 }
 unit_tier() {
     echo "== unit tier: node simulators, host scripts and host tools (python unittest)"
