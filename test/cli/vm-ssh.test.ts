@@ -18,8 +18,9 @@ describe("vm.sh ssh: one command on a dev VM", () => {
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-vmssh-"));
-        fs.mkdirSync(path.join(dir, "root/lab/lib"), { recursive: true });
-        for (const f of ["lab/vm.sh", "lab/lib/apt.sh", "lab/lib/cgroups.sh"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
+        // vm.sh with the whole library it sources from: a helper moved into lab/lib needs no change here.
+        fs.cpSync(path.join(ROOT, "lab/lib"), path.join(dir, "root/lab/lib"), { recursive: true });
+        fs.copyFileSync(path.join(ROOT, "lab/vm.sh"), path.join(dir, "root/lab/vm.sh"));
         fs.mkdirSync(path.join(dir, "bin"));
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
