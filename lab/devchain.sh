@@ -21,7 +21,7 @@
 #
 # Beside it, the other validator of the dev validator's network (lab/sim/release/vmnet: validator-1
 # on the VMs has 20% of its power, this one 80%): a second beacond (vmnet/host_priv_validator_key.json,
-# node id of vmnet/host_node_key.json) and a second geth, a block every 20 s. validator-1 names it as
+# node id of vmnet/host_node_key.json) and a second geth, a block every 5 s. validator-1 names it as
 # its peer (10.0.2.2:26756): the network makes blocks while validator-1 is stopped (a switch's
 # downtime, a move) and holds the chain, so that a host validator-1 moves to, or one whose
 # execution client lost blocks, syncs them from a peer, as on a real network.
@@ -105,16 +105,16 @@ edit("app.toml", [(r'^pruning = ".*?"$', 'pruning = "nothing"'),
                   (r'(\[beacon-kit\.node-api\].*?^address = )"127\.0\.0\.1:3500"', r'\1"127.0.0.1:3501"')])
 PY
     "$geth" init --datadir "$STATE/geth" "$STATE/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init failed"; exit 1; }
-    # vmnet's validator on the runner: its genesis and keys, a block every 20 s (docs/development.md:
-    # a lab host's validator-1 must keep up with it while the host also runs its other nodes).
+    # vmnet's validator on the runner: its genesis and keys, a block every 5 s (docs/development.md,
+    # "Which tests meet the real consensus daemon": validator-1 is fitted to these timings).
     rm -rf "$STATE/vm-geth" "$STATE/vm-cl"
     CHAIN_SPEC=devnet "$beacond" init nodefleet-vmnet-host --chain-id beacond-2061 --home "$STATE/vm-cl" >>"$STATE/init.log" 2>&1 ||
         { tail -5 "$STATE/init.log" >&2; say "beacond init (vmnet) failed"; exit 1; }
     install -m 0600 "$VMNET/genesis.json" "$STATE/vm-cl/config/genesis.json"
     install -m 0600 "$VMNET/host_priv_validator_key.json" "$STATE/vm-cl/config/priv_validator_key.json"
     install -m 0600 "$VMNET/host_node_key.json" "$STATE/vm-cl/config/node_key.json"
-    sed -i 's/^timeout_commit = ".*"$/timeout_commit = "20s"/' "$STATE/vm-cl/config/config.toml"
-    grep -q '^timeout_commit = "20s"$' "$STATE/vm-cl/config/config.toml" || { say "vmnet: config.toml of beacond init has no timeout_commit"; exit 1; }
+    sed -i 's/^timeout_commit = ".*"$/timeout_commit = "5s"/' "$STATE/vm-cl/config/config.toml"
+    grep -q '^timeout_commit = "5s"$' "$STATE/vm-cl/config/config.toml" || { say "vmnet: config.toml of beacond init has no timeout_commit"; exit 1; }
     "$geth" init --datadir "$STATE/vm-geth" "$VMNET/eth-genesis.json" >>"$STATE/init.log" 2>&1 || { tail -5 "$STATE/init.log" >&2; say "geth init (vmnet) failed"; exit 1; }
     echo "$stamp" > "$STATE/stamp"
 }

@@ -274,8 +274,8 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         assert.equal(unitState("geth-validator-1"), "active");
         assert.equal(unitState("0gchaind-validator-1"), "active");
         assert.match(onV("ls /data/validator-1/migration").output, /chain-export-from-1\.rlp/);
-        // The live export of this chain takes seconds, less than one of the network's 20 s blocks:
-        // held here, the validator is seen to commit on geth before the run is stopped.
+        // The live export of this chain takes seconds (the network makes a block every 5 s): held
+        // here, the validator is seen to commit on geth before the run is stopped.
         await until("0gchaind to commit on geth while the import is held", () => stackHealthOnHost().consensusHeight > before.height, 3 * 60_000);
         first.kill();
         await first.ended;
@@ -291,8 +291,8 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         await until("0gchaind to commit on geth after the rollback", () => stackHealthOnHost().consensusHeight > rolledAt, 3 * 60_000);
         assert.equal(onV("test -d /data/validator-1/reth && echo reth-dir; ls /data/validator-1/migration | grep rlp; true").output.trim(), "");
         // 2. Run again (a new attempt after the rollback), sampling 0gchaind's height through it. On a
-        // host at native speed the live export and import of this chain take seconds, less than one
-        // of the network's 20 s blocks: the import is held until 0gchaind has committed two blocks on
+        // host at native speed the live export and import of this chain take seconds (a block
+        // every 5 s): the import is held until 0gchaind has committed two blocks on
         // geth meanwhile, then let go (the live phase then spans blocks, as on a mainnet chain).
         const heights: [number, number][] = [];
         onV(`mkdir -p ${FAILPOINTS} && touch ${FAILPOINTS}/import-hold`);

@@ -32,20 +32,21 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
 
     steps.test("validator-1 is a validator of its network on the real beacond: it commits on geth, signs the network's blocks and proposes its share; the network's other validator (its peer at 10.0.2.2:26756) holds the same chain, hash for hash", { timeout: 20 * 60_000 }, async () => {
         // The network is lab/sim/release/vmnet: validator-1 (devValidatorKey, 20% of the power)
-        // and lab/devchain.sh's validator on the runner (80%, a block every 20 s).
+        // and lab/devchain.sh's validator on the runner (80%, a block every 5 s).
         const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
         assert.equal(unitState("0gchaind-validator-1"), "active", "0gchaind runs (or there is nothing to wait for)");
         // The lab's part, as an operator fits a validator to their network's consensus timings:
-        // vmnet's validator on the runner (80% of the power, so it commits alone) proposes 20 s after
+        // vmnet's validator on the runner (80% of the power, so it commits alone) proposes 5 s after
         // each commit (timeout_commit). With BeaconKit's defaults on validator-1 (0.5 s, then a 2 s
-        // timeout_propose) its propose step ran out before the proposal came and it prevoted nil at
-        // every height (signed 0 of 10); with the network's own 20 s it entered each height within
-        // milliseconds of the proposal, and when the proposal and the network's commit came first
-        // it committed without voting (signed 7 of 10, heights 108-110 missed that way). So
-        // validator-1 enters each height 5 s before the proposal is due and waits up to 10 s for it.
+        // timeout_propose) its propose step runs out before the proposal comes and it prevotes nil
+        // (signed 0 of 10, with the network's blocks 20 s apart); with the network's own
+        // timeout_commit it entered each height within milliseconds of the proposal, and when the
+        // proposal and the network's commit came first it committed without voting (signed 7 of
+        // 10). So validator-1 enters each height 2 s before the proposal is due and waits up to
+        // 2 s past it.
         const CONFIG = "/data/validator-1/0gchaind/config/config.toml";
         const TIMINGS = "# nodefleet e2e: the consensus timings of validator-1 (test/scenarios/validator.ts)";
-        onV(`grep -qxF '${TIMINGS}' ${CONFIG} || { printf '\\n%s\\n[consensus]\\ntimeout_commit = "15s"\\ntimeout_propose = "10s"\\n' '${TIMINGS}' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
+        onV(`grep -qxF '${TIMINGS}' ${CONFIG} || { printf '\\n%s\\n[consensus]\\ntimeout_commit = "3s"\\ntimeout_propose = "4s"\\n' '${TIMINGS}' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
         // Caught up again: the network's other validator (on the runner) is at its height.
         const networkHeight = () => Number(/"latest_block_height":\s*"(\d+)"/.exec(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"], { allowFail: true }).output)?.[1] ?? -1);
         await until("validator-1 to follow its network again", () => stackHealthOnHost().consensusHeight >= networkHeight() && unitState("0gchaind-validator-1") === "active", 5 * 60_000);
