@@ -70,6 +70,7 @@ export const monitoringSpec = z
         prometheusPort: port.default(MONITORING_PORTS.prometheus).describe("Prometheus's port on the monitoring host."),
         alertmanagerPort: port.default(MONITORING_PORTS.alertmanager).describe("Alertmanager's port on the monitoring host."),
         nodeExporterPort: port.default(MONITORING_PORTS.nodeExporter).describe("node_exporter's port on every host; open to the monitoring host only."),
+        scrapeIntervalSeconds: z.number().int().min(10).max(300).default(30).describe("How often Prometheus scrapes every target and evaluates the alert rules (its `scrape_interval` and `evaluation_interval`; each scrape may take 10 s). An alert fires at most this much, twice, after its condition has lasted its `for`."),
         healthIntervalSeconds: z.number().int().min(10).max(600).default(30).describe("How often each host's health timer runs the nodes' health tools and writes their metrics."),
         healthTimeoutSeconds: z.number().int().min(5).max(300).default(24).describe("How long each node's health command may take in a timer run before the node is reported `check-failed`. The default suits real hosts (status gives each command 80% of its host's 30 s); a loaded or emulated host needs more. A run longer than `healthIntervalSeconds` delays the next."),
         groupWait: shortDuration("groupWait").default("30s").describe("How long Alertmanager waits to gather a new group's first alerts before it notifies."),

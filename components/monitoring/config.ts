@@ -34,7 +34,7 @@ export interface ScrapeHost {
 /** The monitoring host's prometheus.yml: its rule file and the targets' files beside it (a job per exporter kind). */
 export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string {
     const config = {
-        global: { scrape_interval: "30s", scrape_timeout: "10s", evaluation_interval: "30s", external_labels: { fleet: stack } },
+        global: { scrape_interval: `${m.scrapeIntervalSeconds}s`, scrape_timeout: "10s", evaluation_interval: `${m.scrapeIntervalSeconds}s`, external_labels: { fleet: stack } },
         rule_files: [RULES_FILE],
         alerting: { alertmanagers: [{ static_configs: [{ targets: [`${m.listenAddress}:${m.alertmanagerPort}`] }] }] },
         scrape_configs: [

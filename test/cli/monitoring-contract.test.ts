@@ -90,6 +90,11 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
         const ok = run("promtool", ["check", "config", "prometheus.yml"]);
         assert.equal(ok.status, 0, ok.output);
         assert.match(ok.output, /SUCCESS: 1 rule files found/);
+        // The shortest scrapeIntervalSeconds the config takes: each scrape's 10 s timeout still fits in it.
+        write("prometheus.yml", renderPrometheusConfig({ ...m, scrapeIntervalSeconds: 10 }, "prod"));
+        const quick = run("promtool", ["check", "config", "prometheus.yml"]);
+        assert.equal(quick.status, 0, quick.output);
+        write("prometheus.yml", text);
         // promtool reads the discovery file too: a target that is no host:port is refused.
         write(path.join(TARGETS_DIR, NODE_TARGETS_FILE), targets.replace("192.0.2.10:9100", "192.0.2.10:9100/metrics"));
         const badTarget = run("promtool", ["check", "config", "prometheus.yml"]);

@@ -68,6 +68,7 @@ export function withMonitoring(yaml: string): string {
         "      host: dev-1",
         "      # The hosts see each other on the lab network (their SSH addresses are on the runner's nat bridge).",
         "      addresses: {dev-1: 10.77.0.11, dev-2: 10.77.0.12}",
+        "      scrapeIntervalSeconds: 10",
         "      groupWait: 10s",
         "      groupInterval: 30s",
         "      healthIntervalSeconds: 10",

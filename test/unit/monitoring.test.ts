@@ -108,6 +108,10 @@ describe("monitoring: the config section", () => {
             ["healthTimeoutSeconds", 301, /monitoring\.healthTimeoutSeconds: .*(<=300|less than or equal to 300)/i],
             ["healthTimeoutSeconds", "60", /monitoring\.healthTimeoutSeconds: expected a number, got the string "60"/],
             ["healthIntervalSeconds", 2.5, /monitoring\.healthIntervalSeconds: expected a whole number, got the number 2\.5/],
+            // Below 10 s a scrape could outlast its interval (each may take 10 s): Prometheus refuses that config.
+            ["scrapeIntervalSeconds", 5, /monitoring\.scrapeIntervalSeconds: .*(>=10|greater than or equal to 10)/i],
+            ["scrapeIntervalSeconds", 301, /monitoring\.scrapeIntervalSeconds: .*(<=300|less than or equal to 300)/i],
+            ["scrapeIntervalSeconds", "15s", /monitoring\.scrapeIntervalSeconds: expected a number, got the string "15s"/],
         ] as const) {
             const f = monitoredFleet();
             f.monitoring[key] = value;
@@ -272,6 +276,10 @@ describe("monitoring: the monitoring host's files", () => {
         assert.match(text, /job_name: execution\n {4}metrics_path: \/debug\/metrics\/prometheus\n {4}file_sd_configs:\n {6}- files:\n {10}- targets\/execution\.json\n/);
         assert.match(text, /- 127\.0\.0\.1:9093/);
         golden("monitoring/prometheus.yml", text);
+        // Scraped and evaluated every scrapeIntervalSeconds (30 s unless set).
+        assert.match(text, /scrape_interval: 30s\n {2}scrape_timeout: 10s\n {2}evaluation_interval: 30s\n/);
+        const quick = renderPrometheusConfig({ ...spec(), scrapeIntervalSeconds: 10 }, "prod");
+        assert.match(quick, /scrape_interval: 10s\n {2}scrape_timeout: 10s\n {2}evaluation_interval: 10s\n/);
     });
 
     it("the node targets: node_exporter on each host, labelled with its name, in name order", () => {
