@@ -14,9 +14,8 @@
 //   release and checks it healthy, the up still fails, storage-2 and -3 are untouched; an up with
 //   nothing changed stops at that gate at once, restarting nothing; the good release set back, the
 //   next up finishes without a restart, and takes storage-2 and -3 out (each idle zgs_node holds a
-//   core: docs/roles.md);
-// - a new 0g-chain and a new aztec release restart validator-1 (geth, then beacond) and sequencer-1
-//   behind their gates, storage-1 untouched;
+//   core: docs/roles.md); the same up brings a new 0g-chain and a new aztec release, which restart
+//   validator-1 (geth, then beacond) and sequencer-1 behind their gates;
 // - an aztec release whose node exits at start is rolled back at sequencer-1's gate (sequencers
 //   with `onFailure: rollback`), validator-1 and storage-1 untouched; set back, the next up
 //   finishes without a restart; a 0g-chain release whose beacond exits at start is rolled back at
@@ -91,7 +90,7 @@ function moreStorageNodes(yaml: string): string {
 export function rolloutScenario(steps: Steps): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     steps.test("rollouts: three storage nodes roll a new release batch by batch behind their gates; a release that exits at start stops the up at the first node (onFailure: halt), then is rolled back there (onFailure: rollback), the other nodes untouched; an up with nothing changed stays stopped; set back, the next up finishes; a new 0g-chain and aztec release restart the validator (geth first) and the sequencer behind their gates; an aztec release that exits at start is rolled back at the sequencer's gate", {
-        // 13-16 minutes on the container hosts beside the other tiers (its twelve ups 9-141 s each;
+        // 13-16 minutes on the container hosts beside the other tiers (its eleven ups 9-141 s each;
         // an up that installs a whole real Aztec release, 1.1 GB unpacked, 1-2.5 minutes).
         timeout: 45 * 60_000,
         unless: () => (lastUpConfig(devYaml()) === devYaml() ? "the storage and sequencer scenario did not run: the fleet is not in the state this one starts from" : null),
@@ -228,29 +227,24 @@ export function rolloutScenario(steps: Steps): void {
             assert.match(again.output, /gate storage-1: rolled back \(.*\) and not changed since/);
             assert.equal(startedAt("storage-1"), before, "not restarted");
 
-            // The good release set back: the configure step clears the mark, nothing restarts, the gate
-            // passes. The same up takes storage-2 and -3 out, with their gates' files: the chain and
-            // Aztec releases below gate no storage node, and on two cores each idle zgs_node's pad
-            // task holds one (docs/roles.md).
-            const fixed = up("the good release set back after the rollback, storage-2 and -3 taken out", config({ onFailure: "rollback", release: goodRelease, one: true }));
-            assert.equal(fixed.status, 0, fixed.why());
-            assert.match(fixed.output, /gate storage-1: healthy after \d+ s/);
+            // The good release set back, in the same up as a new 0g-chain and a new aztec release (the
+            // same binaries, other archives). storage-1: the configure step clears the mark, nothing
+            // restarts, the gate passes. The up takes storage-2 and -3 out, with their gates' files:
+            // the releases below gate no storage node, and on two cores each idle zgs_node's pad task
+            // holds one (docs/roles.md). validator-1 restarts geth, then beacond (stopped meanwhile),
+            // and sequencer-1 its Aztec node, each behind its own gate (validators and sequencers one
+            // at a time by default; the roles side by side).
+            const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
+            const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v4.1.2");
+            const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
+            const bumped = up("the good storage release set back after the rollback, storage-2 and -3 taken out; a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
+            assert.equal(bumped.status, 0, bumped.why());
+            assert.match(bumped.output, /gate storage-1: healthy after \d+ s/);
             assert.equal(startedAt("storage-1"), before, "storage-1 already ran it: not restarted");
             assert.equal(onVm("dev-1", "test -e /var/lib/nodefleet/gate/storage-1.rolled-back", true).status, 1, "the mark is gone");
             for (const node of ["storage-2", "storage-3"]) {
                 assert.equal(onVm(STORAGE[node], `test -e /etc/systemd/system/zgs-${node}.service || ls /var/lib/nodefleet/gate/${node}*`, true).status, 2, `${node} removed with its gate's files`);
             }
-
-            // A new 0g-chain and a new aztec release (the same binaries, other archives): validator-1
-            // restarts geth, then beacond (stopped meanwhile), and sequencer-1 its Aztec node, each
-            // behind its own gate (validators and sequencers one at a time by default); storage-1,
-            // unchanged, is not restarted.
-            const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
-            const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v4.1.2");
-            const storageStarted = startedAt("storage-1");
-            const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
-            const bumped = up("a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
-            assert.equal(bumped.status, 0, bumped.why());
             assert.match(bumped.output, /geth-validator-1\.service changed: 0gchaind-validator-1\.service stopped while it restarts/);
             for (const node of ["validator-1", "sequencer-1"]) assert.match(bumped.output, new RegExp(`gate ${node}: healthy after \\d+ s, and for \\d+ s since`), node);
             assert.match(bumped.output, /sequencer sequencer-1: restarted aztec-sequencer-1\.service \(changed: unit\)/);
@@ -261,8 +255,8 @@ export function rolloutScenario(steps: Steps): void {
             assert.match(seq, new RegExp(`/opt/nodefleet/releases/aztec-${aztec.slice(0, 24)}/bin/aztec`), "the Aztec node starts the new release");
             const since = (shown: string) => Number(shown.trim().split("\n").pop());
             assert.ok(since(geth) <= since(beacond), `geth started again before beacond (${since(geth)}, ${since(beacond)})`);
-            assert.equal(startedAt("storage-1"), storageStarted, "storage-1 did not change: not restarted");
             assert.equal(statusJson().code, 0, "all healthy on the new releases");
+            const storageStarted = before;
 
             // An aztec release whose node exits at start, sequencers with `onFailure: rollback`:
             // sequencer-1's gate sees the crash loop and puts back its unit (naming the release it
