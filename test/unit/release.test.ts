@@ -32,6 +32,18 @@ const served = fs.mkdtempSync(path.join(tmp, "served-"));
 const accessLog = path.join(tmp, "access.log");
 const downloads = () => (fs.existsSync(accessLog) ? fs.readFileSync(accessLog, "utf8").split("\n").filter((l) => l.includes("GET /")).length : 0);
 
+/**
+ * The script with a `systemd-run` of this test's first on its PATH: one that fails (a machine
+ * without systemd: what is set aside is deleted at once) or one that records its arguments and
+ * deletes nothing (what a host's systemd would run later). Never this machine's own.
+ */
+function withSystemdRun(script: string, kind: "failing" | "recording"): { script: string; calls: () => string[] } {
+    const dir = fs.mkdtempSync(path.join(tmp, "bin-"));
+    const log = path.join(dir, "calls");
+    fs.writeFileSync(path.join(dir, "systemd-run"), kind === "failing" ? "#!/bin/sh\necho 'System has not been booted with systemd' >&2\nexit 1\n" : `#!/bin/sh\necho "$*" >> '${log}'\n`, { mode: 0o755 });
+    return { script: `PATH='${dir}':"$PATH"\n${script}`, calls: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n") : []) };
+}
+
 describe("release install", () => {
     before(async () => {
         fs.writeFileSync(path.join(served, "aristotle-v1.0.6.tar.gz"), ARCHIVE);
@@ -89,11 +101,27 @@ describe("release install", () => {
         const releases = `${root}/opt/nodefleet/releases`;
         for (const d of ["0g-chain-0123456789abcdef", "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"]) fs.mkdirSync(`${releases}/${d}`, { recursive: true });
         const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        const r = runTool("sh", ["-s"], underRoot(s.install, root));
+        const run = withSystemdRun(underRoot(s.install, root), "recording");
+        const r = runTool("sh", ["-s"], run.script);
         assert.equal(r.status, 0, r.output);
+        // Out of its path at once (a rename into .remove.*), its files handed to a unit of their own
+        // at idle priority: the install does not wait for a gigabyte's deletion.
         // (both sides sorted: the archive's digest, made by this test, sorts before or after "extra")
-        assert.deepEqual(fs.readdirSync(releases).sort(), [`0g-chain-${SHA.slice(0, 24)}`, "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"].sort());
+        const shown = fs.readdirSync(releases).filter((d) => !d.startsWith(".remove."));
+        assert.deepEqual(shown.sort(), [`0g-chain-${SHA.slice(0, 24)}`, "0g-chain-extra-0123456789abcdef", "0g-chainx-0123456789abcdef"].sort());
         assert.match(r.output, /removed the unused .*0g-chain-0123456789abcdef/);
+        const trash = fs.readdirSync(releases).filter((d) => d.startsWith(".remove."));
+        assert.equal(trash.length, 1);
+        assert.deepEqual(fs.readdirSync(path.join(releases, trash[0]!)), ["0g-chain-0123456789abcdef"]);
+        assert.deepEqual(run.calls(), [`--quiet --collect --no-block -p Nice=19 -p IOSchedulingClass=idle rm -rf -- ${releases}/${trash[0]}`]);
+        // A run later (the deletion interrupted, or the unit not run yet): handed over again.
+        const again = runTool("sh", ["-s"], run.script);
+        assert.equal(again.status, 0, again.output);
+        assert.equal(run.calls().length, 2);
+        // Where systemd-run fails (no systemd), deleted at once.
+        const plain = runTool("sh", ["-s"], withSystemdRun(underRoot(s.install, root), "failing").script);
+        assert.equal(plain.status, 0, plain.output);
+        assert.deepEqual(fs.readdirSync(releases).filter((d) => d.startsWith(".")), []);
     });
 
     it("keeps an older version while a unit still starts from it (a node not yet moved onto the new one) or a rollout gate keeps one that does, removes it once none does", () => {
@@ -106,7 +134,7 @@ describe("release install", () => {
         fs.writeFileSync(`${units}/geth-validator-2.service`, `[Service]\nExecStart=${older}/bin/geth --datadir /data\n`);
         fs.writeFileSync(`${units}/other.service`, "[Service]\nExecStart=/usr/bin/true\n");
         const s = renderRelease("h1", { name: "0g-chain", url: `${base}/aristotle-v1.0.6.tar.gz`, sha256: SHA });
-        const script = underRoot(s.install, root).replaceAll("/etc/systemd/system", units);
+        const script = withSystemdRun(underRoot(s.install, root).replaceAll("/etc/systemd/system", units), "failing").script;
         const first = runTool("sh", ["-s"], script);
         assert.equal(first.status, 0, first.output);
         assert.ok(fs.existsSync(older), "a unit starts from it: kept");
