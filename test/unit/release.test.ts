@@ -112,6 +112,7 @@ describe("release install", () => {
         assert.match(r.output, /removed the unused .*0g-chain-0123456789abcdef/);
         const trash = fs.readdirSync(releases).filter((d) => d.startsWith(".remove."));
         assert.equal(trash.length, 1);
+        assert.match(trash[0]!, /^\.remove\.0g-chain\.[A-Za-z0-9]{6}$/);
         assert.deepEqual(fs.readdirSync(path.join(releases, trash[0]!)), ["0g-chain-0123456789abcdef"]);
         assert.deepEqual(run.calls(), [`--quiet --collect --no-block -p Nice=19 -p IOSchedulingClass=idle rm -rf -- ${releases}/${trash[0]}`]);
         // A run later (the deletion interrupted, or the unit not run yet): handed over again.

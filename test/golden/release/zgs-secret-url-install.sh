@@ -90,16 +90,16 @@ for old in /opt/nodefleet/releases/"$name"-*; do
 			echo "release $name: kept $old: the rollout gate of ${kept% } would roll back to it"
 			continue
 		fi
-		# Out of its path at once (a rename), deleted off this step's path: a real Aztec release is
-		# a gigabyte in some 100,000 files, and its deletion held a dev host's install 40 s.
-		trash="$(mktemp -d /opt/nodefleet/releases/.remove.XXXXXX)"
+		# Out of its path at once (a rename), deleted off this step's path: deleting a real Aztec
+		# release (a gigabyte in some 100,000 files) took 40 s on a dev host.
+		trash="$(mktemp -d /opt/nodefleet/releases/.remove."$name".XXXXXX)"
 		mv "$old" "$trash/"
 		echo "release $name: removed the unused $old"
 	fi
 done
-# What is set aside, this run's or one an interrupted run left, is deleted by a unit of its own at
-# idle priority (it outlives this SSH session); without systemd-run here, at once.
-for trash in /opt/nodefleet/releases/.remove.*; do
+# What this release set aside, this run or one cut short, is deleted by a unit of its own at idle
+# priority (it outlives this SSH session); without systemd-run here, at once.
+for trash in /opt/nodefleet/releases/.remove."$name".*; do
 	[ -d "$trash" ] || continue
 	systemd-run --quiet --collect --no-block -p Nice=19 -p IOSchedulingClass=idle rm -rf -- "$trash" >/dev/null 2>&1 || rm -rf -- "$trash"
 done
