@@ -176,10 +176,13 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * sequencer configure and health steps and every gate are replaced once: configure finds the
  * node's files unchanged and restarts nothing (no node reads nodefleet's tools), health reads the
  * node again, and each gate runs again on a node that was not restarted (healthy: it passes after
- * its soak).
+ * its soak). Since then the release install sets an unused version aside and leaves its deletion to
+ * a unit of its own: each host's release installs are replaced once; run again, an install finds its
+ * verified directory, downloads nothing, points the link where it points and restarts nothing.
  */
 const TOOLS_UPDATED = ["command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools"];
 const STEPS_REPLACED_SINCE_MOVE = [
+    "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
     "fleet-storage-1-configure", "fleet-storage-1-gate", "fleet-storage-1-health",
     "fleet-validator-1-gate",
