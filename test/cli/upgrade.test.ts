@@ -178,9 +178,14 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * node again, and each gate runs again on a node that was not restarted (healthy: it passes after
  * its soak). Since then the release install sets an unused version aside and leaves its deletion to
  * a unit of its own: each host's release installs are replaced once; run again, an install finds its
- * verified directory, downloads nothing, points the link where it points and restarts nothing.
+ * verified directory, downloads nothing, points the link where it points and restarts nothing;
+ * their teardown steps are updated (the removal they hold now also takes what an install set
+ * aside), which runs only their `echo`.
  */
-const TOOLS_UPDATED = ["command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools"];
+const UPDATED_SINCE_MOVE = [
+    "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
+    "command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools",
+];
 const STEPS_REPLACED_SINCE_MOVE = [
     "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
@@ -221,9 +226,9 @@ describe("upgrading a monitored, gated fleet across the components' move (real e
         const ops = fleet.plan();
         console.log(`# the components' move: ${JSON.stringify(Object.fromEntries([...ops].map(([op, n]) => [op, n.length])))}`);
         // The stack reference is read on every run; nothing is deleted; what is updated or replaced
-        // is what changed since that version besides the move (TOOLS_UPDATED, STEPS_REPLACED_SINCE_MOVE).
+        // is what changed since that version besides the move (UPDATED_SINCE_MOVE, STEPS_REPLACED_SINCE_MOVE).
         assert.deepEqual([...ops.keys()].filter((op) => op !== "read").sort(), ["create", "replace", "same", "update"], JSON.stringify(Object.fromEntries(ops)));
-        assert.deepEqual(ops.get("update")!.sort(), TOOLS_UPDATED, "updated: the hosts' tool copies alone");
+        assert.deepEqual(ops.get("update")!.sort(), UPDATED_SINCE_MOVE, "updated: the hosts' tool copies and release teardowns alone");
         assert.deepEqual(ops.get("replace")!.map((u) => u.split("::")[1]).sort(), STEPS_REPLACED_SINCE_MOVE, "replaced: the steps whose scripts changed since");
         const created = ops.get("create")!;
         assert.deepEqual([...new Set(created.map((u) => u.split("::")[0]))].sort(), [...COMPONENTS_ADDED].sort(), "created: the new components alone");

@@ -119,6 +119,11 @@ describe("release install", () => {
         const again = runTool("sh", ["-s"], run.script);
         assert.equal(again.status, 0, again.output);
         assert.equal(run.calls().length, 2);
+        // Destroy's removal does not wait for the unit: what is set aside goes with it.
+        const destroyed = runTool("sh", ["-s"], underRoot(s.remove, root));
+        assert.equal(destroyed.status, 0, destroyed.output);
+        assert.deepEqual(fs.readdirSync(releases).filter((d) => d.startsWith(".")), []);
+        fs.mkdirSync(`${releases}/0g-chain-0123456789abcdef`);
         // Where systemd-run fails (no systemd), deleted at once.
         const plain = runTool("sh", ["-s"], withSystemdRun(underRoot(s.install, root), "failing").script);
         assert.equal(plain.status, 0, plain.output);

@@ -19,6 +19,8 @@ for old in /opt/nodefleet/releases/0g-chain-*; do
 		echo "release 0g-chain: removed $old"
 	fi
 done
+# What an install set aside and its deletion unit has not deleted yet goes now.
+rm -rf /opt/nodefleet/releases/.remove.0g-chain.*
 if [ -f /var/lib/nodefleet/drift/release.0g-chain/t.release ] && [ "$(cut -f2 /var/lib/nodefleet/drift/release.0g-chain/t.release)" = "$dest" ]; then
 	rm -rf /var/lib/nodefleet/drift/release.0g-chain
 fi
