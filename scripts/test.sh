@@ -97,8 +97,8 @@ if has_tier e2e; then prebuild lab bash lab/vm.sh image; fi
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
 
-# The e2e tier's node tests on the lab's hosts are the run's long pole (the Aztec registration and
-# the dev-stack scenarios, about 35 minutes): they run in the background (scripts/lib/e2e-lane.sh,
+# The e2e tier's node tests on the lab's hosts are the run's long pole (the dev-stack scenarios,
+# the Aztec registration beside them; about 30 minutes): they run in the background (scripts/lib/e2e-lane.sh,
 # their lines marked "[e2e] ") as soon as what they need is built, and every other suite runs beside
 # them at a lower priority (nice 10), so that the hosts and their pulumi keep the CPU their waits are
 # measured against: the hosts' tests leave about half of two cores idle (they wait on blocks, soaks,

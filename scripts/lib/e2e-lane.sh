@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The e2e tier's node tests on the lab's hosts (the Aztec registration on the runner, then the
-# dev-stack scenarios): the test command's long pole, started by scripts/test.sh after the cli tier
+# The e2e tier's node tests on the lab's hosts (the dev-stack scenarios, and beside them the Aztec
+# registration on the runner): the test command's long pole, started by scripts/test.sh after the cli tier
 # and the Python e2e suites, with the unit tier beside it on a warm machine. Its lines carry "[e2e] "
 # on the run's stdout and stderr and are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
 # the dev chain are powered off whichever way it ends: scripts/test.sh sends it SIGTERM when another
@@ -29,9 +29,13 @@ trap on_exit EXIT
 bash lab/vm.sh down
 bash lab/devchain.sh stop
 rm -rf "$NODEFLEET_STATE"
+# The dev chain both files use, started once before them: the registration file (on the runner,
+# about a minute, against a rollup of its own) then runs beside the dev stack's scenarios instead
+# of before them. Neither stops a chain it did not start; the dev stack's scenarios stop it at their end.
+bash lab/devchain.sh start
 # In the background and waited for, so that SIGTERM is handled at once (bash runs a trap only
 # between commands), and in a session of its own, so that the runner and its test files stop together.
-setsid node --test --test-reporter=spec --test-concurrency=1 dist/test/e2e/ &
+setsid node --test --test-reporter=spec --test-concurrency=2 dist/test/e2e/ &
 runner=$!
 trap 'kill -TERM -- "-$runner" 2>/dev/null || true; wait "$runner" || true; exit 143' TERM
 wait "$runner"

@@ -11,7 +11,9 @@
 // as a host has it, against a rollup of its own: each run starts from a validator the rollup has
 // never seen, whatever the dev stack's sequencer did with its own. The dev stack runs the same steps
 // on its host under systemd against the dev rollup (test/scenarios/hosts.ts, sequencer.ts), and the
-// real node itself there.
+// real node itself there. It runs beside the dev stack's scenarios (scripts/lib/e2e-lane.sh starts
+// the dev chain for both); the dev chain's funded account pays for its deployment and flush, and for
+// the dev stack's queue flush: one sender at a time (aztecLab's lock).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawn } from "node:child_process";

@@ -20,8 +20,18 @@ export function aztecInstall(): string {
 /** The dev chain's funded account (lab/sim/nodefleet_sim/txgen.py: a public test key). */
 export const devKey = (): string => sh("python3", ["-c", "from nodefleet_sim import txgen; print('0x%064x' % txgen.DEV_KEY)"], { cwd: path.join(ROOT, "lab/sim") }).stdout.trim();
 
-/** lab/aztec.sh with extra variables (keys go there, never into an argv); its stdout. */
-export const aztecLab = (args: string[], env: Record<string, string> = {}): string => sh("bash", [path.join(ROOT, "lab/aztec.sh"), ...args], { env, timeoutMs: 600_000 }).stdout;
+/**
+ * lab/aztec.sh with extra variables (keys go there, never into an argv); its stdout. A run that
+ * pays from an account (DEPLOYER_KEY: the dev chain's funded one, in the e2e tier) holds a lock
+ * while it sends: the e2e lane runs two test files side by side, and two senders of one account
+ * at once would take the same nonce.
+ */
+export const aztecLab = (args: string[], env: Record<string, string> = {}): string => {
+    const argv = [path.join(ROOT, "lab/aztec.sh"), ...args];
+    const lock = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "l1-sender.lock");
+    if (env.DEPLOYER_KEY !== undefined) fs.mkdirSync(path.dirname(lock), { recursive: true });
+    return (env.DEPLOYER_KEY === undefined ? sh("bash", argv, { env, timeoutMs: 600_000 }) : sh("flock", [lock, "bash", ...argv], { env, timeoutMs: 600_000 })).stdout;
+};
 
 /**
  * The newest blob transaction on an L1 and the blobs its beacon node API serves for that block
