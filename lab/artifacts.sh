@@ -63,10 +63,12 @@ os.chmod(out, 0o755)
 PY
 }
 
-# Deterministic tarball of directory $2/$3 into $1.
+# Deterministic tarball of directory $2/$3 into $1. gzip -1: the 0G release (geth, reth, beacond:
+# 175 MB) packs in 3 s, not the 24 s of -9, for an archive 11 % larger that the hosts fetch over
+# loopback; a cold start waits for it.
 pack() {
     tar --sort=name --mtime='2026-01-01 00:00:00Z' --owner=0 --group=0 --numeric-owner \
-        -C "$2" -cf - "$3" | gzip -n -9 > "$1"
+        -C "$2" -cf - "$3" | gzip -n -1 > "$1"
 }
 
 build_dir() {

@@ -24,7 +24,8 @@ bash lab/vm.sh down
 bash lab/devchain.sh stop
 export NODEFLEET_STATE="$ROOT/.state/e2e"
 down() { bash lab/vm.sh down || true; bash lab/devchain.sh stop || true; bash lab/artifacts.sh stop || true; }
-on_exit() { local rc=$?; down; nf_exit_report "$rc"; }
+artifacts=""
+on_exit() { local rc=$?; [ -z "$artifacts" ] || kill "$artifacts" 2>/dev/null || true; down; nf_exit_report "$rc"; }
 trap on_exit EXIT
 bash lab/vm.sh down
 bash lab/devchain.sh stop
@@ -32,7 +33,13 @@ rm -rf "$NODEFLEET_STATE"
 # The dev chain both files use, started once before them: the registration file (on the runner,
 # about a minute, against a rollup of its own) then runs beside the dev stack's scenarios instead
 # of before them. Neither stops a chain it did not start; the dev stack's scenarios stop it at their end.
+# Beside it the release archives the main job serves to the hosts (a cold cache packs them: about a
+# minute, mostly the Aztec release; at once on a warm one).
+bash lab/artifacts.sh build >/dev/null &
+artifacts=$!
 bash lab/devchain.sh start
+wait "$artifacts"
+artifacts=""
 # In the background and waited for, so that SIGTERM is handled at once (bash runs a trap only
 # between commands), and in a session of its own, so that the runner and its test files stop together.
 setsid node --test --test-reporter=spec --test-concurrency=2 dist/test/e2e/ &
