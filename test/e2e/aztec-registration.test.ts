@@ -73,6 +73,8 @@ describe("registration on real Aztec L1 contracts (4.1.2, the dev chain)", { tim
     let sender: string;
 
     before(() => {
+        // Beside the dev stack's main job: below it (this file's process and what it runs).
+        os.setPriority(10);
         prepareAztecHost(NODE, RELEASE, roleTools("sequencer").map((t) => t.path), created); // what the sequencer's steps install
         aztecInstall();
         // `devchain.sh status` exits 0 either way: it says "geth running" or "geth stopped".
