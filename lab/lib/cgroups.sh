@@ -62,10 +62,6 @@ enter_cgroups() { # vm: this shell into the host's groups, the CPU cap set
         echo $$ > "$g/cgroup.procs"
         case "$g" in
         /sys/fs/cgroup/cpu/*)
-            # The hosts' group weighs two of the runner's tasks (a nice-0 task has 1024): each host
-            # stands for a server of its own, and with one task's weight the two shared what one
-            # pulumi process got. (The suites beside the e2e lane weigh a quarter: scripts/test.sh.)
-            echo 2048 > "$(dirname "$g")/cpu.shares"
             echo 100000 > "$g/cpu.cfs_period_us"
             if [ -n "$CPU_PERCENT" ]; then echo $((CPU_PERCENT * 1000)) > "$g/cpu.cfs_quota_us"; else echo -1 > "$g/cpu.cfs_quota_us"; fi ;;
         esac
