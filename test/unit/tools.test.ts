@@ -125,11 +125,12 @@ describe("host tools", () => {
     it("two steps putting the same file at once through put() each stage their own copy: the file is whole, one of theirs, and no staging file is left", () => {
         const { scratch, bin } = scratchHost("nodefleet-put-race-");
         try {
-            const partial = fs.readFileSync(path.join(TEMPLATES_DIR, "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record-$$'`);
+            // Each step has a drift record of its own (the partial starts it anew): so each writer.
+            const partial = (letter: string) => fs.readFileSync(path.join(TEMPLATES_DIR, "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record-${letter}'`);
             // Each writer puts a 2 MB content of its own 40 times, as two steps of one host put a
             // shared tool: with one fixed staging name, one's `cat` and the other's `mv` met in it.
             const writer = (letter: string) => [
-                "set -eu", 'changed=""', partial,
+                "set -eu", 'changed=""', partial(letter),
                 `i=0; while [ $i -lt 40 ]; do head -c 2000000 /dev/zero | tr '\\0' ${letter} | put "$1/out/shared.py" 0644 "$(id -un):$(id -gn)"; i=$((i + 1)); done`,
             ].join("\n");
             fs.mkdirSync(path.join(scratch, "out"));
