@@ -88,15 +88,16 @@ E2E_PID=""
 # the machine allows no such group, nice 10 alone, said on stderr.
 BESIDE=""
 beside_group() {
-    local g
-    if [ -d /sys/fs/cgroup/cpu ]; then
-        g="/sys/fs/cgroup/cpu/nodefleet-beside-$$"
-        mkdir -p "$g" 2>/dev/null && echo 256 >"$g/cpu.shares" 2>/dev/null && echo $$ >"$g/cgroup.procs" 2>/dev/null && BESIDE="$g"
-    elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-        g="/sys/fs/cgroup/nodefleet-beside-$$"
-        mkdir -p "$g" 2>/dev/null && echo 25 >"$g/cpu.weight" 2>/dev/null && echo $$ >"$g/cgroup.procs" 2>/dev/null && BESIDE="$g"
+    local root="" weight=""
+    if [ -d /sys/fs/cgroup/cpu ]; then root=/sys/fs/cgroup/cpu weight="cpu.shares 256" # v1: a nice-0 task weighs 1024
+    elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then root=/sys/fs/cgroup weight="cpu.weight 25"; fi # v2: 100
+    local g="$root/nodefleet-beside-$$"
+    if [ -n "$root" ] && mkdir -p "$g" 2>/dev/null && echo "${weight#* }" >"$g/${weight%% *}" 2>/dev/null && echo $$ >"$g/cgroup.procs" 2>/dev/null; then
+        BESIDE="$g"
+    else
+        [ -z "$root" ] || rmdir "$g" 2>/dev/null || true
+        echo "== the suites beside the e2e lane run at nice 10 only (no CPU group could be made here)" >&2
     fi
-    [ -n "$BESIDE" ] || { [ -z "${g:-}" ] || rmdir "$g" 2>/dev/null; echo "== the suites beside the e2e lane run at nice 10 only (no CPU group could be made here)" >&2; }
 }
 leave_group() { # back into the parent group, the group removed (its other processes have ended)
     [ -n "$BESIDE" ] || return 0

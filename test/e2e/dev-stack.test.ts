@@ -8,7 +8,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Steps } from "../support/steps";
-import { ROOT, sh } from "../support/cli";
+import { ROOT, sh, stateDir } from "../support/cli";
 import { hostsScenario } from "../scenarios/hosts";
 import { storageAndSequencerScenario } from "../scenarios/storage-and-sequencer";
 import { sequencerScenario } from "../scenarios/sequencer";
@@ -91,7 +91,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     steps.test("shuts the hosts down cleanly with no container left running, nor a killed run's pulumi plugin", {}, () => {
         const down = sh("bash", [VM, "down"]);
         for (const vm of Object.keys(EXPECTED)) assert.match(down.output, new RegExp(`${vm}: powered off`), `${vm} did not power off cleanly:\n${down.output}`);
-        const vms = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "vm");
+        const vms = path.join(stateDir(), "vm");
         const ps = sh("pgrep", ["-af", `systemd-nspawn .*-D ${vms}/`], { allowFail: true });
         const pids = fs.readdirSync(vms).filter((d) => d.startsWith("dev-")).flatMap((d) => ["supervisor.pid", "nspawn.pid"].map((f) => path.join(vms, d, f)));
         assert.ok(pids.every((p) => !fs.existsSync(p)), "pid files are removed");

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, sh } from "../support/cli";
+import { ROOT, sh, stateDir } from "../support/cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
 import type { Steps } from "../support/steps";
 import { DEV, lastUpConfig, onVm, statusJson, timed, until, VM } from "../support/lab";
@@ -227,7 +227,7 @@ export function monitoringScenario(steps: Steps): void {
             onVm("dev-1", `${TAKE_ENDPOINTS}\nsystemctl stop aztec-sequencer-1.service`);
             // The disk filled is the host's own /data (its filesystem image, loop-mounted): the runner's
             // disk, holding that image, does not fill with it (df on both, before and after).
-            const runnerUsed = () => Number(sh("df", ["--output=used", "-B1", path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "vm")]).stdout.trim().split("\n").pop());
+            const runnerUsed = () => Number(sh("df", ["--output=used", "-B1", path.join(stateDir(), "vm")]).stdout.trim().split("\n").pop());
             const hostUsed = () => Number(onVm("dev-2", "df --output=used -B1 /data | tail -1").output.trim());
             const before = { runner: runnerUsed(), host: hostUsed() };
             onVm("dev-2", "systemctl stop 0gchaind-validator-1.service; fallocate -l $(( $(df --output=size -B1 /data | tail -1) * 95 / 100 - $(df --output=used -B1 /data | tail -1) )) /data/e2e-fill");

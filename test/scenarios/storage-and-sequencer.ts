@@ -6,7 +6,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Steps } from "../support/steps";
-import { ROOT, sh } from "../support/cli";
+import { ROOT, sh, stateDir } from "../support/cli";
 import { DEV, onVm, previewNoChangesWith, settled, since, stackHealth, STATUS_TIMEOUT, statusJson, timed, upWith } from "../support/lab";
 
 /** `scripts/dev.sh status` (the README's status command): its table, exit status and output. */
@@ -193,7 +193,7 @@ export function storageAndSequencerScenario(steps: Steps): void {
             assert.equal(health.synced, true, JSON.stringify(health));
             // Everywhere else: the state (every file of the stack's backend), both machines' process
             // lists, the VM's whole journal, status's table and JSON.
-            const backend = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "backend");
+            const backend = path.join(stateDir(), "backend");
             for (const f of fs.readdirSync(backend, { recursive: true }) as string[]) {
                 const p = path.join(backend, f);
                 if (fs.statSync(p).isFile()) look(`state file ${f}`, fs.readFileSync(p).toString("latin1"));

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
 import { HOSTFILES_DIR } from "../../components/render";
-import { ROOT, sh } from "./cli";
+import { ROOT, sh, stateDir } from "./cli";
 
 /** The install directory of the real CLI (installs it when missing: minutes, once). */
 export function aztecInstall(): string {
@@ -27,10 +27,12 @@ export const devKey = (): string => sh("python3", ["-c", "from nodefleet_sim imp
  * at once would take the same nonce.
  */
 export const aztecLab = (args: string[], env: Record<string, string> = {}): string => {
-    const argv = [path.join(ROOT, "lab/aztec.sh"), ...args];
-    const lock = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "l1-sender.lock");
-    if (env.DEPLOYER_KEY !== undefined) fs.mkdirSync(path.dirname(lock), { recursive: true });
-    return (env.DEPLOYER_KEY === undefined ? sh("bash", argv, { env, timeoutMs: 600_000 }) : sh("flock", [lock, "bash", ...argv], { env, timeoutMs: 600_000 })).stdout;
+    const argv = ["bash", path.join(ROOT, "lab/aztec.sh"), ...args];
+    if (env.DEPLOYER_KEY !== undefined) {
+        fs.mkdirSync(stateDir(), { recursive: true });
+        argv.unshift("flock", path.join(stateDir(), "l1-sender.lock"));
+    }
+    return sh(argv[0]!, argv.slice(1), { env, timeoutMs: 600_000 }).stdout;
 };
 
 /**

@@ -6,6 +6,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 export const ROOT = path.resolve(__dirname, "../../..");
+/** The lab's state directory as lab/vm.sh and lab/devchain.sh take it: NODEFLEET_STATE (the e2e tier's own) or the checkout's .state. */
+export const stateDir = (): string => process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state");
 /**
  * The bound on one pulumi or project command of the cli tier: it stops a hung one. Many times what
  * a command needs, because the tier runs at nice 10 beside the hosts' tests (scripts/test.sh).
