@@ -19,7 +19,10 @@ node and each diagnosis with its remedy), 2 on bad arguments.
 --unit UNIT (repeatable): the node's services. One that systemd has restarted on its own (its
 NRestarts) LOOP_RESTARTS times since the gate began, while the node answers unhealthy, is in a
 crash loop (a release that exits at start, a flag the binary does not take): the gate fails then,
-with that unit's last journal lines, rather than at the end of --within.
+with that unit's last journal lines, rather than at the end of --within. With --marker, restarts
+are counted from an earlier start when the node's health step left its record (FILE.restarts:
+the counts it read when it began, right after the configure step restarted the node; see
+handed_base): restarts since the change was applied are the change's, whichever step saw them.
 
 --marker FILE: the node's first deploy is not gated. With no FILE the gate only writes it and
 passes ({..., "firstDeploy": true}): a node just made is not yet in service, and a storage node
@@ -141,12 +144,44 @@ def rebase(base, now):
     base.update({unit: n for unit, n in now.items() if n is not None})
 
 
-def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic, sleep=time.sleep, run=None, restarts=None):
+def handed_base(path, max_age, now=time.time):
+    """The restart counts the node's health step read when it began, right after the configure step
+    restarted the node: its record `path` ("EPOCH-SECONDS" then "UNIT COUNT" lines), as {unit:
+    count}. The record is removed: it serves the one gate after that step (a gate run again later,
+    as after a halt, counts from its own start). {} when there is none, when it is older than
+    `max_age` seconds (an up cut short between the two steps), or when its time cannot be read; a
+    line that cannot be read names no unit (its count is unknown, never 0)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read(4096).splitlines()
+    except OSError:
+        return {}
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    try:
+        age = now() - float(lines[0])
+    except (ValueError, IndexError):
+        return {}
+    if not 0 <= age <= max_age:
+        return {}
+    counts = {}
+    for line in lines[1:]:
+        unit, _, n = line.partition(" ")
+        if unit and set(unit) <= UNIT_CHARS and n.isdigit():
+            counts[unit] = int(n)
+    return counts
+
+
+def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic, sleep=time.sleep, run=None, restarts=None, handed=None):
     """Runs the gate; returns its result (a dict). `restarts`: a function giving the node's units'
-    restart counts (restart_counts over --unit), or None to watch none. `clock`, `sleep`, `run`
-    and `restarts` are for the tests."""
+    restart counts (restart_counts over --unit), or None to watch none; `handed`: counts to start
+    from instead of the first reading, for the units it names (handed_base). `clock`, `sleep`,
+    `run` and `restarts` are for the tests."""
     run = run or (lambda: check(role, node, command, timeout))
-    base = restarts() if restarts else {}
+    base = {**restarts(), **(handed or {})} if restarts else {}
     start = clock()
     healthy_since = None
     checks = 0
@@ -166,7 +201,10 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
             healthy_since = None
             loop = looping(base, restarts()) if restarts else None
             if loop:
-                return {"node": node, "role": role, "healthy": False, "waited": round(now - start, 1), "soaked": 0, "checks": checks, "diagnoses": last["diagnoses"], "crashLoop": {"unit": loop[0], "restarts": loop[1]}}
+                counted = {"unit": loop[0], "restarts": loop[1]}
+                if loop[0] in (handed or {}) and base[loop[0]] == handed[loop[0]]:
+                    counted["sinceHealthStep"] = True
+                return {"node": node, "role": role, "healthy": False, "waited": round(now - start, 1), "soaked": 0, "checks": checks, "diagnoses": last["diagnoses"], "crashLoop": counted}
         # Past the deadline with no soak under way (or none that can finish): the gate fails.
         if healthy_since is None and now - start >= within:
             return {"node": node, "role": role, "healthy": False, "waited": round(now - start, 1), "soaked": 0, "checks": checks, "diagnoses": last["diagnoses"]}
@@ -289,7 +327,8 @@ def say_loop(result):
     loop = result.get("crashLoop")
     if not loop:
         return
-    sys.stderr.write(f"  crash-loop: {loop['unit']} was restarted by systemd {loop['restarts']} times since the gate began; its last lines:\n")
+    since = "its health step began (after the change's restart)" if loop.get("sinceHealthStep") else "the gate began"
+    sys.stderr.write(f"  crash-loop: {loop['unit']} was restarted by systemd {loop['restarts']} times since {since}; its last lines:\n")
     r = subprocess.run(["journalctl", "-u", loop["unit"], "-n", "12", "--no-pager", "-o", "short"], capture_output=True, text=True)
     for line in (r.stdout or r.stderr).strip().splitlines()[-12:]:
         sys.stderr.write(f"    {cut_urls(line)[:300]}\n")
@@ -357,6 +396,8 @@ def main(argv):
         return usage(parsed)
     role, node, opts, command = parsed
     marker = opts["marker"]
+    # Taken (and removed) whichever way this run ends, so that no later gate counts from it.
+    handed = handed_base(marker + ".restarts", opts["within"]) if marker is not None else {}
     if opts["keep"] is not None and os.path.exists(marker + ".rolled-back"):
         with open(marker + ".rolled-back", encoding="utf-8") as f:
             when = f.read().strip()
@@ -371,7 +412,7 @@ def main(argv):
         print(json.dumps({"node": node, "role": role, "healthy": None, "firstDeploy": True}))
         return 0
     sys.stderr.write(f"gate {node}: waiting up to {opts['within']:.0f} s for it to be healthy, then {opts['soak']:.0f} s of healthy answers\n")
-    result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"], restarts=watch(opts))
+    result = gate(role, node, command, opts["within"], opts["soak"], opts["every"], opts["timeout"], restarts=watch(opts), handed=handed)
     if result["healthy"]:
         if opts["keep"] is not None:
             keep(opts["keep"], opts["file"], opts["pin"])  # what it runs now is what a later failure rolls back to

@@ -59,6 +59,16 @@ export interface RollbackSet {
 }
 
 /**
+ * How often a gate asks the node's health tool: a fifth of the soak, so that a soak is judged on five
+ * answers or more, and a crash loop or a healthy answer is seen within seconds when the soak is
+ * short; never more often than every 2 s (each answer runs the tool: a process and its RPC
+ * calls) nor less often than every 10 s (the default soaks, 60 s and 120 s: every 10 s).
+ */
+export function gateEverySeconds(soakSeconds: number): number {
+    return Math.min(10, Math.max(2, Math.floor(soakSeconds / 5)));
+}
+
+/**
  * The gate step's script for `node` under `policy`. Its tools go into the host's tool directory
  * beside every other step's: `put()` stages each file under a name of its own, so steps of one host
  * putting the same tool at once do not collide.
@@ -71,6 +81,7 @@ export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: Rollba
         node: node.name,
         within: policy.healthyWithinSeconds,
         soak: policy.soakSeconds,
+        every: gateEverySeconds(policy.soakSeconds),
         marker: gateMarker(node.name),
         keep,
         units: serviceUnits(node),

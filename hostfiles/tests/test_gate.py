@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,7 +79,39 @@ def run(sequence, clock, **kw):
 
 
 def health_gate(check, clock, opts):
-    return gate_tool.gate("storage", "storage-1", ["unused"], opts["within"], opts["soak"], opts["every"], 5, clock=clock, sleep=clock.sleep, run=check, restarts=opts.get("restarts"))
+    return gate_tool.gate("storage", "storage-1", ["unused"], opts["within"], opts["soak"], opts["every"], 5, clock=clock, sleep=clock.sleep, run=check, restarts=opts.get("restarts"), handed=opts.get("handed"))
+
+
+class HandedBase(unittest.TestCase):
+    """The health step's record of restart counts (templates/health-step.sh.hbs writes it)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="nodefleet-gate-handed-")
+        self.path = os.path.join(self.dir, "storage-1.restarts")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def take(self, text, max_age=300, now=2000.0):
+        if text is not None:
+            write(self.path, text)
+        counts = gate_tool.handed_base(self.path, max_age, now=lambda: now)
+        self.assertFalse(os.path.exists(self.path), "taken once: removed")
+        return counts
+
+    def test_the_counts_it_names(self):
+        self.assertEqual(self.take("1990\ngeth-validator-1.service 4\n0gchaind-validator-1.service 0\n"), {"geth-validator-1.service": 4, "0gchaind-validator-1.service": 0})
+
+    def test_none_older_than_the_deadline_nor_from_the_future(self):
+        self.assertEqual(self.take("1699\nzgs-storage-1.service 0\n"), {}, "older than max_age: an up cut short before its gate")
+        self.assertEqual(self.take("2100\nzgs-storage-1.service 0\n"), {})
+
+    def test_none_without_a_readable_time_and_no_unit_without_a_count(self):
+        self.assertEqual(self.take(None), {})
+        self.assertEqual(self.take(""), {})
+        self.assertEqual(self.take("soon\nzgs-storage-1.service 0\n"), {})
+        # systemctl gave no count (an empty value), or a line is not a unit's: those units are unknown.
+        self.assertEqual(self.take("1990\nzgs-storage-1.service \nbad unit 3\nzgs-storage-1-failover.timer -1\naztec-sequencer-1.service 2\n"), {"aztec-sequencer-1.service": 2})
 
 
 class Gate(unittest.TestCase):
@@ -168,6 +201,27 @@ class Gate(unittest.TestCase):
         result, _ = run(["healthy", "healthy", "endpoint-down"], Clock(), within=60, soak=300, restarts=lambda: {"zgs-storage-1.service": next(counts)})
         self.assertFalse(result["healthy"])
         self.assertNotIn("crashLoop", result)
+
+    def test_restarts_since_the_health_step_began_count_at_the_first_check(self):
+        # The health step recorded 0 right after the configure step's restart and saw 3 restarts
+        # during its own wait: the gate's first unhealthy answer is a crash loop.
+        counts = iter([3, 3, 4, 5])
+        result, seen = run(["endpoint-down"], Clock(), within=900, restarts=lambda: {"zgs-storage-1.service": next(counts)}, handed={"zgs-storage-1.service": 0})
+        self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3, "sinceHealthStep": True})
+        self.assertEqual(len(seen), 1)
+
+    def test_a_handed_count_above_the_count_now_gives_way_to_it(self):
+        # An explicit restart after the health step's record (the count reset): counted from there.
+        counts = iter([0, 0, 1, 2, 3])
+        result, seen = run(["endpoint-down"], Clock(), within=900, restarts=lambda: {"zgs-storage-1.service": next(counts)}, handed={"zgs-storage-1.service": 5})
+        self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3}, "counted from the reset, not said to be from the health step")
+        self.assertEqual(len(seen), 4)
+
+    def test_a_handed_count_for_another_unit_changes_nothing(self):
+        counts = iter([41, 41, 42, 43, 44])
+        result, seen = run(["endpoint-down"], Clock(), within=900, restarts=lambda: {"zgs-storage-1.service": next(counts)}, handed={"zgs-storage-2.service": 0})
+        self.assertEqual(result["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
+        self.assertEqual(len(seen), 4)
 
     def test_fewer_restarts_wait_out_the_deadline(self):
         counts = iter([0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2])
@@ -265,6 +319,41 @@ class CommandLine(CommandLineCase, unittest.TestCase):
             self.assertNotIn(secret, r.stderr)
         self.assertIn("rpc-endpoint-down: ", r.stderr)
         self.assertEqual(json.loads(r.stdout.strip().split("\n")[-1])["crashLoop"], {"unit": "zgs-storage-1.service", "restarts": 3})
+
+    def test_the_health_steps_record_counts_restarts_from_its_start_and_serves_one_gate(self):
+        # systemctl answers NRestarts 3 each time: the health step recorded 0 when it began, after
+        # the configure step's restart, so the gate's first unhealthy answer is a crash loop.
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir)
+        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
+            f.write('#!/bin/sh\n[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\necho 3\n')
+        with open(os.path.join(bin_dir, "journalctl"), "w", encoding="utf-8") as f:
+            f.write('#!/bin/sh\necho "zgs_node: exits at start"\n')
+        for tool in ("systemctl", "journalctl"):
+            os.chmod(os.path.join(bin_dir, tool), 0o755)
+        with open(self.tool, "w", encoding="utf-8") as f:
+            f.write(f"print({json.dumps(json.dumps(STORAGE['endpoint-down']))})\n")
+        marker = os.path.join(self.dir, "gate", "storage-1")
+        os.makedirs(os.path.dirname(marker))
+        write(marker, "deployed\n")
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+        def gate():
+            return subprocess.run([sys.executable, GATE, "storage", "storage-1", "--within", "1", "--soak", "0", "--every", "0.05", "--marker", marker, "--unit", "zgs-storage-1.service", "--", sys.executable, self.tool],
+                                  capture_output=True, text=True, timeout=60, env=env)
+
+        write(marker + ".restarts", f"{int(time.time())}\nzgs-storage-1.service 0\n")
+        r = gate()
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertRegex(r.stderr, r"not healthy after \d+ s \(1 checks\) \(a crash loop: not waiting out the deadline\)")
+        self.assertIn("zgs-storage-1.service was restarted by systemd 3 times since its health step began (after the change's restart)", r.stderr)
+        self.assertFalse(os.path.exists(marker + ".restarts"), "the record serves one gate")
+        # Run again (a halted gate re-run by the next up): no record, counted from its own start:
+        # the count stays 3, no crash loop, the deadline.
+        again = gate()
+        self.assertEqual(again.returncode, 1, again.stderr)
+        self.assertNotIn("crash loop", again.stderr)
+        self.assertNotIn("crashLoop", json.loads(again.stdout.strip().split("\n")[-1]))
 
     def test_bad_arguments_exit_2_saying_what(self):
         for args, why in [

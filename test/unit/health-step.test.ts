@@ -33,15 +33,17 @@ const SCRIPTS = {
 const UNITS = { storage: ["zgs-storage-1.service"], sequencer: ["aztec-sequencer-1.service"], validator: ["geth-validator-1.service", "0gchaind-validator-1.service"] };
 
 /**
- * Runs `script` with stand-ins: systemctl says each unit of `down` is not active; journalctl prints
- * a line naming its unit; python3 (the health tool) prints a report, or exits `toolExit`.
+ * Runs `script` with stand-ins: systemctl says each unit of `down` is not active, and that each
+ * unit was restarted by systemd 2 times (NRestarts; a validator's geth 4); journalctl prints a line
+ * naming its unit; python3 (the health tool) prints a report (and on stderr whether the gate's
+ * record of restart counts is there yet), or exits `toolExit`.
  */
 function run(script: string, o: { down?: readonly string[]; marker?: string; toolExit?: number } = {}) {
     const bin = fs.mkdtempSync(path.join(tmp, "bin-"));
-    fs.writeFileSync(path.join(bin, "systemctl"), `#!/bin/sh\n[ "$1 $2" = "is-active --quiet" ] || exit 9\ncase " ${(o.down ?? []).join(" ")} " in *" $3 "*) exit 3 ;; esac\nexit 0\n`, { mode: 0o755 });
-    fs.writeFileSync(path.join(bin, "journalctl"), "#!/bin/sh\necho \"journal of $2: exited at start\"\necho \"$2: cannot reach https://user:hunter2@rpc.example.com:8443/v2/SECRETKEY?token=SECRETTOKEN\"\n", { mode: 0o755 });
-    fs.writeFileSync(path.join(bin, "python3"), `#!/bin/sh\necho "progress" >&2\nprintf '{"report": "%s"}\\n' "$*"\nexit ${o.toolExit ?? 0}\n`, { mode: 0o755 });
     const marker = o.marker ?? path.join(tmp, "no-marker");
+    fs.writeFileSync(path.join(bin, "systemctl"), `#!/bin/sh\nif [ "$1 $2 $3 $4" = "show -p NRestarts --value" ]; then case "$5" in geth-*) echo 4 ;; *) echo 2 ;; esac; exit 0; fi\n[ "$1 $2" = "is-active --quiet" ] || exit 9\ncase " ${(o.down ?? []).join(" ")} " in *" $3 "*) exit 3 ;; esac\nexit 0\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, "journalctl"), "#!/bin/sh\necho \"journal of $2: exited at start\"\necho \"$2: cannot reach https://user:hunter2@rpc.example.com:8443/v2/SECRETKEY?token=SECRETTOKEN\"\n", { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, "python3"), `#!/bin/sh\necho "progress" >&2\n[ -e '${marker}.restarts' ] && echo "the restart counts recorded before the tool" >&2\nprintf '{"report": "%s"}\\n' "$*"\nexit ${o.toolExit ?? 0}\n`, { mode: 0o755 });
     const body = script.replaceAll(/\/var\/lib\/nodefleet\/gate\/[a-z0-9-]+/g, marker);
     return spawnSync("sh", ["-s"], { input: body, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
 }
@@ -99,6 +101,31 @@ describe("health step: a node that does not run fails it, unless its rollout gat
             const ungated = run(script(false), { down: UNITS[role as keyof typeof UNITS], marker });
             assert.equal(ungated.status, 1, `${role}: not gated, the marker changes nothing`);
         }
+    });
+
+    it("gated and past its first deploy: its services' restart counts recorded before the health tool runs, for the gate to count a crash loop from", () => {
+        const marker = path.join(tmp, "marker-counts");
+        fs.writeFileSync(marker, "");
+        for (const [role, script] of Object.entries(SCRIPTS)) {
+            fs.rmSync(`${marker}.restarts`, { force: true });
+            const t0 = Math.floor(Date.now() / 1000);
+            const r = run(script(true), { marker });
+            assert.equal(r.status, 0, `${role}: ${r.stderr}`);
+            assert.match(r.stderr, /the restart counts recorded before the tool/, role);
+            const [at, ...lines] = fs.readFileSync(`${marker}.restarts`, "utf8").trimEnd().split("\n");
+            assert.ok(Number(at) >= t0 && Number(at) <= Date.now() / 1000 + 1, `${role}: written now (${at})`);
+            assert.deepEqual(lines, UNITS[role as keyof typeof UNITS].map((u) => `${u} ${u.startsWith("geth-") ? 4 : 2}`), role);
+            assert.ok(!fs.existsSync(`${marker}.restarts.new`), "written whole, then renamed");
+        }
+        // At its first deploy (no marker yet) and ungated: no record (no gate counts from it).
+        const none = path.join(tmp, "no-marker-yet");
+        for (const gated of [true, false]) {
+            assert.equal(run(SCRIPTS.storage(gated), { marker: none }).status, 0);
+            assert.ok(!fs.existsSync(`${none}.restarts`), `${gated ? "gated, first deploy" : "ungated"}: nothing recorded`);
+        }
+        fs.rmSync(`${marker}.restarts`, { force: true });
+        assert.equal(run(SCRIPTS.storage(false), { marker }).status, 0);
+        assert.ok(!fs.existsSync(`${marker}.restarts`), "ungated, a marker left from an earlier rollout: nothing recorded");
     });
 
     it("a health tool that fails fails the step with its exit code", () => {

@@ -6,11 +6,12 @@
 // still to come, see docs/rollouts.md).
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
 import { buildStack } from "../support/stack";
 import { baseFleet, configIssues, existingHost, SECRETS, storageNode } from "../support/fixtures";
 import { inputsOf, registered, scriptOf } from "../support/mocks";
 import { golden, runTool } from "../support/golden";
-import { renderGate } from "../../components/rollout/gate";
+import { gateEverySeconds, renderGate } from "../../components/rollout/gate";
 import { parseFleet } from "../../components/config/fleet";
 import { renderStorageRemove } from "../../components/roles/storage";
 import { renderSequencerRemove } from "../../components/roles/sequencer";
@@ -77,7 +78,7 @@ describe("rollout gates: the steps and their order", () => {
 
     it("the gate runs the role's health tool under the role's policy, from the host's bundle, which carries the gate's tools, and watches the node's services for a crash loop", async () => {
         await buildStack(fleetWithStorage({ roles: { storage: { healthyWithinSeconds: 300, soakSeconds: 30 } } }), KEYS);
-        assert.match(scriptOf("fleet-storage-3-gate"), /^exec python3 \/usr\/local\/lib\/nodefleet\/nodefleet_gate\.py storage storage-3 --within 300 --soak 30 --marker \/var\/lib\/nodefleet\/gate\/storage-3 --unit zgs-storage-3\.service -- python3 \/usr\/local\/lib\/nodefleet\/zgs-health\.py storage-3$/m);
+        assert.match(scriptOf("fleet-storage-3-gate"), /^exec python3 \/usr\/local\/lib\/nodefleet\/nodefleet_gate\.py storage storage-3 --within 300 --soak 30 --every 6 --marker \/var\/lib\/nodefleet\/gate\/storage-3 --unit zgs-storage-3\.service -- python3 \/usr\/local\/lib\/nodefleet\/zgs-health\.py storage-3$/m);
         assert.match(scriptOf("fleet-validator-1-gate"), /nodefleet_gate\.py validator validator-1 --within 600 --soak 120 .* --unit geth-validator-1\.service --unit reth-validator-1\.service --unit 0gchaind-validator-1\.service -- python3 -S \/usr\/local\/lib\/nodefleet\/zg-validator\.py \/etc\/nodefleet\/validator-1\/validator\.json status$/m);
         assert.match(scriptOf("fleet-sequencer-1-gate"), /nodefleet_gate\.py sequencer sequencer-1 --within 600 --soak 120 .* --unit aztec-sequencer-1\.service -- python3 \/usr\/local\/lib\/nodefleet\/aztec-health\.py sequencer-1$/m);
         // Into the host's tool directory, beside every other step's (put() stages each file under a
@@ -130,6 +131,15 @@ describe("rollout gates: the gate's script", () => {
         const script = golden("rollout/storage-1-gate.sh", renderGate(node, { batchSize: 1, healthyWithinSeconds: 900, soakSeconds: 60, onFailure: "halt" }));
         const check = runTool("shellcheck", ["-s", "sh", "-"], script);
         assert.equal(check.status, 0, check.output);
+        assert.match(fs.readFileSync(script, "utf8"), / --soak 60 --every 10 --marker /);
+    });
+
+    it("asks the health tool five times a soak or more, every 2 s to every 10 s", () => {
+        const plan = parseFleet(fleetWithStorage({}), secretSource(KEYS));
+        const node = plan.spec.nodes.find((n) => n.name === "storage-1")!;
+        const every = (soakSeconds: number) => Number(/ --every (\d+) /.exec(renderGate(node, { batchSize: 1, healthyWithinSeconds: 900, soakSeconds, onFailure: "halt" }))?.[1]);
+        assert.deepEqual([0, 4, 10, 14, 15, 49, 50, 60, 120, 86_400].map(every), [2, 2, 2, 2, 3, 9, 10, 10, 10, 10]);
+        assert.deepEqual([0, 10, 25, 120].map(gateEverySeconds), [2, 2, 5, 10]);
     });
 
     it("the config takes onFailure: rollback for every role, fleet-wide or per role", () => {

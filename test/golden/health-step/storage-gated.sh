@@ -15,6 +15,14 @@ set -u
 journal_tail() {
 	journalctl -u "$1" -n "$2" --no-pager 2>&1 | sed -E -e 's|(://)[^/?#[:space:]@"<>]*@|\1|g' -e 's|(://[^/?#[:space:]"<>]+)[/?#][^[:space:]"<>]*|\1/…|g'
 }
+# Gated and past its first deploy: its services' restart counts now, right after the configure
+# step's restart, for the gate after this step to count a crash loop from (nodefleet_gate.py,
+# handed_base), not from its own start after this step's wait.
+if [ -e /var/lib/nodefleet/gate/storage-1 ]; then
+	if { date +%s; printf '%s %s\n' zgs-storage-1.service "$(systemctl show -p NRestarts --value zgs-storage-1.service)"; } >/var/lib/nodefleet/gate/storage-1.restarts.new; then
+		mv -f /var/lib/nodefleet/gate/storage-1.restarts.new /var/lib/nodefleet/gate/storage-1.restarts
+	fi
+fi
 python3 /usr/local/lib/nodefleet/zgs-health.py storage-1 --wait 60
 report=$?
 [ "$report" -eq 0 ] || exit "$report"
