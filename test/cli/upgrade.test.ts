@@ -83,7 +83,8 @@ class UpgradedProject {
     project!: ScratchProject;
 
     async start(stack: string, config: string): Promise<void> {
-        ({ project: this.project } = await this.lab.start(stack, (p) => onScriptedHosts(config, p)));
+        // Its sources through ts-node: program() puts another version's in place, which has no dist/.
+        ({ project: this.project } = await this.lab.start(stack, (p) => onScriptedHosts(config, p), undefined, undefined, "typescript"));
     }
 
     /** Replaces the scratch project's program with the one at `rev` (`undefined`: this checkout's). */
@@ -180,7 +181,10 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * a unit of its own: each host's release installs are replaced once; run again, an install finds its
  * verified directory, downloads nothing, points the link where it points and restarts nothing;
  * their teardown steps are updated (the removal they hold now also takes what an install set
- * aside), which runs only their `echo`.
+ * aside), which runs only their `echo`. Since then too a gated node's health step records its
+ * services' restart counts for its gate (templates/health-step.sh.hbs): the validator's health
+ * step is replaced once as well, and runs its health tool again (read-only unless the consensus
+ * daemon logs the fault its remedy is for).
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
@@ -190,7 +194,7 @@ const STEPS_REPLACED_SINCE_MOVE = [
     "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
     "fleet-storage-1-configure", "fleet-storage-1-gate", "fleet-storage-1-health",
-    "fleet-validator-1-gate",
+    "fleet-validator-1-gate", "fleet-validator-1-health",
 ];
 /** The dev config with monitoring on dev-1 and a rollout for every role: every gate and monitoring step is made. */
 const MONITORED_CONFIG = DEV_CONFIG.replace(

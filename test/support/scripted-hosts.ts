@@ -14,9 +14,9 @@ export class ScriptedHosts {
     private project?: ScratchProject;
 
     /** `hosts` SSH endpoints (one port each); the project's config is `configFor` their ports. */
-    async start(stack: string, configFor: (ports: number[]) => string, sources?: Sources, hosts = 2): Promise<{ project: ScratchProject; ports: number[] }> {
+    async start(stack: string, configFor: (ports: number[]) => string, sources?: Sources, hosts = 2, program?: "compiled" | "typescript"): Promise<{ project: ScratchProject; ports: number[] }> {
         const ports = await this.listen(hosts);
-        const project = (this.project = new ScratchProject(stack, configFor(ports), undefined, sources));
+        const project = (this.project = new ScratchProject(stack, configFor(ports), undefined, sources, program));
         project.writeDevFiles("generated");
         return { project, ports };
     }
