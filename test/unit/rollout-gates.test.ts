@@ -128,10 +128,10 @@ describe("rollout gates: the gate's script", () => {
     it("matches its golden copy and passes shellcheck", () => {
         const plan = parseFleet(fleetWithStorage({}), secretSource(KEYS));
         const node = plan.spec.nodes.find((n) => n.name === "storage-1")!;
-        const script = golden("rollout/storage-1-gate.sh", renderGate(node, { batchSize: 1, healthyWithinSeconds: 900, soakSeconds: 60, onFailure: "halt" }));
-        const check = runTool("shellcheck", ["-s", "sh", "-"], script);
+        const file = golden("rollout/storage-1-gate.sh", renderGate(node, { batchSize: 1, healthyWithinSeconds: 900, soakSeconds: 60, onFailure: "halt" }));
+        const check = runTool("shellcheck", ["-s", "sh", file]);
         assert.equal(check.status, 0, check.output);
-        assert.match(fs.readFileSync(script, "utf8"), / --soak 60 --every 10 --marker /);
+        assert.match(fs.readFileSync(file, "utf8"), / --soak 60 --every 10 --marker /);
     });
 
     it("asks the health tool five times a soak or more, every 2 s to every 10 s", () => {
