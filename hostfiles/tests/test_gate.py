@@ -249,6 +249,19 @@ class CommandLineCase:
                 "print(json.dumps(seq[min(n, len(seq) - 1)]))\n"
             )
 
+    def never_healthy(self, systemctl, journalctl):
+        """Stand-ins for systemctl and journalctl (their shell bodies) first on PATH, and a health tool
+        that always answers endpoint-down: the environment to run the gate in."""
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir)
+        for tool, body in (("systemctl", systemctl), ("journalctl", journalctl)):
+            with open(os.path.join(bin_dir, tool), "w", encoding="utf-8") as f:
+                f.write("#!/bin/sh\n" + body)
+            os.chmod(os.path.join(bin_dir, tool), 0o755)
+        with open(self.tool, "w", encoding="utf-8") as f:
+            f.write(f"print({json.dumps(json.dumps(STORAGE['endpoint-down']))})\n")
+        return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
     def gate(self, *args):
         state = os.path.join(self.dir, "n")
         return subprocess.run([sys.executable, GATE, "storage", "storage-1", *args, "--", sys.executable, self.tool, state], capture_output=True, text=True, timeout=60)
@@ -293,20 +306,12 @@ class CommandLine(CommandLineCase, unittest.TestCase):
     def test_a_crash_loop_fails_at_once_with_the_units_journal(self):
         # systemctl answers NRestarts one higher each time it is asked (a unit systemd keeps
         # restarting); journalctl prints the unit's last lines. The tool never answers healthy.
-        bin_dir = os.path.join(self.dir, "bin")
-        os.makedirs(bin_dir)
         count = os.path.join(self.dir, "restarts")
-        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
-            f.write(f'#!/bin/sh\n[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\n'
-                    f'n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}; echo "$n"\n')
-        with open(os.path.join(bin_dir, "journalctl"), "w", encoding="utf-8") as f:
-            f.write('#!/bin/sh\necho "journal of $*"\necho "zgs_node: error: unexpected argument --bad-flag"\n'
-                    'echo "Failed to reach https://user:hunter2@rpc.example.com:8443/v2/SECRETKEY?token=SECRETTOKEN for the head"\n')
-        for tool in ("systemctl", "journalctl"):
-            os.chmod(os.path.join(bin_dir, tool), 0o755)
-        with open(self.tool, "w", encoding="utf-8") as f:
-            f.write(f"print({json.dumps(json.dumps(STORAGE['endpoint-down']))})\n")
-        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        env = self.never_healthy(
+            f'[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\n'
+            f'n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}; echo "$n"\n',
+            'echo "journal of $*"\necho "zgs_node: error: unexpected argument --bad-flag"\n'
+            'echo "Failed to reach https://user:hunter2@rpc.example.com:8443/v2/SECRETKEY?token=SECRETTOKEN for the head"\n')
         r = subprocess.run([sys.executable, GATE, "storage", "storage-1", "--within", "600", "--soak", "0", "--every", "0.05", "--unit", "zgs-storage-1.service", "--", sys.executable, self.tool],
                            capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -323,20 +328,11 @@ class CommandLine(CommandLineCase, unittest.TestCase):
     def test_the_health_steps_record_counts_restarts_from_its_start_and_serves_one_gate(self):
         # systemctl answers NRestarts 3 each time: the health step recorded 0 when it began, after
         # the configure step's restart, so the gate's first unhealthy answer is a crash loop.
-        bin_dir = os.path.join(self.dir, "bin")
-        os.makedirs(bin_dir)
-        with open(os.path.join(bin_dir, "systemctl"), "w", encoding="utf-8") as f:
-            f.write('#!/bin/sh\n[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\necho 3\n')
-        with open(os.path.join(bin_dir, "journalctl"), "w", encoding="utf-8") as f:
-            f.write('#!/bin/sh\necho "zgs_node: exits at start"\n')
-        for tool in ("systemctl", "journalctl"):
-            os.chmod(os.path.join(bin_dir, tool), 0o755)
-        with open(self.tool, "w", encoding="utf-8") as f:
-            f.write(f"print({json.dumps(json.dumps(STORAGE['endpoint-down']))})\n")
+        env = self.never_healthy('[ "$1 $2 $3 $4" = "show --property=NRestarts --value zgs-storage-1.service" ] || exit 9\necho 3\n',
+                                 'echo "zgs_node: exits at start"\n')
         marker = os.path.join(self.dir, "gate", "storage-1")
         os.makedirs(os.path.dirname(marker))
         write(marker, "deployed\n")
-        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
 
         def gate():
             return subprocess.run([sys.executable, GATE, "storage", "storage-1", "--within", "1", "--soak", "0", "--every", "0.05", "--marker", marker, "--unit", "zgs-storage-1.service", "--", sys.executable, self.tool],
