@@ -249,6 +249,9 @@ class CommandLineCase:
                 "print(json.dumps(seq[min(n, len(seq) - 1)]))\n"
             )
 
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
     def never_healthy(self, systemctl, journalctl):
         """Stand-ins for systemctl and journalctl (their shell bodies) first on PATH, and a health tool
         that always answers endpoint-down: the environment to run the gate in."""
