@@ -337,19 +337,22 @@ class CommandLine(CommandLineCase, unittest.TestCase):
         os.makedirs(os.path.dirname(marker))
         write(marker, "deployed\n")
 
-        def gate():
-            return subprocess.run([sys.executable, GATE, "storage", "storage-1", "--within", "1", "--soak", "0", "--every", "0.05", "--marker", marker, "--unit", "zgs-storage-1.service", "--", sys.executable, self.tool],
+        # The first gate gets --within 60: the record's time is whole seconds and it is ignored once
+        # older than --within, so a gate slow to start (a loaded machine) must still find it young;
+        # it ends at its first answer. The second waits out its deadline: 1 s.
+        def gate(within):
+            return subprocess.run([sys.executable, GATE, "storage", "storage-1", "--within", within, "--soak", "0", "--every", "0.2", "--marker", marker, "--unit", "zgs-storage-1.service", "--", sys.executable, self.tool],
                                   capture_output=True, text=True, timeout=60, env=env)
 
         write(marker + ".restarts", f"{int(time.time())}\nzgs-storage-1.service 0\n")
-        r = gate()
+        r = gate("60")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertRegex(r.stderr, r"not healthy after \d+ s \(1 checks\) \(a crash loop: not waiting out the deadline\)")
         self.assertIn("zgs-storage-1.service was restarted by systemd 3 times since its health step began (after the change's restart)", r.stderr)
         self.assertFalse(os.path.exists(marker + ".restarts"), "the record serves one gate")
         # Run again (a halted gate re-run by the next up): no record, counted from its own start:
         # the count stays 3, no crash loop, the deadline.
-        again = gate()
+        again = gate("1")
         self.assertEqual(again.returncode, 1, again.stderr)
         self.assertNotIn("crash loop", again.stderr)
         self.assertNotIn("crashLoop", json.loads(again.stdout.strip().split("\n")[-1]))
