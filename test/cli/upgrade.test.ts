@@ -184,7 +184,9 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * aside), which runs only their `echo`. Since then too a gated node's health step records its
  * services' restart counts for its gate (templates/health-step.sh.hbs): the validator's health
  * step is replaced once as well, and runs its health tool again (read-only unless the consensus
- * daemon logs the fault its remedy is for).
+ * daemon logs the fault its remedy is for). Since then too the Aztec node's unit gives it 20 s to
+ * stop (docs/roles.md, "Its stop"): the sequencer's configure step, replaced already, writes the
+ * new unit and restarts the node once.
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",

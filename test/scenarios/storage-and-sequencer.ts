@@ -90,8 +90,8 @@ export function storageAndSequencerScenario(steps: Steps): void {
             assert.match(storage.diagnoses[0].remedy, /check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart/);
             const seq = row(faulty.report, "sequencer-1");
             // How the stop ended: the real node exits 143 on SIGTERM, a clean stop (SuccessExitStatus=143:
-            // "inactive"); stopped while it publishes a checkpoint to L1, 4.1.2 once hung after its
-            // world state stopped and systemd killed it after TimeoutStopSec ("failed", Result=timeout;
+            // "inactive"); stopped while it stores the checkpoint it just published, 4.1.2 hangs after its
+            // world state stopped and systemd killed it after TimeoutStopSec (20 s: "failed", Result=timeout;
             // docs/roles.md, "Its stop"). Either way the node is down and diagnosed so.
             const result = onVm("dev-1", "systemctl show -p Result --value aztec-sequencer-1.service").output.trim();
             assert.ok(["success", "timeout"].includes(result), `the sequencer's stop ended with Result=${result}`);
