@@ -42,6 +42,20 @@ say() { printf '[devchain] %s\n' "$*" >&2; }
 
 running() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
 
+# Before it starts one of its programs: the loopback ports that program binds are free. Another
+# dev chain (another checkout's, or another NODEFLEET_STATE's, which `stop` here cannot see) would
+# otherwise answer in its place, and every check below would pass against that chain.
+ports_free() { # NAME PORT...
+    local name="$1" port; shift
+    for port in "$@"; do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            say "127.0.0.1:$port, which the dev chain's $name binds, is taken: $(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:.*' | head -1)"
+            say "another dev chain runs here (another checkout's or state directory's?): stop it with its own lab/devchain.sh stop, then start this one"
+            exit 1
+        fi
+    done
+}
+
 # A receipt geth does not have is plain null: not "transaction indexing is in progress".
 indexed() {
     curl -fsS -m 2 -X POST -H 'Content-Type: application/json' \
@@ -125,12 +139,14 @@ cmd_start() {
     geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
     beacond="$(bash "$ROOT/lab/beacond.sh" path)"
     kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
+    running geth || ports_free geth 8545 8651 # at once: before minutes of making a chain
     stamp="$( (cat "$DEVNET"/*.json "$VMNET"/*.json "$ROOT/lab/devchain.sh"; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
     if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ] || [ ! -d "$STATE/vm-geth/geth/chaindata" ]; then
         [ ! -d "$STATE/geth" ] || say "the devnet, beacond or this script changed: starting the dev chain afresh"
         make_chain "$geth" "$beacond" "$stamp"
     fi
     if ! running geth; then
+        ports_free geth 8545 8651
         "$geth" --datadir "$STATE/geth" --networkid 80087 --syncmode full --nodiscover --maxpeers 0 --port 0 \
             --http --http.addr 127.0.0.1 --http.port 8545 --http.api eth,net,web3 --rpc.allow-unprotected-txs --miner.gasprice 1 \
             --authrpc.addr 127.0.0.1 --authrpc.port 8651 --authrpc.jwtsecret "$STATE/jwt.hex" \
@@ -141,6 +157,7 @@ cmd_start() {
     answers http://127.0.0.1:8545 || { tail -20 "$STATE/geth.log" >&2; say "geth did not start"; exit 1; }
     genesis_agrees || exit 1
     if ! running cl; then
+        ports_free beacond 8657 26656 3501
         # CometBFT's P2P on loopback: what a VM reaches as 10.0.2.2:26656.
         CHAIN_SPEC=devnet "$beacond" start --home "$STATE/cl" \
             --beacon-kit.engine.rpc-dial-url http://127.0.0.1:8651 --beacon-kit.engine.jwt-secret-path "$STATE/jwt.hex" \
@@ -149,6 +166,7 @@ cmd_start() {
         echo $! > "$STATE/cl.pid"
     fi
     if ! running vm-geth; then
+        ports_free "vmnet's geth" 8555 8661
         "$geth" --datadir "$STATE/vm-geth" --networkid 80087 --syncmode full --nodiscover --maxpeers 0 --port 0 \
             --http --http.addr 127.0.0.1 --http.port 8555 --http.api eth,net,web3 \
             --authrpc.addr 127.0.0.1 --authrpc.port 8661 --authrpc.jwtsecret "$STATE/jwt.hex" \
@@ -156,6 +174,7 @@ cmd_start() {
         echo $! > "$STATE/vm-geth.pid"
     fi
     if ! running vm-cl; then
+        ports_free "vmnet's beacond" 8667 26756
         for _ in $(seq 100); do answers http://127.0.0.1:8555 && break; sleep 0.2; done
         answers http://127.0.0.1:8555 || { tail -20 "$STATE/vm-geth.log" >&2; say "vmnet's geth did not start"; exit 1; }
         # P2P on loopback: what validator-1 reaches as 10.0.2.2:26756.
@@ -166,10 +185,12 @@ cmd_start() {
         echo $! > "$STATE/vm-cl.pid"
     fi
     if ! running nodeapi; then
+        ports_free "node API forwarder" 3500
         (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.nodeapi --listen 127.0.0.1:3500 --to http://127.0.0.1:3501 >"$STATE/nodeapi.log" 2>&1) &
         echo $! > "$STATE/nodeapi.pid"
     fi
     if ! running proxy; then
+        ports_free "RPC forwarder" 8546
         (cd "$ROOT/lab/sim" && exec python3 -m nodefleet_sim.rpcproxy --listen 127.0.0.1:8546 --to http://127.0.0.1:8545 >"$STATE/proxy.log" 2>&1) &
         echo $! > "$STATE/proxy.pid"
     fi
