@@ -126,6 +126,10 @@ export function storageAndSequencerScenario(steps: Steps): void {
             "mv /tmp/zgs_node.swapped /opt/nodefleet/zgs/zgs_node",
         ].join("\n"));
         onVm("dev-2", "systemctl stop 0gchaind-validator-1.service");
+        // A stop that caught the Aztec node storing its own checkpoint ends in systemd's kill
+        // (docs/roles.md, "Its stop"): the unit is then "failed", not "inactive"; either is not running.
+        const seqState = onVm("dev-1", "systemctl is-active aztec-sequencer-1.service || true").output.trim();
+        assert.ok(["inactive", "failed"].includes(seqState), `the sequencer stopped: ${seqState}`);
         const drift = timed("scripts/dev.sh drift (drifted)", () => sh("bash", [DEV, "drift"], { allowFail: true, timeoutMs: 600_000 }));
         assert.notEqual(drift.status, 0, drift.output.slice(-4000));
         const named = drift.output.split("\n").filter((l) => l.startsWith("::error title=drift on dev::")).map((l) => l.replace("::error title=drift on dev::", "")).sort();
@@ -133,7 +137,7 @@ export function storageAndSequencerScenario(steps: Steps): void {
             "host dev-1: /data/storage-1/run/config.toml: content changed [storage-1.configure]",
             `host dev-1: ${release}/zgs_node: differs from the release nodefleet installed [release.zgs]`,
             "host dev-1: nftables table inet nodefleet: missing (the firewall is not loaded) [firewall]",
-            "host dev-1: unit aztec-sequencer-1.service: not enabled (disabled); not running (inactive) [sequencer-1.configure]",
+            `host dev-1: unit aztec-sequencer-1.service: not enabled (disabled); not running (${seqState}) [sequencer-1.configure]`,
             "host dev-1: unit zgs-storage-1-failover.timer: not running (inactive) [storage-1.configure]",
             "host dev-2: unit 0gchaind-validator-1.service: not running (inactive) [validator-1.configure]",
         ].sort(), drift.output.slice(-4000));
