@@ -139,14 +139,13 @@ cmd_start() {
     geth="$(bash "$ROOT/lab/artifacts.sh" geth)"
     beacond="$(bash "$ROOT/lab/beacond.sh" path)"
     kzg="$(bash "$ROOT/lab/beacond.sh" kzg)"
-    running geth || ports_free geth 8545 8651 # at once: before minutes of making a chain
+    running geth || ports_free geth 8545 8651 # geth's, checked here once: before minutes of making a chain
     stamp="$( (cat "$DEVNET"/*.json "$VMNET"/*.json "$ROOT/lab/devchain.sh"; bash "$ROOT/lab/beacond.sh" key) | sha256sum | cut -c1-16)"
     if [ "$(cat "$STATE/stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$STATE/geth/geth/chaindata" ] || [ ! -d "$STATE/vm-geth/geth/chaindata" ]; then
         [ ! -d "$STATE/geth" ] || say "the devnet, beacond or this script changed: starting the dev chain afresh"
         make_chain "$geth" "$beacond" "$stamp"
     fi
     if ! running geth; then
-        ports_free geth 8545 8651
         "$geth" --datadir "$STATE/geth" --networkid 80087 --syncmode full --nodiscover --maxpeers 0 --port 0 \
             --http --http.addr 127.0.0.1 --http.port 8545 --http.api eth,net,web3 --rpc.allow-unprotected-txs --miner.gasprice 1 \
             --authrpc.addr 127.0.0.1 --authrpc.port 8651 --authrpc.jwtsecret "$STATE/jwt.hex" \
