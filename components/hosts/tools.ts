@@ -55,7 +55,7 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
     if (tools === undefined) {
         switch (role) {
             case "storage":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...faultTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755")];
+                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...faultTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755"), hostTool("zgs-stop.py", "0755")];
                 break;
             case "sequencer":
                 tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];

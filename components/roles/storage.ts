@@ -60,7 +60,7 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: St
     const p = storagePaths(node, mount);
     const common = { node: node.name, endpointScript: `${HOST_LIB}/zgs-endpoint.py` };
     return {
-        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, binary: `${releaseDir(release)}/zgs_node` }),
+        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, binary: `${releaseDir(release)}/zgs_node`, stopScript: `${HOST_LIB}/zgs-stop.py` }),
         failoverService: render("zgs-failover.service", common),
         failoverTimer: render("zgs-failover.timer", common),
     };

@@ -44,6 +44,9 @@ const PREVIOUS = "aa1f9c5";
  * the firewall is confirmed as it is. Since then the sequencer's registration and version scripts
  * cite the spec's page in their header comments: both are replaced once; the registration finds the
  * validator registered (or queued) and sends nothing, the version step finds the version installed.
+ * Since then the storage node's unit is stopped by a host tool of its own (docs/roles.md, the storage
+ * node's "Its stop"): its configure step, replaced already, installs the tool, writes the new unit
+ * and restarts zgs_node once.
  */
 const STEPS_REPLACED = [
     "fleet-dev-1-firewall-confirm",
@@ -186,7 +189,9 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * step is replaced once as well, and runs its health tool again (read-only unless the consensus
  * daemon logs the fault its remedy is for). Since then too the Aztec node's unit gives it 20 s to
  * stop (docs/roles.md, "Its stop"): the sequencer's configure step, replaced already, writes the
- * new unit and restarts the node once.
+ * new unit and restarts the node once; and the storage node's unit is stopped by a host tool of its
+ * own: its configure step, replaced already, installs the tool, writes the new unit and restarts
+ * zgs_node once.
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",

@@ -14,6 +14,7 @@ import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID, RELEASES } from "../support/fixtures";
 import { buildStack } from "../support/stack";
 import { registered, inputsOf, scriptOf, deleteScriptOf } from "../support/mocks";
+import { roleTools } from "../../components/hosts/tools";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-storage-"));
 
@@ -77,6 +78,11 @@ describe("storage role: rendered files", () => {
         // zgs_node v1.1.0 does not read ZGS_NODE__MINER_KEY: the key is in config.toml, not the environment.
         assert.doesNotMatch(u.unit, /EnvironmentFile|MINER_KEY/);
         assert.match(u.unit, /^ExecStart=\/opt\/nodefleet\/releases\/zgs-(?:5a){12}\/zgs_node --config \/data\/storage-1\/run\/config.toml$/m);
+        // Stopped by the stop tool, whose SIGUSR2 alone counts as clean (hostfiles/tests/test_zgs_stop.py runs
+        // it); the configure step installs it (its put_tool comes before the unit: the golden copy).
+        assert.match(u.unit, /^ExecStop=-\/usr\/bin\/python3 -S \/usr\/local\/lib\/nodefleet\/zgs-stop\.py --grace 5$/m);
+        assert.match(u.unit, /^SuccessExitStatus=SIGUSR2$/m);
+        assert.ok(roleTools("storage").some((t) => t.path === "zgs-stop.py" && t.mode === "0755"), "the storage role installs the stop tool");
     });
 
     it("the configure and key scripts match golden copies and pass shellcheck", () => {

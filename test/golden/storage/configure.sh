@@ -99,6 +99,7 @@ put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root 9f6ae1257d4
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
 put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 3be4e647ff8569238df8575aea47af73524377de4219b982c15ff279c92ae930
+put_tool /usr/local/lib/nodefleet/zgs-stop.py 0755 root:root 6840b3b927347223cee0a511864de8175e44a7b8003ae651be2148d1383818a8
 # nodefleet's tools are not read by the node: a new version of one restarts nothing.
 changed=""
 put /data/storage-1/run/config.toml.nodefleet 0644 root:root <<'NODEFLEET_EOF'
@@ -160,6 +161,12 @@ WorkingDirectory=/data/storage-1/run
 ExecStart=/opt/nodefleet/releases/zgs-5a5a5a5a5a5a5a5a5a5a5a5a/zgs_node --config /data/storage-1/run/config.toml
 Restart=on-failure
 RestartSec=5
+# zgs_node v1.1.0 waits 15 s after its shutdown on a task that never ends, then exits with it cut
+# off anyway (docs/roles.md, "Its stop"): the stop tool sends SIGTERM and, 5 s later, ends it with
+# SIGUSR2, which it does not handle. That signal is the tool's alone, so it counts as a clean stop;
+# a crash or the kernel's SIGKILL still does not. "-": without the tool, systemd's own SIGTERM.
+ExecStop=-/usr/bin/python3 -S /usr/local/lib/nodefleet/zgs-stop.py --grace 5
+SuccessExitStatus=SIGUSR2
 LimitNOFILE=65535
 # Below the host's other nodes and tools: once synced, upstream's pad task keeps a core busy without
 # pause (docs/roles.md, "One core and the disk stay busy"); with that core to spare it changes nothing.
