@@ -60,7 +60,18 @@ up)
     wait "$artifacts" || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
     wait "$image" || { echo "[dev] the hosts' root filesystem could not be built (lines above)" >&2; exit 1; }
     bash "$ROOT/lab/artifacts.sh" serve
+    chain_stamp="${NODEFLEET_STATE:-$ROOT/.state}/devchain/stamp"
+    made_for="$(cat "$chain_stamp" 2>/dev/null || true)"
     bash "$ROOT/lab/devchain.sh" start
+    if [ -n "$made_for" ] && [ "$made_for" != "$(cat "$chain_stamp")" ]; then
+        # The dev chain was made afresh (its devnet, beacond or script changed): the hosts' chain
+        # data (storage-1's miner id, validator-1's chain, the sequencer's L1 state) and the stack's
+        # record of what it did there belong to the chain that is gone. The dev stack is made anew.
+        echo "[dev] the dev chain was made afresh: the dev hosts' data belongs to the old one; wiping the hosts and the dev stack's state (its config file kept)" >&2
+        bash "$ROOT/lab/vm.sh" wipe
+        pulumi stack rm dev --yes --force --preserve-config >/dev/null
+        pulumi stack init dev >/dev/null
+    fi
     # The sequencer's account funded for its registration with the key the stack holds, as an
     # operator readies theirs (Aztec's contracts are on the dev chain: lab/aztec/dev-l1.sh).
     SEQUENCER_KEY="$(pulumi config get devSequencerKey --stack dev)" bash "$ROOT/lab/aztec/dev-l1.sh" fund http://127.0.0.1:8545
