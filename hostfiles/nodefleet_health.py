@@ -204,7 +204,10 @@ def sequencer_row(node, host, a):
     else:
         registration = "unknown"
     sequencer = {"provenBlock": proven, "latestBlock": latest, "siblingPath": sibling_ok, "peerId": peer_id, "registration": registration}
-    if l1 is not None:
+    # Stopped (by its operator, or killed at the end of a stop that hung), it is down, whatever its
+    # last process logged: a stop cuts the node's L1 requests short, and they read as failed ones.
+    stopped = state in ("inactive", "failed", "deactivating")
+    if l1 is not None and not stopped:
         # The real 4.1.2 node runs on with its L1 gone and exits at start without it, which systemd
         # restarts: one fault, whatever else the answer shows follows from it.
         exits = a.get("active") is not True or "tipsError" in a

@@ -191,14 +191,17 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * stop (docs/roles.md, "Its stop"): the sequencer's configure step, replaced already, writes the
  * new unit and restarts the node once; and the storage node's unit is stopped by a host tool of its
  * own: its configure step, replaced already, installs the tool, writes the new unit and restarts
- * zgs_node once.
+ * zgs_node once. Since then too the diagnosis table (hostfiles/nodefleet_health.py) reads a stopped
+ * sequencer as down whatever its last process logged: each monitoring agent is replaced once and
+ * puts the new table in place (its files otherwise unchanged: nothing restarts; the health timer
+ * reads the table at its next round); the gates, replaced already, take it too.
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
     "command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools",
 ];
 const STEPS_REPLACED_SINCE_MOVE = [
-    "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-release-0g-chain",
+    "fleet-dev-1-monitoring-agent", "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-monitoring-agent", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
     "fleet-storage-1-configure", "fleet-storage-1-gate", "fleet-storage-1-health",
     "fleet-validator-1-gate", "fleet-validator-1-health",

@@ -118,6 +118,17 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.match(restarting.diagnoses[0]!.detail, /it exits at start without it/);
         assert.match(restarting.diagnoses[0]!.remedy, /l1RpcUrls/);
         assert.deepEqual(faults(sequencer("4.1.2-stopped")), ["service-down", "sequencer-rpc-down"]);
+        // Stopped, with L1 failures its last process logged while it stopped (a stop cuts its L1
+        // requests short; killed after its TimeoutStopSec it reads `failed`): down, not its L1.
+        for (const state of ["inactive", "failed", "deactivating"]) {
+            const cut = diagnose("sequencer-1", "sequencer", "dev-1", { ...SEQUENCER["4.1.2-stopped"], state, l1Unreachable: "http://127.0.0.1:31451" });
+            assert.deepEqual([cut.healthy, faults(cut)], [false, ["service-down", "sequencer-rpc-down"]], state);
+            assert.match(cut.diagnoses[0]!.detail, new RegExp(`is ${state}$`));
+        }
+        // Between failed starts (systemd's auto-restart: `activating`), its L1 stays the one fault.
+        const waiting = diagnose("sequencer-1", "sequencer", "dev-1", { ...SEQUENCER["4.1.2-l1-down-restarting"], active: false, state: "activating" });
+        assert.deepEqual(faults(waiting), ["l1-endpoint-down"]);
+        assert.match(waiting.diagnoses[0]!.detail, /it exits at start without it \(aztec-aztec-node-e2e\.service is activating/);
         // What L1 says of the registration, shown in the details (not judged).
         const queued = diagnose("sequencer-1", "sequencer", "dev-1", { ...SEQUENCER["4.1.2-healthy"], registration: { status: "QUEUED", queuePosition: 3, l1RpcUrl: "http://127.0.0.1:8545" } });
         assert.deepEqual([queued.healthy, queued.sequencer!.registration], [true, "QUEUED #3"]);
