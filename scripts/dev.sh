@@ -49,33 +49,50 @@ prepare() {
 case "${1:-}" in
 up)
     shift
-    # On a cold machine the slow parts run side by side: the release archives (geth, reth, beacond
-    # and zgs_node from their pinned prebuilt artifacts) and the hosts' root filesystem
-    # (debootstrap: mostly downloads) in the background while the toolchain builds; each says
-    # what it does on stderr, prefixed. On a warm one each returns at once.
+    # On a cold machine the slow parts run side by side, each saying what it does on stderr,
+    # prefixed: the toolchain (the Pulumi CLI is built from source when its prebuilt artifact is
+    # missing or stale: minutes) and the hosts' root filesystem (debootstrap: mostly downloads) in
+    # the background, while the release archives are made (geth, reth, beacond and zgs_node from
+    # their pinned prebuilt artifacts; the Aztec release packed) and the dev chain and the hosts
+    # start, none of which needs the CLI. On a warm machine each returns at once.
     bash "$ROOT/scripts/setup.sh"
-    bash "$ROOT/lab/artifacts.sh" build >/dev/null & artifacts=$!
-    bash "$ROOT/lab/vm.sh" image >/dev/null & image=$!
-    prepare
-    wait "$artifacts" || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
-    wait "$image" || { echo "[dev] the hosts' root filesystem could not be built (lines above)" >&2; exit 1; }
+    # Each in a process group of its own (setsid), so that a step that fails, or Ctrl-C, stops it
+    # with everything it started rather than leaving a build running.
+    setsid bash "$ROOT/lab/toolchain.sh" & toolchain=$!
+    setsid bash "$ROOT/lab/vm.sh" image >/dev/null & image=$!
+    stop_background() {
+        local rc=$? group
+        for group in $image $toolchain; do kill -- "-$group" 2>/dev/null || true; done
+        nf_exit_report "$rc"
+    }
+    trap stop_background EXIT
+    bash "$ROOT/lab/artifacts.sh" build >/dev/null || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
     bash "$ROOT/lab/artifacts.sh" serve
     chain_stamp="${NODEFLEET_STATE:-$ROOT/.state}/devchain/stamp"
     made_for="$(cat "$chain_stamp" 2>/dev/null || true)"
     bash "$ROOT/lab/devchain.sh" start
+    chain_remade=0
     if [ -n "$made_for" ] && [ "$made_for" != "$(cat "$chain_stamp")" ]; then
         # The dev chain was made afresh (its devnet, beacond or script changed): the hosts' chain
         # data (storage-1's miner id, validator-1's chain, the sequencer's L1 state) and the stack's
         # record of what it did there belong to the chain that is gone. The dev stack is made anew.
         echo "[dev] the dev chain was made afresh: the dev hosts' data belongs to the old one; wiping the hosts and the dev stack's state (its config file kept)" >&2
-        bash "$ROOT/lab/vm.sh" wipe
+        chain_remade=1
+    fi
+    wait "$image" || { echo "[dev] the hosts' root filesystem could not be built (lines above)" >&2; exit 1; }
+    image=""
+    [ "$chain_remade" = 0 ] || bash "$ROOT/lab/vm.sh" wipe
+    bash "$ROOT/lab/vm.sh" up 2
+    wait "$toolchain" || { echo "[dev] the Pulumi toolchain could not be installed (lines above)" >&2; exit 1; }
+    toolchain=""
+    prepare
+    if [ "$chain_remade" = 1 ]; then
         pulumi stack rm dev --yes --force --preserve-config >/dev/null
         pulumi stack init dev >/dev/null
     fi
     # The sequencer's account funded for its registration with the key the stack holds, as an
     # operator readies theirs (Aztec's contracts are on the dev chain: lab/aztec/dev-l1.sh).
     SEQUENCER_KEY="$(pulumi config get devSequencerKey --stack dev)" bash "$ROOT/lab/aztec/dev-l1.sh" fund http://127.0.0.1:8545
-    bash "$ROOT/lab/vm.sh" up 2
     pulumi up --stack dev --yes --skip-preview --non-interactive "$@"
     ;;
 preview)
