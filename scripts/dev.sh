@@ -51,23 +51,23 @@ up)
     shift
     # On a cold machine the slow parts run side by side, each saying what it does on stderr,
     # prefixed: the toolchain (the Pulumi CLI is built from source when its prebuilt artifact is
-    # missing or stale: minutes) and the hosts' root filesystem (debootstrap: mostly downloads) in
-    # the background, while the release archives are made (geth, reth, beacond and zgs_node from
-    # their pinned prebuilt artifacts; the Aztec release packed) and the dev chain and the hosts
-    # start, none of which needs the CLI. On a warm machine each returns at once.
+    # missing or stale: minutes), the hosts' root filesystem (debootstrap: mostly downloads) and the
+    # release archives (geth, reth, beacond and zgs_node from their pinned prebuilt artifacts; the
+    # Aztec release packed) in the background, while the dev chain is made (it takes the Aztec CLI
+    # the release is packed from, as the e2e tier's lane does) and the hosts start: none of it
+    # needs the Pulumi CLI. On a warm machine each returns at once.
     bash "$ROOT/scripts/setup.sh"
     # Each in a process group of its own (setsid), so that a step that fails, or Ctrl-C, stops it
     # with everything it started rather than leaving a build running.
     setsid bash "$ROOT/lab/toolchain.sh" & toolchain=$!
     setsid bash "$ROOT/lab/vm.sh" image >/dev/null & image=$!
+    setsid bash "$ROOT/lab/artifacts.sh" build >/dev/null & artifacts=$!
     stop_background() {
         local rc=$? group
-        for group in $image $toolchain; do kill -- "-$group" 2>/dev/null || true; done
+        for group in $artifacts $image $toolchain; do kill -- "-$group" 2>/dev/null || true; done
         nf_exit_report "$rc"
     }
     trap stop_background EXIT
-    bash "$ROOT/lab/artifacts.sh" build >/dev/null || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
-    bash "$ROOT/lab/artifacts.sh" serve
     chain_stamp="${NODEFLEET_STATE:-$ROOT/.state}/devchain/stamp"
     made_for="$(cat "$chain_stamp" 2>/dev/null || true)"
     bash "$ROOT/lab/devchain.sh" start
@@ -79,6 +79,9 @@ up)
         echo "[dev] the dev chain was made afresh: the dev hosts' data belongs to the old one; wiping the hosts and the dev stack's state (its config file kept)" >&2
         chain_remade=1
     fi
+    wait "$artifacts" || { echo "[dev] the release archives could not be built (lines above)" >&2; exit 1; }
+    artifacts=""
+    bash "$ROOT/lab/artifacts.sh" serve
     wait "$image" || { echo "[dev] the hosts' root filesystem could not be built (lines above)" >&2; exit 1; }
     image=""
     [ "$chain_remade" = 0 ] || bash "$ROOT/lab/vm.sh" wipe
