@@ -267,7 +267,10 @@ class RealBeacond(unittest.TestCase):
         self.f.stop_cl()
         cl_height = max(self.f.committed())
         el = block_number(self.f.el_url)
-        self.assertEqual(el, cl_height, "F's geth is at F's consensus height when F stops")
+        # beacond hands a block to geth (newPayload, forkchoiceUpdated) while it finalizes it, before
+        # CometBFT commits the block and logs "Committed state": stopped between the two, geth holds
+        # one block more than the log shows committed (26 against 25 in one run).
+        self.assertIn(el - cl_height, (0, 1), f"F's geth ({el}) is at F's consensus height ({cl_height}), or one block past it, when F stops")
         back = el - 5
         rpc(self.f.el_url, "debug_setHead", [hex(back)])
         self.assertEqual(block_number(self.f.el_url), back)
