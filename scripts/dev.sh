@@ -39,11 +39,15 @@ dev_env() {
     if [ -d "$ROOT/.tools/pulumi/plugins" ]; then bash "$ROOT/lab/toolchain.sh" home "$PULUMI_HOME"; fi
 }
 
+dev_stack() { # the dev stack selected in the dev environment (the toolchain installed)
+    dev_env
+    pulumi stack select dev >/dev/null 2>&1 || pulumi stack init dev >/dev/null
+}
+
 prepare() {
     bash "$ROOT/scripts/setup.sh"
     bash "$ROOT/lab/toolchain.sh"
-    dev_env
-    pulumi stack select dev >/dev/null 2>&1 || pulumi stack init dev >/dev/null
+    dev_stack
 }
 
 case "${1:-}" in
@@ -88,7 +92,7 @@ up)
     bash "$ROOT/lab/vm.sh" up 2
     wait "$toolchain" || { echo "[dev] the Pulumi toolchain could not be installed (lines above)" >&2; exit 1; }
     toolchain=""
-    prepare
+    dev_stack # setup and the toolchain ran above
     if [ "$chain_remade" = 1 ]; then
         pulumi stack rm dev --yes --force --preserve-config >/dev/null
         pulumi stack init dev >/dev/null
