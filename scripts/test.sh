@@ -47,12 +47,12 @@ source scripts/setup.sh
 # What is slow to provide once and then cached (the hosts' root filesystem, the Aztec CLI:
 # minutes each on a cold machine; the toolchain, reth, zgs_node, beacond and geth: seconds from their
 # pinned prebuilt artifacts, many CPU-minutes when built from source) starts now in the background at low
-# priority (the toolchain excepted, below), while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
+# priority, while the unit tier runs; a tier waits for what it needs. On a warm cache each returns
 # at once.
 mkdir -p .state/prebuild
-prebuild() { # NAME COMMAND...: runs in the background at nice ${PREBUILD_NICE:-10}, output to .state/prebuild/NAME.log
+prebuild() { # NAME COMMAND...: runs in the background, output to .state/prebuild/NAME.log
     local name="$1"; shift
-    setsid nice -n "${PREBUILD_NICE:-10}" "$@" >".state/prebuild/$name.log" 2>&1 & # its own process group: see the trap
+    setsid nice -n 10 "$@" >".state/prebuild/$name.log" 2>&1 & # its own process group: see the trap
     PREBUILT[$name]=$!
 }
 await() { # NAME: waits for it, shows its output; stops here if it failed
@@ -107,10 +107,7 @@ leave_group() { # back into the parent group, the group removed (its other proce
 on_exit() { local rc=$?; stop_prebuilds; stop_e2e; rm -rf "$TMPDIR"; leave_group; nf_exit_report "$rc"; }
 trap on_exit EXIT
 if has_tier cli || has_tier e2e; then
-    # The toolchain at the unit tier's priority: when its CLI is built from source (a build setting
-    # its prebuilt artifact does not stand for), it is what the hosts' tests wait for longest, and at
-    # nice 10 the suites of this shell left it under half of two cores (docs/development.md).
-    PREBUILD_NICE=0 prebuild toolchain bash lab/toolchain.sh hcloud # with the hcloud provider: the Hetzner preview test
+    prebuild toolchain bash lab/toolchain.sh hcloud # with the hcloud provider: the Hetzner preview test
     prebuild aztec bash lab/aztec.sh install # the real Aztec CLI for the contract and registration tests
     prebuild reth bash lab/reth.sh build     # the real reth (prebuilt artifact, or 20 CPU-min from source): its contract test
     prebuild zgs bash lab/zgs.sh build       # the real zgs_node (prebuilt artifact, or 28 CPU-min from source): its contract test
