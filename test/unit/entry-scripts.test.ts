@@ -2,6 +2,7 @@
 // runs the same prologue as a whole run and stops before installing anything) and scripts/dev.sh's
 // argument handling, in a clean environment without CI's variables. A whole run of every tier is
 // what CI proves; these prove that the entry cannot again exit without a word, inside or outside CI.
+// scripts/dev.sh up's order of steps is checked with its lab scripts replaced by recorders.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -107,6 +108,105 @@ describe("scripts/dev.sh's arguments", () => {
         } finally {
             fs.rmSync(state, { recursive: true, force: true });
         }
+    });
+});
+
+/**
+ * scripts/dev.sh up in a copy of the checkout whose lab scripts, setup and `pulumi` are recorders:
+ * each logs its start and end, sleeps as the plan says (in a child, as a build runs children) and
+ * exits with the plan's status. What this cannot prove: that the real scripts are safe to run side by
+ * side (their caches and locks); the e2e tier's main job runs the real ones, on a warm lab.
+ */
+function devUpWithRecorders(plan: Record<string, [seconds: number, status: number]>, stamp: { before?: string; after: string }) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-devup-"));
+    for (const d of ["scripts/lib", "lab/aztec", ".tools/bin", "pids", "state/devchain"]) fs.mkdirSync(path.join(dir, d), { recursive: true });
+    for (const f of ["scripts/dev.sh", "scripts/lib/fail.sh", "scripts/pulumi-env.sh"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f));
+    if (stamp.before !== undefined) fs.writeFileSync(path.join(dir, "state/devchain/stamp"), stamp.before);
+    fs.writeFileSync(path.join(dir, "plan"), Object.entries(plan).map(([what, [sec, rc]]) => `${what}|${sec}|${rc}\n`).join(""));
+    const recorder = [
+        "#!/usr/bin/env bash",
+        "set -u",
+        'what="${0#"$REC_ROOT"/}${*:+ $*}"; what="${what#.tools/bin/}"',
+        'echo "start $what" >>"$REC_ROOT/log"',
+        'line="$(grep -F "$what|" "$REC_ROOT/plan" | head -1)"; IFS="|" read -r _ sec rc <<<"${line:-x|0|0}"',
+        '[ "$what" != "lab/devchain.sh start" ] || printf %s "$REC_STAMP" >"$NODEFLEET_STATE/devchain/stamp"',
+        '[ "$what" != "pulumi config get devSequencerKey --stack dev" ] || echo 0xfeed',
+        'sleep "$sec" & echo "$$ $!" >>"$REC_ROOT/pids/all"; wait $!',
+        'echo "end $what" >>"$REC_ROOT/log"',
+        'exit "$rc"',
+        "",
+    ].join("\n");
+    for (const f of ["scripts/setup.sh", "lab/toolchain.sh", "lab/vm.sh", "lab/artifacts.sh", "lab/devchain.sh", "lab/aztec/dev-l1.sh", ".tools/bin/pulumi"]) {
+        fs.writeFileSync(path.join(dir, f), recorder, { mode: 0o755 });
+    }
+    const t0 = Date.now();
+    const r = spawnSync("bash", [path.join(dir, "scripts/dev.sh"), "up"], {
+        cwd: dir, encoding: "utf8", timeout: 60_000,
+        env: clean({ REC_ROOT: dir, REC_STAMP: stamp.after, NODEFLEET_STATE: path.join(dir, "state") }),
+    });
+    const seconds = (Date.now() - t0) / 1000;
+    const log = fs.existsSync(path.join(dir, "log")) ? fs.readFileSync(path.join(dir, "log"), "utf8").trim().split("\n") : [];
+    /** Recorders (and their children) still alive 2 s after dev.sh ended (a SIGTERM is not instant). */
+    const pids = fs.readFileSync(path.join(dir, "pids/all"), "utf8").trim().split(/\s+/).map(Number);
+    const running = () => pids.filter((pid) => {
+        try { process.kill(pid, 0); return true; } catch { return false; }
+    });
+    for (let i = 0; i < 40 && running().length > 0; i++) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    const alive = running();
+    for (const pid of alive) try { process.kill(pid, "SIGKILL"); } catch { /* gone meanwhile */ }
+    fs.rmSync(dir, { recursive: true, force: true });
+    const at = (line: string) => {
+        const i = log.indexOf(line);
+        assert.ok(i >= 0, `"${line}" in the order dev.sh up ran them:\n${log.join("\n")}`);
+        return i;
+    };
+    return { status: r.status, stderr: r.stderr, log, alive, seconds, at };
+}
+
+describe("scripts/dev.sh up's order (the lab's scripts replaced by recorders)", () => {
+    it("builds the toolchain, the hosts' root and the archives beside the dev chain; boots the hosts after the root, pulumi up after the toolchain and the funding", () => {
+        const r = devUpWithRecorders({
+            "lab/toolchain.sh": [1.5, 0], "lab/vm.sh image": [1, 0], "lab/artifacts.sh build": [0.8, 0], "lab/devchain.sh start": [0.5, 0],
+        }, { after: "chain-1" });
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.log[0], "start scripts/setup.sh");
+        assert.ok(r.at("end scripts/setup.sh") < r.at("start lab/devchain.sh start"), "setup first");
+        for (const bg of ["lab/toolchain.sh", "lab/vm.sh image", "lab/artifacts.sh build"]) {
+            assert.ok(r.at(`start ${bg}`) < r.at("end lab/devchain.sh start"), `${bg} runs beside the dev chain`);
+        }
+        assert.ok(r.at("start lab/devchain.sh start") < r.at("end lab/toolchain.sh"), "the dev chain does not wait for the toolchain");
+        assert.ok(r.at("end lab/artifacts.sh build") < r.at("start lab/artifacts.sh serve"));
+        assert.ok(r.at("end lab/vm.sh image") < r.at("start lab/vm.sh up 2") && r.at("end lab/devchain.sh start") < r.at("start lab/vm.sh up 2"));
+        const up = r.at("start pulumi up --stack dev --yes --skip-preview --non-interactive");
+        assert.ok(r.at("end lab/toolchain.sh") < up && r.at("end lab/aztec/dev-l1.sh fund http://127.0.0.1:8545") < up && r.at("end lab/vm.sh up 2") < up);
+        assert.ok(r.at("end lab/toolchain.sh") < r.at("start pulumi config get devSequencerKey --stack dev"), "the key is read with the toolchain's pulumi");
+        assert.equal(r.log.filter((l) => /^start (lab\/toolchain\.sh|scripts\/setup\.sh)$/.test(l)).length, 2, "setup and the toolchain run once each");
+        assert.ok(!r.log.some((l) => /vm\.sh wipe|stack rm/.test(l)), "a first chain wipes nothing");
+        assert.deepEqual(r.alive, []);
+    });
+
+    it("a dev chain that fails stops it at once, and the builds beside it with everything they started", () => {
+        const r = devUpWithRecorders({
+            "lab/toolchain.sh": [30, 0], "lab/vm.sh image": [30, 0], "lab/artifacts.sh build": [30, 0], "lab/devchain.sh start": [0.3, 1],
+        }, { after: "chain-1" });
+        assert.equal(r.status, 1);
+        assert.match(r.stderr, /dev\.sh: stopped \(exit status 1\) by a failing command at .*lab\/devchain\.sh" start/);
+        assert.ok(r.seconds < 10, `it returned after ${r.seconds} s, not after the builds' 30 s`);
+        assert.deepEqual(r.alive, [], "no build (nor its child) left running");
+        assert.ok(!r.log.some((l) => /^start (pulumi up|lab\/vm\.sh up)/.test(l)), r.log.join("\n"));
+    });
+
+    it("a dev chain made afresh wipes the hosts before they boot and makes the stack anew before pulumi up", () => {
+        const r = devUpWithRecorders({}, { before: "chain-1", after: "chain-2" });
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stderr, /the dev chain was made afresh/);
+        assert.ok(r.at("end lab/vm.sh image") < r.at("start lab/vm.sh wipe") && r.at("end lab/vm.sh wipe") < r.at("start lab/vm.sh up 2"));
+        const rm = r.at("start pulumi stack rm dev --yes --force --preserve-config");
+        const init = r.log.lastIndexOf("start pulumi stack init dev");
+        assert.ok(rm < init && init < r.at("start pulumi up --stack dev --yes --skip-preview --non-interactive"), r.log.join("\n"));
+        const same = devUpWithRecorders({}, { before: "chain-2", after: "chain-2" });
+        assert.equal(same.status, 0, same.stderr);
+        assert.ok(!same.log.some((l) => /vm\.sh wipe|stack rm/.test(l)), "the same chain wipes nothing");
     });
 });
 
