@@ -140,14 +140,12 @@ function devUpWithRecorders(plan: Record<string, [seconds: number, status: numbe
         fs.writeFileSync(path.join(dir, f), recorder, { mode: 0o755 });
     }
     const t0 = Date.now();
-    const r = spawnSync("bash", [path.join(dir, "scripts/dev.sh"), "up"], {
-        cwd: dir, encoding: "utf8", timeout: 60_000,
-        env: clean({ REC_ROOT: dir, REC_STAMP: stamp.after, NODEFLEET_STATE: path.join(dir, "state") }),
-    });
+    const r = run(path.join(dir, "scripts/dev.sh"), ["up"], clean({ REC_ROOT: dir, REC_STAMP: stamp.after, NODEFLEET_STATE: path.join(dir, "state") }));
     const seconds = (Date.now() - t0) / 1000;
-    const log = fs.existsSync(path.join(dir, "log")) ? fs.readFileSync(path.join(dir, "log"), "utf8").trim().split("\n") : [];
+    const lines = (f: string, sep: RegExp) => (fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f), "utf8").trim().split(sep).filter(Boolean) : []);
+    const log = lines("log", /\n/);
     /** Recorders (and their children) still alive 2 s after dev.sh ended (a SIGTERM is not instant). */
-    const pids = fs.readFileSync(path.join(dir, "pids/all"), "utf8").trim().split(/\s+/).map(Number);
+    const pids = lines("pids/all", /\s+/).map(Number);
     const running = () => pids.filter((pid) => {
         try { process.kill(pid, 0); return true; } catch { return false; }
     });
