@@ -50,7 +50,7 @@ install_plugin() {
     local name="pulumi-resource-$2" dir="$4/plugins/resource-$2-v$3"
     cmp -s "$1" "$dir/$name" && return 0
     rm -rf "$dir" "$dir.lock" "$dir.partial"
-    PULUMI_HOME="$4" PULUMI_SKIP_UPDATE_CHECK=1 "$ROOT/.tools/pulumi/bin/pulumi" plugin install resource "$2" "$3" \
+    PULUMI_HOME="$4" PULUMI_SKIP_UPDATE_CHECK=1 "${PULUMI_INSTALL:-$ROOT/.tools/pulumi}/bin/pulumi" plugin install resource "$2" "$3" \
         --file "$1" 2>&1 | sed 's/^/[toolchain] pulumi: /' >&2
     cmp -s "$1" "$dir/$name" || die "pulumi plugin install did not place the $2 provider in $dir"
 }
@@ -74,18 +74,30 @@ if [ "${1:-}" = home ]; then
 fi
 WITH_HCLOUD=0
 KEY_ONLY=0
-case "${1:-}" in
-"") ;;
-hcloud) WITH_HCLOUD=1 ;;
-key) KEY_ONLY=1 ;; # prints the CLI's cache key (what its prebuilt artifact must stand for), builds nothing
-*) die "usage: lab/toolchain.sh [hcloud] | lab/toolchain.sh home DIR | lab/toolchain.sh key" ;;
-esac
+# `stock`: Pulumi as an operator installs it (no patch of the lab's), into .tools/stock/pulumi: the
+# CLI and the command provider built from the same pinned sources with no patch, or their stock
+# prebuilt artifacts; the language host is the same binary. Nothing of the default toolchain changes.
+STOCK=0
+for arg in "$@"; do
+    case "$arg" in
+    hcloud) WITH_HCLOUD=1 ;;
+    key) KEY_ONLY=1 ;; # prints the CLI's cache key (what its prebuilt artifact must stand for), builds nothing
+    stock) STOCK=1 ;;
+    *) die "usage: lab/toolchain.sh [stock] [hcloud | key] | lab/toolchain.sh home DIR" ;;
+    esac
+done
+# The prebuilt artifacts' names: the lab's carry "-lab".
+FLAVOUR=-lab
+[ "$STOCK" = 0 ] || FLAVOUR=""
 
 # The patches the lab applies to the CLI's modules and to a plugin's upstream source
 # (lab/toolchain/patches/NAME/*.patch, in order, `git apply` in the module's or archive's top
 # directory), each documented in its own header and in docs/toolchain.md; their text is part of
 # the binary's cache key.
-patches_of() { find "$ROOT/lab/toolchain/patches/$1" -name '*.patch' 2>/dev/null | sort; }
+patches_of() { # the stock toolchain's CLI and command provider take none
+    if [ "$STOCK" = 1 ] && { [ "$1" = pulumi-pkg ] || [ "$1" = pulumi-resource-command ]; }; then return 0; fi
+    find "$ROOT/lab/toolchain/patches/$1" -name '*.patch' 2>/dev/null | sort
+}
 apply_patches() { # name dir
     local p
     while IFS= read -r p; do
@@ -127,10 +139,10 @@ cli_stamp="$(cat "$ROOT/lab/toolchain/go.mod" "$ROOT/lab/toolchain/go.sum" "${cl
 [ "$KEY_ONLY" = 0 ] || { echo "$cli_stamp"; exit 0; }
 cli="$NODEFLEET_CACHE/pulumi/$cli_stamp/pulumi"
 if [ ! -x "$cli" ]; then
-    prebuilt_take "pulumi-$PULUMI_VERSION-lab-x86_64-linux-gnu.tar.xz" pulumi "$cli_stamp" "$cli" || true
+    prebuilt_take "pulumi-$PULUMI_VERSION$FLAVOUR-x86_64-linux-gnu.tar.xz" pulumi "$cli_stamp" "$cli" || true
 fi
 if [ ! -x "$cli" ]; then
-    say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy, patched (once; about 5 minutes on 2 cores)"
+    say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy, $([ "$STOCK" = 1 ] && echo "with no patch" || echo patched) (once; about 5 minutes on 2 cores)"
     mkdir -p "$(dirname "$cli")"
     build_cli "$cli"
 fi
@@ -273,7 +285,7 @@ provide() { # binary version plugin-cache-dir builder prebuilt-artifact archive 
 
 provide pulumi-language-nodejs "$PULUMI_VERSION" "" build_language_host "pulumi-language-nodejs-$PULUMI_VERSION-x86_64-linux-gnu.tar.xz" \
     "pulumi-${PULUMI_VERSION#v}-language-nodejs.tar.gz"
-provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-resource-command-v$COMMAND_VERSION-lab-x86_64-linux-gnu.tar.xz" \
+provide pulumi-resource-command "$COMMAND_VERSION" "resource-command-v$COMMAND_VERSION" build_command_provider "pulumi-resource-command-v$COMMAND_VERSION$FLAVOUR-x86_64-linux-gnu.tar.xz" \
     "pulumi-command-$COMMAND_VERSION-provider.tar.gz"
 if [ "$WITH_HCLOUD" = 1 ]; then
     provide pulumi-resource-hcloud "$HCLOUD_VERSION" "resource-hcloud-v$HCLOUD_VERSION" build_hcloud_provider "pulumi-resource-hcloud-v$HCLOUD_VERSION-x86_64-linux-gnu.tar.xz" \
@@ -286,24 +298,28 @@ fi
 # the language host; the command provider is installed by `pulumi plugin install --file` into
 # .tools/pulumi/plugins, which every Pulumi home of nodefleet's links to as its plugins directory
 # (`lab/toolchain.sh home DIR`: scripts/dev.sh, the cli tier's scratch projects).
-INSTALL="$ROOT/.tools/pulumi"
-mkdir -p "$INSTALL/bin"
+PULUMI_INSTALL="$ROOT/.tools/pulumi"
+[ "$STOCK" = 0 ] || PULUMI_INSTALL="$ROOT/.tools/stock/pulumi"
+mkdir -p "$PULUMI_INSTALL/bin"
 # Each file is made under a name of this run's and renamed into place: two runs in one checkout at
 # once (the pipeline's shards, side by side) each see the old file or the new one, never neither.
-if ! [ "$INSTALL/bin/pulumi" -ef "$cli" ]; then
-    ln -f "$cli" "$INSTALL/bin/.pulumi.$$" 2>/dev/null || cp "$cli" "$INSTALL/bin/.pulumi.$$"
-    mv -f "$INSTALL/bin/.pulumi.$$" "$INSTALL/bin/pulumi"
-    cmp -s "$cli" "$INSTALL/bin/pulumi" || die "could not place the CLI at $INSTALL/bin/pulumi"
+if ! [ "$PULUMI_INSTALL/bin/pulumi" -ef "$cli" ]; then
+    ln -f "$cli" "$PULUMI_INSTALL/bin/.pulumi.$$" 2>/dev/null || cp "$cli" "$PULUMI_INSTALL/bin/.pulumi.$$"
+    mv -f "$PULUMI_INSTALL/bin/.pulumi.$$" "$PULUMI_INSTALL/bin/pulumi"
+    cmp -s "$cli" "$PULUMI_INSTALL/bin/pulumi" || die "could not place the CLI at $PULUMI_INSTALL/bin/pulumi"
 fi
-ln -sfn "${PROVIDED[pulumi-language-nodejs]}" "$INSTALL/bin/pulumi-language-nodejs"
+ln -sfn "${PROVIDED[pulumi-language-nodejs]}" "$PULUMI_INSTALL/bin/pulumi-language-nodejs"
 # Dynamic providers (nodefleet's HostDrift) run through the launcher a Pulumi release bundles there.
-if ! cmp -s "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$INSTALL/bin/pulumi-resource-pulumi-nodejs"; then
-    install -m 0755 "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$INSTALL/bin/.pulumi-resource-pulumi-nodejs.$$"
-    mv -f "$INSTALL/bin/.pulumi-resource-pulumi-nodejs.$$" "$INSTALL/bin/pulumi-resource-pulumi-nodejs"
+if ! cmp -s "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$PULUMI_INSTALL/bin/pulumi-resource-pulumi-nodejs"; then
+    install -m 0755 "$ROOT/lab/toolchain/pulumi-resource-pulumi-nodejs" "$PULUMI_INSTALL/bin/.pulumi-resource-pulumi-nodejs.$$"
+    mv -f "$PULUMI_INSTALL/bin/.pulumi-resource-pulumi-nodejs.$$" "$PULUMI_INSTALL/bin/pulumi-resource-pulumi-nodejs"
 fi
-ln -sfn "$INSTALL/bin/pulumi" "$BIN/pulumi"
-rm -f "$BIN/pulumi-language-nodejs" "$BIN/pulumi-resource-command" # the old layout's PATH links
-install_plugin "${PROVIDED[pulumi-resource-command]}" command "$COMMAND_VERSION" "$INSTALL"
-[ "$WITH_HCLOUD" = 0 ] || install_plugin "${PROVIDED[pulumi-resource-hcloud]}" hcloud "$HCLOUD_VERSION" "$INSTALL"
+if [ "$STOCK" = 0 ]; then
+    ln -sfn "$PULUMI_INSTALL/bin/pulumi" "$BIN/pulumi"
+    rm -f "$BIN/pulumi-language-nodejs" "$BIN/pulumi-resource-command" # the old layout's PATH links
+fi
+install_plugin "${PROVIDED[pulumi-resource-command]}" command "$COMMAND_VERSION" "$PULUMI_INSTALL"
+[ "$WITH_HCLOUD" = 0 ] || install_plugin "${PROVIDED[pulumi-resource-hcloud]}" hcloud "$HCLOUD_VERSION" "$PULUMI_INSTALL"
 
-say "pulumi $("$BIN/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}${REPORTED[pulumi-resource-hcloud]:+, hcloud provider ${REPORTED[pulumi-resource-hcloud]}}"
+[ "$STOCK" = 0 ] || say "the stock toolchain (no patch): $PULUMI_INSTALL/bin/pulumi"
+say "pulumi $("$PULUMI_INSTALL/bin/pulumi" version), language host ${REPORTED[pulumi-language-nodejs]}, command provider ${REPORTED[pulumi-resource-command]}${REPORTED[pulumi-resource-hcloud]:+, hcloud provider ${REPORTED[pulumi-resource-hcloud]}}"

@@ -42,6 +42,9 @@ const TAKEN: readonly { artifact: string; script: string; args: string[]; member
     { artifact: "pulumi-language-nodejs-v3.248.0-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-language-nodejs", entry: "toolchain/pulumi-language-nodejs-v3.248.0-KEY/pulumi-language-nodejs" },
     { artifact: "pulumi-resource-command-v1.2.1-lab-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-resource-command", entry: "toolchain/pulumi-resource-command-1.2.1-KEY/pulumi-resource-command" },
     { artifact: "pulumi-resource-hcloud-v1.39.1-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-resource-hcloud", entry: "toolchain/pulumi-resource-hcloud-1.39.1-KEY/pulumi-resource-hcloud" },
+    // The stock toolchain (no patch), as an operator installs Pulumi: its own cache entries.
+    { artifact: "pulumi-v3.248.0-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["stock"], member: "pulumi", entry: "pulumi/KEY/pulumi" },
+    { artifact: "pulumi-resource-command-v1.2.1-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["stock"], member: "pulumi-resource-command", entry: "toolchain/pulumi-resource-command-1.2.1-KEY/pulumi-resource-command" },
 ];
 
 const sha256 = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
@@ -136,10 +139,10 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
     const byScript = new Map<string, (typeof TAKEN)[number][]>();
     for (const t of TAKEN) byScript.set(`${t.script} ${t.args.join(" ")}`, [...(byScript.get(`${t.script} ${t.args.join(" ")}`) ?? []), t]);
     for (const [call, taken] of byScript) {
-        it(`lab/${call}: takes ${taken.map((t) => t.artifact).join(", ")} into the cache entries of the build, each binary's digest the pinned one; nothing built${call.startsWith("toolchain.sh") ? " (the CLI's when it stands for this checkout's patches: the next test)" : ""}`, () => {
+        it(`lab/${call}: takes ${taken.map((t) => t.artifact).join(", ")} into the cache entries of the build, each binary's digest the pinned one; nothing built${call === "toolchain.sh hcloud" ? " (the CLI's when it stands for this checkout's patches: the next test)" : ""}`, () => {
             const [script, ...args] = call.split(" ");
             // A stale CLI artifact is not taken (the next test): its entry is filled as the source build fills it.
-            const stale = script === "toolchain.sh" && cliStale;
+            const stale = call === "toolchain.sh hcloud" && cliStale;
             cliPrefill = stale ? path.join(dir, "prefill/pulumi") : undefined;
             let r: ReturnType<typeof lab>;
             try {
