@@ -13,7 +13,27 @@ function known(props: Record<string, unknown>): Record<string, unknown> {
         try {
             out[key] = JSON.parse(JSON.stringify(props[key]));
         } catch {
-            out[key] = undefined; // unknown during preview
+            // unknown during preview; a connection is read field by field (a new host's address and pin)
+            out[key] = key === "connection" ? knownConnection(props[key]) : undefined;
+        }
+    }
+    return out;
+}
+
+/**
+ * A connection some of whose fields are unknown during preview (a new cloud host's address, and the
+ * host key nodefleet makes for it): the known fields, and a host key that is set but not known yet
+ * as rules.UNKNOWN_PIN, so that `unpinned-host-key` tells a pin made during the run from none.
+ */
+function knownConnection(conn: unknown): Record<string, unknown> | undefined {
+    if (conn === null || typeof conn !== "object") return undefined;
+    const out: Record<string, unknown> = {};
+    for (const field of ["host", "port", "user", "hostKey"]) {
+        try {
+            const v = (conn as Record<string, unknown>)[field];
+            if (v !== undefined) out[field] = JSON.parse(JSON.stringify(v));
+        } catch {
+            if (field === "hostKey") out[field] = rules.UNKNOWN_PIN;
         }
     }
     return out;

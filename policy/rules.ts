@@ -32,6 +32,9 @@ export interface RuleConfig {
 
 const COMMAND = "command:remote:Command";
 
+/** A connection's host key that is set but not known yet during preview (policy/index.ts). */
+export const UNKNOWN_PIN = "(a host key pinned during the run)";
+
 /** Ports that serve RPC, the engine API, consensus RPC or an admin API: never open to the world. */
 export function isRpcPort(port: number): boolean {
     // Storage RPC / admin RPC / gRPC defaults, sequencer RPC and admin; the validator's local
@@ -236,6 +239,8 @@ export function unpinnedHostKey(rs: readonly Planned[], cfg: RuleConfig): Violat
     const hosts = new Map<string, Planned>();
     for (const c of commands(rs)) {
         const conn = c.props.connection as Record<string, unknown> | undefined;
+        // A key the engine learns during the run (a cloud host's first-boot key, then the key it makes)
+        // is a pin: policy/index.ts reads it as UNKNOWN_PIN.
         if (conn && !str(conn.hostKey)) hosts.set(`${conn.host ?? "(a new host)"}:${conn.port ?? 22}`, c);
     }
     return [...hosts.entries()].map(([host, c]) => ({ urn: c.urn, message: `${c.name}: SSH to ${host} does not pin the host key (set hosts.<name>.hostKey)` }));
@@ -252,19 +257,48 @@ export function keyOutsideKeySteps(rs: readonly Planned[]): Violation[] {
     for (const c of commands(rs).filter((r) => KEY_STEPS.test(r.name))) for (const k of keyMaterial(str(c.props.stdin) ?? "")) known.add(k);
     const includesKey = knownKeyFinder(known);
     const leaks = (text: string) => includesKey(text) || /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text);
+    const firstBootKeys = new Set(rs.filter(isFirstBootKey).map((r) => str(r.props.privateKey)).filter((k): k is string => k !== undefined));
     const out: Violation[] = [];
     for (const r of rs) {
         for (const [field, value] of Object.entries(r.props)) {
             if (r.type === COMMAND && field === "stdin" && KEY_STEPS.test(r.name)) continue;
+            // A cloud server's first-boot host key: made for its user-data (components/hosts/first-boot.ts).
+            if (field === "privateKey" && isFirstBootKey(r)) continue;
             let text = JSON.stringify(value ?? "");
             if (field === "connection") {
                 const { privateKey: _key, ...rest } = (value ?? {}) as Record<string, unknown>;
                 text = JSON.stringify(rest);
             }
+            if (field === "userData" && CLOUD_SERVERS.has(r.type)) text = JSON.stringify(withoutFirstBootKey(str(value) ?? "", firstBootKeys));
             if (leaks(text)) out.push({ urn: r.urn, message: `${r.name}: a key reaches the input '${field}' in plain text; keys go to the key steps only, as secrets` });
         }
     }
     return out;
+}
+
+const CLOUD_SERVERS = new Set(["hcloud:index/server:Server", "aws:ec2/instance:Instance"]);
+
+/** A server's first-boot host key (components/hosts/first-boot.ts FirstBootKey: a dynamic resource). */
+function isFirstBootKey(r: Planned): boolean {
+    return r.type === "pulumi-nodejs:dynamic:Resource" && r.name.endsWith("-first-boot-key");
+}
+
+/**
+ * A server's user-data without the host key that one of the stack's first-boot keys handed it (its
+ * `ssh_keys.ed25519_private`); any other key in it is still found. User-data that is not nodefleet's
+ * JSON cloud-config is read as it is.
+ */
+function withoutFirstBootKey(userData: string, firstBootKeys: ReadonlySet<string>): string {
+    const header = "#cloud-config\n";
+    if (!userData.startsWith(header)) return userData;
+    try {
+        const doc = JSON.parse(userData.slice(header.length)) as { ssh_keys?: Record<string, unknown> };
+        const key = doc.ssh_keys?.ed25519_private;
+        if (typeof key === "string" && firstBootKeys.has(key)) delete doc.ssh_keys!.ed25519_private;
+        return JSON.stringify(doc);
+    } catch {
+        return userData;
+    }
 }
 
 /** The steps whose scripts (stdin) the rules above read: their firewall, hardware target and keys. */

@@ -43,6 +43,8 @@ case "${1:-}" in
 *) echo "usage: scripts/test.sh [--list]   (NODEFLEET_TIERS=\"unit cli e2e\" chooses tiers)" >&2; exit 2 ;;
 esac
 source scripts/setup.sh
+# Debian's cloud-init, unpacked: its own schema checks the user-data rendered for cloud hosts (unit tier).
+if has_tier unit; then bash lab/cloud-init.sh; fi
 
 # What is slow to provide once and then cached (the hosts' root filesystem, the Aztec CLI:
 # minutes each on a cold machine; the toolchain, reth, zgs_node, beacond and geth: seconds from their

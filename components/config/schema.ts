@@ -54,6 +54,7 @@ export const awsHost = z
         sshKeyName,
         sshUser: unixUser.default("admin").describe("User nodefleet logs in as (with passwordless sudo); `admin` on Debian AMIs."),
         sshPrivateKeySecret,
+        hostKey: checked(v.hostKeyReason, "SSH host public key").optional().describe("Only for a server nodefleet made before it pinned host keys at first boot: its current key (`ssh-ed25519 AAAA…`, read over a path you trust). A new server needs none: nodefleet hands it a key in its user-data, then swaps to a key the server makes (docs/hosts.md)."),
         adminCidrs,
     })
     .describe("A host on AWS.");
@@ -68,8 +69,9 @@ export const hetznerHost = z
         image: z.string().default("debian-12").describe("OS image."),
         dataVolumeGb: z.number().int().min(10).max(10240).optional().describe("Volume size in GB, mounted at /data; defaults to the sum of the roles' disk targets."),
         sshKeyName,
-        sshUser: unixUser.default("root").describe("User nodefleet logs in as."),
+        sshUser: unixUser.default("root").describe("User nodefleet logs in as: root, or a user cloud-init makes at first boot with passwordless sudo."),
         sshPrivateKeySecret,
+        hostKey: checked(v.hostKeyReason, "SSH host public key").optional().describe("Only for a server nodefleet made before it pinned host keys at first boot: its current key (`ssh-ed25519 AAAA…`, read over a path you trust). A new server needs none: nodefleet hands it a key in its user-data, then swaps to a key the server makes (docs/hosts.md)."),
         adminCidrs,
     })
     .describe("A host on Hetzner Cloud.");

@@ -7,11 +7,12 @@ import type { AwsHostSpec } from "../config/schema";
 import { dataDiskGb } from "../hardware";
 import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
-import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
+import { Host, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
 import { ruleResourceName } from "./names";
+import { firstBootData, pinHostKey } from "./first-boot";
 
 /** Official Debian cloud images are published by this AWS account. */
 export const DEBIAN_AMI_OWNER = "136693071363";
@@ -88,6 +89,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         }
 
         const root = spec.rootVolume;
+        const first = firstBootData(name, args.plan.name, spec.sshUser, spec.hostKey, this);
         const instance = new aws.ec2.Instance(
             `${name}-instance`,
             {
@@ -100,10 +102,12 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
                 keyName: spec.sshKeyName,
                 rootBlockDevice: { volumeSize: root.sizeGb, volumeType: root.type, iops: root.iops, throughput: root.throughput, encrypted: true, deleteOnTermination: true },
                 metadataOptions: { httpTokens: "required" },
+                userData: first?.userData,
                 tags: { ...tags, Name: `nodefleet-${args.plan.name}` },
             },
-            // A newer Debian AMI must never replace a running validator host.
-            { ...child, ignoreChanges: ["ami"] },
+            // A newer Debian AMI must never replace a running validator host, nor user-data (read
+            // at first boot only) stop an instance made before it.
+            { ...child, ignoreChanges: ["ami", "userData"] },
         );
         this.instanceId = instance.id;
 
@@ -122,16 +126,17 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         const eip = new aws.ec2.Eip(`${name}-eip`, { region, domain: "vpc", instance: instance.id, tags }, child);
         this.publicAddress = eip.publicIp;
         const ssh = { host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey };
-        this.connection = sshConnection(ssh);
+        const pinned = pinHostKey(name, args.plan.name, ssh, first, spec.hostKey, this, [instance, eip]);
+        this.connection = pinned.connection;
 
         // Nitro instances expose EBS volumes as NVMe devices named by volume id.
         const device = volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`);
         const mountData = remoteStep(
             `${name}-data-volume`,
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
-            { parent: this, dependsOn: [attachment, eip] },
+            { parent: this, dependsOn: [attachment, eip, ...pinned.after] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: pinned.checkConnection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

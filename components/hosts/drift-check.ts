@@ -1,15 +1,12 @@
 // The drift check's provider: what `pulumi refresh` runs for each host's HostDrift resource (see
 // drift.ts). The state keeps only a loader of this module (driftCheckLoader), so it is loaded by the
-// dynamic provider's process itself: it imports nothing of the program but node's modules and the
-// host file it sends.
-import * as cp from "node:child_process";
+// dynamic provider's process itself: it imports nothing of the program but node's modules, the
+// OpenSSH runner (openssh.ts) and the host file it sends.
 import * as crypto from "node:crypto";
-import * as fsm from "node:fs";
-import * as osm from "node:os";
-import * as pathm from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { hostFile } from "../render";
 import type { Connection } from "./connection";
+import { runSsh, sshFailure } from "./openssh";
 
 /** One difference between a host and what nodefleet last applied there. */
 export interface DriftItem {
@@ -62,70 +59,20 @@ export function cleanDriftItem(raw: unknown): DriftItem {
 /** Seconds a host has to answer, SSH connection included. */
 const READ_TIMEOUT_SECONDS = 120;
 
-/**
- * Runs the drift check on a host over SSH: the system's OpenSSH client with the options of
- * `nodefleet status` (status/probe.ts sshArgs, repeated here: this module is loaded by the dynamic
- * provider's process, and imports nothing of the program but the host file it sends); the key goes
- * to a private temporary file, removed when the check ends.
- */
+/** Runs the drift check on a host over SSH (openssh.ts: the options of `nodefleet status`). */
 async function readHost(host: string, c: Connection, tool: string, timeoutSeconds: number): Promise<DriftItem[]> {
-    const dir = fsm.mkdtempSync(pathm.join(osm.tmpdir(), "nodefleet-drift-"));
+    const r = await runSsh({ host, connection: c, command: "python3 -S -", stdin: tool, timeoutSeconds, what: "the drift check" });
+    const last = r.out.trim().split("\n").pop() ?? "";
+    let answer: { drift?: unknown } | undefined;
     try {
-        fsm.chmodSync(dir, 0o700);
-        const keyFile = pathm.join(dir, "key");
-        const key = String(c.privateKey ?? "");
-        fsm.writeFileSync(keyFile, key.endsWith("\n") ? key : `${key}\n`, { mode: 0o600 });
-        const user = String(c.user ?? "root");
-        const args = [
-            "-F", "/dev/null", "-i", keyFile, "-p", String(c.port ?? 22),
-            "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "ConnectTimeout=10",
-            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
-            "-o", "GlobalKnownHostsFile=/dev/null",
-        ];
-        if (typeof c.hostKey === "string" && c.hostKey !== "") {
-            const known = pathm.join(dir, "known_hosts");
-            fsm.writeFileSync(known, `nodefleet-${host} ${c.hostKey}\n`, { mode: 0o600 });
-            args.push("-o", `UserKnownHostsFile=${known}`, "-o", `HostKeyAlias=nodefleet-${host}`, "-o", "StrictHostKeyChecking=yes");
-        } else {
-            args.push("-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no");
-        }
-        args.push("-l", user, "--", String(c.host), user === "root" ? "python3 -S -" : "sudo -n python3 -S -");
-        const { code, out, err } = await new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
-            const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
-            let out = "";
-            let err = "";
-            const timer = setTimeout(() => {
-                child.kill("SIGKILL");
-                reject(new Error(`host ${host}: the drift check got no answer within ${timeoutSeconds} s`));
-            }, timeoutSeconds * 1000);
-            child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-            child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-            child.stdin.on("error", () => undefined);
-            child.stdin.end(tool);
-            child.on("error", (e) => {
-                clearTimeout(timer);
-                reject(new Error(`host ${host}: cannot run ssh: ${e.message}`));
-            });
-            child.on("close", (code) => {
-                clearTimeout(timer);
-                resolve({ code, out, err });
-            });
-        });
-        const last = out.trim().split("\n").pop() ?? "";
-        let answer: { drift?: unknown } | undefined;
-        try {
-            answer = JSON.parse(last) as { drift?: unknown };
-        } catch {
-            answer = undefined;
-        }
-        if (code !== 0 || answer === undefined || !Array.isArray(answer.drift)) {
-            const why = err.trim().split("\n").filter((l) => l !== "").pop() ?? `exit ${code}`;
-            throw new Error(`host ${host}: the drift check failed (${code === 255 ? "ssh" : `exit ${code}`}): ${why}`);
-        }
-        return (answer.drift as unknown[]).slice(0, MAX_ITEMS).map(cleanDriftItem);
-    } finally {
-        fsm.rmSync(dir, { recursive: true, force: true });
+        answer = JSON.parse(last) as { drift?: unknown };
+    } catch {
+        answer = undefined;
     }
+    if (r.code !== 0 || answer === undefined || !Array.isArray(answer.drift)) {
+        throw new Error(`host ${host}: the drift check failed (${r.code === 255 ? "ssh" : `exit ${r.code}`}): ${sshFailure(r)}`);
+    }
+    return (answer.drift as unknown[]).slice(0, MAX_ITEMS).map(cleanDriftItem);
 }
 
 function sameConnection(a: Connection, b: Connection): boolean {

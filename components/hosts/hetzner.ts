@@ -7,10 +7,11 @@ import type { HetznerHostSpec } from "../config/schema";
 import { dataDiskGb } from "../hardware";
 import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../ports";
 import { renderDataVolume } from "./scripts";
-import { Host, sshConnection, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
+import { Host, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
 import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
+import { firstBootData, pinHostKey } from "./first-boot";
 
 /**
  * The hcloud provider plugin nodefleet runs and is tested with (the cli tier previews Hetzner hosts
@@ -73,6 +74,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
             { name: `nodefleet-${args.plan.name}`, type: "ipv4", location: spec.location, autoDelete: false, labels },
             child,
         );
+        const first = firstBootData(name, args.plan.name, spec.sshUser, spec.hostKey, this);
         const server = new hcloud.Server(
             `${name}-server`,
             {
@@ -83,10 +85,12 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
                 sshKeys: [spec.sshKeyName],
                 firewallIds: [firewall.id.apply(Number)],
                 publicNets: [{ ipv4Enabled: true, ipv4: ip.id.apply(Number), ipv6Enabled: true }],
+                userData: first?.userData,
                 labels,
             },
-            // A new image release must never rebuild a running node.
-            { ...child, ignoreChanges: ["image"] },
+            // A new image release must never rebuild a running node, nor user-data (read at first
+            // boot only) a server made before it.
+            { ...child, ignoreChanges: ["image", "userData"] },
         );
         const volume = new hcloud.Volume(
             `${name}-data`,
@@ -97,14 +101,15 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
 
         this.publicAddress = ip.ipAddress;
         const ssh = { host: ip.ipAddress, port: 22, user: spec.sshUser, privateKey: args.privateKey };
-        this.connection = sshConnection(ssh);
+        const pinned = pinHostKey(name, args.plan.name, ssh, first, spec.hostKey, this, [server]);
+        this.connection = pinned.connection;
         const device = volume.id.apply((id) => `/dev/disk/by-id/scsi-0HC_Volume_${id}`);
         const mountData = remoteStep(
             `${name}-data-volume`,
             { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
-            { parent: this, dependsOn: [attachment] },
+            { parent: this, dependsOn: [attachment, ...pinned.after] },
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
+        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: pinned.checkConnection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

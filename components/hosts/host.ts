@@ -39,7 +39,7 @@ export interface ConnectionParts {
     readonly port: number;
     readonly user: string;
     readonly privateKey: pulumi.Output<string>;
-    readonly hostKey?: string;
+    readonly hostKey?: pulumi.Input<string>;
 }
 
 /**

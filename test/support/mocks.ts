@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { runnerDigest } from "../../components/hosts/tools";
+import { newHostKey } from "../../components/hosts/host-key-provider";
 
 export interface Recorded {
     /** A custom resource (a step, a cloud resource), not a component. */
@@ -76,6 +77,9 @@ export const calls: { token: string; inputs: any }[] = [];
 
 let nextNumericId = 1000;
 
+/** The key a mocked cloud host says it made (an ed25519 public key: the program checks its form). */
+export const MADE_HOST_KEY = newHostKey("made-by-the-host").publicKey;
+
 function outputsFor(type: string, name: string, inputs: any): { id: string; state: any } {
     switch (type) {
         case "aws:ec2/instance:Instance":
@@ -87,10 +91,14 @@ function outputsFor(type: string, name: string, inputs: any): { id: string; stat
         case "hcloud:index/primaryIp:PrimaryIp":
             return { id: String(nextNumericId++), state: { ...inputs, ipAddress: "203.0.113.60" } };
         case "command:remote:Command":
-            return { id: `${name}-id`, state: { ...inputs, stdout: "", stderr: "" } };
+            // A cloud host's key step answers the key the host made (first-boot.ts), as a host does.
+            return { id: `${name}-id`, state: { ...inputs, stdout: name.endsWith("-host-key") ? `{"hostKey":"${MADE_HOST_KEY}"}\n` : "", stderr: "" } };
         case "pulumi-nodejs:dynamic:Resource":
-            // HostDrift as its create leaves it (the mocks run no provider code: its read, diff and
-            // update are tested on their own and on the dev VMs).
+            // A first-boot key as its provider makes it (a real key); the swap and HostDrift as their
+            // create leaves them (the mocks run no SSH: the swap's and the drift check's provider
+            // code is tested on its own and on the lab's hosts).
+            if (name.endsWith("-first-boot-key")) return { id: `first-boot-key-${inputs.host}`, state: { ...inputs, ...newHostKey(`nodefleet-first-boot-${inputs.host}`) } };
+            if (name.endsWith("-host-key-swap")) return { id: `host-key-swap-${inputs.host}`, state: inputs };
             return { id: `drift-${inputs.host}`, state: { ...inputs, drift: [], repairs: {} } };
         case "pulumi:pulumi:StackReference":
             return { id: inputs.name, state: { ...inputs, outputs: { ...previousStackOutputs }, secretOutputNames: [] } };

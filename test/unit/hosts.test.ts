@@ -301,11 +301,11 @@ describe("AWS host", () => {
             "aws:ebs/volume:Volume": 1,
             "aws:ec2/volumeAttachment:VolumeAttachment": 1,
             "aws:ec2/eip:Eip": 1,
-            // the data volume and bootstrap steps, the release and its teardown, and the validator's four steps
-            "command:remote:Command": 8,
+            // the host key, data volume and bootstrap steps, the release and its teardown, and the validator's four steps
+            "command:remote:Command": 9,
             "command:remote:CopyToRemote": 1,
-            // the host's drift check (HostDrift) and its provider
-            "pulumi-nodejs:dynamic:Resource": 1,
+            // the host's first-boot key, its host key swap and drift check (HostDrift), and their provider
+            "pulumi-nodejs:dynamic:Resource": 3,
             "pulumi:providers:pulumi-nodejs": 1,
         });
         assert.deepEqual(calls.map((c) => c.token).sort(), ["aws:ec2/getAmi:getAmi", "aws:ec2/getVpc:getVpc"]);
@@ -321,7 +321,7 @@ describe("AWS host", () => {
         assert.equal(instance.keyName, "ops");
         assert.deepEqual(instance.metadataOptions, { httpTokens: "required" });
         assert.equal(instance.rootBlockDevice.encrypted, true);
-        assert.deepEqual(byName(recorded, "fleet-h1-instance").ignoreChanges, ["ami"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-instance").ignoreChanges, ["ami", "userData"]);
 
         const vol = inputsOf("fleet-h1-data");
         assert.deepEqual([vol.size, vol.type, vol.encrypted, vol.availabilityZone], [1000, "gp3", true, "eu-central-1a"]);
@@ -347,7 +347,7 @@ describe("AWS host", () => {
         assert.equal(mount.connection.host, "203.0.113.50");
         assert.equal(mount.connection.user, "admin");
         assert.equal(mount.create, "sudo -n /bin/sh -s");
-        assert.deepEqual(byName(recorded, "fleet-h1-data-volume").dependsOn, ["fleet-h1-data-attach", "fleet-h1-eip"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-data-volume").dependsOn, ["fleet-h1-data-attach", "fleet-h1-eip", "fleet-h1-host-key-swap"]);
         assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-data-volume"]);
         assert.ok(assertBundledAfterCopy(recorded) >= 5);
         assert.deepEqual(byName(recorded, "fleet-h1-bootstrap").dependsOn, ["fleet-h1-data-volume", "fleet-h1-tools"]);
@@ -383,11 +383,11 @@ describe("Hetzner host", () => {
             "hcloud:index/server:Server": 1,
             "hcloud:index/volume:Volume": 1,
             "hcloud:index/volumeAttachment:VolumeAttachment": 1,
-            // data volume mount, bootstrap, release and its teardown; the storage role's teardown, key, configure, health
-            "command:remote:Command": 8,
+            // host key, data volume mount, bootstrap, release and its teardown; the storage role's teardown, key, configure, health
+            "command:remote:Command": 9,
             "command:remote:CopyToRemote": 1,
-            // the host's drift check (HostDrift) and its provider
-            "pulumi-nodejs:dynamic:Resource": 1,
+            // the host's first-boot key, its host key swap and drift check (HostDrift), and their provider
+            "pulumi-nodejs:dynamic:Resource": 3,
             "pulumi:providers:pulumi-nodejs": 1,
         });
         assert.deepEqual(calls, []);

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import * as rules from "../../policy/rules";
 import { bundleRunner } from "../../components/hosts/tools";
 import { validatorKeyJson } from "../support/fixtures";
+import { newHostKey, renderCloudConfig } from "../../components/hosts/first-boot";
 
 let n = 0;
 function res(type: string, name: string, props: Record<string, unknown>, parent?: string, dependencies: string[] = []): rules.Planned {
@@ -112,6 +113,41 @@ describe("policy rules", () => {
             res("hcloud:index/server:Server", "srv", { userData: "-----BEGIN RSA PRIVATE KEY-----" }),
         ]);
         assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fleet-s-configure", "srv"]);
+    });
+
+    it("key-in-plain-text: a cloud server's first-boot host key passes in its user-data and its key resource; any other key there does not", () => {
+        const first = newHostKey("nodefleet-first-boot-h1");
+        const other = newHostKey("someone else's");
+        const D = "pulumi-nodejs:dynamic:Resource";
+        const keyRes = res(D, "fleet-h1-first-boot-key", { host: "h1", publicKey: first.publicKey, privateKey: first.privateKey });
+        const ud = (k: string, extra: Record<string, unknown> = {}) => renderCloudConfig({ sshUser: "admin", hostKey: { privateKey: k, publicKey: first.publicKey } }).replace('"ssh_pwauth"', `${Object.entries(extra).map(([a, b]) => `${JSON.stringify(a)}: ${JSON.stringify(b)}, `).join("")}"ssh_pwauth"`);
+        const v = rules.keyOutsideKeySteps([
+            keyRes,
+            res("hcloud:index/server:Server", "fleet-h1-server", { userData: ud(first.privateKey) }),
+            res("aws:ec2/instance:Instance", "fleet-h2-instance", { userData: ud(first.privateKey) }),
+            // another key in the same place, or the first-boot key beside a second one, or where it was not made for
+            res("hcloud:index/server:Server", "fleet-h3-server", { userData: ud(other.privateKey) }),
+            res("aws:ec2/instance:Instance", "fleet-h4-instance", { userData: ud(first.privateKey, { write_files: [{ path: "/x", content: other.privateKey }] }) }),
+            res(D, "fleet-h5-drift", { privateKey: other.privateKey }),
+            res("command:remote:Command", "fleet-h6-configure", { stdin: first.privateKey }),
+        ]);
+        assert.deepEqual(v.map((x) => x.message.split(":")[0]), ["fleet-h3-server", "fleet-h4-instance", "fleet-h5-drift", "fleet-h6-configure"]);
+    });
+
+    it("unpinned-host-key (prod): a connection with no host key is named; a pinned one, or one pinned to a key the run learns (a cloud host's first boot), passes", () => {
+        const C = "command:remote:Command";
+        const pinned = newHostKey("h").publicKey;
+        const rs = [
+            res(C, "fleet-h1-bootstrap", { connection: { host: "192.0.2.1", port: 22, hostKey: pinned } }),
+            res(C, "fleet-h2-host-key", { connection: { port: 22, hostKey: rules.UNKNOWN_PIN } }),
+            res(C, "fleet-h3-bootstrap", { connection: { host: "192.0.2.3", port: 22 } }),
+            res(C, "fleet-h4-bootstrap", { connection: { port: 2222 } }),
+        ];
+        assert.deepEqual(rules.unpinnedHostKey(rs, { requirePinnedHostKeys: true }).map((x) => x.message), [
+            "fleet-h3-bootstrap: SSH to 192.0.2.3:22 does not pin the host key (set hosts.<name>.hostKey)",
+            "fleet-h4-bootstrap: SSH to (a new host):2222 does not pin the host key (set hosts.<name>.hostKey)",
+        ]);
+        assert.deepEqual(rules.unpinnedHostKey(rs, {}), []);
     });
 
     it("same-validator-key and key-in-plain-text read the keys a bundled key step's runner sets (as the pack shows it: runner, then the bundled body)", () => {
