@@ -24,5 +24,7 @@ export = async () => {
         validatorHosts: fleet.validatorHosts,
         /** Per validator and sequencer, the public identity of its signing key: the other shards check theirs against it. */
         signingKeys,
+        /** Per existing host with `firstBoot: cloud-init`: the user-data to boot it with (a secret: it holds its first-boot key). */
+        ...(Object.keys(fleet.firstBootUserData).length > 0 ? { firstBootUserData: fleet.firstBootUserData } : {}),
     };
 };

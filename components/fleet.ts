@@ -50,6 +50,8 @@ export class Fleet extends pulumi.ComponentResource {
     readonly validatorSwitch: Record<string, pulumi.Output<Record<string, unknown>>> = {};
     /** Per validator: the host it runs on (a stack output; the next run reads it to see a move). */
     readonly validatorHosts: Record<string, string> = {};
+    /** Per existing host with `firstBoot: cloud-init`: the user-data to boot it with (a secret). */
+    readonly firstBootUserData: Record<string, pulumi.Output<string>> = {};
     /** Validators moving host this run: node -> the host they leave, and their handover once that host is built. */
     private readonly moves = new Map<string, { readonly from: string; readonly handover: Deferred<Handover> }>();
     /** The provider of the hosts' drift checks (configured with nothing; made with the first host). */
@@ -78,7 +80,8 @@ export class Fleet extends pulumi.ComponentResource {
             await new Promise((resolve) => setImmediate(resolve));
         }
         withoutPromiseTraces(() => fleet.addMonitoringServer(name, args));
-        fleet.registerOutputs({ summary: fleet.summary, health: fleet.health, registration: fleet.registration, validatorSwitch: fleet.validatorSwitch });
+        const firstBoot = Object.keys(fleet.firstBootUserData).length > 0 ? { firstBootUserData: fleet.firstBootUserData } : {};
+        fleet.registerOutputs({ summary: fleet.summary, health: fleet.health, registration: fleet.registration, validatorSwitch: fleet.validatorSwitch, ...firstBoot });
         return fleet;
     }
 
@@ -127,6 +130,7 @@ export class Fleet extends pulumi.ComponentResource {
     private addHost(name: string, plan: HostPlan, args: FleetArgs): void {
         const host = this.buildHost(`${name}-${plan.name}`, plan, args);
         this.hosts[plan.name] = host;
+        if (host instanceof ExistingHost && host.firstBootUserData !== undefined) this.firstBootUserData[plan.name] = host.firstBootUserData;
         for (const [nodeName, move] of this.moves) {
             if (move.from !== plan.name) continue;
             const node = args.plan.spec.nodes.find((n) => n.name === nodeName);

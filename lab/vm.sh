@@ -5,6 +5,12 @@
 #
 #   lab/vm.sh image             build the root filesystem once (debootstrap; cached outside the clone)
 #   lab/vm.sh up [N]            boot hosts dev-1..dev-N (default 2) and wait until ready
+#   lab/vm.sh boot-cloud dev-N USER-DATA [USER]
+#                               boot dev-N afresh as a cloud server boots: Debian's cloud-init with a
+#                               NoCloud seed of USER-DATA (a file) and the lab's key as the
+#                               datasource's public key; no host key of the lab's; ready once USER
+#                               (default admin) answers over SSH
+#   lab/vm.sh stop dev-N        shut one host down (its disks kept)
 #   lab/vm.sh down              shut them down cleanly (systemd powers off inside; killed after 60 s)
 #   lab/vm.sh status            one line per host: running/stopped, SSH address, lab address
 #   lab/vm.sh ssh dev-1 [CMD]   a root shell (or one command) on a host
@@ -43,6 +49,10 @@ CPU_PERCENT="${NODEFLEET_HOST_CPU_PERCENT-}"
 # The monitoring packages are in the image, their services disabled (nodefleet's monitoring steps
 # enable them). No kernel: the runner's is every host's.
 PACKAGES=systemd,systemd-sysv,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,procps,sudo,netcat-openbsd,python3-pycryptodome,prometheus-node-exporter,prometheus,prometheus-alertmanager,e2fsprogs,util-linux
+# Debian's cloud-init, installed by apt into the root after debootstrap (whose own dependency
+# resolution fails on its Python dependencies): disabled (/etc/cloud/cloud-init.disabled) but on a
+# host booted with `boot-cloud`, which seeds it as a cloud's metadata service would.
+LATE_PACKAGES="cloud-init"
 CHECKOUT_ID="$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)"
 LAB_NS="nflab-$CHECKOUT_ID"
 # The nat network's addresses are the same for every checkout (the dev config names them), so its
@@ -53,7 +63,7 @@ NAT_BR="nflab-nat"
 NFT_TABLE="nodefleet_lab"
 CGROUP="nodefleet-lab-$CHECKOUT_ID"
 # Bump when the image recipe in cmd_image changes (the package list and lab/guest/ count already).
-IMAGE_RECIPE=4
+IMAGE_RECIPE=6
 
 say() { printf '[vm] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -67,61 +77,9 @@ need() {
     apt_install systemd-container debootstrap
 }
 
-image_dir() {
-    local stamp
-    stamp="$( (echo "$IMAGE_RECIPE $PACKAGES"; cat "$ROOT"/lab/guest/*) | sha256sum | cut -c1-12)"
-    echo "$CACHE/bookworm-$stamp"
-}
-
-debian_mirror() {
-    # The mirror this machine's apt already uses: the image comes from the same place.
-    local m
-    m="$(grep -hm1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | head -1)"
-    [ -n "$m" ] || m="$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)"
-    [ -n "$m" ] || die "no Debian mirror configured in /etc/apt: set NODEFLEET_DEBIAN_MIRROR"
-    echo "${NODEFLEET_DEBIAN_MIRROR:-$m}"
-}
-
-cmd_image() {
-    local dir
-    dir="$(image_dir)"
-    if [ -f "$dir/ready" ]; then echo "$dir"; return; fi
-    need debootstrap systemd-nspawn
-    local work
-    mkdir -p "$CACHE"
-    work="$(mktemp -d "$CACHE/.build.XXXXXX")"
-    trap 'rm -rf "$work"' RETURN
-    say "building the Debian bookworm root filesystem (debootstrap, about 2 minutes, once)"
-    local t0=$SECONDS
-    local log="$work/debootstrap.log" pid rc=0 last=$SECONDS
-    debootstrap --variant=minbase --include="$PACKAGES" bookworm "$work/rootfs" "$(debian_mirror)" >"$log" 2>&1 &
-    pid=$!
-    while kill -0 "$pid" 2>/dev/null; do # its progress every 15 s: what it is at, from its own log
-        sleep 1
-        if [ $((SECONDS - last)) -ge 15 ]; then
-            last=$SECONDS
-            say "debootstrap, $((SECONDS - t0)) s: $(grep -c '^I: Retrieving' "$log") packages fetched, $(grep -c '^I: Unpacking' "$log") unpacked; $(grep '^I: ' "$log" | tail -1 | cut -c4-)"
-        fi
-    done
-    wait "$pid" || rc=$?
-    [ "$rc" -eq 0 ] || { tail -20 "$log" >&2; die "debootstrap failed"; }
-    local r="$work/rootfs"
-    chroot "$r" systemctl enable systemd-networkd.service ssh.service >/dev/null 2>&1
-    chroot "$r" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service >/dev/null 2>&1 || true
-    chroot "$r" systemctl disable prometheus.service prometheus-alertmanager.service prometheus-node-exporter.service >/dev/null 2>&1
-    rm -f "$r"/etc/ssh/ssh_host_*            # each host makes its own at first boot
-    : > "$r/etc/machine-id"                  # and its own machine id
-    : > "$r/etc/fstab"                       # /data is the lab's bind mount of the host's own filesystem
-    mkdir -p "$r/data"
-    install -m 0644 "$ROOT/lab/guest/hosts" "$r/etc/hosts" # as every installed Debian has (debootstrap writes none)
-    printf 'PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUseDNS no\n' > "$r/etc/ssh/sshd_config.d/nodefleet-vm.conf"
-    chroot "$r" passwd -l root >/dev/null
-    rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/*
-    rm -rf "$dir" && mv "$work" "$dir" && touch "$dir/ready"
-    rm -f "$dir/debootstrap.log"
-    say "root filesystem ready in $((SECONDS - t0)) s: $dir"
-    echo "$dir"
-}
+# The hosts' root filesystem: image_dir, cmd_image (debootstrap once, cached).
+# shellcheck source=lab/lib/image.sh
+source "$ROOT/lab/lib/image.sh"
 
 vm_names() {
     local n="$1" i
@@ -143,10 +101,11 @@ lab_ip() { echo "$LAB_NET.$((10 + $(index_of "$1")))"; }
 nat_mac() { printf '52:54:00:12:34:%02x' "$(index_of "$1")"; }
 veth_of() { echo "nf${CHECKOUT_ID}v$(index_of "$1")"; } # the runner's end of a host's nat NIC
 
+login_of() { cat "$STATE/$1/login" 2>/dev/null || echo root; } # a cloud host's login user (boot-cloud)
 ssh_vm() {
     local vm="$1"; shift
     ssh -i "$KEY" -o BatchMode=yes -o StrictHostKeyChecking=no \
-        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" "${SSH_EXTRA[@]}" "root@$(nat_ip "$vm")" "$@"
+        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout="${SSH_CONNECT_TIMEOUT:-5}" "${SSH_EXTRA[@]}" "$(login_of "$vm")@$(nat_ip "$vm")" "$@"
 }
 SSH_EXTRA=()
 
@@ -235,9 +194,17 @@ prepare() { # vm img
     mkdir -p "$d/data"
     mountpoint -q "$d/data" || mount -o loop "$d/data.img" "$d/data"
     echo "$vm" > "$r/etc/hostname"
-    install -d -m 0700 "$r/root/.ssh"
-    install -m 0600 "$KEY.pub" "$r/root/.ssh/authorized_keys"
-    [ -f "$r/etc/ssh/ssh_host_ed25519_key" ] || ssh-keygen -q -A -f "$r"
+    if [ -d "$d/seed" ]; then
+        # A cloud server's first boot: cloud-init makes its users and writes its host key from the
+        # seed (the lab's key is the datasource's public key); nothing of the lab's is put there.
+        install -d -m 0755 "$r/var/lib/cloud/seed/nocloud"
+        install -m 0600 "$d/seed/user-data" "$d/seed/meta-data" "$r/var/lib/cloud/seed/nocloud/"
+        rm -f "$r/etc/cloud/cloud-init.disabled"
+    else
+        install -d -m 0700 "$r/root/.ssh"
+        install -m 0600 "$KEY.pub" "$r/root/.ssh/authorized_keys"
+        [ -f "$r/etc/ssh/ssh_host_ed25519_key" ] || ssh-keygen -q -A -f "$r"
+    fi
     cat > "$r/etc/systemd/network/10-nat.network" <<EOF
 [Match]
 MACAddress=$(nat_mac "$vm")
@@ -351,6 +318,31 @@ cmd_up() {
     for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0"; done
 }
 
+# A host booted as a cloud server boots (docs/hosts.md): a fresh root from the image, cloud-init
+# seeded through NoCloud with the given user-data and a meta-data that names a new instance and
+# gives the lab's key as the datasource's public key (as Hetzner's and EC2's metadata do).
+cmd_boot_cloud() { # vm user-data [user]
+    local vm="$1" userdata="$2" user="${3:-admin}" img d t0=$SECONDS
+    [[ "$vm" =~ ^dev-[0-9]+$ ]] || die "boot-cloud: a host is named dev-N"
+    [ -f "$userdata" ] || die "boot-cloud: $userdata: no such file"
+    [[ "$user" =~ ^[a-z_][a-z0-9_-]*$ ]] || die "boot-cloud: $user is not a user name"
+    need systemd-nspawn mkfs.ext4
+    ensure_key
+    img="$(cmd_image)"
+    ensure_lab
+    ensure_nat
+    d="$STATE/$vm"
+    stop_vm "$vm"
+    umount "$d/data" 2>/dev/null || true
+    rm -rf "$d"
+    mkdir -p "$d/seed"
+    install -m 0600 "$userdata" "$d/seed/user-data"
+    printf 'instance-id: nodefleet-lab-%s-%s\nlocal-hostname: %s\npublic-keys:\n  - %s\n' "$vm" "$(date +%s%N)" "$vm" "$(cat "$KEY.pub")" > "$d/seed/meta-data"
+    echo "$user" > "$d/login"
+    start_vm "$vm" "$img"
+    wait_ready "$vm" "$t0"
+}
+
 stop_vm() {
     local vm="$1" pid npid
     pid="$(pid_of "$vm")" || true
@@ -408,6 +400,8 @@ cmd_wipe() {
 case "${1:-}" in
 image) cmd_image >/dev/null ;;
 up) shift; cmd_up "$@" ;;
+boot-cloud) shift; [ $# -ge 2 ] || die "usage: vm.sh boot-cloud dev-N USER-DATA [USER]"; cmd_boot_cloud "$@" ;;
+stop) shift; [ $# -eq 1 ] || die "usage: vm.sh stop dev-N"; stop_vm "$1" ;;
 down) cmd_down ;;
 status) cmd_status ;;
 ssh) shift; [ $# -ge 1 ] || die "usage: vm.sh ssh VM [CMD]"; vm="$1"; shift
@@ -421,5 +415,5 @@ forward) shift; [ $# -eq 3 ] || die "usage: vm.sh forward VM LOCAL_PORT REMOTE_P
     SSH_EXTRA=(-o ExitOnForwardFailure=yes -o ServerAliveInterval=15 -N -L "127.0.0.1:$2:127.0.0.1:$3")
     SSH_CONNECT_TIMEOUT=15 ssh_vm "$1" ;;
 _supervise) shift; cmd_supervise "$@" ;;
-*) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

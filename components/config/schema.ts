@@ -90,6 +90,10 @@ export const existingHost = z
             .optional()
             .describe("Path of an SSH private key file on the machine that runs pulumi (`~/` is $HOME, relative paths are relative to the project). The dev stack uses it for its per-checkout VM key; the key still reaches state only as a secret."),
         hostKey: checked(v.hostKeyReason, "SSH host public key").optional().describe("Pinned host key (`ssh-ed25519 AAAA…`); without it any key is accepted on first contact, and production policy refuses that."),
+        firstBoot: z
+            .literal("cloud-init")
+            .optional()
+            .describe("A server you boot yourself with the cloud-init user-data nodefleet makes for it (the stack output `firstBootUserData`; docs/hosts.md): its host key is pinned from its first boot, as a cloud host's is. Instead of hostKey."),
         dataMountPoint: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, "not an absolute path").default("/data").describe("Mount point of the data disk; it must already exist on the host."),
         adminCidrs,
     })

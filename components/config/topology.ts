@@ -122,7 +122,9 @@ export function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issue
             if (spec.hardwareCheck === "enforce") issues.push(line);
             else warnings.push(`${line} (hardwareCheck: warn)`);
         }
-        if (host.spec.kind === "existing" && !host.spec.hostKey) {
+        if (host.spec.kind === "existing" && host.spec.hostKey !== undefined && host.spec.firstBoot !== undefined) {
+            issues.push(`hosts.${host.name}.firstBoot: give hostKey (a server whose key you know) or firstBoot (a server booted with nodefleet's user-data), not both`);
+        } else if (host.spec.kind === "existing" && !host.spec.hostKey && host.spec.firstBoot === undefined) {
             warnings.push(`hosts.${host.name}.hostKey: not pinned; the first key the host presents is accepted`);
         }
     }

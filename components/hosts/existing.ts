@@ -9,6 +9,7 @@ import { Host, sshConnection, remoteStep, Connection } from "./host";
 import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";
+import { firstBootData, pinHostKey } from "./first-boot";
 
 export interface ExistingHostArgs {
     readonly plan: HostPlan & { readonly spec: ExistingHostSpec };
@@ -29,6 +30,8 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly tools: HostBundle;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
+    /** With `firstBoot: cloud-init`: the user-data to boot the server with (a secret). */
+    readonly firstBootUserData?: pulumi.Output<string>;
 
     constructor(name: string, args: ExistingHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:ExistingHost", name, {}, opts);
@@ -37,16 +40,20 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
         this.dataMountPoint = spec.dataMountPoint;
         this.publicAddress = pulumi.output(spec.address);
         const ssh = { host: spec.address, port: spec.port, user: spec.user, privateKey: args.privateKey, hostKey: spec.hostKey };
-        this.connection = sshConnection(ssh);
+        // A server booted with nodefleet's user-data: its key pinned from the first boot (first-boot.ts).
+        const first = spec.firstBoot === "cloud-init" ? firstBootData(name, args.plan.name, spec.user, undefined, this) : undefined;
+        const pinned = first === undefined ? undefined : pinHostKey(name, args.plan.name, ssh, first, undefined, this, []);
+        this.connection = pinned?.connection ?? sshConnection(ssh);
+        this.firstBootUserData = first?.userData;
 
-        const bundle = hostBundle(name, args.plan, this.connection, this, []);
+        const bundle = hostBundle(name, args.plan, this.connection, this, pinned?.after ?? []);
         const preflight = remoteStep(
             `${name}-preflight`,
             { connection: this.connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)), bundle },
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
-        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle }, this, [preflight]);
+        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: pinned?.checkConnection ?? sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle }, this, [preflight]);
         this.ready = steps.ready;
         this.releases = steps.releases;
         this.drift = steps.drift;

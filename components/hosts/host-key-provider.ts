@@ -110,10 +110,22 @@ async function swap(p: HostKeySwapProps): Promise<void> {
     // Either key: a swap cut short after sshd took the new key is run again over that key.
     const r = await runSsh({ ...run, hostKeys: [p.firstBootKey, hostKey], command: "/bin/sh -s", stdin: swapScript(p.host, hostKey), what: "the host key swap" });
     if (r.code !== 0) throw new Error(`host ${p.host}: the host key swap failed (${r.code === 255 ? "ssh" : `exit ${r.code}`}): ${sshFailure(r)}`);
-    // Only the new key from here on: a host that still shows the first-boot key is refused.
-    const check = await runSsh({ ...run, hostKeys: [hostKey], command: "/bin/true", stdin: "", what: "the check after the host key swap" });
-    if (check.code !== 0) throw new Error(`host ${p.host}: after the swap the host does not present the key it made (${sshFailure(check)}); nothing more runs on it`);
+    // Only the new key from here on: a host that still shows the first-boot key is refused. sshd
+    // re-executes itself on the reload and refuses connections for that moment: tried again then.
+    for (let attempt = 1; ; attempt++) {
+        const check = await runSsh({ ...run, hostKeys: [hostKey], command: "/bin/true", stdin: "", what: "the check after the host key swap" });
+        if (check.code === 0) return;
+        if (check.code === 255 && RELOADING.test(check.err) && attempt < CHECK_ATTEMPTS) {
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+            continue;
+        }
+        throw new Error(`host ${p.host}: after the swap the host does not present the key it made (${sshFailure(check)}); nothing more runs on it`);
+    }
 }
+
+/** What ssh says while sshd restarts: no session, no key shown yet (a key mismatch is never retried). */
+const RELOADING = /Connection refused|Connection reset|Connection closed|kex_exchange_identification/;
+const CHECK_ATTEMPTS = 15;
 
 function sameSwap(a: HostKeySwapProps, b: HostKeySwapProps): boolean {
     const key = (p: HostKeySwapProps) => JSON.stringify([p.connection.host, p.connection.port, p.connection.user, p.connection.privateKey, p.firstBootKey, p.hostKey]);

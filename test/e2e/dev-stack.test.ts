@@ -15,6 +15,7 @@ import { sequencerScenario } from "../scenarios/sequencer";
 import { validatorScenario, type ValidatorChain } from "../scenarios/validator";
 import { switchScenario } from "../scenarios/switch";
 import { monitoringScenario } from "../scenarios/monitoring";
+import { firstBootScenario } from "../scenarios/first-boot";
 import { rolloutScenario } from "../scenarios/rollout";
 import { DEV, EXPECTED, onVm, timed, VM, watchSshConnections } from "../support/lab";
 
@@ -73,6 +74,8 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     rolloutScenario(steps);
     validatorScenario(steps, chain);
     switchScenario(steps, chain);
+    // Two hosts of its own beside the fleet (dev-3, dev-4), taken out again at its end.
+    firstBootScenario(steps);
 
     // Near the end, on the config the last up used: its own up adds the monitoring section alone.
     monitoringScenario(steps);

@@ -12,7 +12,8 @@ import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { buildStack } from "../support/stack";
 import { registered, inputsOf, MADE_HOST_KEY, Recorded } from "../support/mocks";
-import { SECRETS, RELEASES, awsHost, hetznerHost, storageNode } from "../support/fixtures";
+import { SECRETS, RELEASES, awsHost, hetznerHost, storageNode, secretSource } from "../support/fixtures";
+import { parseFleet } from "../../components/config/fleet";
 import { golden, requireTool, runTool } from "../support/golden";
 import { ed25519PublicKey, makeKeyScript, newHostKey, renderCloudConfig, swapScript } from "../../components/hosts/first-boot";
 
@@ -181,3 +182,31 @@ for (const [kind, spec, server] of [["Hetzner", hetznerHost, "fleet-h1-server"],
         });
     });
 }
+
+describe("first boot under strict mocks: an existing server booted with nodefleet's user-data (firstBoot: cloud-init)", () => {
+    const existing = () => ({ kind: "existing", address: "192.0.2.30", user: "admin", firstBoot: "cloud-init", sshPrivateKeySecret: "sshKey", adminCidrs: ["198.51.100.0/24"] });
+
+    it("gives the user-data as a stack output, pins the first-boot key for the key step alone, and runs the preflight after the swap, pinned to the key the host made", async () => {
+        const { recorded } = await buildStack(single(existing()), SECRETS);
+        const step = inputsOf("fleet-h1-host-key");
+        const key = registered.find((r) => r.name === "fleet-h1-first-boot-key")!;
+        assert.ok(key);
+        assert.equal(step.connection.host, "192.0.2.30");
+        assert.equal(step.create, "sudo -n /bin/sh -s");
+        assert.deepEqual(byName(recorded, "fleet-h1-host-key-swap").dependsOn, ["fleet-h1-host-key"]);
+        assert.deepEqual(byName(recorded, "fleet-h1-tools").dependsOn, ["fleet-h1-host-key-swap"]);
+        for (const r of registered.filter((x) => x.type.startsWith("command:remote:") && x.name !== "fleet-h1-host-key")) assert.equal(r.inputs.connection?.hostKey, MADE_HOST_KEY, r.name);
+        assert.equal(ed25519PublicKey(step.connection.hostKey), step.connection.hostKey);
+        assert.notEqual(step.connection.hostKey, MADE_HOST_KEY);
+    });
+
+    it("is refused with a hostKey beside it, naming the field; without either the host is warned about, with firstBoot it is not", () => {
+        const base = single(existing());
+        const given = newHostKey("given", SEED).publicKey;
+        assert.throws(() => parseFleet({ ...base, hosts: { h1: { ...existing(), hostKey: given } } }, secretSource()), /hosts\.h1\.firstBoot: give hostKey \(a server whose key you know\) or firstBoot \(a server booted with nodefleet's user-data\), not both/);
+        assert.deepEqual(parseFleet(base, secretSource()).warnings, []);
+        const { firstBoot: _f, ...unpinned } = existing();
+        assert.deepEqual(parseFleet({ ...base, hosts: { h1: unpinned } }, secretSource()).warnings, ["hosts.h1.hostKey: not pinned; the first key the host presents is accepted"]);
+        assert.throws(() => parseFleet({ ...base, hosts: { h1: { ...existing(), firstBoot: "ignition" } } }, secretSource()), /hosts\.h1\.firstBoot/);
+    });
+});

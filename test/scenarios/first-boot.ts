@@ -1,0 +1,156 @@
+// A cloud host's first boot on the lab (docs/hosts.md), a scenario of the dev stack's, on the fleet
+// as the scenarios before it leave it. dev-3 joins as a server booted with nodefleet's user-data
+// (an existing host with `firstBoot: cloud-init`, the path Hetzner and AWS hosts take once their
+// server exists): a first `up` targets its first-boot key alone, the stack output gives the
+// user-data, and the lab boots dev-3 as a cloud boots a server (lab/vm.sh boot-cloud: Debian's
+// cloud-init, a NoCloud seed of that user-data, the lab's key as the datasource's public key). It
+// must present the first-boot key and have the admin user with sudo; then the full `up`: the host
+// makes its own key, the swap, and a storage node's first up, every step after the swap pinned to
+// the new key, which the host then presents alone. dev-4, booted with user-data of another key, is
+// refused at its first step, naming it, and nothing of nodefleet's reaches it.
+// What the lab cannot show: the cloud's API creating the server and attaching its volume (no cloud
+// account here; the data-volume script runs only on Hetzner and AWS hosts: it stays unproven on a
+// host, its script golden and shellchecked in the unit tier), and the cloud's own injection of the
+// key named by sshKeyName (the seed's public key stands in for it).
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT, sh } from "../support/cli";
+import type { Steps } from "../support/steps";
+import { DEV, lastUpConfig, onVm, previewNoChangesWith, stackOutput, timed, upWith, VM } from "../support/lab";
+import { ed25519PublicKey, newHostKey, renderCloudConfig } from "../../components/hosts/first-boot";
+
+const PREFIX = "urn:pulumi:dev::nodefleet::nodefleet:fleet:Fleet$nodefleet:host:ExistingHost";
+
+/** A host booted with nodefleet's user-data, on the lab's nat network at 10.0.2.1N. */
+function cloudHost(vm: string): string {
+    const n = vm.slice("dev-".length);
+    return `      ${vm}:\n        kind: existing\n        address: 10.0.2.1${n}\n        user: admin\n        firstBoot: cloud-init\n        sshPrivateKeyFile: .state/vm/id_ed25519\n        adminCidrs: [10.0.2.2/32]\n`;
+}
+
+/** storage-4 on dev-3, made from storage-1's entry of the dev config (a miner key of its own). */
+function storageOnDev3(yaml: string): string {
+    const start = yaml.indexOf("      - name: storage-1\n");
+    const end = yaml.indexOf("      - name: sequencer-1\n");
+    assert.ok(start > 0 && end > start, "the dev config's storage-1 entry");
+    const one = yaml.slice(start, end).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
+    const node = one.replace("name: storage-1", "name: storage-4").replace("host: dev-1", "host: dev-3").replace(/networkEnrAddress: \S+/, "networkEnrAddress: 10.77.0.13").replace("minerKeySecret: devMinerKey", "minerKeySecret: devMinerKey3");
+    return yaml.slice(0, end) + node + yaml.slice(end);
+}
+
+function withHosts(base: string, vms: readonly string[], storage: boolean): string {
+    const i = base.indexOf("    hosts:\n");
+    assert.ok(i > 0, "the dev config's hosts");
+    const at = i + "    hosts:\n".length;
+    const withHostsText = base.slice(0, at) + vms.map(cloudHost).join("") + base.slice(at);
+    return storage ? storageOnDev3(withHostsText) : withHostsText;
+}
+
+/** The host's ed25519 key as it presents it to a client (ssh-keyscan from the runner). */
+function presented(vm: string): string {
+    const r = sh("ssh-keyscan", ["-T", "10", "-t", "ed25519", `10.0.2.1${vm.slice("dev-".length)}`], { allowFail: true });
+    const line = r.stdout.split("\n").find((l) => l.includes("ssh-ed25519")) ?? "";
+    return line.split(" ").slice(1, 3).join(" ");
+}
+
+/** The first-boot user-data the stack gives for a host, written where the lab reads it (0600). */
+function userDataFile(vm: string): { file: string; firstBootKey: string } {
+    const r = sh("bash", [DEV, "pulumi", "stack", "output", "firstBootUserData", "--json", "--show-secrets", "--stack", "dev"]);
+    const text = (JSON.parse(r.stdout) as Record<string, string>)[vm];
+    assert.ok(text?.startsWith("#cloud-config\n"), `the stack's firstBootUserData.${vm}`);
+    const file = path.join(ROOT, ".state", `e2e-${vm}-user-data`);
+    fs.writeFileSync(file, text, { mode: 0o600 });
+    const firstBootKey = (JSON.parse(text.slice("#cloud-config\n".length)) as { ssh_keys: { ed25519_public: string } }).ssh_keys.ed25519_public;
+    return { file, firstBootKey };
+}
+
+/** What a stack resource holds after the last up (its outputs), by its name. */
+function stateOutputs(name: string): Record<string, unknown> {
+    const r = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 });
+    const deployment = JSON.parse(r.stdout) as { deployment: { resources: { urn: string; outputs?: Record<string, unknown> }[] } };
+    const found = deployment.deployment.resources.find((x) => x.urn.endsWith(`::${name}`));
+    assert.ok(found, `${name} in the state`);
+    return found.outputs ?? {};
+}
+
+/** The first up of a host that is not booted yet: its component and first-boot key, nothing else. */
+function targetFirstBootKey(edit: (y: string) => string, vm: string) {
+    return upWith(edit, ["--target", `${PREFIX}::fleet-${vm}`, "--target", `${PREFIX}$pulumi-nodejs:dynamic:Resource::fleet-${vm}-first-boot-key`]);
+}
+
+export function firstBootScenario(steps: Steps): void {
+    const yaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
+    let base = "";
+    let made = "";
+
+    steps.test("a server booted with nodefleet's cloud-init user-data presents its first-boot key, then takes its first up: its own key, the swap, a storage node, every step pinned", { timeout: 20 * 60_000 }, () => {
+        base = lastUpConfig(yaml());
+        const one = () => withHosts(base, ["dev-3"], true);
+        const key = timed("pulumi up --target dev-3's first-boot key", () => targetFirstBootKey(one, "dev-3"));
+        assert.equal(key.status, 0, key.output.slice(-4000));
+        const { file, firstBootKey } = userDataFile("dev-3");
+        assert.equal(ed25519PublicKey(firstBootKey), firstBootKey);
+        timed("lab/vm.sh boot-cloud dev-3 (cloud-init's first boot)", () => sh("bash", [VM, "boot-cloud", "dev-3", file, "admin"], { timeoutMs: 600_000 }));
+        // cloud-init applied the user-data: the first-boot key is the only key shown, the admin user has sudo.
+        assert.equal(presented("dev-3"), firstBootKey);
+        const admin = onVm("dev-3", "id -nG; sudo -n true && echo sudo-ok; sudo -n ls /etc/ssh | grep -c '^ssh_host_.*_key$'");
+        assert.match(admin.output, /\bsudo-ok\b/, admin.output);
+        assert.equal(admin.output.trim().split("\n").pop(), "1", "one host key: the first-boot key");
+
+        const up = timed("pulumi up: dev-3's first up", () => upWith(one));
+        assert.equal(up.status, 0, up.output.slice(-6000));
+        assert.match(up.output, /fleet-dev-3-host-key-swap/);
+        made = String(stateOutputs("fleet-dev-3-host-key-swap").hostKey ?? "");
+        assert.equal(ed25519PublicKey(made), made, "the swap's key is the one the host made");
+        assert.notEqual(made, firstBootKey);
+        // The host presents the key it made, alone; the first-boot key's files are gone.
+        assert.equal(presented("dev-3"), made);
+        const files = onVm("dev-3", "sudo -n sh -c 'ls /etc/ssh/ssh_host_ed25519_key 2>&1; cat /etc/ssh/sshd_config.d/10-nodefleet-host-key.conf; stat -c %a /etc/ssh/nodefleet/host_ed25519_key'", true);
+        assert.match(files.output, /No such file/);
+        assert.match(files.output, /^HostKey \/etc\/ssh\/nodefleet\/host_ed25519_key$/m);
+        assert.match(files.output, /^600$/m);
+        // Every step of dev-3 in the state pins the key the host made, but the one step over the first-boot key.
+        const state = JSON.parse(sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout) as { deployment: { resources: { urn: string; type: string; inputs?: { connection?: { hostKey?: string } } }[] } };
+        const steps3 = state.deployment.resources.filter((x) => x.type.startsWith("command:remote:") && /::fleet-(dev-3|storage-4)-/.test(x.urn));
+        assert.ok(steps3.length >= 8, `dev-3's steps: ${steps3.length}`);
+        for (const s of steps3) assert.equal(s.inputs?.connection?.hostKey, s.urn.endsWith("::fleet-dev-3-host-key") ? firstBootKey : made, s.urn);
+        // The role's first up on it: the storage node runs.
+        assert.equal(onVm("dev-3", "systemctl is-active zgs-storage-4.service", true).output.trim(), "active");
+        const health = stackOutput("health")["storage-4"];
+        assert.equal(health?.endpoint, "http://10.0.2.2:8545", JSON.stringify(health));
+    });
+
+    steps.test("a second up changes nothing on the cloud-init host (no step runs again over the first-boot key)", {}, () => {
+        const r = timed("pulumi preview --expect-no-changes", () => previewNoChangesWith(() => withHosts(base, ["dev-3"], true)));
+        assert.equal(r.status, 0, r.output.slice(-4000));
+    });
+
+    steps.test("a host that presents another key than its first-boot key is refused at its first step, named, and nothing of nodefleet's reaches it", { timeout: 15 * 60_000 }, () => {
+        const two = () => withHosts(base, ["dev-3", "dev-4"], true);
+        const key = timed("pulumi up --target dev-4's first-boot key", () => targetFirstBootKey(two, "dev-4"));
+        assert.equal(key.status, 0, key.output.slice(-4000));
+        const { firstBootKey } = userDataFile("dev-4");
+        // dev-4 boots with user-data whose key is not the one nodefleet made for it.
+        const other = newHostKey("not nodefleet's");
+        const file = path.join(ROOT, ".state", "e2e-dev-4-other-user-data");
+        fs.writeFileSync(file, renderCloudConfig({ sshUser: "admin", hostKey: other }), { mode: 0o600 });
+        sh("bash", [VM, "boot-cloud", "dev-4", file, "admin"], { timeoutMs: 600_000 });
+        assert.equal(presented("dev-4"), other.publicKey);
+        assert.notEqual(other.publicKey, firstBootKey);
+        const up = timed("pulumi up with dev-4 presenting another key", () => upWith(two));
+        assert.notEqual(up.status, 0, "the up must fail");
+        assert.match(up.output, /fleet-dev-4-host-key/);
+        assert.match(up.output, /host key mismatch|handshake failed/i);
+        const left = onVm("dev-4", "sudo -n sh -c 'ls -d /etc/ssh/nodefleet /var/lib/nodefleet /opt/nodefleet /etc/nodefleet 2>/dev/null; ls ~admin/.nodefleet 2>/dev/null; true'", true);
+        assert.equal(left.output.trim(), "", `nothing of nodefleet's on dev-4:\n${left.output}`);
+        // dev-3 was not touched by the failed run.
+        assert.equal(presented("dev-3"), made);
+    });
+
+    steps.test("taking the cloud-init hosts out leaves the fleet as before", { timeout: 15 * 60_000 }, () => {
+        const r = timed("pulumi up without dev-3 and dev-4", () => upWith((y) => (base === y ? `${y}\n` : base)));
+        assert.equal(r.status, 0, r.output.slice(-4000));
+        for (const vm of ["dev-3", "dev-4"]) sh("bash", [VM, "stop", vm], { timeoutMs: 120_000 });
+        assert.equal(sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout.includes("fleet-dev-3"), false);
+    });
+}
