@@ -149,8 +149,8 @@ const sequencerCommon = {
     validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line."),
     runtime: z
         .enum(["docker", "release"])
-        .default("docker")
-        .describe("How the node runs: `docker` (production: docker run with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line) or `release` (the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the dev stack runs the real 4.1.2 release so)."),
+        .default("release")
+        .describe("How the node runs: `release` (the default: the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the runtime the lab proves on hosts with the real 4.1.2) or `docker` (docker run of the image with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line; nodefleet does not install docker, and no host here runs it: its rendered unit and arguments are checked, not run)."),
     publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
     rpcAllowedCidrs: z
         .array(cidr)

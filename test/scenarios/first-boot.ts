@@ -11,7 +11,7 @@
 // What the lab cannot show: the cloud's API creating the server and attaching its volume (no cloud
 // account here; the data-volume script runs only on Hetzner and AWS hosts: it stays unproven on a
 // host, its script golden and shellchecked in the unit tier), and the cloud's own injection of the
-// key named by sshKeyName (the seed's public key stands in for it).
+// key named by sshKeyName (the NoCloud meta-data's public key stands in for it).
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";

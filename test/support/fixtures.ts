@@ -99,6 +99,9 @@ export const sequencerNode = () => ({
         stakingAssetHandler: ADDR.d,
         registryAddress: ADDR.a,
         validatorPrivateKeySecret: "sequencerKey",
+        // The fixtures' sequencer names the docker runtime: its unit and arguments are checked here,
+        // where no host runs them; the default (release) is the one the dev stack runs on hosts.
+        runtime: "docker",
     },
 });
 

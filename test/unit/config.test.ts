@@ -339,6 +339,11 @@ describe("fleet config validation", () => {
         const s = fleet.spec.nodes[S];
         assert.ok(s.role === "storage");
         assert.equal(s.storage.p2pPort, 1234);
+        // A sequencer that names no runtime runs the release's bin/aztec: the runtime the lab runs on hosts.
+        const { runtime: _r, ...unnamed } = f.nodes[Q].sequencer;
+        const q = parseFleet({ ...f, nodes: f.nodes.map((n: any, i: number) => (i === Q ? { ...n, sequencer: unnamed } : n)) }, secretSource()).spec.nodes[Q];
+        assert.ok(q.role === "sequencer");
+        assert.equal(q.sequencer.runtime, "release");
         assert.deepEqual(fleet.hosts.map((h) => [h.name, h.nodes.map((n) => n.name)]), [
             ["h-storage", ["storage-1"]],
             ["h-sequencer", ["sequencer-1"]],
