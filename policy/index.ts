@@ -14,7 +14,7 @@ function known(props: Record<string, unknown>): Record<string, unknown> {
             out[key] = JSON.parse(JSON.stringify(props[key]));
         } catch {
             // unknown during preview; a connection is read field by field (a new host's address and pin)
-            out[key] = key === "connection" ? knownConnection(props[key]) : undefined;
+            out[key] = key === "connection" ? knownConnection(props, key) : undefined;
         }
     }
     return out;
@@ -25,7 +25,13 @@ function known(props: Record<string, unknown>): Record<string, unknown> {
  * host key nodefleet makes for it): the known fields, and a host key that is set but not known yet
  * as rules.UNKNOWN_PIN, so that `unpinned-host-key` tells a pin made during the run from none.
  */
-function knownConnection(conn: unknown): Record<string, unknown> | undefined {
+function knownConnection(props: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+    let conn: unknown;
+    try {
+        conn = props[key];
+    } catch {
+        return undefined; // the whole connection unknown (a new cloud host's): judged when the run knows it
+    }
     if (conn === null || typeof conn !== "object") return undefined;
     const out: Record<string, unknown> = {};
     for (const field of ["host", "port", "user", "hostKey"]) {

@@ -72,10 +72,19 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
             issues.push(`${at}: give exactly one of sha256 or sha256File; a release is never installed unchecked`);
             continue;
         }
+        if ((r.url === undefined) === (r.file === undefined)) {
+            issues.push(`${at}: give exactly one of url or file (a file under the stack's releaseMirror)`);
+            continue;
+        }
+        if (r.file !== undefined && spec.releaseMirror === undefined) {
+            issues.push(`${at}.file: the stack names no releaseMirror to fetch ${r.file} from`);
+            continue;
+        }
+        const given = r.url ?? `${spec.releaseMirror}${r.file}`;
         let sha = r.sha256;
         if (r.sha256File !== undefined) {
             const file = localPath(r.sha256File);
-            const url = typeof r.url === "string" ? r.url : secretUrl(r.url.secret);
+            const url = typeof given === "string" ? given : secretUrl(given.secret);
             if (url === undefined) {
                 if (!filesRequired) warnings.push(`${at}.sha256File: the release's URL is a secret not decrypted here, so its file's line is not looked up (only pulumi up needs it)`);
                 continue;
@@ -91,11 +100,11 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
             }
             sha = sha256FromSums(sums, fileName);
             if (sha === undefined) {
-                issues.push(`${at}.sha256File: ${file} has no entry for ${typeof r.url === "string" ? fileName : "the file name of the URL the secret holds"}`);
+                issues.push(`${at}.sha256File: ${file} has no entry for ${typeof given === "string" ? fileName : "the file name of the URL the secret holds"}`);
                 continue;
             }
         }
-        out.set(name, { name, url: r.url, sha256: sha! });
+        out.set(name, { name, url: given, sha256: sha! });
     }
     const used = new Set<string>();
     spec.nodes.forEach((node, i) => {

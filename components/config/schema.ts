@@ -292,7 +292,21 @@ export const validatorSettings = z
  */
 export const release = z
     .strictObject({
-        url: releaseUrl.describe("Where the host downloads the .tar.gz archive: a URL, or `{secret: <name>}` when it carries a credential (`user:password@`, a token in its query), which plain config refuses."),
+        url: releaseUrl.optional().describe("Where the host downloads the .tar.gz archive: a URL, or `{secret: <name>}` when it carries a credential (`user:password@`, a token in its query), which plain config refuses. Or, instead, `file` under the stack's `releaseMirror`."),
+        file: z
+            .string()
+            .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,126}\.tar\.gz$/, "a file name of letters, digits, '.', '_', '+' and '-' ending in .tar.gz, with no '/'")
+            .optional()
+            .describe("The archive's file name under the stack's `releaseMirror` (the host downloads <releaseMirror><file>): what promotion carries from stack to stack, never an address. Instead of url."),
+        version: z
+            .string()
+            .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, "a version of letters, digits, '.', '_', '+' and '-'")
+            .optional()
+            .describe("The release's version, as its publisher names it (`v1.1.0`): with its name and sha256, what identifies it when it is promoted (scripts/promote.mjs)."),
+        simulator: z
+            .literal(true)
+            .optional()
+            .describe("The release carries a simulator of the lab's (lab/sim) in place of real software: promotion never carries it out of the dev stack."),
         sha256: z.string().regex(/^[0-9a-f]{64}$/, "not a sha256 (64 lowercase hex characters)").optional().describe("The archive's sha256; or, instead, sha256File."),
         sha256File: z.string().min(1).optional().describe("A SHA256SUMS-format file on the machine that runs pulumi; the line for the URL's file name is used."),
         consensus: z
@@ -353,6 +367,15 @@ export const fleetSpec = z
             .describe("The machines, by name (2-32 lowercase letters, digits and dashes)."),
         nodes: z.array(nodeSpec).min(1, "a fleet needs at least one node").describe("The nodes, each on one of the hosts."),
         releases: z.record(releaseName, release).default({}).describe("Node software by name; a node names the release its host installs for it."),
+        releaseMirror: z
+            .string()
+            .refine((u) => v.httpUrlReason(u) === undefined && v.urlCredentialReason(u, false) === undefined && u.endsWith("/"), "an http or https URL of a directory, ending in '/', with no credential in it")
+            .optional()
+            .describe("Where this stack's hosts fetch releases given by `file` (a mirror of the releases you run, reachable from the hosts): each stack names its own, so promotion moves what a release is (name, version, sha256, file), never where a stack keeps it."),
+        privateMirrorCidrs: z
+            .array(cidr)
+            .default([])
+            .describe("Private address ranges this stack's hosts reach a release mirror in (a mirror inside your network). Promotion into this stack refuses a release address in any other private, loopback, link-local or lab range, naming it."),
         monitoring: monitoringSpec.optional().describe("Prometheus, Alertmanager and node_exporter for the fleet (docs/monitoring.md). Unset: no monitoring is installed."),
         rollout: rolloutSpec.optional().describe("Health-gated rollouts (docs/rollouts.md): a change that restarts nodes goes through each role batch by batch, each node's gate waiting for it to be healthy. Unset: every node's steps run at once, ungated."),
     })

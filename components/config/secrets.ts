@@ -50,7 +50,7 @@ function urlSecretUses(spec: FleetSpec): SecretUse[] {
         const ref = node.role === "validator" ? node.validator.referenceRpcUrl : undefined;
         if (ref !== undefined && typeof ref !== "string") uses.push({ path: `nodes[${i}].validator.referenceRpcUrl.secret`, key: ref.secret, kind: "url" });
     });
-    for (const [name, r] of Object.entries(spec.releases)) if (typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
+    for (const [name, r] of Object.entries(spec.releases)) if (r.url !== undefined && typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
     return uses;
 }
 

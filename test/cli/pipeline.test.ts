@@ -182,15 +182,23 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.equal(clean.status, 0, clean.output.slice(-5000));
     });
 
-    it("promotes a release to the next stack as a change to its file alone, and previews that stack", () => {
+    it("promotes a release to the next stack as a change to its file alone (what the release is, into the stack's own mirror), and previews that stack", () => {
         const file = path.join(project.dir, "Pulumi.ci-b.yaml");
         const before = fs.readFileSync(file, "utf8");
-        fs.writeFileSync(file, before.replace("url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz", "url: http://10.0.2.2:8700/zgs_node-v1.0.0.tar.gz"));
+        const lab = "        url: http://10.0.2.2:8700/zgs_node-v1.1.0.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n        version: v1.1.0\n";
+        assert.ok(before.includes(lab), "ci-b's zgs release as the dev config gives it");
+        // ci-b fetches releases from a mirror of its own, and runs an older zgs.
+        const mirrored = before.replace(lab, `        file: zgs_node-v1.0.0.tar.gz\n        sha256: "${"1".repeat(64)}"\n        version: v1.0.0\n`).replace("    releases:\n", "    releaseMirror: https://releases.example.org/nodefleet/\n    releases:\n");
+        fs.writeFileSync(file, mirrored);
         const promote = step(["-c", "node scripts/promote.mjs ci-a ci-b zgs"]);
         assert.equal(promote.status, 0, promote.output);
         const after = fs.readFileSync(file, "utf8");
-        assert.match(after, /url: http:\/\/10\.0\.2\.2:8700\/zgs_node-v1\.1\.0\.tar\.gz/);
-        assert.match(after, /sha256: "?2{64}"?/, "the digest resolved inline from ci-a's SHA256SUMS");
+        const zgs = after.slice(after.indexOf("      zgs:\n"), after.indexOf("      aztec:\n"));
+        assert.match(zgs, /file: zgs_node-v1\.1\.0\.tar\.gz/);
+        assert.match(zgs, /version: v1\.1\.0/);
+        assert.match(zgs, /sha256: "?2{64}"?/, "the digest resolved inline from ci-a's SHA256SUMS");
+        assert.doesNotMatch(zgs, /10\.0\.2\.2/, "no address of ci-a's");
+        assert.equal(after.split("\n").length, mirrored.split("\n").length, "three values changed in place");
         const preview = step(["scripts/ci/stack.sh", "preview", "ci-b"]);
         assert.equal(preview.status, 0, preview.output.slice(-5000));
         assert.match(preview.output, /\+ 42 to create/);

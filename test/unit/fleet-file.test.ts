@@ -169,8 +169,8 @@ describe("the readers of the project's files follow nodefleet:fleetFile", () => 
 
     it("promotion edits the target's fleet file, not its stack file, and refuses two stacks that share one", () => {
         const dir = tmp("nodefleet-promote-");
-        fs.mkdirSync(path.join(dir, "scripts"));
-        fs.copyFileSync(path.join(ROOT, "scripts/promote.mjs"), path.join(dir, "scripts/promote.mjs"));
+        fs.mkdirSync(path.join(dir, "scripts/lib"), { recursive: true });
+        for (const f of ["scripts/promote.mjs", "scripts/lib/addresses.mjs"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f));
         fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
         const staging = parse(fs.readFileSync(path.join(ROOT, "Pulumi.staging.yaml"), "utf8"));
         const prod = parse(fs.readFileSync(path.join(ROOT, "Pulumi.prod.yaml"), "utf8"));
