@@ -89,6 +89,27 @@ export function firstBootData(name: string, host: string, sshUser: string, hostK
     return { key, userData };
 }
 
+/** The pin of a host whose key step has not run yet: no key matches it (the provider refuses to connect). */
+export const KEY_NOT_READ = "ssh-ed25519 (the key this host makes is not read yet: its host-key step has not run)";
+
+/**
+ * The key the host made, from its key step's output: KEY_NOT_READ while the step has not run (an
+ * `up --target` that leaves it out), so that nothing connects on its strength; refused, naming the
+ * host, when the host answered anything but an ed25519 public key.
+ */
+export function readMadeKey(host: string, out: string | undefined): string {
+    if (out === undefined || out === "") return KEY_NOT_READ;
+    let said: unknown;
+    try {
+        said = (JSON.parse(out.trim().split("\n").pop() ?? "") as { hostKey?: unknown }).hostKey;
+    } catch {
+        said = undefined;
+    }
+    const key = typeof said === "string" ? ed25519PublicKey(said) : undefined;
+    if (key === undefined) throw new Error(`hosts.${host}: the host did not answer an ed25519 host key when asked to make one; nothing more runs on it`);
+    return key;
+}
+
 export interface PinnedHost {
     /** Every step's connection: pinned to the key the host made (or to the key the operator gave). */
     readonly connection: pulumi.Output<Connection>;
@@ -116,17 +137,7 @@ export function pinHostKey(name: string, host: string, ssh: ConnectionParts, fir
         // key, a new script) could only fail; the swap below takes such changes.
         { parent, dependsOn: after, ignoreChanges: ["connection", "create", "stdin"] },
     );
-    const madeKey = make.stdout.apply((out) => {
-        let said: unknown;
-        try {
-            said = (JSON.parse(out.trim().split("\n").pop() ?? "") as { hostKey?: unknown }).hostKey;
-        } catch {
-            said = undefined;
-        }
-        const key = typeof said === "string" ? ed25519PublicKey(said) : undefined;
-        if (key === undefined) throw new Error(`hosts.${host}: the host did not answer an ed25519 host key when asked to make one; nothing more runs on it`);
-        return key;
-    });
+    const madeKey = make.stdout.apply((out) => readMadeKey(host, out));
     const swap = new HostKeySwap(`${name}-host-key-swap`, { host, connection: sshConnection(ssh, "as given"), firstBootKey: first.key.publicKey, hostKey: madeKey }, { parent, dependsOn: [make] });
     return { connection: sshConnection({ ...ssh, hostKey: madeKey }), checkConnection: sshConnection({ ...ssh, hostKey: madeKey }, "as given"), after: [swap] };
 }

@@ -159,6 +159,8 @@ function dependsOnList(d: pulumi.CustomResourceOptions["dependsOn"]): pulumi.Inp
  */
 export function stepReport(step: command.remote.Command, what: string): pulumi.Output<Record<string, unknown>> {
     return step.stdout.apply((out) => {
+        // A step this run left out (`pulumi up --target` of other resources) has not reported yet.
+        if (out === undefined || out === "") return { error: `no ${what} yet: its step has not run` };
         try {
             return JSON.parse(out.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
         } catch {

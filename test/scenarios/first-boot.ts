@@ -64,6 +64,12 @@ function userDataFile(vm: string): { file: string; firstBootKey: string } {
     return { file, firstBootKey };
 }
 
+/** A value of `pulumi stack export --show-secrets`: a secret's plaintext (JSON), or the value as it is. */
+function plain<T>(v: unknown): T | undefined {
+    if (v !== null && typeof v === "object" && "plaintext" in v) return JSON.parse(String((v as { plaintext: unknown }).plaintext)) as T;
+    return v as T | undefined;
+}
+
 /** What a stack resource holds after the last up (its outputs), by its name. */
 function stateOutputs(name: string): Record<string, unknown> {
     const r = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 });
@@ -110,10 +116,10 @@ export function firstBootScenario(steps: Steps): void {
         assert.match(files.output, /^HostKey \/etc\/ssh\/nodefleet\/host_ed25519_key$/m);
         assert.match(files.output, /^600$/m);
         // Every step of dev-3 in the state pins the key the host made, but the one step over the first-boot key.
-        const state = JSON.parse(sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout) as { deployment: { resources: { urn: string; type: string; inputs?: { connection?: { hostKey?: string } } }[] } };
+        const state = JSON.parse(sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev", "--show-secrets"], { timeoutMs: 120_000 }).stdout) as { deployment: { resources: { urn: string; type: string; inputs?: { connection?: unknown } }[] } };
         const steps3 = state.deployment.resources.filter((x) => x.type.startsWith("command:remote:") && /::fleet-(dev-3|storage-4)-/.test(x.urn));
         assert.ok(steps3.length >= 8, `dev-3's steps: ${steps3.length}`);
-        for (const s of steps3) assert.equal(s.inputs?.connection?.hostKey, s.urn.endsWith("::fleet-dev-3-host-key") ? firstBootKey : made, s.urn);
+        for (const s of steps3) assert.equal(plain<{ hostKey?: string }>(s.inputs?.connection)?.hostKey, s.urn.endsWith("::fleet-dev-3-host-key") ? firstBootKey : made, s.urn);
         // The role's first up on it: the storage node runs.
         assert.equal(onVm("dev-3", "systemctl is-active zgs-storage-4.service", true).output.trim(), "active");
         const health = stackOutput("health")["storage-4"];

@@ -15,7 +15,7 @@ import { registered, inputsOf, MADE_HOST_KEY, Recorded } from "../support/mocks"
 import { SECRETS, RELEASES, awsHost, hetznerHost, storageNode, secretSource } from "../support/fixtures";
 import { parseFleet } from "../../components/config/fleet";
 import { golden, requireTool, runTool } from "../support/golden";
-import { ed25519PublicKey, makeKeyScript, newHostKey, renderCloudConfig, swapScript } from "../../components/hosts/first-boot";
+import { ed25519PublicKey, KEY_NOT_READ, makeKeyScript, newHostKey, readMadeKey, renderCloudConfig, swapScript } from "../../components/hosts/first-boot";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const SEED = Buffer.alloc(32, 7);
@@ -73,6 +73,18 @@ describe("first boot: the host key nodefleet makes", () => {
             `'; rm -rf / #`,
         ]) {
             assert.equal(ed25519PublicKey(bad), undefined, JSON.stringify(bad));
+        }
+    });
+});
+
+describe("first boot: the key the host says it made", () => {
+    it("is read from the key step's JSON line; a step not run yet pins a key nothing matches; any other answer is refused, naming the host", () => {
+        const k = newHostKey("made", SEED).publicKey;
+        assert.equal(readMadeKey("h1", `noise\n{"hostKey":"${k} root@h1"}\n`), k);
+        for (const out of [undefined, ""]) assert.equal(readMadeKey("h1", out), KEY_NOT_READ);
+        assert.equal(ed25519PublicKey(KEY_NOT_READ), undefined, "never a key a host could present");
+        for (const out of ["{}", "not json", `{"hostKey":"ssh-rsa AAAAB3NzaC1yc2E"}`, `{"hostKey":"${k}\nssh-ed25519 x"}`, `{"hostKey":5}`]) {
+            assert.throws(() => readMadeKey("h1", out), /hosts\.h1: the host did not answer an ed25519 host key when asked to make one; nothing more runs on it/, out);
         }
     });
 });
