@@ -68,7 +68,15 @@ const STEPS_REPLACED = [
 ];
 /** The program's files: what `git archive` takes from the previous version. */
 const PROGRAM = ["index.ts", "components", "templates", "hostfiles"];
-const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
+/**
+ * The dev config as the earlier versions read it, and this one with them: the release runtime named
+ * (their default was docker; this version's default is release), no release `version` nor
+ * `simulator` (keys they do not know; neither changes a resource).
+ */
+const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")
+    .replace(/^( {10}publicIp: 10\.77\.0\.11\n)/m, "$1          runtime: release\n")
+    .replace(/^ {8}version: \S+\n/gm, "")
+    .replace(/^ {8}# Its bin\/0gchaind is the lab's simulator[^\n]*\n( {8}#[^\n]*\n)*^ {8}simulator: true\n/m, "");
 /**
  * The dev config as PREVIOUS knew it, so that both runs read one config and only the program
  * changes: PREVIOUS has no release `consensus` nor `consensusPeers`, and takes only ed25519
@@ -78,9 +86,7 @@ const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const PREVIOUS_DEV_KEY = "v1:5/yjzllvqEvCNp+H:e5+YRVBMM3XS8TIktpQdi8FKRAvfrXfF+qCC+p9uFRVx2lBD3sVUeMVbXkFNGUET3Mgvr4K1/J6sP2yL8JqG2ViFQVWyCyS0XdewPL6JVZMbI/nPekJyVvGUVlvtrltcUoRW3r++2BHDRFE8KyHjNZexU7ivTesnykj4v2HoL1ciO3Jl9Steesz3LnKCeWj0i9gE4fCCjfxz8+lHrjvjVN/3kFNZbe99jRf3PZLpvN2Ib80p9AiLFG0CDgfOKKx4RlJdXE/Vkr8dxq1dGow5fSiavTGVTTVNlxm2gO/Vb48G8Tnl0rBiEWBhsRgzn98WzES8oE7iJDv3lHwRmjC0LWyePT/lGr5YYdwGFSyRbbkMOtRefVyBgMYOmeJ0JvLrALL9iK6uPOGG7h46bpHrTXiNQn+J6dw0lPeFB3OliWzW5n8Sz/hzDaeFNliCfXLvKTqQh/AKsO8U/su91T45ZhnmEwKBLOq1jA==";
 const PREVIOUS_CONFIG = DEV_CONFIG.replace(/^ {8}# The real BeaconKit beacond[^\n]*\n(^ {8}#[^\n]*\n)*^ {8}consensus:\n(^ {10}[^\n]*\n)+/m, "")
     .replace(/^ {10}# The network's other validator, on the runner \(lab\/devchain\.sh;[^\n]*\n(^ {10}#[^\n]*\n)*^ {10}consensusPeers: [^\n]*\n/m, "")
-    .replace(/(nodefleet:devValidatorKey:\n\s+secure: )\S+/, `$1${PREVIOUS_DEV_KEY}`)
-    // PREVIOUS ran docker by default: the dev config named the release runtime.
-    .replace(/^( {10}publicIp: 10\.77\.0\.11\n)/m, "$1          runtime: release\n");
+    .replace(/(nodefleet:devValidatorKey:\n\s+secure: )\S+/, `$1${PREVIOUS_DEV_KEY}`);
 
 /** A scratch project on the scripted hosts whose program can be set to any version of this repository's. */
 class UpgradedProject {
