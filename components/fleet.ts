@@ -30,6 +30,8 @@ export interface HostSummary {
     readonly kind: string;
     readonly publicAddress: pulumi.Output<string>;
     readonly nodes: string[];
+    /** The key nodefleet learned for the host at its first boot (none where the config pins it). */
+    readonly hostKey?: pulumi.Output<string>;
 }
 
 /**
@@ -137,7 +139,7 @@ export class Fleet extends pulumi.ComponentResource {
             if (node?.role !== "validator") continue;
             move.handover.resolve(validatorHandover(`${name}-${nodeName}`, node, host, sshUser(plan.spec), { parent: this }));
         }
-        this.summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name) };
+        this.summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name), ...(host.learnedHostKey ? { hostKey: host.learnedHostKey } : {}) };
         const user = sshUser(plan.spec);
         for (const node of plan.nodes) {
             const roleName = `${name}-${node.name}`;

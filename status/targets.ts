@@ -4,6 +4,7 @@
 import { FleetConfigError, parseFleet, type FleetPlan } from "../components/config/fleet";
 import { FleetDefinitionError, readFleetDefinition } from "../components/config/definition";
 import type { HostSpec } from "../components/config/schema";
+import { hostKeyReason } from "../components/config/validators";
 import { checkArgv } from "../components/health/checks";
 import type { Role } from "./diagnose";
 
@@ -28,7 +29,7 @@ export interface HostTarget {
     readonly address: string | null;
     readonly port: number;
     readonly user: string;
-    /** The pinned host key (`ssh-ed25519 AAAA…`), when the config pins one. */
+    /** The pinned host key (`ssh-ed25519 AAAA…`): the config's, or the one nodefleet learned at the host's first boot. */
     readonly hostKey: string | null;
     /** The SSH private key: a file on this machine, or the config key holding it. */
     readonly key: { readonly file: string } | { readonly secret: string };
@@ -78,14 +79,21 @@ export function targets(plan: FleetPlan, hostsOutput: unknown): HostTarget[] {
         const spec: HostSpec = h.spec;
         const out = outputs[h.name];
         const published = out !== null && typeof out === "object" ? (out as Record<string, unknown>).publicAddress : undefined;
-        const address = spec.kind === "existing" ? spec.address : typeof published === "string" && published !== "" ? published : null;
+        // A key nodefleet learned at the host's first boot (the hosts output) is pinned as the config's
+        // is; such a host without one (never deployed, its key step not run) is not dialled at all.
+        const learned = out !== null && typeof out === "object" ? (out as Record<string, unknown>).hostKey : undefined;
+        const learnedKey = typeof learned === "string" && hostKeyReason(learned) === undefined ? learned : null;
+        const firstBoot = spec.kind === "existing" ? spec.firstBoot !== undefined : spec.hostKey === undefined;
+        const hostKey = spec.hostKey ?? (firstBoot ? learnedKey : null);
+        const reachable = !firstBoot || hostKey !== null;
+        const address = !reachable ? null : spec.kind === "existing" ? spec.address : typeof published === "string" && published !== "" ? published : null;
         const key = spec.sshPrivateKeySecret !== undefined ? { secret: spec.sshPrivateKeySecret } : { file: spec.kind === "existing" ? spec.sshPrivateKeyFile ?? "" : "" };
         return {
             host: h.name,
             address,
             port: spec.kind === "existing" ? spec.port : 22,
             user: spec.kind === "existing" ? spec.user : spec.sshUser,
-            hostKey: spec.kind === "existing" ? spec.hostKey ?? null : null,
+            hostKey,
             key,
             checks: h.nodes.map((n) => ({ node: n.name, role: n.role, argv: checkArgv(n) })),
         };

@@ -33,6 +33,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
     readonly tools: HostBundle;
+    readonly learnedHostKey?: pulumi.Output<string>;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -128,6 +129,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         const ssh = { host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey };
         const pinned = pinHostKey(name, args.plan.name, ssh, first, spec.hostKey, this, [instance, eip]);
         this.connection = pinned.connection;
+        if (first !== undefined) this.learnedHostKey = pinned.hostKey;
 
         // Nitro instances expose EBS volumes as NVMe devices named by volume id.
         const device = volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`);

@@ -32,6 +32,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
     readonly hardwareFacts: pulumi.Output<string>;
     /** With `firstBoot: cloud-init`: the user-data to boot the server with (a secret). */
     readonly firstBootUserData?: pulumi.Output<string>;
+    readonly learnedHostKey?: pulumi.Output<string>;
 
     constructor(name: string, args: ExistingHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:ExistingHost", name, {}, opts);
@@ -45,6 +46,7 @@ export class ExistingHost extends pulumi.ComponentResource implements Host {
         const pinned = first === undefined ? undefined : pinHostKey(name, args.plan.name, ssh, first, undefined, this, []);
         this.connection = pinned?.connection ?? sshConnection(ssh);
         this.firstBootUserData = first?.userData;
+        this.learnedHostKey = pinned?.hostKey;
 
         const bundle = hostBundle(name, args.plan, this.connection, this, pinned?.after ?? []);
         const preflight = remoteStep(

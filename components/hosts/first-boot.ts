@@ -117,6 +117,8 @@ export interface PinnedHost {
     readonly checkConnection: pulumi.Output<Connection>;
     /** What the host's first step depends on: the swap done (or nothing to wait for). */
     readonly after: pulumi.Resource[];
+    /** The key every step pins (not a secret: a public key): `nodefleet status` pins it too. */
+    readonly hostKey: pulumi.Output<string>;
 }
 
 /**
@@ -127,7 +129,7 @@ export interface PinnedHost {
 export function pinHostKey(name: string, host: string, ssh: ConnectionParts, first: FirstBootData | undefined, hostKey: string | undefined, parent: pulumi.Resource, after: pulumi.Resource[]): PinnedHost {
     if (first === undefined) {
         if (hostKey === undefined) throw new Error(`unreachable: hosts.${host}: neither a first-boot key nor a given host key`);
-        return { connection: sshConnection({ ...ssh, hostKey }), checkConnection: sshConnection({ ...ssh, hostKey }, "as given"), after };
+        return { connection: sshConnection({ ...ssh, hostKey }), checkConnection: sshConnection({ ...ssh, hostKey }, "as given"), after, hostKey: pulumi.output(hostKey) };
     }
     const firstBoot = sshConnection({ ...ssh, hostKey: first.key.publicKey });
     const make = new command.remote.Command(
@@ -139,5 +141,5 @@ export function pinHostKey(name: string, host: string, ssh: ConnectionParts, fir
     );
     const madeKey = make.stdout.apply((out) => readMadeKey(host, out));
     const swap = new HostKeySwap(`${name}-host-key-swap`, { host, connection: sshConnection(ssh, "as given"), firstBootKey: first.key.publicKey, hostKey: madeKey }, { parent, dependsOn: [make] });
-    return { connection: sshConnection({ ...ssh, hostKey: madeKey }), checkConnection: sshConnection({ ...ssh, hostKey: madeKey }, "as given"), after: [swap] };
+    return { connection: sshConnection({ ...ssh, hostKey: madeKey }), checkConnection: sshConnection({ ...ssh, hostKey: madeKey }, "as given"), after: [swap], hostKey: madeKey };
 }

@@ -57,6 +57,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
     readonly releases: ReadonlyMap<string, pulumi.Resource>;
     readonly drift: HostDrift;
     readonly tools: HostBundle;
+    readonly learnedHostKey?: pulumi.Output<string>;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:HetznerHost", name, {}, opts);
@@ -103,6 +104,7 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         const ssh = { host: ip.ipAddress, port: 22, user: spec.sshUser, privateKey: args.privateKey };
         const pinned = pinHostKey(name, args.plan.name, ssh, first, spec.hostKey, this, [server]);
         this.connection = pinned.connection;
+        if (first !== undefined) this.learnedHostKey = pinned.hostKey;
         const device = volume.id.apply((id) => `/dev/disk/by-id/scsi-0HC_Volume_${id}`);
         const mountData = remoteStep(
             `${name}-data-volume`,

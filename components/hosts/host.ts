@@ -32,6 +32,12 @@ export interface Host {
      * run; its copy step (`tools.step`) is made when the fleet seals it, after the host's nodes.
      */
     readonly tools: HostBundle;
+    /**
+     * The host key nodefleet learned for it (a cloud host's, or a server booted with its user-data:
+     * first-boot.ts), which the `hosts` stack output gives `nodefleet status` to pin; none where
+     * the config pins the key itself.
+     */
+    readonly learnedHostKey?: pulumi.Output<string>;
 }
 
 export interface ConnectionParts {

@@ -155,7 +155,7 @@ function single(host: unknown) {
 for (const [kind, spec, server] of [["Hetzner", hetznerHost, "fleet-h1-server"], ["AWS", awsHost, "fleet-h1-instance"]] as const) {
     describe(`first boot under strict mocks: a ${kind} host`, () => {
         it("hands the server a first-boot key in its user-data (a secret), pins it for one step that has the host make its key, swaps, then pins the key the host made everywhere", async () => {
-            const { recorded } = await buildStack(single(spec()), SECRETS);
+            const { recorded, fleet } = await buildStack(single(spec()), SECRETS);
             const key = registered.find((r) => r.name === "fleet-h1-first-boot-key")!;
             assert.ok(key, "a first-boot key");
             const made = registered.find((r) => r.type === "pulumi-nodejs:dynamic:Resource" && r.name === "fleet-h1-first-boot-key");
@@ -183,11 +183,15 @@ for (const [kind, spec, server] of [["Hetzner", hetznerHost, "fleet-h1-server"],
             assert.ok(others.length >= 8);
             for (const r of others) assert.equal(r.inputs.connection?.hostKey, MADE_HOST_KEY, r.name);
             assert.equal(inputsOf("fleet-h1-drift").connection.hostKey, MADE_HOST_KEY);
+            // The stack's hosts output gives `nodefleet status` the key to pin.
+            const learned = await new Promise((resolve) => fleet.summary.h1!.hostKey!.apply(resolve));
+            assert.equal(learned, MADE_HOST_KEY);
         });
 
         it("with the key of a server made before first-boot keys given (hostKey): no user-data, no key step, that key pinned everywhere", async () => {
             const given = newHostKey("given", SEED).publicKey;
-            await buildStack(single({ ...spec(), hostKey: given }), SECRETS);
+            const { fleet } = await buildStack(single({ ...spec(), hostKey: given }), SECRETS);
+            assert.equal(fleet.summary.h1!.hostKey, undefined, "the config pins it: no key learned");
             assert.equal(inputsOf(server).userData, undefined);
             for (const name of ["fleet-h1-first-boot-key", "fleet-h1-host-key", "fleet-h1-host-key-swap"]) assert.equal(registered.find((r) => r.name === name), undefined, name);
             for (const r of registered.filter((x) => x.type.startsWith("command:remote:"))) assert.equal(r.inputs.connection?.hostKey, given, r.name);

@@ -19,6 +19,7 @@ import { checkArgv, planFromConfig, StatusInputError, targets, type HostTarget }
 import { parseArgs, printable, UsageError } from "../../status/main";
 import { golden } from "../support/golden";
 import { awsHost, baseFleet, FAKE_SSH_KEY, HOST_KEY, SECRETS } from "../support/fixtures";
+import { KEY_NOT_READ, newHostKey } from "../../components/hosts/first-boot";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const answers = (role: string): Record<string, Record<string, unknown>> => JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8"));
@@ -278,17 +279,28 @@ describe("status: what to check, from the stack's config and outputs", () => {
         ...Object.fromEntries(Object.entries(SECRETS).map(([k, v]) => [`nodefleet:${k}`, { value: v, secret: true }])),
     });
 
-    it("existing hosts from the config (address, port, user, pinned key); cloud hosts from the hosts output", () => {
+    it("existing hosts from the config (address, port, user, pinned key); cloud hosts from the hosts output, pinned to the key nodefleet learned at their first boot", () => {
         const f = baseFleet();
         f.hosts["h-validator"] = awsHost();
         f.hosts["h-storage"].port = 2201;
         const plan = planFromConfig(config(f));
-        const got = targets(plan, { "h-validator": { kind: "aws", publicAddress: "203.0.113.50", nodes: ["validator-1"] } });
+        const learned = newHostKey("made by the host").publicKey;
+        const got = targets(plan, { "h-validator": { kind: "aws", publicAddress: "203.0.113.50", nodes: ["validator-1"], hostKey: learned } });
         assert.deepEqual(got.map((t) => [t.host, t.address, t.port, t.user, t.hostKey, t.key]), [
             ["h-storage", "192.0.2.10", 2201, "root", HOST_KEY, { secret: "sshKey" }],
             ["h-sequencer", "192.0.2.11", 22, "root", HOST_KEY, { secret: "sshKey" }],
-            ["h-validator", "203.0.113.50", 22, "admin", null, { secret: "sshKey" }],
+            ["h-validator", "203.0.113.50", 22, "admin", learned, { secret: "sshKey" }],
         ]);
+        // No key learned yet (its key step not run), or one that is not a key: never dialled unpinned.
+        for (const hostKey of [undefined, KEY_NOT_READ, "ssh-ed25519 AAAA\nx"]) {
+            const t = targets(plan, { "h-validator": { kind: "aws", publicAddress: "203.0.113.50", nodes: ["validator-1"], hostKey } }).find((x) => x.host === "h-validator")!;
+            assert.deepEqual([t.address, t.hostKey], [null, null], String(hostKey));
+        }
+        // A cloud host whose key the config gives (made before first-boot keys): that key, whatever the output says.
+        f.hosts["h-validator"] = { ...awsHost(), hostKey: HOST_KEY };
+        const given = targets(planFromConfig(config(f)), { "h-validator": { kind: "aws", publicAddress: "203.0.113.50", nodes: ["validator-1"], hostKey: learned } }).find((x) => x.host === "h-validator")!;
+        assert.deepEqual([given.address, given.hostKey], ["203.0.113.50", HOST_KEY]);
+        f.hosts["h-validator"] = awsHost();
         assert.deepEqual(got.find((t) => t.host === "h-validator")!.checks, [{ node: "validator-1", role: "validator", argv: ["python3", "-S", "/usr/local/lib/nodefleet/zg-validator.py", "/etc/nodefleet/validator-1/validator.json", "status"] }]);
         assert.equal(targets(plan, undefined).find((t) => t.host === "h-validator")!.address, null, "never deployed: no address");
     });
