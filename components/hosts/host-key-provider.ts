@@ -7,6 +7,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { render } from "../render";
 import type { Connection } from "./connection";
 import { runSsh, sshFailure } from "./openssh";
+import { PKCS8_ED25519_PREFIX } from "./ssh-key";
 
 /** Where the host keeps the key it made itself (the one every connection after the swap pins). */
 export const HOST_KEY_DIR = "/etc/ssh/nodefleet";
@@ -37,9 +38,6 @@ export interface HostKeyPair {
     /** `ssh-ed25519 AAAA…` (no comment): what the connections pin. */
     readonly publicKey: string;
 }
-
-/** The DER of a PKCS#8 Ed25519 private key before its 32-byte seed (RFC 8410). */
-const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 
 /**
  * A new ed25519 host key in OpenSSH's formats (PROTOCOL.key: "openssh-key-v1", no cipher, no KDF).

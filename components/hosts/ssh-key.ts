@@ -8,7 +8,7 @@ import * as crypto from "node:crypto";
 
 const OPENSSH_MAGIC = "openssh-key-v1\0";
 /** The DER of a PKCS#8 Ed25519 private key before its 32-byte seed (RFC 8410). */
-const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+export const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 
 /**
  * The key in its shortest form the command provider reads: an unencrypted Ed25519 key in
