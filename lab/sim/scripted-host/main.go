@@ -12,7 +12,7 @@
 //	DIR/log    appended per command: one JSON line {"port": the port it came in on, "line": the
 //	           script's zg-validator.py line, else its "# nodefleet:" line, else its first line,
 //	           "script": the file under DIR/scripts holding it whole, "status": the exit status}
-//	DIR/connections  rewritten whenever an SSH connection opens or closes: one line per port,
+//	DIR/connections  rewritten whenever an SSH connection opens (its handshake done) or closes: one line per port,
 //	           "PORT OPEN PEAK", the connections open now and the most open at once so far
 //	DIR/homes/PORT   the SSH user's home of the host on PORT, as its SFTP subsystem serves it
 //	           (CopyToRemote writes there; relative paths start there, as OpenSSH's sftp-server's do)
@@ -130,12 +130,15 @@ func accept(ln net.Listener, config *ssh.ServerConfig, dir string) {
 func serve(conn net.Conn, config *ssh.ServerConfig, dir string) {
 	port := conn.LocalAddr().(*net.TCPAddr).Port
 	defer conn.Close()
-	countConnection(dir, port, 1)
-	defer countConnection(dir, port, -1)
 	_, chans, reqs, err := ssh.NewServerConn(conn, config)
 	if err != nil {
 		return
 	}
+	// Counted from the handshake: a step's client closes its connection before the engine starts
+	// the next step, but this side sees that close when its reader goroutine runs, which on a
+	// loaded machine came after the next step's accept (a third connection counted on two chains).
+	countConnection(dir, port, 1)
+	defer countConnection(dir, port, -1)
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
