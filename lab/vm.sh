@@ -10,6 +10,7 @@
 #                               NoCloud seed of USER-DATA (a file) and the lab's key as the
 #                               datasource's public key; no host key of the lab's; ready once USER
 #                               (default admin) answers over SSH
+#   lab/vm.sh start dev-N...    boot these hosts (their disks as they are) and wait until ready
 #   lab/vm.sh stop dev-N        shut one host down (its disks kept)
 #   lab/vm.sh down              shut them down cleanly (systemd powers off inside; killed after 60 s)
 #   lab/vm.sh status            one line per host: running/stopped, SSH address, lab address
@@ -318,6 +319,18 @@ cmd_up() {
     for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0"; done
 }
 
+cmd_start() { # dev-N...: the hosts named, whichever of them exist or not
+    local img vm t0=$SECONDS
+    for vm in "$@"; do [[ "$vm" =~ ^dev-[0-9]+$ ]] || die "start: a host is named dev-N, not '$vm'"; done
+    need systemd-nspawn mkfs.ext4
+    ensure_key
+    img="$(cmd_image)"
+    ensure_lab
+    ensure_nat
+    for vm in "$@"; do start_vm "$vm" "$img"; done
+    for vm in "$@"; do wait_ready "$vm" "$t0"; done
+}
+
 # A host booted as a cloud server boots (docs/hosts.md): a fresh root from the image, cloud-init
 # seeded through NoCloud with the given user-data and a meta-data that names a new instance and
 # gives the lab's key as the datasource's public key (as Hetzner's and EC2's metadata do).
@@ -401,6 +414,7 @@ case "${1:-}" in
 image) cmd_image >/dev/null ;;
 up) shift; cmd_up "$@" ;;
 boot-cloud) shift; [ $# -ge 2 ] || die "usage: vm.sh boot-cloud dev-N USER-DATA [USER]"; cmd_boot_cloud "$@" ;;
+start) shift; [ $# -ge 1 ] || die "usage: vm.sh start dev-N..."; cmd_start "$@" ;;
 stop) shift; [ $# -eq 1 ] || die "usage: vm.sh stop dev-N"; stop_vm "$1" ;;
 down) cmd_down ;;
 status) cmd_status ;;

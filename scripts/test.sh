@@ -42,6 +42,14 @@ case "${1:-}" in
     ;;
 *) echo "usage: scripts/test.sh [--list]   (NODEFLEET_TIERS=\"unit cli e2e\" chooses tiers)" >&2; exit 2 ;;
 esac
+if has_tier e2e; then
+    # shellcheck source=scripts/lib/dev-stack.sh
+    source scripts/lib/dev-stack.sh
+    dev_found="$(dev_stack_running)"
+    if [ -n "$dev_found" ]; then
+        echo "== the dev stack runs here ($dev_found): the e2e tier needs its hosts' addresses and the dev chain's ports, so it powers it off for its run (about half an hour), then boots it again and waits until its nodes are as healthy as it finds them now (scripts/lib/dev-stack.sh)" >&2
+    fi
+fi
 source scripts/setup.sh
 # Debian's cloud-init, unpacked: its own schema checks the user-data rendered for cloud hosts (unit tier).
 if has_tier unit; then bash lab/cloud-init.sh; fi

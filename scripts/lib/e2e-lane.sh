@@ -5,6 +5,8 @@
 # on the run's stdout and stderr and are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
 # the dev chain are powered off whichever way it ends: scripts/test.sh sends it SIGTERM when another
 # tier fails, and it stops the node runner (a process group of its own) before powering them off.
+# A dev stack it found running is running again when it exits, its nodes as healthy as they were
+# (else it exits 1).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 NF_ROOT="$ROOT"
@@ -16,16 +18,35 @@ mkdir -p "$ROOT/.state"
 : >"$log"
 exec > >(tee -a "$log" | sed -u 's/^/[e2e] /') 2> >(tee -a "$log" | sed -u 's/^/[e2e] /' >&2)
 
+# shellcheck source=scripts/lib/dev-stack.sh
+source "$ROOT/scripts/lib/dev-stack.sh"
+
 bash lab/toolchain.sh
 # The dev stack's hosts and dev chain (scripts/dev.sh up) hold the addresses and ports the tier
-# needs: they are powered off cleanly, their disks, chain and state kept as they are
-# (scripts/dev.sh up boots them again). The tier's own state starts afresh each run and is left powered off.
+# needs: they are powered off cleanly, their disks, chain and state kept as they are, and booted
+# again when the tier ends, however it ends (scripts/lib/dev-stack.sh). The tier's own state starts
+# afresh each run and is left powered off.
+dev_found="$(dev_stack_running)"
+dev_before="$ROOT/.state/e2e-dev-stack-before.json"
+rm -f "$dev_before"
+if [ -n "$dev_found" ]; then
+    echo "the dev stack runs here ($dev_found): its status now, then it is powered off for the tier's run"
+    dev_stack_health "$dev_before"
+    env -u NODEFLEET_STATE bash lab/artifacts.sh stop
+fi
 bash lab/vm.sh down
 bash lab/devchain.sh stop
 export NODEFLEET_STATE="$ROOT/.state/e2e"
 down() { bash lab/vm.sh down || true; bash lab/devchain.sh stop || true; bash lab/artifacts.sh stop || true; }
 artifacts=""
-on_exit() { local rc=$?; [ -z "$artifacts" ] || kill "$artifacts" 2>/dev/null || true; down; nf_exit_report "$rc"; }
+on_exit() {
+    local rc=$?
+    [ -z "$artifacts" ] || kill "$artifacts" 2>/dev/null || true
+    down
+    if ! dev_stack_restore "$dev_found" "$dev_before"; then [ "$rc" -ne 0 ] || rc=1; fi
+    nf_exit_report "$rc"
+    exit "$rc"
+}
 trap on_exit EXIT
 bash lab/vm.sh down
 bash lab/devchain.sh stop
