@@ -15,8 +15,11 @@ dev_stack_running() {
     while read -r line; do
         case "$line" in *" running "*) found+=("${line%% *}") ;; esac
     done < <(env -u NODEFLEET_STATE bash "$ROOT/lab/vm.sh" status 2>/dev/null || true)
-    if env -u NODEFLEET_STATE bash "$ROOT/lab/devchain.sh" status 2>/dev/null | grep -q ' running$'; then found+=(chain); fi
-    local pid
+    # Read whole before it is searched: `| grep -q` closes the pipe at its first match, and under
+    # pipefail the writer's SIGPIPE read as a chain that does not run.
+    local chain pid
+    chain="$(env -u NODEFLEET_STATE bash "$ROOT/lab/devchain.sh" status 2>/dev/null || true)"
+    if grep -q ' running$' <<<"$chain"; then found+=(chain); fi
     pid="$(cat "$ROOT/.state/artifacts/server.pid" 2>/dev/null || true)"
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then found+=(artifacts); fi
     echo "${found[*]}"

@@ -45,10 +45,12 @@ if [ "${script}" = scripts/dev.sh ]; then
     node -e 'const s = require(process.argv[1]); const d = s[Math.min(+process.argv[2], s.length) - 1]; if (d) { console.log(JSON.stringify(d)); process.exit(d.healthy ? 0 : 1); } process.exit(2);' "${dir}/statuses.json" "$n"
     exit $?
 fi
-node -e 'const a = require(process.argv[1])[process.argv[2]]; if (a) console.log(a.join("\\n"));' "${dir}/answers.json" "${script} $1"
+node -e 'const a = require(process.argv[1])[process.argv[2]]; if (a) console.log(a.join("\\n"));' "${dir}/answers.json" "${script} $1" > "${dir}/answer.out"
+cat "${dir}/answer.out" # as a shell script writes: a closed pipe kills it (SIGPIPE)
 `, { mode: 0o755 });
         }
-        const r = spawnSync("bash", ["-c", `set -u; ROOT=${JSON.stringify(dir)}; source "$ROOT/scripts/lib/dev-stack.sh"; ${body}`], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+        // As both callers run it: a pipeline that fails fails the command.
+        const r = spawnSync("bash", ["-c", `set -euo pipefail; ROOT=${JSON.stringify(dir)}; source "$ROOT/scripts/lib/dev-stack.sh"; ${body}`], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
         const log = path.join(dir, "calls.log");
         const calls = fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n") : [];
         return { status: r.status, stdout: r.stdout, stderr: r.stderr, calls, dir };
@@ -60,9 +62,11 @@ node -e 'const a = require(process.argv[1])[process.argv[2]]; if (a) console.log
 const doc = (nodes: Record<string, boolean>) => ({ stack: "dev", healthy: Object.values(nodes).every(Boolean), nodes: Object.entries(nodes).map(([node, healthy]) => ({ node, healthy })) });
 
 describe("the dev stack as the test command found it (scripts/lib/dev-stack.sh, the lab replaced by recorders)", () => {
+    // The chain's status is long here: a reader that stops at its first match would make the writer
+    // fail on the closed pipe, which under pipefail read as a chain that is not running.
     it("reads what runs of the checkout's own dev stack, whatever NODEFLEET_STATE the caller set", () => {
         const r = withLab(
-            { vms: ["dev-1 running pid=12 ssh=10.0.2.11:22 lab=10.77.0.11 system=running", "dev-2 stopped", "dev-3 running pid=14 ssh=10.0.2.13:22 lab=10.77.0.13 system=degraded"], chain: ["geth running", "cl stopped"], artifactsPid: process.pid },
+            { vms: ["dev-1 running pid=12 ssh=10.0.2.11:22 lab=10.77.0.11 system=running", "dev-2 stopped", "dev-3 running pid=14 ssh=10.0.2.13:22 lab=10.77.0.13 system=degraded"], chain: ["geth running", ...Array<string>(20_000).fill("cl stopped")], artifactsPid: process.pid },
             "dev_stack_running",
             { NODEFLEET_STATE: "/elsewhere" },
         );
