@@ -18,6 +18,8 @@
 #      an air-gapped operator points it at a mirror): each archive's sha256 must equal the digest
 #      pinned in lab/toolchain/upstream.sha256 before anything is unpacked; the build is cached outside
 #      the clone, keyed by those digests.
+# With NODEFLEET_NO_SOURCE_BUILD set (a deploy job's: scripts/ci/install-pulumi.sh), what the
+# machine and the artifacts do not provide stops it, named, instead of a build from source.
 # A plugin that reports another version than the pinned one is not used. Idempotent: a second
 # run only checks (about a second). Progress goes to stderr. `lab/toolchain.sh key` prints the
 # cache key of the CLI this checkout builds (its prebuilt artifact must stand for it).
@@ -141,7 +143,11 @@ cli="$NODEFLEET_CACHE/pulumi/$cli_stamp/pulumi"
 if [ ! -x "$cli" ]; then
     prebuilt_take "pulumi-$PULUMI_VERSION$FLAVOUR-x86_64-linux-gnu.tar.xz" pulumi "$cli_stamp" "$cli" || true
 fi
+no_source_build() { # what
+    [ -z "${NODEFLEET_NO_SOURCE_BUILD:-}" ] || die "$1 is neither on this machine nor a pinned prebuilt artifact in ${NODEFLEET_PREBUILT:-$ROOT/../shared/prebuilt}, and NODEFLEET_NO_SOURCE_BUILD forbids building it here: put its artifact there (the recipe: ../shared/prebuilt/README.md; its pins: lab/toolchain/prebuilt.sha256)"
+}
 if [ ! -x "$cli" ]; then
+    no_source_build "the Pulumi CLI $PULUMI_VERSION$FLAVOUR (cache key $cli_stamp)"
     say "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy, $([ "$STOCK" = 1 ] && echo "with no patch" || echo patched) (once; about 5 minutes on 2 cores)"
     mkdir -p "$(dirname "$cli")"
     build_cli "$cli"
@@ -266,6 +272,7 @@ provide() { # binary version plugin-cache-dir builder prebuilt-artifact archive 
     out="$CACHE/$name-$version-$key/$name"
     local when="cached"
     if [ ! -x "$out" ] && prebuilt_take "$artifact" "$name" "$key" "$out"; then when="the pinned prebuilt artifact"; fi
+    [ -x "$out" ] || no_source_build "$name $version (cache key $key)"
     if [ ! -x "$out" ] && [ ! -f "$UPSTREAM/$5" ]; then
         local route="install Pulumi $PULUMI_VERSION (it ships the language host) and run \`pulumi plugin install resource command v$COMMAND_VERSION\`"
         [ "$name" = pulumi-resource-hcloud ] && route="run \`pulumi plugin install resource hcloud v$HCLOUD_VERSION\`"

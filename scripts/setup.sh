@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what nodefleet's tests need, from nothing, and does nothing when it is all there.
 # Sourced by scripts/test.sh (and later by the main-job script); safe to run directly.
+# NODEFLEET_SETUP=pipeline (scripts/ci/*.sh): only what a pipeline job runs (Node.js and the locked
+# packages, python3, OpenSSH's client), not the tests' validators. Debian packages come through
+# sudo -n where it runs as a user with passwordless sudo, as on GitHub's runners.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then # run directly (sourced, the caller's report stands)
@@ -37,20 +40,23 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
-# The real validators of rendered files: nft -c, shellcheck, systemd-analyze; python3 for TOML.
 missing=()
-command -v nft >/dev/null || missing+=(nftables)
-command -v shellcheck >/dev/null || missing+=(shellcheck)
-command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v python3 >/dev/null || missing+=(python3)
-command -v ssh >/dev/null || missing+=(openssh-client) # nodefleet status reaches the hosts with it
-command -v patchelf >/dev/null || missing+=(patchelf) # lab/aztec.sh: the real Aztec CLI's node runtime
-# The simulators' keccak in C, as on the hosts (Debian's package names its module Cryptodome; a unit
-# test checks that the simulators take it where it is installed).
-dpkg-query -W -f='${Status}' python3-pycryptodome 2>/dev/null | grep -q 'install ok installed' || missing+=(python3-pycryptodome)
+# nodefleet status, the drift check and the host key swap reach the hosts with it.
+command -v ssh >/dev/null || missing+=(openssh-client)
+if [ "${NODEFLEET_SETUP:-}" != pipeline ]; then
+    # The real validators of rendered files: nft -c, shellcheck, systemd-analyze; python3 for TOML.
+    command -v nft >/dev/null || missing+=(nftables)
+    command -v shellcheck >/dev/null || missing+=(shellcheck)
+    command -v systemd-analyze >/dev/null || missing+=(systemd)
+    command -v patchelf >/dev/null || missing+=(patchelf) # lab/aztec.sh: the real Aztec CLI's node runtime
+    # The simulators' keccak in C, as on the hosts (Debian's package names its module Cryptodome; a unit
+    # test checks that the simulators take it where it is installed).
+    dpkg-query -W -f='${Status}' python3-pycryptodome 2>/dev/null | grep -q 'install ok installed' || missing+=(python3-pycryptodome)
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        say "missing ${missing[*]}: run as root or apt-get install ${missing[*]}"
+    if [ "$(id -u)" -ne 0 ] && ! sudo -n true 2>/dev/null; then
+        say "missing ${missing[*]}: run as root, or as a user with passwordless sudo, or apt-get install ${missing[*]}"
         exit 1
     fi
     say "installing ${missing[*]} (apt-get)"

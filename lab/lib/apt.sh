@@ -2,7 +2,8 @@
 # Debian packages for the tests and the lab, installed by one apt at a time on this machine.
 # Sourced by scripts/setup.sh, lab/lib/cargo.sh, lab/vm.sh and lab/aztec.sh.
 #
-#   apt_install PACKAGE...   apt-get update, then install PACKAGE... (as root)
+#   apt_install PACKAGE...   apt-get update, then install PACKAGE... (as root, or through sudo -n
+#                            for a user with passwordless sudo, as on GitHub's runners)
 #   with_apt_lock CMD...     run CMD... holding the same lock (for any other apt-get call)
 #
 # The test command starts its slow builds side by side, and on a fresh machine several of them
@@ -22,7 +23,9 @@ with_apt_lock() {
 }
 
 apt_install() {
-    with_apt_lock env DEBIAN_FRONTEND=noninteractive sh -c '
+    local as=()
+    [ "$(id -u)" -eq 0 ] || as=(sudo -n)
+    with_apt_lock "${as[@]}" env DEBIAN_FRONTEND=noninteractive sh -c '
         apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null &&
         apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >/dev/null' apt_install "$@"
 }

@@ -2,8 +2,8 @@
 # The stacks a change touches, as a JSON array of {"stack", "env"} (a job matrix): a stack whose
 # Pulumi.<stack>.yaml or fleet file (nodefleet:fleetFile) changed, or every stack when the program,
 # templates, host files or the policy pack changed. A stack's environment is its name up to the first dash (a shard prod-eu is
-# of prod: docs/gitops.md, Shards). dev is not listed: it is local VMs, previewed and brought up by
-# the test command's E2E tier instead.
+# of prod: docs/gitops.md, Shards). dev is not listed: it is the lab's (local system containers),
+# previewed and brought up by the test command's E2E tier instead; a team's dev-<name> stacks are.
 #   scripts/ci/changed-stacks.sh BASE_REF
 set -euo pipefail
 # shellcheck source=scripts/lib/fail.sh

@@ -13,6 +13,9 @@
 # store), set into the stack's config here and never written to the repository; for a fleet with
 # a secretsDir (too many keys for the config: docs/configuration.md, "A fleet in a file") each is
 # written there, mode 600, instead, unless the stack file already names that key.
+# NODEFLEET_TOOLCHAIN: nodefleet (the default: lab/toolchain.sh, nodefleet's patched CLI and command
+# provider) or stock (the `pulumi` on PATH at the pinned version, its plugins in PULUMI_HOME, as
+# scripts/ci/install-pulumi.sh installs them: the workflows' default; docs/gitops.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 NF_ROOT="$ROOT"
@@ -24,10 +27,25 @@ action="${1:-}" stack="${2:-}"
 [ -f "Pulumi.$stack.yaml" ] || { echo "stack: Pulumi.$stack.yaml does not exist" >&2; exit 2; }
 : "${PULUMI_CONFIG_PASSPHRASE:?set PULUMI_CONFIG_PASSPHRASE (a CI secret)}"
 # shellcheck source=scripts/setup.sh
-source scripts/setup.sh
-bash lab/toolchain.sh hcloud # the hcloud provider too (the prod example has a Hetzner host)
-export PATH="$ROOT/.tools/bin:$PATH" PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
-bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
+NODEFLEET_SETUP=pipeline source scripts/setup.sh
+# No plugin is ever downloaded by a run: each is installed, pinned, before it.
+export PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
+case "${NODEFLEET_TOOLCHAIN:-nodefleet}" in
+nodefleet)
+    bash lab/toolchain.sh hcloud # the hcloud provider too (the prod example has a Hetzner host)
+    export PATH="$ROOT/.tools/bin:$PATH"
+    bash lab/toolchain.sh home "${PULUMI_HOME:-$HOME/.pulumi}" # the command provider where Pulumi looks for it
+    ;;
+stock)
+    # Where scripts/ci/install-pulumi.sh put the plugins (Pulumi itself reads the user's home from
+    # the password database, not HOME).
+    export PULUMI_HOME="${PULUMI_HOME:-$HOME/.pulumi}"
+    want="$(sed -n 's/^PULUMI_VERSION=\([^ ]*\).*/\1/p' lab/toolchain.sh)"
+    have="$(pulumi version 2>/dev/null || true)"
+    [ "$have" = "$want" ] || { echo "stack: NODEFLEET_TOOLCHAIN=stock runs the pulumi on PATH, which must be $want (found: ${have:-none}): scripts/ci/install-pulumi.sh $stack installs it" >&2; exit 1; }
+    ;;
+*) echo "stack: NODEFLEET_TOOLCHAIN is nodefleet or stock, not '$NODEFLEET_TOOLCHAIN'" >&2; exit 2 ;;
+esac
 # A shard reads the other shards' outputs through stack references: each must exist (a stack never
 # brought up has no outputs: nothing runs there), so the ones not made yet are made here, empty.
 # Another shard's job on this checkout may be making the same stack at the same moment: its create

@@ -121,13 +121,14 @@ describe("the stacks a change touches (scripts/ci/changed-stacks.sh)", () => {
 });
 
 describe("the stacks of an environment (scripts/ci/stacks.sh)", () => {
-    it("an environment's stack and its shards, each a job of the matrix; a bad environment name refused", () => {
+    it("an environment's stack and its shards, each a job of the matrix, never the lab's dev; a bad environment name refused", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-stacks-"));
         try {
             fs.mkdirSync(path.join(dir, "scripts/ci"), { recursive: true });
             for (const f of ["scripts/ci/stacks.sh", "scripts/lib/fail.sh"]) fs.cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true });
-            for (const s of ["dev", "staging", "prod-eu", "prod-us", "production"]) fs.writeFileSync(path.join(dir, `Pulumi.${s}.yaml`), "config: {}\n");
+            for (const s of ["dev", "dev-team", "staging", "prod-eu", "prod-us", "production"]) fs.writeFileSync(path.join(dir, `Pulumi.${s}.yaml`), "config: {}\n");
             const stacks = (...envs: string[]) => run("bash", ["scripts/ci/stacks.sh", ...envs], dir);
+            assert.deepEqual(JSON.parse(stacks("dev").output), [{ stack: "dev-team", env: "dev" }], "the lab's dev stack is never the pipeline's; a team's dev stack is");
             assert.deepEqual(JSON.parse(stacks("prod").output), [{ stack: "prod-eu", env: "prod" }, { stack: "prod-us", env: "prod" }], "production is not a shard of prod");
             assert.deepEqual(JSON.parse(stacks("staging", "prod").output).map((x: { stack: string }) => x.stack), ["prod-eu", "prod-us", "staging"]);
             assert.deepEqual(JSON.parse(stacks("qa").output), []);

@@ -214,6 +214,26 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         assert.deepEqual(r.files, [], "the cache is untouched");
     });
 
+    it("with NODEFLEET_NO_SOURCE_BUILD (a deploy job's), a CLI or plugin that no artifact provides stops it, named, and nothing is built", () => {
+        // A `go` that records that it ran: it must not.
+        fs.writeFileSync(path.join(dir, "bin/go"), `#!/bin/sh\necho ran >> ${JSON.stringify(path.join(dir, "go-ran"))}\nexit 1\n`, { mode: 0o755 });
+        const empty = fs.mkdtempSync(path.join(dir, "no-artifacts-"));
+        try {
+            const cli = lab("toolchain.sh", empty, { NODEFLEET_NO_SOURCE_BUILD: "1" });
+            assert.equal(cli.status, 1);
+            assert.ok(cli.stderr.includes(`the Pulumi CLI v3.248.0-lab (cache key ${cliKey}) is neither on this machine nor a pinned prebuilt artifact in ${empty}, and NODEFLEET_NO_SOURCE_BUILD forbids building it here`), cli.stderr);
+            // The CLI there, the language host's artifact missing: the plugin is named the same way.
+            cliPrefill = path.join(dir, "prefill/pulumi");
+            const plugin = lab("toolchain.sh", empty, { NODEFLEET_NO_SOURCE_BUILD: "1" });
+            assert.equal(plugin.status, 1);
+            assert.match(plugin.stderr, /pulumi-language-nodejs v3\.248\.0 \(cache key [0-9a-f]{16}\) is neither on this machine nor a pinned prebuilt artifact/);
+            assert.equal(fs.existsSync(path.join(dir, "go-ran")), false, "go never ran");
+        } finally {
+            cliPrefill = undefined;
+            fs.rmSync(path.join(dir, "bin/go"));
+        }
+    });
+
     it("with NODEFLEET_BUILD_FROM_SOURCE=1, a changed artifact turns into the source build, said so", () => {
         const r = lab("zgs.sh", tampered(ZGS, 100), { NODEFLEET_BUILD_FROM_SOURCE: "1" }, "build");
         assert.equal(r.status, 1, "stops at the missing cargo: the source build was started");
