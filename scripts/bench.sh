@@ -5,9 +5,11 @@
 #                                     strict mocks: seconds, ms per node, resources, peak RSS, with
 #                                     the SDK's per-key config lookups and its per-promise stack
 #                                     traces side by side (a few minutes)
-#   scripts/bench.sh engine [sizes…]  the real engine on generated fleets (default 10 30 90 nodes;
+#   scripts/bench.sh engine [--toolchains nodefleet,stock] [sizes…]
+#                                     the real engine on generated fleets (default 10 30 90 nodes;
 #                                     each in a fleet file, the policy pack on) against scripted SSH
-#                                     hosts: preview, first up, no-op up, status and destroy in CPU
+#                                     hosts, on nodefleet's toolchain and on stock Pulumi side by side
+#                                     (their ratios): preview, first up, no-op up, status and destroy in CPU
 #                                     seconds, CLI peak RSS, state bytes per node, SSH connections open
 #                                     at once per host, growth exponents, and the mocks' figures beside
 #                                     them (test/bench/engine.ts; tens of minutes at 1000 nodes)
@@ -38,6 +40,7 @@ engine | shards)
     shift
     source scripts/setup.sh
     bash lab/toolchain.sh >&2
+    bash lab/toolchain.sh stock >&2 # stock Pulumi (no patch), the engine benchmark's other column
     npx --no-install tsc -p tsconfig.json >&2
     exec node "dist/test/bench/$bench.js" "$@"
     ;;

@@ -17,7 +17,11 @@
 //   mocks                                        the same fleet evaluated under the strict mocks
 //                                                (test/bench/scale.ts --child), seconds
 // and the growth exponent of each phase's CPU between consecutive sizes (1 is linear, 2 square).
-//   node dist/test/bench/engine.js [sizes…]     (scripts/bench.sh engine; default 10 30 90)
+// Each size on both toolchains, one after the other, and their ratios (stock / nodefleet): stock
+// Pulumi as operators install it (lab/toolchain.sh stock: the CLI and command provider with no patch)
+// and nodefleet's (lab/toolchain.sh: the lab's patches, docs/toolchain.md).
+//   node dist/test/bench/engine.js [--toolchains nodefleet,stock] [sizes…]
+//                                                (scripts/bench.sh engine; default 10 30 90, both toolchains)
 // NODEFLEET_BENCH_KEEP_STATE=PREFIX keeps each size's exported state as PREFIX-N.json.
 // NODEFLEET_BENCH_PROFILE=PREFIX profiles each size's first up (`pulumi --profiling PREFIX-N`: CPU,
 // heap and trace files of the CLI, for `go tool pprof`).
@@ -29,8 +33,6 @@ import { stringify } from "yaml";
 import type { ScratchProject } from "../support/cli";
 import { ScriptedHosts } from "../support/scripted-hosts";
 import { generate } from "./fleet-gen";
-
-const progress = (s: string) => process.stderr.write(`[bench engine] ${s}\n`);
 
 /** NODEFLEET_BENCH_PARALLEL=P runs preview and up with `--parallel P` (the CLI's default is 4 per core). */
 export const PARALLEL = process.env.NODEFLEET_BENCH_PARALLEL ? ["--parallel", process.env.NODEFLEET_BENCH_PARALLEL] : [];
@@ -156,8 +158,11 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
     });
 }
 
+type Toolchain = "nodefleet" | "stock";
+
 interface Row {
     n: number;
+    toolchain: Toolchain;
     resources: number;
     preview: Measured;
     up: Measured;
@@ -209,8 +214,10 @@ export function statusRun(project: ScratchProject, stack: string): { wallS: numb
     return { wallS, answered: hosts.filter((h) => h.reachable).length, hosts: hosts.length };
 }
 
-async function run(n: number): Promise<Row> {
+async function run(n: number, toolchain: Toolchain): Promise<Row> {
     const lab = new ScriptedHosts();
+    process.env.NODEFLEET_TEST_TOOLCHAIN = toolchain; // the scratch project's PATH and plugins (test/support/cli.ts)
+    const progress = (s: string) => process.stderr.write(`[bench engine] ${toolchain}: ${s}\n`);
     try {
         const { project, ports } = await lab.start("bench", () => stringify({ config: { "nodefleet:fleetFile": "fleets/bench.yaml" } }), undefined, n);
         writeFleet(project, "bench", path.join(lab.dir, "secrets"), n, ports);
@@ -242,7 +249,7 @@ async function run(n: number): Promise<Row> {
         const destroy = await phase("destroy", ["destroy", "--stack", "bench", "--yes", "--skip-preview"]);
         progress(`${n} nodes: the mocks`);
         const mocksS = mocksSeconds(n);
-        return { n, resources, preview, up, noop, status, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, writtenBytesPerNode: writtenBytes / n, stateShares: stateShares(state), sshPeakPerHost, mocksS };
+        return { n, toolchain, resources, preview, up, noop, status, destroy, stateBytesPerNode: Buffer.byteLength(state) / n, writtenBytesPerNode: writtenBytes / n, stateShares: stateShares(state), sshPeakPerHost, mocksS };
     } finally {
         lab.dispose();
     }
@@ -287,10 +294,11 @@ export function report(rows: Row[]): void {
     const cpu = (m: Measured) => m.cpuS.toFixed(1);
     out(`CPU seconds counted by ${CPU_METHOD}; wall seconds in brackets`);
     out("policy pack on (preview, up); fleet in a file, keys in a secrets directory");
-    out("nodes  resources  preview CPU-s (wall)  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node (written)  SSH conns/host  status s (hosts answered)  mocks s");
+    out("toolchain  nodes  resources  preview CPU-s (wall)  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node (written)  SSH conns/host  status s (hosts answered)  mocks s");
     for (const r of rows) {
         out(
             [
+                r.toolchain.padEnd(9),
                 String(r.n).padStart(5),
                 String(r.resources).padStart(10),
                 `${cpu(r.preview)} (${r.preview.wallS.toFixed(0)})`.padStart(20),
@@ -305,37 +313,64 @@ export function report(rows: Row[]): void {
             ].join(" "),
         );
     }
-    for (const r of rows) out(`state at ${r.n} nodes, by field: ${r.stateShares}`);
-    for (const r of rows) if (r.preview.parts.size) out(`CPU at ${r.n} nodes, by part: preview ${partsText(r.preview)}; first up ${partsText(r.up)}; no-op up ${partsText(r.noop)}`);
-    for (let i = 1; i < rows.length; i++) {
-        const [a, b] = [rows[i - 1]!, rows[i]!];
-        const k = (f: (r: Row) => number) => (Math.log(f(b) / f(a)) / Math.log(b.n / a.n)).toFixed(2);
-        out(`growth exponent ${a.n} -> ${b.n} nodes (1 linear, 2 square): preview ${k((r) => r.preview.cpuS)}, first up ${k((r) => r.up.cpuS)}, no-op up ${k((r) => r.noop.cpuS)}, destroy ${k((r) => r.destroy.cpuS)}, CLI peak ${k((r) => r.up.cliPeakMb)}, mocks ${k((r) => r.mocksS)}`);
+    for (const r of rows) out(`state at ${r.n} nodes (${r.toolchain}), by field: ${r.stateShares}`);
+    for (const r of rows) if (r.preview.parts.size) out(`CPU at ${r.n} nodes (${r.toolchain}), by part: preview ${partsText(r.preview)}; first up ${partsText(r.up)}; no-op up ${partsText(r.noop)}`);
+    // Side by side: stock over nodefleet's toolchain, size by size.
+    const x = (a: number, b: number) => (b > 0 ? `×${(a / b).toFixed(1)}` : "not measured");
+    for (const s of rows.filter((r) => r.toolchain === "stock")) {
+        const p = rows.find((r) => r.toolchain === "nodefleet" && r.n === s.n);
+        if (!p) continue;
+        out(`stock / nodefleet at ${s.n} nodes: preview CPU ${x(s.preview.cpuS, p.preview.cpuS)}, first up CPU ${x(s.up.cpuS, p.up.cpuS)} (wall ${x(s.up.wallS, p.up.wallS)}), no-op up CPU ${x(s.noop.cpuS, p.noop.cpuS)}, destroy CPU ${x(s.destroy.cpuS, p.destroy.cpuS)}, CLI peak ${x(s.up.cliPeakMb, p.up.cliPeakMb)}, state written per node ${x(s.writtenBytesPerNode, p.writtenBytesPerNode)}`);
     }
-    const check = (ok: boolean) => (ok ? "met" : "MISSED");
-    const thousand = rows.find((r) => r.n === 1000);
+    for (const t of ["nodefleet", "stock"] as const) {
+        const own = rows.filter((r) => r.toolchain === t);
+        for (let i = 1; i < own.length; i++) {
+            const [a, b] = [own[i - 1]!, own[i]!];
+            const k = (f: (r: Row) => number) => exponent(f(a), f(b), a.n, b.n);
+            out(`growth exponent ${a.n} -> ${b.n} nodes (${t}; 1 linear, 2 square): preview ${k((r) => r.preview.cpuS)}, first up ${k((r) => r.up.cpuS)}, no-op up ${k((r) => r.noop.cpuS)}, destroy ${k((r) => r.destroy.cpuS)}, CLI peak ${k((r) => r.up.cliPeakMb)}, mocks ${k((r) => r.mocksS)}`);
+        }
+    }
+    // The targets are nodefleet's toolchain's; a figure this run did not measure says so.
+    const ours = rows.filter((r) => r.toolchain === "nodefleet");
+    const check = (ok: boolean, measured = true) => (!measured ? "not measured" : ok ? "met" : "MISSED");
+    const thousand = ours.find((r) => r.n === 1000);
     if (thousand) {
-        const hundred = rows.find((r) => r.n === 100);
+        const hundred = ours.find((r) => r.n === 100);
         const exp = hundred ? Math.log(thousand.up.cpuS / hundred.up.cpuS) / Math.log(10) : NaN;
         const t = thousand;
         out(
             `targets at 1000 nodes: first up <= 900 s wall ${check(t.up.wallS <= 900)} (${t.up.wallS.toFixed(0)} s) and <= 900 CPU-s ${check(t.up.cpuS <= 900)} (${cpu(t.up)}); no-op up <= 180 s ${check(t.noop.wallS <= 180)} (${t.noop.wallS.toFixed(0)} s); ` +
-                `preview <= 180 s ${check(t.preview.wallS <= 180)} (${t.preview.wallS.toFixed(0)} s); CLI peak <= 4 GB ${check(t.up.cliPeakMb <= 4096)} (${t.up.cliPeakMb.toFixed(0)} MB); exponent 100->1000 <= 1.1 ${check(exp <= 1.1)} (${exp.toFixed(2)}); ` +
+                `preview <= 180 s ${check(t.preview.wallS <= 180)} (${t.preview.wallS.toFixed(0)} s); CLI peak <= 4 GB ${check(t.up.cliPeakMb <= 4096)} (${t.up.cliPeakMb.toFixed(0)} MB); exponent 100->1000 <= 1.1 ${check(exp <= 1.1, !Number.isNaN(exp))} (${exp.toFixed(2)}); ` +
                 `status <= 60 s ${check(t.status.wallS <= 60)} (${t.status.wallS.toFixed(1)} s, ${t.status.answered} of ${t.status.hosts} hosts answered)`,
         );
     }
-    const big = rows.find((r) => r.n === 90);
+    const big = ours.find((r) => r.n === 90);
     if (big) {
-        const k30 = rows.find((r) => r.n === 30);
+        const k30 = ours.find((r) => r.n === 30);
         const exp = k30 ? Math.log(big.up.cpuS / k30.up.cpuS) / Math.log(3) : NaN;
-        out(`targets at 90 nodes: first up <= 120 CPU-s ${check(big.up.cpuS <= 120)} (${cpu(big.up)}); exponent 30->90 <= 1.3 ${check(exp <= 1.3)} (${exp.toFixed(2)}); CLI peak <= 1 GB ${check(big.up.cliPeakMb <= 1024)} (${big.up.cliPeakMb.toFixed(0)} MB); state <= 40 KB/node ${check(big.writtenBytesPerNode <= 40 * 1024)} (as the backend stores it ${(big.writtenBytesPerNode / 1024).toFixed(1)} KB; pulumi stack export, indented, ${(big.stateBytesPerNode / 1024).toFixed(1)} KB); no-op up <= 45 s ${check(big.noop.wallS <= 45)} (${big.noop.wallS.toFixed(0)} s); SSH <= 2 per host ${check(big.sshPeakPerHost <= 2)} (${big.sshPeakPerHost})`);
+        out(`targets at 90 nodes: first up <= 120 CPU-s ${check(big.up.cpuS <= 120)} (${cpu(big.up)}); exponent 30->90 <= 1.3 ${check(exp <= 1.3, !Number.isNaN(exp))} (${exp.toFixed(2)}); CLI peak <= 1 GB ${check(big.up.cliPeakMb <= 1024)} (${big.up.cliPeakMb.toFixed(0)} MB); state <= 40 KB/node ${check(big.writtenBytesPerNode <= 40 * 1024)} (as the backend stores it ${(big.writtenBytesPerNode / 1024).toFixed(1)} KB; pulumi stack export, indented, ${(big.stateBytesPerNode / 1024).toFixed(1)} KB); no-op up <= 45 s ${check(big.noop.wallS <= 45)} (${big.noop.wallS.toFixed(0)} s); SSH <= 2 per host ${check(big.sshPeakPerHost <= 2)} (${big.sshPeakPerHost})`);
     }
 }
 
+/** The growth exponent between two sizes, or "not measured" where a figure is missing. */
+function exponent(a: number, b: number, na: number, nb: number): string {
+    const k = Math.log(b / a) / Math.log(nb / na);
+    return Number.isFinite(k) ? k.toFixed(2) : "not measured";
+}
+
 async function main(): Promise<void> {
-    const sizes = process.argv.slice(2).map(Number);
+    const args = process.argv.slice(2);
+    let toolchains: Toolchain[] = ["nodefleet", "stock"];
+    const i = args.indexOf("--toolchains");
+    if (i !== -1) {
+        toolchains = (args[i + 1] ?? "").split(",") as Toolchain[];
+        if (toolchains.length === 0 || toolchains.some((t) => t !== "nodefleet" && t !== "stock")) throw new Error(`--toolchains: a list of nodefleet and stock, not ${args[i + 1]}`);
+        args.splice(i, 2);
+    }
+    const sizes = args.map(Number);
+    if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`sizes are node counts, not ${args.join(" ")}`);
     const rows: Row[] = [];
-    for (const n of sizes.length ? sizes : [10, 30, 90]) rows.push(await run(n));
+    for (const n of sizes.length ? sizes : [10, 30, 90]) for (const t of toolchains) rows.push(await run(n, t));
     report(rows);
 }
 

@@ -54,10 +54,21 @@ export interface Run {
     readonly stdout: string;
 }
 
+/**
+ * Which Pulumi a scratch project runs (NODEFLEET_TEST_TOOLCHAIN): nodefleet's (lab/toolchain.sh, the
+ * default) or stock Pulumi with no patch (lab/toolchain.sh stock): its CLI's directory and its plugins.
+ */
+export function toolchainDirs(): { bin: string; plugins: string } {
+    const which = process.env.NODEFLEET_TEST_TOOLCHAIN ?? "nodefleet";
+    if (which === "stock") return { bin: path.join(ROOT, ".tools/stock/pulumi/bin"), plugins: path.join(ROOT, ".tools/stock/pulumi/plugins") };
+    if (which !== "nodefleet") throw new Error(`NODEFLEET_TEST_TOOLCHAIN is nodefleet or stock, not ${which}`);
+    return { bin: path.join(ROOT, ".tools/bin"), plugins: path.join(ROOT, ".tools/pulumi/plugins") };
+}
+
 export function toolEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     return {
         ...process.env,
-        PATH: `${ROOT}/.tools/bin:${process.env.PATH}`,
+        PATH: `${toolchainDirs().bin}:${process.env.PATH}`,
         PULUMI_SKIP_UPDATE_CHECK: "1",
         PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "1",
         PULUMI_NODEJS_TRANSPILE_ONLY: "true",
@@ -94,7 +105,7 @@ export class ScratchProject {
         fs.mkdirSync(path.join(this.dir, ".backend"));
         // The toolchain's plugins, where Pulumi looks for them (lab/toolchain.sh home).
         fs.mkdirSync(path.join(this.dir, ".pulumi-home"));
-        fs.symlinkSync(path.join(ROOT, ".tools/pulumi/plugins"), path.join(this.dir, ".pulumi-home", "plugins"));
+        fs.symlinkSync(toolchainDirs().plugins, path.join(this.dir, ".pulumi-home", "plugins"));
         this.env = toolEnv({
             PULUMI_HOME: path.join(this.dir, ".pulumi-home"),
             PULUMI_BACKEND_URL: `file://${path.join(this.dir, ".backend")}`,
