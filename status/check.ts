@@ -2,11 +2,46 @@
 // the stack's config, secrets decrypted, to the program and the policy pack in one environment
 // variable that Linux caps; past it every run fails with "argument list too long" before nodefleet
 // starts. This measures that variable as the language host would build it and refuses, with the
-// fix, a config over the cap (docs/configuration.md, "A fleet in a file"). The pipeline runs it
-// before each preview and up. Prints the size on stdout; exit 0 fine, 1 refused, 2 bad usage.
+// fix, a config over the cap (docs/configuration.md, "A fleet in a file"). On stock Pulumi
+// (NODEFLEET_TOOLCHAIN=stock, as the workflows run it) it also warns of a stack too large for it:
+// there a first `up` grows with the square of the stack's nodes (docs/gitops.md, "Sizing"). The
+// pipeline runs it before each preview and up. Prints the size on stdout; exit 0 fine (a warning
+// included), 1 refused, 2 bad usage.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { CONFIG_ENV_LIMIT, configEnvBytes, configSizeProblem } from "../components/config/definition";
+import { CONFIG_ENV_LIMIT, configEnvBytes, configSizeProblem, readFleetDefinition } from "../components/config/definition";
+
+/**
+ * The most nodes one stack should hold on stock Pulumi. Measured with `scripts/bench.sh engine` on
+ * 2 cores (docs/gitops.md, "Sizing"): a first up of 100 nodes took 283 CPU-s, 218 s and a 2.6 GB CLI
+ * there (nodefleet's toolchain: 26 CPU-s, 190 MB), 50 nodes 88 CPU-s, 72 s and 1.4 GB.
+ */
+export const STOCK_STACK_NODES = 50;
+
+/** The warning for a stack of `nodes` nodes run on `toolchain` (NODEFLEET_TOOLCHAIN), if it is too large for it. */
+export function stockSizeWarning(stack: string, nodes: number, toolchain: string | undefined): string | undefined {
+    if (toolchain !== "stock" || nodes <= STOCK_STACK_NODES) return undefined;
+    return (
+        `stack ${stack} holds ${nodes} nodes: on stock Pulumi a first up grows with the square of the nodes in one stack ` +
+        `(measured on 2 cores: 100 nodes 283 CPU-s, 218 s and a 2.6 GB CLI; 50 nodes 88 CPU-s, 72 s and 1.4 GB). ` +
+        `Split the fleet into shards of at most ${STOCK_STACK_NODES} nodes (docs/gitops.md, "Shards"), or run nodefleet's toolchain (NODEFLEET_TOOLCHAIN=nodefleet: 26 CPU-s and 190 MB at 100 nodes)`
+    );
+}
+
+/** The nodes of the stack's fleet (inline or in its fleet file), or undefined when it cannot be read here (the program says why). */
+export function fleetNodes(listed: Record<string, { value?: string; objectValue?: unknown; secret?: boolean }>, projectDir: string): number | undefined {
+    const values = configValues(listed);
+    try {
+        const fleet = readFleetDefinition((key) => {
+            const full = `nodefleet:${key}`;
+            return full in listed ? { value: values[full]!, secret: listed[full]!.secret === true } : undefined;
+        }, projectDir);
+        const nodes = (fleet.raw as { nodes?: unknown } | null)?.nodes;
+        return Array.isArray(nodes) ? nodes.length : undefined;
+    } catch {
+        return undefined;
+    }
+}
 
 export const CHECK_USAGE = "usage: nodefleet check --stack S   (needs the stack's passphrase or secrets provider: it sizes the config as pulumi decrypts it)";
 
@@ -32,8 +67,12 @@ export async function checkMain(argv: readonly string[], cwd = process.cwd()): P
         process.stderr.write(`nodefleet check: cannot read stack ${stack}'s config: ${err}\n`);
         return 2;
     }
-    const bytes = configEnvBytes(configValues(JSON.parse(listed) as Record<string, { value?: string }>));
+    const config = JSON.parse(listed) as Record<string, { value?: string; objectValue?: unknown; secret?: boolean }>;
+    const bytes = configEnvBytes(configValues(config));
     process.stdout.write(`stack ${stack}: config ${bytes} bytes of the ${CONFIG_ENV_LIMIT} one environment variable holds (${((100 * bytes) / CONFIG_ENV_LIMIT).toFixed(0)} %)\n`);
+    const nodes = fleetNodes(config, cwd);
+    const large = nodes === undefined ? undefined : stockSizeWarning(stack, nodes, process.env.NODEFLEET_TOOLCHAIN);
+    if (large !== undefined) process.stderr.write(`nodefleet check: warning: ${large}\n`);
     const problem = configSizeProblem(bytes);
     if (problem === undefined) return 0;
     process.stderr.write(`nodefleet check: ${problem.refused ? "refused" : "warning"}: ${problem.message}\n`);

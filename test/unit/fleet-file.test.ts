@@ -16,7 +16,7 @@ import { loadStack } from "../../components/config/load";
 import { shardConfigConflicts } from "../../components/shards";
 import { fleetSpec } from "../../components/config/schema";
 import { planFromConfig } from "../../status/targets";
-import { configValues } from "../../status/check";
+import { configValues, fleetNodes, STOCK_STACK_NODES, stockSizeWarning } from "../../status/check";
 import { baseFleet, SECRETS } from "../support/fixtures";
 import { installMocks } from "../support/mocks";
 import { ROOT } from "../support/cli";
@@ -197,5 +197,27 @@ describe("the readers of the project's files follow nodefleet:fleetFile", () => 
 
     it("the size check counts a structured value as the language host passes it", () => {
         assert.deepEqual(configValues({ "nodefleet:fleetFile": { value: "fleets/a.yaml" }, "nodefleet:fleet": { value: '{"a":1}', objectValue: { a: 1 } }, "aws:x": { objectValue: [1] } }), { "nodefleet:fleetFile": "fleets/a.yaml", "nodefleet:fleet": '{"a":1}', "aws:x": "[1]" });
+    });
+});
+
+describe("nodefleet check on stock Pulumi: a stack too large for it is warned of, with the figure", () => {
+    it("counts the nodes inline or in the fleet file, and warns only on stock past the measured size", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "check-size-"));
+        try {
+            const nodes = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `storage-${i}` }));
+            fs.mkdirSync(path.join(dir, "fleets"));
+            fs.writeFileSync(path.join(dir, "fleets/big.yaml"), stringify({ hosts: {}, nodes: nodes(STOCK_STACK_NODES + 1) }));
+            assert.equal(fleetNodes({ "nodefleet:fleetFile": { value: "fleets/big.yaml" } }, dir), STOCK_STACK_NODES + 1);
+            assert.equal(fleetNodes({ "nodefleet:fleet": { objectValue: { hosts: {}, nodes: nodes(3) } } }, dir), 3);
+            assert.equal(fleetNodes({ "nodefleet:fleetFile": { value: "fleets/missing.yaml" } }, dir), undefined, "unreadable here: the program says why");
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+        assert.equal(stockSizeWarning("prod", STOCK_STACK_NODES + 1, undefined), undefined, "nodefleet's toolchain (the default)");
+        assert.equal(stockSizeWarning("prod", STOCK_STACK_NODES + 1, "nodefleet"), undefined);
+        assert.equal(stockSizeWarning("prod", STOCK_STACK_NODES, "stock"), undefined);
+        const w = stockSizeWarning("prod", 120, "stock") ?? "";
+        assert.match(w, /^stack prod holds 120 nodes: on stock Pulumi a first up grows with the square of the nodes in one stack \(measured on 2 cores: 100 nodes 283 CPU-s/);
+        assert.match(w, new RegExp(`shards of at most ${STOCK_STACK_NODES} nodes`));
     });
 });
