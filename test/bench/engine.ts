@@ -20,8 +20,12 @@
 // Each size on both toolchains, one after the other, and their ratios (stock / nodefleet): stock
 // Pulumi as operators install it (lab/toolchain.sh stock: the CLI and command provider with no patch)
 // and nodefleet's (lab/toolchain.sh: the lab's patches, docs/toolchain.md).
-//   node dist/test/bench/engine.js [--toolchains nodefleet,stock] [sizes…]
-//                                                (scripts/bench.sh engine; default 10 30 90, both toolchains)
+// A toolchain may carry one of upstream's options for DIY backends (stock+OPTION), measured as a
+// toolchain of its own: skip-checkpoints (PULUMI_SKIP_CHECKPOINTS: the state written once, at the
+// end; a run that dies loses every change since its start), no-backups
+// (PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS), gzip (PULUMI_DIY_BACKEND_GZIP).
+//   node dist/test/bench/engine.js [--toolchains nodefleet,stock,stock+gzip,…] [sizes…]
+//                                                (scripts/bench.sh engine; default 10 30 90, nodefleet and stock)
 // NODEFLEET_BENCH_KEEP_STATE=PREFIX keeps each size's exported state as PREFIX-N.json.
 // NODEFLEET_BENCH_PROFILE=PREFIX profiles each size's first up (`pulumi --profiling PREFIX-N`: CPU,
 // heap and trace files of the CLI, for `go tool pprof`).
@@ -158,7 +162,20 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
     });
 }
 
-type Toolchain = "nodefleet" | "stock";
+type Toolchain = string;
+const DIY_OPTIONS: Record<string, Record<string, string>> = {
+    "skip-checkpoints": { PULUMI_SKIP_CHECKPOINTS: "true" },
+    "no-backups": { PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS: "true" },
+    gzip: { PULUMI_DIY_BACKEND_GZIP: "true" },
+};
+/** A toolchain's base (nodefleet or stock) and the environment of its DIY option, or why it is not one. */
+function toolchainOf(t: string): { base: "nodefleet" | "stock"; env: Record<string, string> } | string {
+    const [base, option, ...rest] = t.split("+");
+    if ((base !== "nodefleet" && base !== "stock") || rest.length > 0) return `${t}: a toolchain is nodefleet or stock, with at most one +OPTION`;
+    if (option === undefined) return { base, env: {} };
+    const env = DIY_OPTIONS[option];
+    return env === undefined ? `${t}: the options are ${Object.keys(DIY_OPTIONS).join(", ")}` : { base, env };
+}
 
 interface Row {
     n: number;
@@ -216,10 +233,17 @@ export function statusRun(project: ScratchProject, stack: string): { wallS: numb
 
 async function run(n: number, toolchain: Toolchain): Promise<Row> {
     const lab = new ScriptedHosts();
-    process.env.NODEFLEET_TEST_TOOLCHAIN = toolchain; // the scratch project's PATH and plugins (test/support/cli.ts)
+    const chosen = toolchainOf(toolchain);
+    if (typeof chosen === "string") throw new Error(chosen);
+    process.env.NODEFLEET_TEST_TOOLCHAIN = chosen.base; // the scratch project's PATH and plugins (test/support/cli.ts)
     const progress = (s: string) => process.stderr.write(`[bench engine] ${toolchain}: ${s}\n`);
     try {
-        const { project, ports } = await lab.start("bench", () => stringify({ config: { "nodefleet:fleetFile": "fleets/bench.yaml" } }), undefined, n);
+        // The project's environment is this process's when it is made (test/support/cli.ts): the option's with it.
+        Object.assign(process.env, chosen.env);
+        const started = await lab.start("bench", () => stringify({ config: { "nodefleet:fleetFile": "fleets/bench.yaml" } }), undefined, n).finally(() => {
+            for (const k of Object.keys(chosen.env)) delete process.env[k];
+        });
+        const { project, ports } = started;
         writeFleet(project, "bench", path.join(lab.dir, "secrets"), n, ports);
         // Every host's runner answers alike: reached, no node result (the timing is what is measured).
         fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ print_results: JSON.stringify({ results: {} }) }));
@@ -264,7 +288,7 @@ export function partsText(m: Measured): string {
 /** The file backend's checkpoint of a stack: `<backend>/.pulumi/stacks/[<project>/]<stack>.json`. */
 function checkpointFile(backend: string, stack: string): string {
     const stacks = path.join(backend, ".pulumi", "stacks");
-    const found = fs.readdirSync(stacks, { recursive: true, encoding: "utf8" }).filter((f) => path.basename(f) === `${stack}.json`);
+    const found = fs.readdirSync(stacks, { recursive: true, encoding: "utf8" }).filter((f) => [`${stack}.json`, `${stack}.json.gz`].includes(path.basename(f)));
     if (found.length !== 1) throw new Error(`the checkpoint of stack ${stack}: ${found.length} files named ${stack}.json under ${stacks}`);
     return path.join(stacks, found[0]!);
 }
@@ -294,11 +318,11 @@ export function report(rows: Row[]): void {
     const cpu = (m: Measured) => m.cpuS.toFixed(1);
     out(`CPU seconds counted by ${CPU_METHOD}; wall seconds in brackets`);
     out("policy pack on (preview, up); fleet in a file, keys in a secrets directory");
-    out("toolchain  nodes  resources  preview CPU-s (wall)  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node (written)  SSH conns/host  status s (hosts answered)  mocks s");
+    out("toolchain (+ DIY option)  nodes  resources  preview CPU-s (wall)  first up CPU-s (wall)  no-op up CPU-s (wall)  destroy CPU-s  CLI peak MB (up)  state KB/node (written)  SSH conns/host  status s (hosts answered)  mocks s");
     for (const r of rows) {
         out(
             [
-                r.toolchain.padEnd(9),
+                r.toolchain.padEnd(24),
                 String(r.n).padStart(5),
                 String(r.resources).padStart(10),
                 `${cpu(r.preview)} (${r.preview.wallS.toFixed(0)})`.padStart(20),
@@ -315,14 +339,14 @@ export function report(rows: Row[]): void {
     }
     for (const r of rows) out(`state at ${r.n} nodes (${r.toolchain}), by field: ${r.stateShares}`);
     for (const r of rows) if (r.preview.parts.size) out(`CPU at ${r.n} nodes (${r.toolchain}), by part: preview ${partsText(r.preview)}; first up ${partsText(r.up)}; no-op up ${partsText(r.noop)}`);
-    // Side by side: stock over nodefleet's toolchain, size by size.
+    // Side by side: every other toolchain over nodefleet's, size by size.
     const x = (a: number, b: number) => (b > 0 ? `×${(a / b).toFixed(1)}` : "not measured");
-    for (const s of rows.filter((r) => r.toolchain === "stock")) {
+    for (const s of rows.filter((r) => r.toolchain !== "nodefleet")) {
         const p = rows.find((r) => r.toolchain === "nodefleet" && r.n === s.n);
         if (!p) continue;
-        out(`stock / nodefleet at ${s.n} nodes: preview CPU ${x(s.preview.cpuS, p.preview.cpuS)}, first up CPU ${x(s.up.cpuS, p.up.cpuS)} (wall ${x(s.up.wallS, p.up.wallS)}), no-op up CPU ${x(s.noop.cpuS, p.noop.cpuS)}, destroy CPU ${x(s.destroy.cpuS, p.destroy.cpuS)}, CLI peak ${x(s.up.cliPeakMb, p.up.cliPeakMb)}, state written per node ${x(s.writtenBytesPerNode, p.writtenBytesPerNode)}`);
+        out(`${s.toolchain} / nodefleet at ${s.n} nodes: preview CPU ${x(s.preview.cpuS, p.preview.cpuS)}, first up CPU ${x(s.up.cpuS, p.up.cpuS)} (wall ${x(s.up.wallS, p.up.wallS)}), no-op up CPU ${x(s.noop.cpuS, p.noop.cpuS)}, destroy CPU ${x(s.destroy.cpuS, p.destroy.cpuS)}, CLI peak ${x(s.up.cliPeakMb, p.up.cliPeakMb)}, state written per node ${x(s.writtenBytesPerNode, p.writtenBytesPerNode)}`);
     }
-    for (const t of ["nodefleet", "stock"] as const) {
+    for (const t of [...new Set(rows.map((r) => r.toolchain))]) {
         const own = rows.filter((r) => r.toolchain === t);
         for (let i = 1; i < own.length; i++) {
             const [a, b] = [own[i - 1]!, own[i]!];
@@ -363,8 +387,12 @@ async function main(): Promise<void> {
     let toolchains: Toolchain[] = ["nodefleet", "stock"];
     const i = args.indexOf("--toolchains");
     if (i !== -1) {
-        toolchains = (args[i + 1] ?? "").split(",") as Toolchain[];
-        if (toolchains.length === 0 || toolchains.some((t) => t !== "nodefleet" && t !== "stock")) throw new Error(`--toolchains: a list of nodefleet and stock, not ${args[i + 1]}`);
+        toolchains = (args[i + 1] ?? "").split(",").filter(Boolean);
+        if (toolchains.length === 0) throw new Error("--toolchains: a list of toolchains (nodefleet, stock, stock+OPTION)");
+        for (const t of toolchains) {
+            const bad = toolchainOf(t);
+            if (typeof bad === "string") throw new Error(`--toolchains: ${bad}`);
+        }
         args.splice(i, 2);
     }
     const sizes = args.map(Number);
