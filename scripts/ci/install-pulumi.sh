@@ -30,7 +30,7 @@ PULUMI_VERSION="$(pin PULUMI_VERSION)" COMMAND_VERSION="$(pin COMMAND_VERSION)" 
 PULUMI_VERSION="${PULUMI_VERSION#v}"
 # shellcheck source=scripts/setup.sh
 NODEFLEET_SETUP=pipeline source scripts/setup.sh # node and the lock file's packages: the stacks' providers are read with them
-say() { printf '[install-pulumi] %s\n' "$*" >&2; } # setup.sh's own say is its
+say() { printf '[install-pulumi] %s\n' "$*" >&2; } # setup.sh brought a say of its own
 AWS_VERSION="$(node -p 'require("./package-lock.json").packages["node_modules/@pulumi/aws"].version')"
 providers="$(for stack in "$@"; do node scripts/lib/fleet-field.mjs "$stack" providers; done | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')"
 export PULUMI_HOME="${PULUMI_HOME:-$HOME/.pulumi}" PULUMI_SKIP_UPDATE_CHECK=1
