@@ -25,10 +25,8 @@
 # cache key of the CLI this checkout builds (its prebuilt artifact must stand for it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PULUMI_VERSION=v3.248.0
-COMMAND_VERSION=1.2.1
-HCLOUD_VERSION=1.39.1
-HCLOUD_TF_VERSION=1.66.1 # the terraform-provider-hcloud that pulumi-hcloud v1.39.1's go.mod requires
+# shellcheck source=lab/toolchain/versions.sh
+source "$ROOT/lab/toolchain/versions.sh" # PULUMI_VERSION, COMMAND_VERSION, HCLOUD_VERSION, HCLOUD_TF_VERSION
 CACHE="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}/toolchain" # the plugins
 UPSTREAM="${NODEFLEET_UPSTREAM:-$ROOT/../shared/upstream}"
 PINS="$ROOT/lab/toolchain/upstream.sha256"

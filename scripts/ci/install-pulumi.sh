@@ -10,7 +10,7 @@
 #   nodefleet            nodefleet's CLI and command provider (their patches: docs/toolchain.md) from
 #                        their prebuilt artifacts in NODEFLEET_PREBUILT, each digest pinned in
 #                        lab/toolchain/prebuilt.sha256; never built from source here
-# The versions are the ones lab/toolchain.sh pins and the lock file's SDKs ask for. The CLI's
+# The versions are lab/toolchain/versions.sh's and the ones the lock file's SDKs ask for. The CLI's
 # directory goes to GITHUB_PATH when set (the next steps find `pulumi`), and is printed on stdout.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,8 +25,8 @@ for stack in "$@"; do
     [[ "$stack" =~ ^[a-z0-9-]+$ ]] || die "$stack: a stack name is lowercase letters, digits and dashes"
     [ -f "Pulumi.$stack.yaml" ] || die "Pulumi.$stack.yaml does not exist"
 done
-pin() { sed -n "s/^$1=\([^ ]*\).*/\1/p" lab/toolchain.sh; }
-PULUMI_VERSION="$(pin PULUMI_VERSION)" COMMAND_VERSION="$(pin COMMAND_VERSION)" HCLOUD_VERSION="$(pin HCLOUD_VERSION)"
+# shellcheck source=lab/toolchain/versions.sh
+source lab/toolchain/versions.sh
 PULUMI_VERSION="${PULUMI_VERSION#v}"
 # shellcheck source=scripts/setup.sh
 NODEFLEET_SETUP=pipeline source scripts/setup.sh # node and the lock file's packages: the stacks' providers are read with them

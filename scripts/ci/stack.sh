@@ -40,9 +40,10 @@ stock)
     # Where scripts/ci/install-pulumi.sh put the plugins (Pulumi itself reads the user's home from
     # the password database, not HOME).
     export PULUMI_HOME="${PULUMI_HOME:-$HOME/.pulumi}"
-    want="$(sed -n 's/^PULUMI_VERSION=\([^ ]*\).*/\1/p' lab/toolchain.sh)"
+    # shellcheck source=lab/toolchain/versions.sh
+    source lab/toolchain/versions.sh
     have="$(pulumi version 2>/dev/null || true)"
-    [ "$have" = "$want" ] || { echo "stack: NODEFLEET_TOOLCHAIN=stock runs the pulumi on PATH, which must be $want (found: ${have:-none}): scripts/ci/install-pulumi.sh $stack installs it" >&2; exit 1; }
+    [ "$have" = "$PULUMI_VERSION" ] || { echo "stack: NODEFLEET_TOOLCHAIN=stock runs the pulumi on PATH, which must be $PULUMI_VERSION (found: ${have:-none}): scripts/ci/install-pulumi.sh $stack installs it" >&2; exit 1; }
     ;;
 *) echo "stack: NODEFLEET_TOOLCHAIN is nodefleet or stock, not '$NODEFLEET_TOOLCHAIN'" >&2; exit 2 ;;
 esac

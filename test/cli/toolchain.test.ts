@@ -27,7 +27,7 @@ describe("toolchain plugin routes", () => {
 
     before(() => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-toolchain-"));
-        for (const f of ["lab/toolchain.sh", "lab/lib/go.sh", "lab/lib/progress.sh", "lab/lib/prebuilt.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/upstream.sha256", "lab/toolchain/prebuilt.sha256", "lab/toolchain/pulumi-resource-pulumi-nodejs"]) {
+        for (const f of ["lab/toolchain.sh", "lab/toolchain/versions.sh", "lab/lib/go.sh", "lab/lib/progress.sh", "lab/lib/prebuilt.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/upstream.sha256", "lab/toolchain/prebuilt.sha256", "lab/toolchain/pulumi-resource-pulumi-nodejs"]) {
             fs.mkdirSync(path.dirname(path.join(dir, "root", f)), { recursive: true });
             fs.copyFileSync(path.join(ROOT, f), path.join(dir, "root", f));
         }

@@ -24,7 +24,7 @@ const ZGS = "zgs_node-1.1.0-lab-x86_64-linux-gnu.tar.xz";
 const SCRIPTS = [
     "lab/reth.sh", "lab/zgs.sh", "lab/beacond.sh", "lab/artifacts.sh", "lab/toolchain.sh",
     "lab/lib/cargo.sh", "lab/lib/go.sh", "lab/lib/apt.sh", "lab/lib/progress.sh", "lab/lib/prebuilt.sh",
-    "lab/toolchain/upstream.sha256", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/pulumi-resource-pulumi-nodejs",
+    "lab/toolchain/upstream.sha256", "lab/toolchain/versions.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/pulumi-resource-pulumi-nodejs",
     "lab/toolchain/geth/go.mod", "lab/toolchain/geth/go.sum", "lab/toolchain/beacond/go.mod", "lab/toolchain/beacond/go.sum",
     ...fs.readdirSync(path.join(ROOT, "lab/toolchain/patches"), { recursive: true }).map((f) => `lab/toolchain/patches/${String(f)}`).filter((f) => f.endsWith(".patch")),
 ];
