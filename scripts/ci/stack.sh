@@ -81,8 +81,14 @@ while IFS='=' read -r name _; do
 done < <(env | grep -E '^NODEFLEET_SECRET_[A-Za-z0-9]+=' || true)
 # Over the size Pulumi can hand the program, every run would fail cryptically: said here, with the fix.
 bash scripts/nodefleet check --stack "$stack"
-policy=(--policy-pack "$ROOT/policy" --policy-pack-config "$ROOT/policy/config/$stack.json")
-[ -f "policy/config/$stack.json" ] || policy=(--policy-pack "$ROOT/policy")
+# The stack's policy config, else its environment's (a shard prod-eu is of prod: docs/gitops.md,
+# Shards, so it is held to prod's rules), else the pack's own enforcement.
+policy=(--policy-pack "$ROOT/policy")
+for config in "policy/config/$stack.json" "policy/config/${stack%%-*}.json"; do
+    [ -f "$config" ] || continue
+    policy+=(--policy-pack-config "$ROOT/$config")
+    break
+done
 mkdir -p .state/ci
 case "$action" in
 preview) pulumi preview --stack "$stack" --diff --non-interactive "${policy[@]}" 2>&1 | tee ".state/ci/preview-$stack.txt" ;;
