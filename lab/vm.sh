@@ -4,6 +4,7 @@
 # runner's native speed. nodefleet reaches them over SSH as it reaches any existing server.
 #
 #   lab/vm.sh image             build the root filesystem once (debootstrap; cached outside the clone)
+#   lab/vm.sh image-dir         the same, then prints its folder
 #   lab/vm.sh up [N]            boot hosts dev-1..dev-N (default 2) and wait until ready
 #   lab/vm.sh boot-cloud dev-N USER-DATA [USER]
 #                               boot dev-N afresh as a cloud server boots: Debian's cloud-init with a
@@ -324,7 +325,8 @@ cmd_start() { # dev-N...: the hosts named, whichever of them exist or not
     for vm in "$@"; do [[ "$vm" =~ ^dev-[0-9]+$ ]] || die "start: a host is named dev-N, not '$vm'"; done
     need systemd-nspawn mkfs.ext4
     ensure_key
-    img="$(cmd_image)"
+    # A host new to its state directory copies its root from this image (lab/runner.sh gives its own).
+    img="${NODEFLEET_VM_IMAGE:-$(cmd_image)}"
     ensure_lab
     ensure_nat
     for vm in "$@"; do start_vm "$vm" "$img"; done
@@ -412,6 +414,7 @@ cmd_wipe() {
 
 case "${1:-}" in
 image) cmd_image >/dev/null ;;
+image-dir) cmd_image ;;
 up) shift; cmd_up "$@" ;;
 boot-cloud) shift; [ $# -ge 2 ] || die "usage: vm.sh boot-cloud dev-N USER-DATA [USER]"; cmd_boot_cloud "$@" ;;
 start) shift; [ $# -ge 1 ] || die "usage: vm.sh start dev-N..."; cmd_start "$@" ;;
