@@ -9,34 +9,19 @@
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ROOT, ScratchProject, sh } from "../support/cli";
 import { freePort, until } from "../support/process";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
+import { PULUMI_TARBALL, PULUMI_VERSION, makePulumiMirror } from "../support/pulumi-mirror";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "status", "scripts", "lab"];
 const BUCKET = "nodefleet-stock";
-const VERSION = "3.248.0";
-const TARBALL = `pulumi-v${VERSION}-linux-x64.tar.gz`;
-
-/** A mirror of Pulumi's download site and plugin server, from the stock toolchain: DIR/sdk, DIR/plugins. */
-function makeMirror(dir: string): void {
-    const stock = path.join(ROOT, ".tools/stock/pulumi");
-    const stage = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-release-"));
-    fs.mkdirSync(path.join(stage, "pulumi"));
-    for (const f of fs.readdirSync(path.join(stock, "bin"))) fs.copyFileSync(path.join(stock, "bin", f), path.join(stage, "pulumi", f));
-    fs.mkdirSync(path.join(dir, "sdk"), { recursive: true });
-    fs.mkdirSync(path.join(dir, "plugins"));
-    sh("tar", ["-czf", path.join(dir, "sdk", TARBALL), "-C", stage, "pulumi"]);
-    const digest = createHash("sha256").update(fs.readFileSync(path.join(dir, "sdk", TARBALL))).digest("hex");
-    fs.writeFileSync(path.join(dir, "sdk", `pulumi-${VERSION}-checksums.txt`), `${"0".repeat(64)}  pulumi-v${VERSION}-darwin-x64.tar.gz\n${digest}  ${TARBALL}\n`);
-    sh("tar", ["-czf", path.join(dir, "plugins", "pulumi-resource-command-v1.2.1-linux-amd64.tar.gz"), "-C", path.join(stock, "plugins/resource-command-v1.2.1"), "pulumi-resource-command"]);
-    fs.rmSync(stage, { recursive: true, force: true });
-}
+const VERSION = PULUMI_VERSION;
+const TARBALL = PULUMI_TARBALL;
 
 describe("the pipeline on stock Pulumi, installed as the workflows install it", { timeout: 20 * 60_000 }, () => {
     const lab = new ScriptedHosts();
@@ -56,8 +41,7 @@ describe("the pipeline on stock Pulumi, installed as the workflows install it", 
     let env: NodeJS.ProcessEnv;
 
     before(async () => {
-        sh("bash", [path.join(ROOT, "lab/toolchain.sh"), "stock"]);
-        makeMirror(mirror);
+        makePulumiMirror(mirror);
         // A server of its own (the jobs run synchronously here), its request log read as what was fetched.
         const mirrorPort = await freePort();
         server = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", "--directory", mirror, String(mirrorPort)], { stdio: ["ignore", "ignore", fs.openSync(requests, "w")] });

@@ -1,5 +1,5 @@
 // The lab's prebuilt artifacts (lab/lib/prebuilt.sh through lab/reth.sh, lab/zgs.sh, lab/beacond.sh,
-// lab/artifacts.sh geth and lab/toolchain.sh): the real
+// lab/artifacts.sh geth, lab/act.sh and lab/toolchain.sh): the real
 // scripts run on a scratch copy of the lab, with a cache of their own, so the machine's cache is
 // left alone. The artifacts are the real ones in ../shared/prebuilt (linked, or copied and then
 // changed by one byte). No test here runs a build: where the scripts would fall back to the source
@@ -22,10 +22,11 @@ const PINS = path.join(ROOT, "lab/toolchain/prebuilt.sha256");
 const RETH = "reth-1.11.4-lab-x86_64-linux-gnu.tar.xz";
 const ZGS = "zgs_node-1.1.0-lab-x86_64-linux-gnu.tar.xz";
 const SCRIPTS = [
-    "lab/reth.sh", "lab/zgs.sh", "lab/beacond.sh", "lab/artifacts.sh", "lab/toolchain.sh",
+    "lab/reth.sh", "lab/zgs.sh", "lab/beacond.sh", "lab/artifacts.sh", "lab/toolchain.sh", "lab/act.sh",
     "lab/lib/cargo.sh", "lab/lib/go.sh", "lab/lib/apt.sh", "lab/lib/progress.sh", "lab/lib/prebuilt.sh",
     "lab/toolchain/upstream.sha256", "lab/toolchain/versions.sh", "lab/toolchain/go.mod", "lab/toolchain/go.sum", "lab/toolchain/pulumi-resource-pulumi-nodejs",
     "lab/toolchain/geth/go.mod", "lab/toolchain/geth/go.sum", "lab/toolchain/beacond/go.mod", "lab/toolchain/beacond/go.sum",
+    "lab/toolchain/act/go.mod", "lab/toolchain/act/go.sum",
     ...fs.readdirSync(path.join(ROOT, "lab/toolchain/patches"), { recursive: true }).map((f) => `lab/toolchain/patches/${String(f)}`).filter((f) => f.endsWith(".patch")),
 ];
 /**
@@ -38,6 +39,7 @@ const TAKEN: readonly { artifact: string; script: string; args: string[]; member
     { artifact: ZGS, script: "zgs.sh", args: ["path"], member: "zgs_node", entry: "zgs/KEY/zgs_node" },
     { artifact: "beacond-1.1.0-lab-x86_64-linux-gnu.tar.xz", script: "beacond.sh", args: ["path"], member: "beacond", entry: "beacond/KEY/beacond" },
     { artifact: "geth-1.17.0-x86_64-linux-gnu.tar.xz", script: "artifacts.sh", args: ["geth"], member: "geth", entry: "geth/KEY/geth" },
+    { artifact: "act-0.2.89-x86_64-linux-gnu.tar.xz", script: "act.sh", args: [], member: "act", entry: "act/KEY/act" },
     { artifact: "pulumi-v3.248.0-lab-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi", entry: "pulumi/KEY/pulumi" },
     { artifact: "pulumi-language-nodejs-v3.248.0-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-language-nodejs", entry: "toolchain/pulumi-language-nodejs-v3.248.0-KEY/pulumi-language-nodejs" },
     { artifact: "pulumi-resource-command-v1.2.1-lab-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["hcloud"], member: "pulumi-resource-command", entry: "toolchain/pulumi-resource-command-1.2.1-KEY/pulumi-resource-command" },
