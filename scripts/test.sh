@@ -27,6 +27,9 @@ for tier in $TIERS; do
     case "$tier" in unit | cli | e2e) ;; *) echo "NODEFLEET_TIERS: unknown tier '$tier' (unit, cli, e2e)" >&2; exit 2 ;; esac
 done
 has_tier() { [[ " $TIERS " == *" $1 "* ]]; }
+# The cli tier's files that drive the engine (preview, up, no-op, drift, upgrade, the pipeline,
+# policy, status), run a second time on stock Pulumi.
+CLI_ON_STOCK=(preview pipeline switch-state upgrade policy status)
 case "${1:-}" in
 "") ;;
 --list)
@@ -35,7 +38,10 @@ case "${1:-}" in
         echo "tier $tier"
         case "$tier" in
         unit) printf '  %s\n' lab/sim/tests hostfiles/tests test/bench/bench_trim.py test/unit/*.test.ts ;;
-        cli) printf '  %s\n' test/cli/*.test.ts ;;
+        cli)
+            printf '  %s\n' test/cli/*.test.ts
+            printf '  test/cli/%s.test.ts (again, on stock Pulumi)\n' "${CLI_ON_STOCK[@]}"
+            ;;
         e2e) printf '  %s\n' lab/sim/tests_geth/test_geth_chain.py hostfiles/tests_real/test_real_reth.py hostfiles/tests_real/test_real_beacond.py test/e2e/*.test.ts ;;
         esac
     done
@@ -176,7 +182,16 @@ cli_tier() {
     # Two files at once: one alone leaves about a third of two cores idle (pulumi waits on its
     # plugins and the scripted hosts); each file has its own stacks, homes and ports.
     node --test --test-reporter=spec --test-concurrency=2 dist/test/cli/
+    # The engine's tests again on stock Pulumi (v3.248.0 and the command provider with no patch, as
+    # an operator installs them): where a patch changes what a test sees, it asserts stock's
+    # behaviour instead (docs/toolchain.md).
+    echo "== cli tier: the engine's tests on stock Pulumi"
+    bash lab/toolchain.sh stock
+    local files=() f
+    for f in "${CLI_ON_STOCK[@]}"; do files+=("dist/test/cli/$f.test.js"); done
+    NODEFLEET_TEST_TOOLCHAIN=stock node --test --test-reporter=spec --test-concurrency=2 "${files[@]}"
 }
+
 e2e_python() { # the e2e tier's suites on the runner: real geth, reth and beacond, ports of their own
     echo "== e2e tier: real geth with the simulators (export, trim, import, engine API, JWT)"
     await geth

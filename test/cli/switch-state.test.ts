@@ -12,7 +12,7 @@ import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, ScratchProject } from "../support/cli";
+import { ON_STOCK, ROOT, ScratchProject } from "../support/cli";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
 import { SWITCH_STEPS } from "../../components/roles/switch-steps";
 import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
@@ -79,7 +79,8 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
         const conns = lab.connections();
         console.log(`# SSH connections open at once per scripted host during the fleet's up: ${JSON.stringify([...conns])}`);
         assert.deepEqual([...conns.keys()].sort(), [...ports].sort(), "both hosts were reached");
-        for (const [port, c] of conns) assert.ok(c.peak <= 2, `port ${port}: ${c.peak} SSH connections open at once`);
+        // On stock Pulumi (NODEFLEET_TEST_TOOLCHAIN=stock) that difference is asserted the other way.
+        for (const [port, c] of conns) assert.ok(ON_STOCK ? c.peak > 2 : c.peak <= 2, `port ${port}: ${c.peak} SSH connections open at once`);
         // The host bundles reached each host once, over SFTP, into the SSH user's home: each file
         // named by its sha256, all the three roles' tools between the two hosts, and the scripts
         // of the large steps (releases, configure), which ran from there (the scripted host runs a

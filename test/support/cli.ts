@@ -58,6 +58,9 @@ export interface Run {
  * Which Pulumi a scratch project runs (NODEFLEET_TEST_TOOLCHAIN): nodefleet's (lab/toolchain.sh, the
  * default) or stock Pulumi with no patch (lab/toolchain.sh stock): its CLI's directory and its plugins.
  */
+/** True when the tests run on stock Pulumi (NODEFLEET_TEST_TOOLCHAIN=stock): a test of a patch's effect asserts stock's behaviour instead (docs/toolchain.md). */
+export const ON_STOCK = process.env.NODEFLEET_TEST_TOOLCHAIN === "stock";
+
 export function toolchainDirs(): { bin: string; plugins: string } {
     const which = process.env.NODEFLEET_TEST_TOOLCHAIN ?? "nodefleet";
     if (which === "stock") return { bin: path.join(ROOT, ".tools/stock/pulumi/bin"), plugins: path.join(ROOT, ".tools/stock/pulumi/plugins") };
