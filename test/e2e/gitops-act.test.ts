@@ -267,7 +267,7 @@ describe("the workflows run by act on a lab runner, as its non-root user", { tim
         for (const shard of ["prod-a", "prod-b"]) assert.ok(stagingEnd <= span(r.lines, "prod", shard)[0], `${shard} started after staging ended`);
         assert.match(r.text, /scripted failure: nodefleet hardware preflight for host dev-1:/);
         // Each stack's up ran on its own hosts: prod-a's brought its every node up.
-        assert.ok(ran("prod-a").some((l) => /fleet-dev-2-validator-1/.test(l) || /validator-1/.test(l)), "prod-a's hosts ran its nodes' steps");
+        assert.ok(ran("prod-a").some((l) => l.includes("validator-1")), "prod-a's hosts ran its nodes' steps");
 
         fs.rmSync(path.join(hosts["prod-b"].dir, "fail"));
         const again = act("push", "deploy", { ref: "refs/heads/main" });
