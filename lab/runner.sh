@@ -58,10 +58,9 @@ cmd_image() {
     touch "$tc/x64.complete"
     chroot "$r" chown -R runner:runner /home/runner
     "$r/usr/local/bin/node" --version >/dev/null || die "the runner's node does not run"
-    mv "$work/rootfs" "$work/ready-rootfs"
     rm -rf "$dir"
     mkdir -p "$dir"
-    mv "$work/ready-rootfs" "$dir/rootfs"
+    mv "$work/rootfs" "$dir/rootfs"
     touch "$dir/ready"
     say "the runner's root filesystem is ready: $dir"
     echo "$dir"
