@@ -49,6 +49,12 @@ const TAKEN: readonly { artifact: string; script: string; args: string[]; member
     { artifact: "pulumi-resource-command-v1.2.1-x86_64-linux-gnu.tar.xz", script: "toolchain.sh", args: ["stock"], member: "pulumi-resource-command", entry: "toolchain/pulumi-resource-command-1.2.1-KEY/pulumi-resource-command" },
 ];
 
+/**
+ * Artifacts asked of the lab (their recipes: docs/toolchain.md) that its folder may not hold yet:
+ * until one is there, its script builds from source, and the test shows that fall back instead.
+ */
+const ASKED = new Set(["act-0.2.89-x86_64-linux-gnu.tar.xz"]);
+
 const sha256 = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 /** The pins file as a map: name → digest (or cache key), comments left out. */
 function pins(text: string): Map<string, string> {
@@ -131,16 +137,22 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
 
     it("takes every artifact of the shared folder, each pinned with the digests its SHA256SUMS lists", () => {
         const sums = pins(fs.readFileSync(path.join(PREBUILT, "SHA256SUMS"), "utf8"));
-        assert.deepEqual([...sums.keys()].sort(), TAKEN.map((t) => t.artifact).sort(), "every artifact in the folder is taken, and nothing else is expected");
+        const expected = TAKEN.filter((t) => !ASKED.has(t.artifact) || sums.has(t.artifact)).map((t) => t.artifact);
+        assert.deepEqual([...sums.keys()].sort(), expected.sort(), "every artifact in the folder is taken, and every one not asked for lately is there");
         for (const { artifact, member } of TAKEN) {
-            assert.equal(PINNED.get(artifact), sums.get(artifact), artifact);
+            if (sums.has(artifact)) assert.equal(PINNED.get(artifact), sums.get(artifact), artifact);
             for (const pin of [`${artifact}/${member}`, `${artifact}#cache-key`]) assert.ok(PINNED.has(pin), `no pin ${pin}`);
         }
     });
 
     const byScript = new Map<string, (typeof TAKEN)[number][]>();
-    for (const t of TAKEN) byScript.set(`${t.script} ${t.args.join(" ")}`, [...(byScript.get(`${t.script} ${t.args.join(" ")}`) ?? []), t]);
+    for (const t of TAKEN) { const k = [t.script, ...t.args].join(" "); byScript.set(k, [...(byScript.get(k) ?? []), t]); }
     for (const [call, taken] of byScript) {
+        const absent = taken.every((t) => ASKED.has(t.artifact) && !fs.existsSync(path.join(PREBUILT, t.artifact)));
+        if (absent) {
+            it(`lab/${call}: ${taken.map((t) => t.artifact).join(", ")} asked of the lab and not in its folder yet: the source build starts, said so, and fills no cache entry when it fails`, () => notYetMade(call, taken));
+            continue;
+        }
         it(`lab/${call}: takes ${taken.map((t) => t.artifact).join(", ")} into the cache entries of the build, each binary's digest the pinned one; nothing built${call === "toolchain.sh hcloud" ? " (the CLI's when it stands for this checkout's patches: the next test)" : ""}`, () => {
             const [script, ...args] = call.split(" ");
             // A stale CLI artifact is not taken (the next test): its entry is filled as the source build fills it.
@@ -164,6 +176,24 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
             assert.doesNotMatch(r.stderr, /building|compiled \d+\/\d+ packages/);
             assert.deepEqual(r.files.filter((f) => f.includes(".prebuilt.")), [], "no scratch directory left");
         });
+    }
+
+    /** An artifact asked for and not yet in the folder: the script says so and starts the source build (a `go` that only says it ran). */
+    function notYetMade(call: string, taken: (typeof TAKEN)[number][]) {
+        const [script, ...args] = call.split(" ");
+        fs.writeFileSync(path.join(dir, "bin/go"), "#!/bin/sh\necho \"go $*: not on this test's machine\" >&2\nexit 1\n", { mode: 0o755 });
+        try {
+            const r = lab(script!, PREBUILT, {}, ...args);
+            assert.equal(r.status, 1, "stops where the source build's go fails");
+            for (const { artifact, member } of taken) {
+                assert.ok(r.stderr.includes(`no prebuilt artifact ${path.join(PREBUILT, artifact)}: building from source`), r.stderr);
+                assert.ok(r.stderr.includes(`building ${member} from the Go module proxy`), r.stderr);
+                assert.ok(r.stderr.includes(`produced no ${member}`), r.stderr);
+            }
+            assert.deepEqual(r.files.filter((f) => /\/[0-9a-f]{16}\//.test(f)), [], "nothing in a cache entry");
+        } finally {
+            fs.rmSync(path.join(dir, "bin/go"));
+        }
     }
 
     it("the Pulumi CLI artifact: taken when it stands for this checkout's patches, else not taken and the source build started, both keys named", () => {
