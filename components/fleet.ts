@@ -16,8 +16,31 @@ import { DriftCheckProvider } from "./hosts/drift";
 import { receiverSecrets } from "./config/monitoring";
 import { MonitoringAgent, MonitoringServer, watchedMounts } from "./monitoring/install";
 import { scrapedValidators, type ScrapeHost } from "./monitoring/config";
-import { describeRollout, planRollout } from "./rollout/plan";
+import { describeRollout, planRollout, type RoleRollout } from "./rollout/plan";
+import { describePower, powerViolations, validatorPowers, type ValidatorPower } from "./rollout/power";
 import type { NodeRollout } from "./rollout/gate";
+
+/** A `rollout` section's batches, with the validators' voting power they were checked against. */
+interface PlannedRollout {
+    readonly roles: RoleRollout[];
+    readonly power: ReadonlyMap<string, ValidatorPower>;
+}
+
+/**
+ * The rollout's batches (planRollout, every node of its role), refused when a batch would take
+ * more of a validator network's voting power offline than `rollout.maxOfflinePower`. Read and
+ * checked before any resource registers: a refused plan leaves nothing half made.
+ */
+async function plannedRollout(plan: FleetPlan): Promise<PlannedRollout | undefined> {
+    const spec = plan.spec.rollout;
+    if (spec === undefined) return undefined;
+    const nodes = plan.spec.nodes.map((n) => ({ name: n.name, role: n.role }));
+    const roles = planRollout(nodes, new Set(nodes.map((n) => n.name)), spec);
+    const power = await validatorPowers(plan, (message) => pulumi.log.warn(message));
+    const refused = powerViolations(roles, power, Number(spec.maxOfflinePower.slice(0, -1)));
+    if (refused.length > 0) throw new pulumi.RunError(refused.join("\n"));
+    return { roles, power };
+}
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -73,10 +96,11 @@ export class Fleet extends pulumi.ComponentResource {
         dropResourceStackTraces();
         trimSdkCosts();
         const moves = plannedMoves(args.plan, previousHosts);
+        const rollout = await plannedRollout(args.plan);
         const fleet = new Fleet(name, opts);
         for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });
         for (const host of args.plan.hosts) for (const node of host.nodes) if (node.role === "validator") fleet.validatorHosts[node.name] = node.host;
-        fleet.planRollout(args.plan);
+        fleet.planRollout(rollout);
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
@@ -96,12 +120,11 @@ export class Fleet extends pulumi.ComponentResource {
      * whose steps are unchanged passes its gate at once), each node's key step after the gates of
      * the batch before it. The order is logged, as preview shows it.
      */
-    private planRollout(plan: FleetPlan): void {
-        const spec = plan.spec.rollout;
-        if (spec === undefined) return;
-        const nodes = plan.spec.nodes.map((n) => ({ name: n.name, role: n.role }));
-        const roles = planRollout(nodes, new Set(nodes.map((n) => n.name)), spec);
+    private planRollout(rollout: PlannedRollout | undefined): void {
+        if (rollout === undefined) return;
+        const { roles, power } = rollout;
         for (const line of describeRollout(roles)) pulumi.log.info(`${line} (a node whose steps do not change passes its place at once)`, this);
+        for (const line of describePower(power)) pulumi.log.info(line, this);
         for (const role of roles) {
             let previous: Promise<pulumi.Resource>[] = [];
             for (const batch of role.batches) {

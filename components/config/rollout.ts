@@ -26,6 +26,11 @@ const settings = {
 export const rolloutSpec = z
     .strictObject({
         ...settings,
+        maxOfflinePower: z
+            .string()
+            .regex(/^([1-9][0-9]?|100)%$/, "a percentage is 1% to 100%, a whole number and %")
+            .default("30%")
+            .describe("The most of a validator network's voting power one batch may take offline at once, read from each validator's `consensusRpcUrl`; a plan that exceeds it is refused at preview with the figures. CometBFT stops committing with a third or more offline: 30% keeps a margin. Above 33% accepts that the network halts while a batch restarts (a network where one validator holds that much)."),
         order: z
             .array(z.string().min(1))
             .default([])

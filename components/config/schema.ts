@@ -247,6 +247,9 @@ export const validatorSettings = z
             .default(false)
             .describe("With `switch: migrate`: the low-downtime switch (steps l01..l14): the running geth exports the chain and reth imports it while 0gchaind keeps committing on geth; the validator stops only for the cutover (the blocks made meanwhile exported and imported, the head's hash compared). geth's datadir is kept whole as the way back (no backup copy); needs 2x the geth datadir free and geth's IPC socket. Choose it when the switch starts: the two modes never mix on a host. See docs/switch.md."),
         referenceRpcUrl: rpcUrl.optional().describe("A URL or {secret: <name>}: a public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
+        consensusRpcUrl: rpcUrl
+            .optional()
+            .describe("A URL or {secret: <name>}: a CometBFT RPC of the validator's network that the machine running pulumi reaches (a sentry's, or a public one; not this validator's own, which listens on its loopback). With a `rollout` section, preview and up read the network's validator set there (`/status`, `/validators`) and keep what each batch takes offline within `rollout.maxOfflinePower`. Unset: the validator's voting power is not known and the rollout counts it as a node only."),
         heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks the execution client may be behind the reference (else the noted head) when the -38002 remedy starts 0gchaind again."),
         importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after an import that did not complete (reth's `mismatched parent hash` or `block number X does not match parent block number Y`, a kill, a host restart), each from the last block every stage of reth finished."),
         cleanup: z

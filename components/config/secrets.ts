@@ -47,8 +47,12 @@ function urlSecretUses(spec: FleetSpec): SecretUse[] {
             add(`nodes[${i}].sequencer.l1RpcUrls`, node.sequencer.l1RpcUrls);
             add(`nodes[${i}].sequencer.l1ConsensusHostUrls`, node.sequencer.l1ConsensusHostUrls);
         }
-        const ref = node.role === "validator" ? node.validator.referenceRpcUrl : undefined;
-        if (ref !== undefined && typeof ref !== "string") uses.push({ path: `nodes[${i}].validator.referenceRpcUrl.secret`, key: ref.secret, kind: "url" });
+        if (node.role === "validator") {
+            for (const field of ["referenceRpcUrl", "consensusRpcUrl"] as const) {
+                const ref = node.validator[field];
+                if (ref !== undefined && typeof ref !== "string") uses.push({ path: `nodes[${i}].validator.${field}.secret`, key: ref.secret, kind: "url" });
+            }
+        }
     });
     for (const [name, r] of Object.entries(spec.releases)) if (r.url !== undefined && typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
     return uses;

@@ -23,6 +23,9 @@
 // A release that runs but never serves (a script that sleeps) was rolled back with these three
 // nodes on the dev hosts when they were VMs (2026-11-28); it is not repeated here, for time: each
 // `pulumi up` of this scenario takes one to two minutes.
+// Throughout, validator-1 names its network's RPC (the runner's beacond of it): a preview with
+// `maxOfflinePower: "10%"` is refused naming its 20% of the real validator set, and every up logs
+// the figures.
 // Then the section is taken out again, so that the scenarios after this one see the fleet as before.
 import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -33,13 +36,15 @@ import * as path from "node:path";
 import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, onVm, statusJson, timed, upWith } from "../support/lab";
+import { lastUpConfig, onVm, previewWith, statusJson, timed, upWith } from "../support/lab";
 import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
 /** A release's lines in the dev config: the lab's artifact server and its sums. */
 const releaseLines = (shipped: string) => `        url: http://10.0.2.2:8700/${shipped}.tar.gz\n        sha256File: .state/artifacts/current/SHA256SUMS\n`;
 const RELEASE_LINE = releaseLines(SHIPPED);
+/** The dev validator's key line: its network's RPC is set after it. */
+const VALIDATOR_KEY_LINE = "          validatorKeySecret: devValidatorKey\n";
 const SOAK = 10;
 /** The storage nodes of the scenario, by host. */
 const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "dev-2", "storage-3": "dev-1" };
@@ -104,9 +109,12 @@ export function rolloutScenario(steps: Steps): void {
         const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
         try {
             // `one`: storage-1 alone again (storage-2 and -3 taken out: what follows gates no storage batch).
-            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }>; one?: boolean }) => () => {
-                const rollout = `    rollout:\n      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n        sequencer: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n        validator: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
+            const config = (o: { within?: number; onFailure?: "halt" | "rollback"; release?: { file: string; sha256: string }; others?: Record<string, { file: string; sha256: string }>; one?: boolean; maxOfflinePower?: string }) => () => {
+                const rollout = `    rollout:\n${o.maxOfflinePower === undefined ? "" : `      maxOfflinePower: "${o.maxOfflinePower}"\n`}      roles:\n        storage: { batchSize: 1, healthyWithinSeconds: ${o.within ?? 300}, soakSeconds: ${SOAK}, onFailure: ${o.onFailure ?? "rollback"} }\n        sequencer: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n        validator: { healthyWithinSeconds: 300, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
                 let out = (o.one ? snapshot : moreStorageNodes(snapshot)).replace(/^ {4}releases:\n/m, `${rollout}    releases:\n`);
+                // validator-1's network, read at the runner's beacond of it (lab/devchain.sh): its voting power.
+                assert.ok(out.includes(VALIDATOR_KEY_LINE), "the dev config's validator key line");
+                out = out.replace(VALIDATOR_KEY_LINE, `${VALIDATOR_KEY_LINE}          consensusRpcUrl: http://127.0.0.1:8667\n`);
                 if (o.release) {
                     assert.ok(out.includes(RELEASE_LINE), "the dev config's zgs release");
                     out = out.replace(RELEASE_LINE, `        url: http://10.0.2.2:${port}/${o.release.file}\n        sha256: "${o.release.sha256}"\n`);
@@ -146,9 +154,16 @@ export function rolloutScenario(steps: Steps): void {
             // The fleet running (the storage scenario's last test stops storage-1 to see it stop cleanly).
             onVm("dev-1", "systemctl start zgs-storage-1.service");
 
+            // validator-1 holds 20% of its network's power (the real beacond's validator set): a limit
+            // of 10% refuses the plan at preview, with the figures; the default 30% takes it.
+            const refused = timed("pulumi preview (maxOfflinePower 10%)", () => previewWith(config({ maxOfflinePower: "10%" })));
+            assert.notEqual(refused.status, 0, refused.output.slice(-2000));
+            assert.match(refused.output, /rollout: validator-1 alone would take 32000000000 of network beacond-2061's voting power 160000000000 offline at once \(20\.0%: validator-1 32000000000\), more than rollout\.maxOfflinePower \(10%\)/, refused.output.slice(-2000));
+
             // On, with two more storage nodes: every gate's first run records its node's first deploy.
             const on = up("rollout on, storage-2 and -3 added", config({}));
             assert.equal(on.status, 0, on.why());
+            assert.match(on.output, /rollout: voting power of network beacond-2061: 160000000000; validator-1 32000000000 \(20\.0%\)/);
             for (const node of ["storage-1", "storage-2", "storage-3", "sequencer-1", "validator-1"]) assert.match(on.output, new RegExp(`gate ${node}: its first deploy, not gated`), node);
             assert.match(on.output, /rollout storage: 3 node\(s\) in 3 batch\(es\) of up to 1, each healthy within 300 s and for 10 s, on failure rollback: 1\. storage-1; 2\. storage-2; 3\. storage-3/);
 

@@ -99,12 +99,15 @@ export function upWith(edit: (yaml: string) => string, extraArgs: readonly strin
     return sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs });
 }
 
-/** `pulumi preview --expect-no-changes` with an edited copy of Pulumi.dev.yaml: its status says whether anything would change. */
-export function previewNoChangesWith(edit: (yaml: string) => string) {
+/** `pulumi preview` with an edited copy of Pulumi.dev.yaml. */
+export function previewWith(edit: (yaml: string) => string, extraArgs: readonly string[] = []) {
     const file = path.join(ROOT, ".state", "e2e-config-preview.yaml");
     fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
-    return sh("bash", [DEV, "pulumi", "preview", "--stack", "dev", "--non-interactive", "--expect-no-changes", "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
+    return sh("bash", [DEV, "pulumi", "preview", "--stack", "dev", "--non-interactive", ...extraArgs, "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
 }
+
+/** `pulumi preview --expect-no-changes` with an edited copy of Pulumi.dev.yaml: its status says whether anything would change. */
+export const previewNoChangesWith = (edit: (yaml: string) => string) => previewWith(edit, ["--expect-no-changes"]);
 
 export function timed<T>(label: string, f: () => T): T {
     const t0 = Date.now();
