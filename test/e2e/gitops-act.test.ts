@@ -22,12 +22,15 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { ROOT, sh } from "../support/cli";
+import { onVm } from "../support/lab";
 import { freePort, until } from "../support/process";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
 import { makePulumiMirror } from "../support/pulumi-mirror";
 
 const RUNNER = "dev-5";
 const STATE = process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state/e2e");
+// The lab's scripts (lab/vm.sh, lab/runner.sh) take the tier's state from here, run alone or in the lane.
+process.env.NODEFLEET_STATE = STATE;
 const RUNNER_ROOT = path.join(STATE, "vm", RUNNER, "root");
 const HOME = path.join(RUNNER_ROOT, "home/runner");
 const RUNNER_UID = 1001;
@@ -62,16 +65,8 @@ describe("the workflows run by act on a lab runner, as its non-root user", { tim
         sh("chown", ["-R", `${RUNNER_UID}:${RUNNER_UID}`, path.join(HOME, rel.split("/")[0]!)]);
     }
 
-    /** A command as the runner's user on the runner host, in the repository. */
-    function asRunner(script: string, timeoutMs = 20 * 60_000): { status: number | null; output: string } {
-        const r = spawnSync("bash", [path.join(ROOT, "lab/vm.sh"), "ssh", RUNNER, `su - runner -c ${shellQuote(`cd ~/nodefleet && ${script}`)}`], {
-            env: { ...process.env, NODEFLEET_STATE: STATE },
-            encoding: "utf8",
-            timeout: timeoutMs,
-            maxBuffer: 256 << 20,
-        });
-        return { status: r.status, output: `${r.stdout ?? ""}${r.stderr ?? ""}` };
-    }
+    /** A command as the runner's user on the runner host, in the repository (act's --json log runs to hundreds of KB). */
+    const asRunner = (script: string, timeoutMs = 20 * 60_000) => onVm(RUNNER, `su - runner -c ${shellQuote(`cd ~/nodefleet && ${script}`)}`, true, { timeoutMs, maxBuffer: 256 << 20 });
 
     /** act runs one workflow on an event: its --json log, parsed, and its exit status. */
     function act(event: string, workflow: string, payload: object): { status: number | null; lines: ActLine[]; text: string } {
@@ -158,9 +153,9 @@ describe("the workflows run by act on a lab runner, as its non-root user", { tim
         await until("moto's S3 server", 30, async () => ((await fetch(`http://127.0.0.1:${s3Port}/${BUCKET}`, { method: "PUT" })).ok ? true : undefined));
 
         // The runner: a fresh host from the runner's image.
-        spawnSync("bash", [path.join(ROOT, "lab/vm.sh"), "stop", RUNNER], { env: { ...process.env, NODEFLEET_STATE: STATE }, stdio: "inherit" });
+        spawnSync("bash", [path.join(ROOT, "lab/vm.sh"), "stop", RUNNER], { stdio: "inherit" });
         fs.rmSync(path.join(STATE, "vm", RUNNER), { recursive: true, force: true });
-        const boot = spawnSync("bash", [path.join(ROOT, "lab/runner.sh"), "start", RUNNER], { env: { ...process.env, NODEFLEET_STATE: STATE }, stdio: ["ignore", "ignore", "inherit"] });
+        const boot = spawnSync("bash", [path.join(ROOT, "lab/runner.sh"), "start", RUNNER], { stdio: ["ignore", "ignore", "inherit"] });
         assert.equal(boot.status, 0, "the runner host booted");
 
         // The team's repository: this checkout's committed files, the examples' stacks replaced by the lab's.
@@ -217,7 +212,7 @@ describe("the workflows run by act on a lab runner, as its non-root user", { tim
     after(() => {
         for (const c of children) c.kill();
         for (const h of Object.values(hosts)) h.dispose();
-        spawnSync("bash", [path.join(ROOT, "lab/vm.sh"), "stop", RUNNER], { env: { ...process.env, NODEFLEET_STATE: STATE }, stdio: "inherit" });
+        spawnSync("bash", [path.join(ROOT, "lab/vm.sh"), "stop", RUNNER], { stdio: "inherit" });
         fs.rmSync(work, { recursive: true, force: true });
     });
 

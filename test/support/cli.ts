@@ -185,10 +185,10 @@ export class ScratchProject {
 }
 
 /** A command in the checkout (scripts/…), output captured; throws with the output on failure. `env` adds variables (keys go there, never into an argv). */
-export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string; env?: Record<string, string>; cwd?: string } = {}): Run {
+export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string; env?: Record<string, string>; cwd?: string; maxBuffer?: number } = {}): Run {
     const env = opts.env ? { ...process.env, ...opts.env } : process.env;
     const timeout = opts.timeoutMs ?? 900_000;
-    const r = result(spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, env, encoding: "utf8", input: opts.input, timeout }));
+    const r = result(spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, env, encoding: "utf8", input: opts.input, timeout, maxBuffer: opts.maxBuffer }));
     const how = r.status === null ? `did not finish (its timeout is ${timeout / 1000} s)` : `exited ${r.status}`;
     if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} ${how}:\n${r.output.slice(-6000)}`);
     return r;

@@ -26,8 +26,8 @@ export function withoutRetryNotices(stderr: string): { said: string; notices: st
  * which are shown on the test's stderr instead: a test that splits a command's output into lines
  * (unit states, counts, "0 0") must not read a notice as one of them.
  */
-export function onVm(vm: string, command: string, allowFail = false, opts: { input?: string; timeoutMs?: number } = {}): Run {
-    const r = sh("bash", [VM, "ssh", vm, command], { allowFail, timeoutMs: opts.timeoutMs ?? 120_000, input: opts.input });
+export function onVm(vm: string, command: string, allowFail = false, opts: { input?: string; timeoutMs?: number; maxBuffer?: number } = {}): Run {
+    const r = sh("bash", [VM, "ssh", vm, command], { allowFail, timeoutMs: opts.timeoutMs ?? 120_000, input: opts.input, maxBuffer: opts.maxBuffer });
     const { said, notices } = withoutRetryNotices(r.output.slice(r.stdout.length));
     if (notices.length > 0) process.stderr.write(`${notices.join("\n")}\n`);
     return { status: r.status, stdout: r.stdout, output: r.stdout + said };
