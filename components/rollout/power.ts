@@ -115,9 +115,13 @@ function noAnswer(e: unknown): string {
 export async function readValidatorSet(base: string, get: Get = httpGet): Promise<ValidatorSet> {
     const root = base.replace(/\/+$/, "");
     const text = async (p: string, call: string) => {
-        const r = await get(`${root}${p}`).catch((e: unknown) => {
-            throw new RpcAnswerError(`${call}: no answer (${noAnswer(e)})`);
-        });
+        // Once more after a connection that failed (not a timeout): a kept-alive connection the
+        // server closed meanwhile fails the next request on it.
+        const r = await get(`${root}${p}`)
+            .catch((e: unknown) => (e instanceof Error && e.name === "TimeoutError" ? Promise.reject(e) : get(`${root}${p}`)))
+            .catch((e: unknown) => {
+                throw new RpcAnswerError(`${call}: no answer (${noAnswer(e)})`);
+            });
         if (!r.ok) throw new RpcAnswerError(`${call}: HTTP ${r.status}`);
         return r.text();
     };

@@ -96,13 +96,14 @@ function moreStorageNodes(yaml: string): string {
  * validator-1's network as the runner's beacond of it answers (lab/devchain.sh, RPC 127.0.0.1:8667):
  * its last height, and from height `from` on the longest time between two consecutive blocks.
  */
-async function networkBlocks(from?: number): Promise<{ last: number; longestGap: number }> {
-    const rpc = async (q: string) => ((await (await fetch(`http://127.0.0.1:8667${q}`, { signal: AbortSignal.timeout(10_000) })).json()) as { result: any }).result;
-    const last = Number((await rpc("/status")).sync_info.latest_block_height);
+function networkBlocks(from?: number): { last: number; longestGap: number } {
+    // curl, a connection per call: beacond's RPC closes an idle kept-alive one, which fetch then reuses.
+    const rpc = (q: string) => (JSON.parse(sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667${q}`]).stdout) as { result: any }).result;
+    const last = Number(rpc("/status").sync_info.latest_block_height);
     let longestGap = 0;
     let previous: number | undefined;
     for (let h = from ?? last; h <= last; h += 20) {
-        const metas = (await rpc(`/blockchain?minHeight=${h}&maxHeight=${Math.min(h + 19, last)}`)).block_metas as { header: { height: string; time: string } }[];
+        const metas = (rpc(`/blockchain?minHeight=${h}&maxHeight=${Math.min(h + 19, last)}`)).block_metas as { header: { height: string; time: string } }[];
         for (const m of metas.sort((a, b) => Number(a.header.height) - Number(b.header.height))) {
             const t = Date.parse(m.header.time) / 1000;
             if (previous !== undefined) longestGap = Math.max(longestGap, t - previous);
@@ -275,7 +276,7 @@ export function rolloutScenario(steps: Steps): void {
             const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
             const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v4.1.2");
             const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
-            const heightAtStart = (await networkBlocks()).last;
+            const heightAtStart = networkBlocks().last;
             const bumped = up("the good storage release set back after the rollback, storage-2 and -3 taken out; a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
             assert.equal(bumped.status, 0, bumped.why());
             assert.match(bumped.output, /gate storage-1: healthy after \d+ s/);
@@ -297,7 +298,7 @@ export function rolloutScenario(steps: Steps): void {
             assert.equal(statusJson().code, 0, "all healthy on the new releases");
             // The network committed every height while validator-1 (20% of its power: within the
             // limit) restarted: no gap between its blocks near the time validator-1 was down.
-            const during = await networkBlocks(heightAtStart);
+            const during = networkBlocks(heightAtStart);
             console.log(`# network beacond-2061 during the validators' rollout: heights ${heightAtStart}..${during.last}, longest gap between blocks ${during.longestGap.toFixed(1)} s (a block every 5 s)`);
             assert.ok(during.last > heightAtStart && during.longestGap < 20, `the network stalled during the rollout: heights ${heightAtStart}..${during.last}, longest gap ${during.longestGap} s`);
 

@@ -96,6 +96,24 @@ describe("voting power: the validator set", () => {
                 return true;
             });
         }
+        // A connection closed under a request is tried once more; a timeout is not.
+        let calls = 0;
+        const closedOnce: Get = async (url) => {
+            if (calls++ === 0) throw Object.assign(new TypeError("fetch failed"), { cause: { code: "UND_ERR_SOCKET" } });
+            return rpc("net-a", [[hex40(1), 5n]]).get(url);
+        };
+        assert.equal((await readValidatorSet("http://x", closedOnce)).total, 5n);
+        let timeouts = 0;
+        const slow: Get = async () => {
+            timeouts++;
+            throw Object.assign(new Error("aborted"), { name: "TimeoutError" });
+        };
+        await assert.rejects(readValidatorSet("http://x", slow), /no answer within 10 s/);
+        assert.equal(timeouts, 1, "a timeout is not tried again");
+        const refused: Get = async () => {
+            throw Object.assign(new TypeError("fetch failed: http://user:secret@x"), { cause: { code: "ECONNREFUSED" } });
+        };
+        await assert.rejects(readValidatorSet("http://x", refused), (e: Error) => e.message === "/status: no answer (ECONNREFUSED)");
         const badStatus: Get = async () => ({ ok: true, status: 200, text: async () => JSON.stringify({ result: { node_info: { network: "a b;rm" } } }) });
         await assert.rejects(readValidatorSet("http://x", badStatus), /\/status: result\.node_info\.network: not a chain id/);
     });
