@@ -16,31 +16,10 @@ import { DriftCheckProvider } from "./hosts/drift";
 import { receiverSecrets } from "./config/monitoring";
 import { MonitoringAgent, MonitoringServer, watchedMounts } from "./monitoring/install";
 import { scrapedValidators, type ScrapeHost } from "./monitoring/config";
-import { describeRollout, planRollout, type RoleRollout } from "./rollout/plan";
-import { describePower, powerViolations, validatorPowers, type ValidatorPower } from "./rollout/power";
+import { describeRollout } from "./rollout/plan";
+import { describePower } from "./rollout/power";
+import { plannedRollout, type PlannedRollout } from "./rollout/schedule";
 import type { NodeRollout } from "./rollout/gate";
-
-/** A `rollout` section's batches, with the validators' voting power they were checked against. */
-interface PlannedRollout {
-    readonly roles: RoleRollout[];
-    readonly power: ReadonlyMap<string, ValidatorPower>;
-}
-
-/**
- * The rollout's batches (planRollout, every node of its role), refused when a batch would take
- * more of a validator network's voting power offline than `rollout.maxOfflinePower`. Read and
- * checked before any resource registers: a refused plan leaves nothing half made.
- */
-async function plannedRollout(plan: FleetPlan): Promise<PlannedRollout | undefined> {
-    const spec = plan.spec.rollout;
-    if (spec === undefined) return undefined;
-    const nodes = plan.spec.nodes.map((n) => ({ name: n.name, role: n.role }));
-    const roles = planRollout(nodes, new Set(nodes.map((n) => n.name)), spec);
-    const power = await validatorPowers(plan, (message) => pulumi.log.warn(message));
-    const refused = powerViolations(roles, power, Number(spec.maxOfflinePower.slice(0, -1)));
-    if (refused.length > 0) throw new pulumi.RunError(refused.join("\n"));
-    return { roles, power };
-}
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
