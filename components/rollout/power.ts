@@ -217,7 +217,7 @@ export async function validatorPowers(plan: FleetPlan, warn: (message: string) =
         out.set(node.name, { network: set.network, power: set.power.get(address) ?? 0n, total: set.total });
     }
     if (unknown.length > 0)
-        warn(`rollout: ${unknown.join(", ")} ha${unknown.length === 1 ? "s" : "ve"} no consensusRpcUrl: their voting power is not known, and batches count them as nodes only`);
+        warn(`rollout: voting power not known (no consensusRpcUrl): ${unknown.join(", ")}; batches count ${unknown.length === 1 ? "it as a node" : "them as nodes"} only`);
     return out;
 }
 

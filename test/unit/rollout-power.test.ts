@@ -9,6 +9,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
 import { rolloutSpec } from "../../components/config/rollout";
 import { validatorKeyAddress } from "../../components/config/validators";
 import { planRollout } from "../../components/rollout/plan";
@@ -195,6 +196,23 @@ describe("voting power: the program", () => {
         await assert.rejects(buildStack(fleet({ roles: { validator: { batchSize: 2 } } }), keys), /batch 1 of the validators \(validator-1, validator-2\) would take 40 of network net-a's voting power 100 offline at once \(40\.0%/);
         const { recorded } = await buildStack(fleet({ roles: { validator: { batchSize: 1 } } }), keys);
         assert.ok(recorded.some((r) => r.name === "fleet-validator-2-gate"), "one at a time: planned");
+    });
+
+    it("a validator without consensusRpcUrl is warned of, and counts as a node only", async () => {
+        const f = fleet({ roles: { validator: { batchSize: 2 } } });
+        delete f.nodes[3].validator.consensusRpcUrl;
+        set.clear();
+        set.set(validatorKeyAddress(SECRETS.validatorKey!)!, 40n);
+        set.set(hex40(9), 60n);
+        const warnings: string[] = [];
+        const original = pulumi.log.warn;
+        pulumi.log.warn = async (message: string) => void warnings.push(message);
+        try {
+            await assert.rejects(buildStack(f, keys), /validator-1 alone|batch 1 of the validators \(validator-1, validator-2\) would take 40 of network net-a's voting power 100/);
+        } finally {
+            pulumi.log.warn = original;
+        }
+        assert.deepEqual(warnings, ["rollout: voting power not known (no consensusRpcUrl): validator-2; batches count it as a node only"]);
     });
 
     it("an RPC that cannot be read stops the plan, named by the config path; a secret URL is never echoed", async () => {
