@@ -22,7 +22,10 @@ export async function plannedRollout(plan: FleetPlan): Promise<PlannedRollout | 
     if (spec === undefined) return undefined;
     const nodes = plan.spec.nodes.map((n) => ({ name: n.name, role: n.role }));
     const roles = planRollout(nodes, new Set(nodes.map((n) => n.name)), spec);
-    const power = await validatorPowers(plan, (message) => pulumi.log.warn(message));
+    // Told as a config error (no stack trace): the message names the field and the reason.
+    const power = await validatorPowers(plan, (message) => pulumi.log.warn(message)).catch((e: unknown) => {
+        throw e instanceof Error ? new pulumi.RunError(e.message) : e;
+    });
     const refused = powerViolations(roles, power, Number(spec.maxOfflinePower.slice(0, -1)));
     if (refused.length > 0) throw new pulumi.RunError(refused.join("\n"));
     return { roles, power };
