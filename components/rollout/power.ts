@@ -13,8 +13,6 @@ import type { RoleRollout } from "./plan";
 export interface ValidatorSet {
     /** CometBFT's network (the chain id), from `/status`. */
     readonly network: string;
-    /** The height the set is for. */
-    readonly height: string;
     /** Voting power by consensus address (uppercase hex). */
     readonly power: ReadonlyMap<string, bigint>;
     readonly total: bigint;
@@ -143,7 +141,7 @@ export async function readValidatorSet(base: string, get: Get = httpGet): Promis
     }
     const total = [...power.values()].reduce((a, b) => a + b, 0n);
     if (total === 0n) throw new RpcAnswerError("/validators: the set holds no voting power");
-    return { network, height: height ?? "0", power, total };
+    return { network, power, total };
 }
 
 /** A share of power as a percentage with one decimal, rounded up (never shown below what it is). */

@@ -178,11 +178,20 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
         });
     }
 
-    /** An artifact asked for and not yet in the folder: the script says so and starts the source build (a `go` that only says it ran). */
-    function notYetMade(call: string, taken: (typeof TAKEN)[number][]) {
-        const [script, ...args] = call.split(" ");
+    /** FN with a `go` on PATH that only says it ran: a source build stops at its first go command. */
+    function withStandInGo<T>(fn: () => T): T {
         fs.writeFileSync(path.join(dir, "bin/go"), "#!/bin/sh\necho \"go $*: not on this test's machine\" >&2\nexit 1\n", { mode: 0o755 });
         try {
+            return fn();
+        } finally {
+            fs.rmSync(path.join(dir, "bin/go"));
+        }
+    }
+
+    /** An artifact asked for and not yet in the folder: the script says so and starts the source build. */
+    function notYetMade(call: string, taken: (typeof TAKEN)[number][]) {
+        const [script, ...args] = call.split(" ");
+        withStandInGo(() => {
             const r = lab(script!, PREBUILT, {}, ...args);
             assert.equal(r.status, 1, "stops where the source build's go fails");
             for (const { artifact, member } of taken) {
@@ -191,15 +200,11 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
                 assert.ok(r.stderr.includes(`produced no ${member}`), r.stderr);
             }
             assert.deepEqual(r.files.filter((f) => /\/[0-9a-f]{16}\//.test(f)), [], "nothing in a cache entry");
-        } finally {
-            fs.rmSync(path.join(dir, "bin/go"));
-        }
+        });
     }
 
     it("the Pulumi CLI artifact: taken when it stands for this checkout's patches, else not taken and the source build started, both keys named", () => {
-        // A `go` that only says it ran: the source build stops at its first step.
-        fs.writeFileSync(path.join(dir, "bin/go"), "#!/bin/sh\necho \"go $*: not on this test's machine\" >&2\nexit 1\n", { mode: 0o755 });
-        try {
+        withStandInGo(() => {
             const r = lab("toolchain.sh", PREBUILT);
             if (cliStale) {
                 assert.equal(r.status, 1, "stops at the source build's first go command");
@@ -211,9 +216,7 @@ describe("prebuilt artifacts (lab/lib/prebuilt.sh)", { skip: haveArtifacts ? fal
                 assert.equal(sha256(path.join(r.cache, "pulumi", cliKey, "pulumi")), PINNED.get(`${CLI}/pulumi`));
                 assert.doesNotMatch(r.stderr, /building from source|go mod download/);
             }
-        } finally {
-            fs.rmSync(path.join(dir, "bin/go"));
-        }
+        });
     });
 
     it("a tampered Go artifact (the language host) is refused like the others: named, never run, nothing in the cache", () => {

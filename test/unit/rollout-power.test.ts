@@ -21,18 +21,18 @@ const FIXTURES = path.resolve(__dirname, "../../../test/fixtures/cometbft");
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), "utf8");
 
 /** An RPC answering `/status` for NETWORK and `/validators` pages over SET (address → power), as beacond does. */
-function rpc(network: string, set: [string, bigint][], opts: { perPage?: number; height?: string } = {}): { get: Get; asked: string[] } {
+function rpc(network: string, set: [string, bigint][]): { get: Get; asked: string[] } {
     const asked: string[] = [];
     const get: Get = async (url) => {
         asked.push(url);
         const u = new URL(url);
         const body = (result: unknown) => ({ ok: true, status: 200, text: async () => JSON.stringify({ jsonrpc: "2.0", id: -1, result }) });
         if (u.pathname === "/status") return body({ node_info: { network } });
-        const per = Math.min(Number(u.searchParams.get("per_page")), opts.perPage ?? 100);
+        const per = Number(u.searchParams.get("per_page"));
         const page = Number(u.searchParams.get("page"));
         const slice = set.slice((page - 1) * per, page * per);
         return body({
-            block_height: u.searchParams.get("height") ?? opts.height ?? "42",
+            block_height: u.searchParams.get("height") ?? "42",
             validators: slice.map(([address, power]) => ({ address, pub_key: {}, voting_power: String(power), proposer_priority: "0" })),
             count: String(slice.length),
             total: String(set.length),
