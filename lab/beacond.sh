@@ -30,10 +30,11 @@
 #                                    node_key.json
 #                            vmnet   the dev validator's network, two validators: validator-1 on
 #                                    the VMs (the dev stack's devValidatorKey is its
-#                                    priv_validator_key.json; 32 of stake) and the runner's
-#                                    (host_priv_validator_key.json, host_node_key.json; 128 of
-#                                    stake: 80% of the power, so the network makes blocks while
-#                                    validator-1 is stopped, as a real network does)
+#                                    priv_validator_key.json; 32 of stake, 40% of the power) and
+#                                    the runner's (host_priv_validator_key.json, host_node_key.json;
+#                                    48 of stake, 60%): neither has two thirds, so every commit
+#                                    needs validator-1's vote and the network halts while it is
+#                                    stopped; made again, it keeps the committed keys
 #
 # Build settings (those of ../shared/prebuilt/README.md): cgo on; tags netgo pebbledb blst bls12381
 # ckzg cgo (upstream's); -trimpath, -ldflags "-checklinkname=0 -s -w". Two are for Go >= 1.24, which
@@ -159,6 +160,16 @@ with open(out, "w") as f:
 PY
 }
 
+# keep_keys DIR: a vmnet made again keeps the committed network's keys (the dev stack's
+# devValidatorKey, the node id validator-1 names as its peer); only the genesis changes.
+keep_keys() {
+    local dir="$1" net="$ROOT/lab/sim/release/vmnet"
+    [ -f "$net/priv_validator_key.json" ] || return 0
+    cp "$net/priv_validator_key.json" "$dir/vm/config/priv_validator_key.json"
+    cp "$net/host_priv_validator_key.json" "$dir/host/config/priv_validator_key.json"
+    cp "$net/host_node_key.json" "$dir/host/config/node_key.json"
+}
+
 # vmnet DIR: the two-validator network of the header (DIR/vm and DIR/host, the genesis in both).
 vmnet() {
     local dir="$1" bin mod
@@ -171,8 +182,9 @@ vmnet() {
         export CHAIN_SPEC=devnet
         "$bin" init nodefleet-vmnet --chain-id beacond-2061 --home "$dir/vm"
         "$bin" init nodefleet-vmnet-host --chain-id beacond-2061 --home "$dir/host"
+        keep_keys "$dir"
         "$bin" genesis add-premined-deposit --home "$dir/vm" 32000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
-        "$bin" genesis add-premined-deposit --home "$dir/host" 128000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
+        "$bin" genesis add-premined-deposit --home "$dir/host" 48000000000 0x20f33ce90a13a4b5e7697e3544c3083b8f8a51d4
         cp "$dir/host/config/premined-deposits/"*.json "$dir/vm/config/premined-deposits/"
         "$bin" genesis collect-premined-deposits --home "$dir/vm"
         "$bin" genesis set-deposit-storage "$dir/eth-genesis.json" --home "$dir/vm"
@@ -209,5 +221,5 @@ devnet) devnet "${2:-}" "${3:-}" ;;
 path) build && echo "$BIN" ;;
 kzg) kzg ;;
 key) cache_key "" ;;
-*) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

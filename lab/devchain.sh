@@ -20,11 +20,12 @@
 # the dev stack's sequencer (lab/aztec/dev-l1.sh deploy: the rollup and registry at fixed addresses).
 #
 # Beside it, the other validator of the dev validator's network (lab/sim/release/vmnet: validator-1
-# on the VMs has 20% of its power, this one 80%): a second beacond (vmnet/host_priv_validator_key.json,
+# on the VMs has 40% of its power, this one 60%): a second beacond (vmnet/host_priv_validator_key.json,
 # node id of vmnet/host_node_key.json) and a second geth, a block every 5 s. validator-1 names it as
-# its peer (10.0.2.2:26756): the network makes blocks while validator-1 is stopped (a switch's
-# downtime, a move) and holds the chain, so that a host validator-1 moves to, or one whose
-# execution client lost blocks, syncs them from a peer, as on a real network.
+# its peer (10.0.2.2:26756): it holds the chain, so that a host validator-1 moves to, or one whose
+# execution client lost blocks, syncs them from a peer, as on a real network. Neither validator
+# has two thirds of the power: the network makes no block until validator-1 is up, and halts while
+# it is stopped.
 #   http://127.0.0.1:8555   its geth (the network's chain, block for block)
 #
 #   lab/devchain.sh start | stop | status
