@@ -20,6 +20,7 @@ are child processes) and the journal (their output files). The VM tier runs the 
 """
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -49,9 +50,19 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range (32768-60999 here): the daemons stop and start
+    again on theirs, and an ephemeral port free between the two can meanwhile become the local
+    end of any other process's connection ("bind: address already in use", seen beside the e2e
+    lane)."""
+    for _ in range(200):
+        port = random.randrange(20000, 26000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 20000-25999")
 
 
 def until(what, seconds, f, log=lambda: ""):
