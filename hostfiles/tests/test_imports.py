@@ -5,7 +5,14 @@ import re
 import unittest
 
 HOSTFILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w, ]+)|import\s+([\w.]+))", re.M)
+# `from X import a, b as c` (or parenthesized over lines) and `import X`, at any indent: an import
+# inside a function closes a circle as surely as one at the top.
+IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+(\([^)]*\)|[^\n#]+)|import\s+([\w.]+))", re.M)
+
+
+def imported_names(clause):
+    """The module-level names of an import list: `a, b as c` -> [a, b]."""
+    return [part.split()[0] for part in clause.strip("() \n").replace("\n", " ").split(",") if part.strip()]
 
 
 def modules():
@@ -32,7 +39,7 @@ def graph(sources):
             if m.group(3):
                 targets = [m.group(3)]
             elif m.group(1).strip(".") == "":
-                targets = [f"{package}.{x.strip()}".strip(".") for x in m.group(2).split(",")]
+                targets = [f"{package}.{x}".strip(".") for x in imported_names(m.group(2))]
             elif m.group(1).startswith("."):
                 targets = [f"{package}.{m.group(1).lstrip('.')}".strip(".")]
             else:
@@ -75,6 +82,18 @@ class TestImports(unittest.TestCase):
     def test_a_circle_is_found_and_named(self):
         sources = {"a": "import b\n", "b": "from c import x\n", "c": "import a\n", "d": "import a\n"}
         self.assertEqual(circles(graph(sources)), [["a", "b", "c", "a"]])
+
+    def test_a_circle_through_an_aliased_or_late_import_is_found(self):
+        # A package module importing a sibling under another name, and the sibling importing it back
+        # inside a function (the shape switch.py and lowdowntime.py once had).
+        sources = {
+            "p.a": "x = 1\nfrom . import b as _b  # noqa: E402\n",
+            "p.b": "def f():\n    from .a import x\n    return x\n",
+            "p.c": "from . import (\n    a,\n    b as _b,\n)\n",
+        }
+        edges = graph(sources)
+        self.assertEqual(edges["p.c"], {"p.a", "p.b"})
+        self.assertEqual(circles(edges), [["p.a", "p.b", "p.a"]])
 
 
 if __name__ == "__main__":

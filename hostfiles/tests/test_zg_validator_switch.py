@@ -268,7 +268,7 @@ class LowDowntime(SwitchCase):
         self.running()
         v = self.validator()
         v.write_marker("l02-note-head", {"head": 100})
-        with mock.patch("zgvalidator.switch.export_job", return_value={"blocks": 100}) as job:
+        with mock.patch("zgvalidator.lowdowntime.export_job", return_value={"blocks": 100}) as job:
             lowdowntime.step_export_live(v)
         argv, path, first, last = job.call_args.args[1:]
         self.assertEqual(argv[-3:], [lowdowntime.ipc_path(v), "admin_exportChain", json.dumps([v.export_file, 1, 100])])
@@ -314,7 +314,7 @@ class LowDowntime(SwitchCase):
             f.write("#!/bin/sh\n")
         os.chmod(geth, 0o755)
         v.write_marker("l07-cutover", {"head": 130, "liveHead": 100})
-        with mock.patch("zgvalidator.switch.export_job", return_value={"blocks": 30}) as job:
+        with mock.patch("zgvalidator.lowdowntime.export_job", return_value={"blocks": 30}) as job:
             lowdowntime.step_export_rest(v)
         argv, path, first, last = job.call_args.args[1:]
         self.assertEqual(argv, [geth, "export", "--datadir", self.settings["gethDir"], path, "101", "130"])

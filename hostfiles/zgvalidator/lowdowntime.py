@@ -27,6 +27,7 @@ import os
 
 from .host import Failed, active, mono_to_realtime_usec, now, say, unit_props
 from .importing import import_chain
+from .exporting import check_free_disk, export_job, trim_verified
 from .node import LIB
 from nodefleet_rpc import RpcFailure, block_hash, block_number
 
@@ -44,7 +45,6 @@ def step_note_head(v):
             raise Failed(f"{unit} is not running: the low-downtime switch exports while the validator runs (start it, or use the ordered switch)")
     if not os.path.exists(ipc_path(v)):
         raise Failed(f"{ipc_path(v)} does not exist: the live export needs geth's IPC socket (geth must run without --ipcdisable)")
-    from .switch import check_free_disk
     size, free = check_free_disk(v, "the low-downtime switch", "the export and reth's database, while geth's datadir stays whole as the way back")
     try:
         head = block_number(v.el_url)
@@ -56,14 +56,12 @@ def step_note_head(v):
 
 
 def step_export_live(v):
-    from .switch import export_job
     head = v.marker("l02-note-head")["head"]
     argv = ["python3", "-S", os.path.join(LIB, "nodefleet_rpc.py"), "ipc", ipc_path(v), "admin_exportChain", json.dumps([v.export_file, 1, head])]
     return export_job(v, argv, v.export_file, 1, head)
 
 
 def step_trim(v):
-    from .switch import trim_verified
     return trim_verified(v, "l03-export-live")
 
 
@@ -109,7 +107,6 @@ def step_cutover(v):
 
 
 def step_export_rest(v):
-    from .switch import export_job
     cut = v.marker("l07-cutover")
     if active(v.units["geth"]):
         raise Failed(f"{v.units['geth']} is running: export only from a stopped geth")

@@ -13,11 +13,12 @@ import re
 import shutil
 import time
 
-from .chain import export_unchanged, trim, verify_export
-from .host import Failed, active, chown_tree, dispose, exec_start, install_unit, listening, now, parse_time, run, say, systemctl, copy_tree, tail, tree_bytes, tree_diff, tree_stat, wait
+from .chain import export_unchanged, verify_export
+from .host import Failed, active, chown_tree, dispose, exec_start, install_unit, listening, now, parse_time, run, say, systemctl, copy_tree, tree_diff, tree_stat, wait
 from .importing import step_import
 from .node import hashes_agree
-from .jobs import Meter, attach, count_blocks, job_state, long_unit
+from .exporting import check_free_disk, export_job, trim_verified
+from . import lowdowntime as _low
 from nodefleet_rpc import RpcFailure, block_hash, block_number, url_label
 
 MIN_RELEASE = (1, 0, 6)
@@ -78,16 +79,6 @@ def step_note_head(v):
     head, logged = v.geth_head()
     say(f"noted chain head {head} (hash {logged}) from {geth}'s log; geth datadir {size} bytes, free {free} bytes")
     return {"head": head, "headHash": logged, "gethBytes": size, "freeBytes": free}
-
-
-def check_free_disk(v, who, what):
-    """Free disk on the data root >= 2x the geth datadir (measured from metadata): (size, free)."""
-    size = tree_bytes(v.s["gethDir"])
-    st = os.statvfs(v.s["dataRoot"])
-    free = st.f_bavail * st.f_frsize
-    if free < 2 * size:
-        raise Failed(f"free disk on {v.s['dataRoot']}: {free} bytes, {who} needs 2x the geth datadir ({2 * size} bytes: {what})")
-    return size, free
 
 
 def step_stop(v):
@@ -164,37 +155,6 @@ def step_export(v):
     return export_job(v, argv, v.export_file, 1, head)
 
 
-def export_job(v, argv, path, first, last):
-    """Runs an export of blocks first..last into path (argv writes it) as the transient unit
-    nodefleet-export-<node>, or attaches to the one running; verifies the file by the walk that
-    showed its progress. A failed or vanished export is started afresh."""
-    os.makedirs(v.mig, exist_ok=True)
-    shutil.chown(v.mig, v.op, v.op)
-    name = f"nodefleet-export-{v.node}"
-    log = os.path.join(v.mig, "export.log")
-    for attempt in (1, 2):
-        if job_state(v, name) in ("none", "failed"):  # a failed export is run again
-            if os.path.exists(path):
-                os.unlink(path)  # geth export appends, and admin_exportChain refuses an existing file
-                say(f"removed a partial {os.path.basename(path)} before exporting again")
-            long_unit(v, name, argv, log, "export-hold")
-        meter = Meter(last - first + 1)  # its walk, for progress, is also the export's verification below
-        status = attach(v, name, meter.progress("exported", lambda: count_blocks(path, meter)))
-        if status is None:
-            say(f"{name} is gone (host restarted?): exporting again")
-            continue
-        dispose(name)
-        if status != 0:
-            raise Failed(f"the export failed (exit {status}): {tail(log)}")
-        break
-    else:
-        raise Failed("the export did not complete")
-    count_blocks(path, meter)  # the tail written since the last progress line
-    info = verify_export(path, last, walked=meter, first=first)
-    say(f"export verified ({info['checked']}): blocks {info['first']}..{info['last']} ({info['blocks']} blocks, {info['bytes']} bytes), no truncated tail")
-    return info
-
-
 def step_delete_geth(v):
     s = v.s
     trash = s["gethDir"] + ".deleting"
@@ -227,14 +187,6 @@ def step_init_reth(v):
 
 def step_trim(v):
     return trim_verified(v, "s05-export")
-
-
-def trim_verified(v, export_step):
-    """docs/spec.md §4.5 step 8 on the export that export_step verified (linked, not walked again, when its
-    marker has the file's size and mtime; an older tool's marker has not)."""
-    exp = v.marker(export_step)
-    path = trim(v, 1, verified=exp if "mtimeNs" in exp else None)
-    return {"file": path, "bytes": os.path.getsize(path)}
 
 
 def transient_reth(v):
@@ -385,8 +337,6 @@ STEPS = dict(zip(_NAMES["ordered"], [
     step_install_reth, step_note_head, step_stop, step_backup, step_export, step_delete_geth, step_init_reth,
     step_trim, step_import, step_compare, step_units, step_dial_url, step_start, step_verify,
 ], strict=True))
-
-from . import lowdowntime as _low  # noqa: E402 - it builds on the steps above
 
 LOW_STEPS = dict(zip(_NAMES["lowDowntime"], [
     step_install_reth, _low.step_note_head, _low.step_export_live, step_init_reth, _low.step_trim, _low.step_import,
