@@ -49,13 +49,13 @@ describe("voting power: the validator set", () => {
         const page = parseValidatorsPage(fixture("beacond-1.1.0-validators.json"), 1);
         assert.equal(page.total, 2);
         assert.deepEqual(page.entries, [
-            ["D394AE99FC2225EF36C36D2B756126914F0D81D3", 128_000_000_000n],
+            ["D394AE99FC2225EF36C36D2B756126914F0D81D3", 48_000_000_000n],
             ["BD01F5D80C532B2EE0128F3C39FDB14B4E866BA5", 32_000_000_000n],
         ]);
-        // validator-1 of the lab network: its key's address is the second, 20% of the power.
+        // validator-1 of the lab network: its key's address is the second, 40% of the power.
         const key = fs.readFileSync(path.resolve(__dirname, "../../../lab/sim/release/vmnet/priv_validator_key.json"), "utf8");
         assert.equal(validatorKeyAddress(key), "BD01F5D80C532B2EE0128F3C39FDB14B4E866BA5");
-        assert.equal(percentOf(32_000_000_000n, 160_000_000_000n), "20.0%");
+        assert.equal(percentOf(32_000_000_000n, 80_000_000_000n), "40.0%");
     });
 
     it("reads every page at the first page's height, and adds the power up", async () => {
