@@ -37,6 +37,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
+import { votedFor } from "../support/cometbft";
 import type { Steps } from "../support/steps";
 import { lastUpConfig, onVm, previewWith, statusJson, timed, upWith } from "../support/lab";
 import { freePort } from "../support/process";
@@ -115,7 +116,7 @@ function networkBlocks(from?: number, signer?: string): { last: number; longestG
     }
     const unsigned: number[] = [];
     for (let h = (from ?? last) + 1; signer !== undefined && h <= last; h++) {
-        if (!rpc(`/commit?height=${h}`).signed_header.commit.signatures.some((sig: any) => sig.validator_address === signer && sig.signature)) unsigned.push(h);
+        if (!votedFor(rpc(`/commit?height=${h}`).signed_header.commit, signer)) unsigned.push(h);
     }
     return { last, longestGap, unsigned };
 }
