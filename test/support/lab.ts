@@ -96,8 +96,14 @@ export function upWith(edit: (yaml: string) => string, extraArgs: readonly strin
     assert.notEqual(edited, yaml, "the edit must change the config");
     const file = path.join(ROOT, ".state", "e2e-config.yaml");
     fs.writeFileSync(file, edited);
-    return sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs });
+    const r = sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs });
+    // Every up's whole output kept (an assertion shows only its tail): .state/e2e-ups/NNN.log.
+    const kept = path.join(ROOT, ".state", "e2e-ups");
+    fs.mkdirSync(kept, { recursive: true });
+    fs.writeFileSync(path.join(kept, `${String(++foregroundRuns).padStart(3, "0")}.log`), `status ${r.status}\n${r.output}`);
+    return r;
 }
+let foregroundRuns = 0;
 
 /** `pulumi preview` with an edited copy of Pulumi.dev.yaml. */
 export function previewWith(edit: (yaml: string) => string, extraArgs: readonly string[] = []) {
