@@ -202,7 +202,10 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * zgs_node once. Since then too the diagnosis table (hostfiles/nodefleet_health.py) reads a stopped
  * sequencer as down whatever its last process logged: each monitoring agent is replaced once and
  * puts the new table in place (its files otherwise unchanged: nothing restarts; the health timer
- * reads the table at its next round); the gates, replaced already, take it too.
+ * reads the table at its next round); the gates, replaced already, take it too. Since then too the
+ * validator's host tool package has a module of its own for the export both switch modes run
+ * (hostfiles/zgvalidator/exporting.py): the validator's configure step, which installs the package,
+ * is replaced once; its setup finds the node's files unchanged and restarts nothing.
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
@@ -212,7 +215,7 @@ const STEPS_REPLACED_SINCE_MOVE = [
     "fleet-dev-1-monitoring-agent", "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-monitoring-agent", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
     "fleet-storage-1-configure", "fleet-storage-1-gate", "fleet-storage-1-health",
-    "fleet-validator-1-gate", "fleet-validator-1-health",
+    "fleet-validator-1-configure", "fleet-validator-1-gate", "fleet-validator-1-health",
 ];
 /** The dev config with monitoring on dev-1 and a rollout for every role: every gate and monitoring step is made. */
 const MONITORED_CONFIG = DEV_CONFIG.replace(
