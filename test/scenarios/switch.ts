@@ -375,8 +375,8 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         await until("beacond's forkchoice fault", () => onV(`journalctl -u ${cl} -o cat --since -2min | grep -c -- 'accepted syncing payload status' || true`).output.trim() !== "0", 120_000);
         assert.match(onV("journalctl -u reth-validator-1 -o cat --since -3min").output, /Received forkchoice updated message when syncing/);
         const pid = onV(`systemctl show -p MainPID --value ${cl}`).output.trim();
-        // In its network the real beacond goes on committing the network's blocks while reth answers
-        // SYNCING and stays behind: status diagnoses the fault lines with reth behind beacond's height.
+        // The real beacond takes reth's SYNCING as an optimistic answer ("is_optimistic=true" in its
+        // log) while reth stays behind: status diagnoses the fault lines with reth behind beacond's height.
         let found = statusJson();
         const v0 = () => found.report.nodes.find((n: any) => n.node === "validator-1");
         await until("status to diagnose the forkchoice fault", () => {
