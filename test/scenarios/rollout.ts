@@ -98,7 +98,7 @@ function moreStorageNodes(yaml: string): string {
 /**
  * validator-1's network as the runner's beacond of it answers (lab/devchain.sh, RPC 127.0.0.1:8667):
  * its last height, from height `from` on the longest time between two consecutive blocks, and
- * the heights after `from` whose commit lacks `signer`'s signature.
+ * the heights after `from` whose commit lacks `signer`'s vote (test/support/cometbft.ts).
  */
 function networkBlocks(from?: number, signer?: string): { last: number; longestGap: number; unsigned: number[] } {
     // curl, a connection per call: beacond's RPC closes an idle kept-alive one, which fetch then reuses.
