@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
-import { votedFor } from "../support/cometbft";
+import { voteFlag, votedFor } from "../support/cometbft";
 import { onV, stackHealth, stackHealthOnHost, unitState, until } from "../support/lab";
 
 /** What the validator scenario saw, for the switch after it. */
@@ -78,7 +78,7 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
         const blocks = onV(`for n in $(seq ${from} ${target}); do curl -fsS -m 5 "http://127.0.0.1:56657/block?height=$n" | tr -d '\\n'; echo; done`).output.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).result.block.header);
         assert.ok(blocks.length >= target - start, `validator-1's node answered for ${blocks.length} of heights ${from}..${target}`);
         const proposed = blocks.filter((h: any) => h.proposer_address === address).map((h: any) => Number(h.height));
-        const flags = commits.map((c: any) => c.signatures.find((sig: any) => sig.validator_address === address)?.block_id_flag ?? "-");
+        const flags = commits.map((c: any) => voteFlag(c, address) ?? "-");
         console.log(`# validator-1 signed ${signed.length} of heights ${start + 1}..${target} (its block_id_flag ${flags.join(",")}; committed in rounds ${rounds.join(",")}), and proposed ${proposed.length} of heights ${from}..${target} (${proposed.join(",")})`);
         // Every commit of the network carries validator-1's precommit: without it the other
         // validator's 60% is short of two thirds. A missing one would be a height committed

@@ -21,5 +21,10 @@ const FOR_THE_BLOCK = new Set([2, 4, 5]);
  * null signature, so a missing signature is not a missing vote; the flag says which.
  */
 export function votedFor(commit: { signatures: CommitSig[] }, address: string): boolean {
-    return commit.signatures.some((sig) => sig.validator_address === address && FOR_THE_BLOCK.has(sig.block_id_flag));
+    return FOR_THE_BLOCK.has(voteFlag(commit, address) ?? 0);
+}
+
+/** `address`'s `block_id_flag` in the commit; undefined when the commit has no entry for it. */
+export function voteFlag(commit: { signatures: CommitSig[] }, address: string): number | undefined {
+    return commit.signatures.find((sig) => sig.validator_address === address)?.block_id_flag;
 }

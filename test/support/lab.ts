@@ -97,10 +97,8 @@ export function upWith(edit: (yaml: string) => string, extraArgs: readonly strin
     const file = path.join(ROOT, ".state", "e2e-config.yaml");
     fs.writeFileSync(file, edited);
     const r = sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs });
-    // Every up's whole output kept (an assertion shows only its tail): .state/e2e-ups/NNN.log.
-    const kept = path.join(ROOT, ".state", "e2e-ups");
-    fs.mkdirSync(kept, { recursive: true });
-    fs.writeFileSync(path.join(kept, `${String(++foregroundRuns).padStart(3, "0")}.log`), `status ${r.status}\n${r.output}`);
+    // The whole run, for a failure's post-mortem (an assertion shows only its tail), as upInBackground keeps its own.
+    fs.writeFileSync(path.join(ROOT, ".state", `e2e-up-fg-${++foregroundRuns}.log`), `status ${r.status}\n${r.output}`);
     return r;
 }
 let foregroundRuns = 0;

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { votedFor, type CommitSig } from "../support/cometbft";
+import { voteFlag, votedFor, type CommitSig } from "../support/cometbft";
 
 const commit = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../../test/fixtures/cometbft/beacond-1.1.0-commit.json"), "utf8")).result.signed_header.commit as { signatures: CommitSig[] };
 const RUNNER = "D394AE99FC2225EF36C36D2B756126914F0D81D3";
@@ -23,5 +23,7 @@ describe("a validator's vote in a commit of the real beacond", () => {
         for (const flag of [1, 3, 6, 7]) assert.equal(votedFor(flagged(flag), VALIDATOR_1), false, `flag ${flag}`);
         assert.equal(votedFor(flagged(2), VALIDATOR_1), true, "a signature of its own");
         assert.equal(votedFor(commit, "00".repeat(20)), false);
+        assert.equal(voteFlag(commit, "00".repeat(20)), undefined);
+        assert.equal(voteFlag(commit, VALIDATOR_1), 5);
     });
 });
