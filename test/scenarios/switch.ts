@@ -362,12 +362,13 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         const cl = "0gchaind-validator-1";
         const rpc = (method: string) => onV(`curl -s -m 2 -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"${method}","params":[]}' http://127.0.0.1:56545`, true).output;
         onV([
-            "set -e",
+            "set -eo pipefail",
             `systemctl stop ${cl} reth-validator-1`,
             "U=/etc/systemd/system/reth-validator-1.service",
             "RETH=$(sed -n 's/^ExecStart=\\([^ ]*\\) .*/\\1/p' $U); CHAIN=$(sed -n 's/^ExecStart=.* --chain \\([^ ]*\\) .*/\\1/p' $U); DATA=$(sed -n 's/^ExecStart=.* --datadir \\([^ ]*\\) .*/\\1/p' $U)",
-            "TIP=$(runuser -u nodefleet -- \"$RETH\" db --chain \"$CHAIN\" --datadir \"$DATA\" --quiet --color never --log.file.max-files 0 list StageCheckpoints --json --len 100 | python3 -S -c 'import json,sys; print(min(c[1][\"block_number\"] for c in json.load(sys.stdin) if c[0] == \"Finish\"))')",
-            "runuser -u nodefleet -- \"$RETH\" stage unwind --chain \"$CHAIN\" --datadir \"$DATA\" --color never --log.file.max-files 0 to-block $((TIP - 3)) 2>&1 | tail -1",
+            // Read-write, in one command: a read-only open (`reth db list`) right after the stop
+            // refuses storage that needs healing ("cannot get a writer on a read-only environment").
+            "runuser -u nodefleet -- \"$RETH\" stage unwind --chain \"$CHAIN\" --datadir \"$DATA\" --color never --log.file.max-files 0 num-blocks 3 2>&1 | tail -1",
             "systemctl start reth-validator-1",
         ].join("\n"));
         await until("reth to answer", () => rpc("eth_blockNumber").includes("result"), 60_000);
