@@ -1,11 +1,24 @@
 /**
  * Import rules of nodefleet's own TypeScript (docs/development.md, Layers); the unit tier runs them.
- * From the bottom: config (and the pure tables beside it: ports, hardware, cidr, firewall, render)
- * -> hosts -> health (the role contracts: where each node lives, its health command) -> monitoring
- * and rollout -> roles -> fleet; status/, policy/ and index.ts above components/. Nothing imports
- * a layer above its own, and nothing imports in a circle.
+ * Every file of components/ sits in a folder named for its layer, and each layer may import only
+ * the layers below it (and itself). From the bottom:
+ *   base (templates and quoting, address math) -> config (the schema, its checks and the port and
+ *   hardware tables) -> hosts -> health (the role contracts) -> monitoring, rollout (side by side,
+ *   neither imports the other) -> roles -> fleet (composes the fleet; shards, the generated docs);
+ * status/, policy/ and index.ts above components/. No exception, and no circle.
  */
-const above = (...dirs) => `^components/(${dirs.join("|")})`;
+const LAYERS = [
+    ["base", [], "templates, quoting and address math: nodefleet's bottom, importing nothing of it"],
+    ["config", ["base"], "the config and the tables it is checked against"],
+    ["hosts", ["base", "config"], "connects, bootstraps and bundles tools for any role; knows no role, health check, monitoring or rollout"],
+    ["health", ["base", "config", "hosts"], "the role contracts monitoring, rollout and the roles read"],
+    ["monitoring", ["base", "config", "hosts", "health"], "takes what it needs from health/, never from a role's component or the rollout"],
+    ["rollout", ["base", "config", "hosts", "health"], "the gates take what they need from health/, never from a role's component or monitoring"],
+    ["roles", ["base", "config", "hosts", "health", "rollout"], "a role's components; the fleet composes them, a role never imports the fleet or monitoring"],
+    ["fleet", ["base", "config", "hosts", "health", "monitoring", "rollout", "roles"], "composes everything below it"],
+];
+const folders = LAYERS.map(([name]) => name);
+
 module.exports = {
     forbidden: [
         {
@@ -23,40 +36,19 @@ module.exports = {
             to: { path: "^(status/|policy/|index\\.ts$)" },
         },
         {
-            name: "config-is-the-bottom",
+            name: "components-in-layer-folders",
             severity: "error",
-            comment: "The config (and the pure tables it checks against) imports no layer above it.",
-            from: { path: "^components/(config/|ports\\.ts|hardware\\.ts|cidr\\.ts|firewall\\.ts|render\\.ts)" },
-            to: { path: `${above("hosts", "health", "monitoring", "rollout", "roles")}/|^components/(fleet|shards|sdk|reference)\\.ts$` },
+            comment: `Every file of components/ sits in the folder of its layer (${folders.join(", ")}).`,
+            from: { path: "^components/", pathNot: `^components/(${folders.join("|")})/` },
+            to: {},
         },
-        {
-            name: "hosts-below-roles",
+        ...LAYERS.map(([name, below, what]) => ({
+            name: `${name}-imports-only-below`,
             severity: "error",
-            comment: "hosts/ connects, bootstraps and bundles tools for any role; it knows no role, health check, monitoring or rollout.",
-            from: { path: "^components/hosts/" },
-            to: { path: `${above("health", "monitoring", "rollout", "roles")}/|^components/(fleet|shards|sdk|reference)\\.ts$` },
-        },
-        {
-            name: "health-below-its-readers",
-            severity: "error",
-            comment: "health/ holds the role contracts monitoring, rollout and the roles read; it imports none of them.",
-            from: { path: "^components/health/" },
-            to: { path: `${above("monitoring", "rollout", "roles")}/|^components/(fleet|shards|sdk|reference)\\.ts$` },
-        },
-        {
-            name: "monitoring-and-rollout-below-roles",
-            severity: "error",
-            comment: "Monitoring and the rollout gates take what they need from health/, never from a role's component.",
-            from: { path: "^components/(monitoring|rollout)/" },
-            to: { path: `${above("roles")}/|^components/(fleet|shards|sdk)\\.ts$` },
-        },
-        {
-            name: "roles-below-the-fleet",
-            severity: "error",
-            comment: "The fleet composes the roles; a role never imports the fleet.",
-            from: { path: "^components/roles/" },
-            to: { path: "^components/(fleet|shards|sdk|reference)\\.ts$" },
-        },
+            comment: `components/${name}/: ${what}. It imports only ${below.length ? below.map((b) => `${b}/`).join(", ") : "nothing of components/ but itself"}.`,
+            from: { path: `^components/${name}/` },
+            to: { path: "^components/", pathNot: `^components/(${[name, ...below].join("|")})/` },
+        })),
     ],
     options: {
         doNotFollow: { path: "node_modules" },

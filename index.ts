@@ -1,8 +1,8 @@
 // nodefleet entry point: read and validate the stack config once, build the fleet,
 // export what operators look at. All logic lives in components/.
 import { loadStack } from "./components/config/load";
-import { Fleet, previousValidatorHosts } from "./components/fleet";
-import { checkShards } from "./components/shards";
+import { Fleet, previousValidatorHosts } from "./components/fleet/fleet";
+import { checkShards } from "./components/fleet/shards";
 
 const stack = loadStack();
 const plan = stack.plan;

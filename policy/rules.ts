@@ -2,9 +2,9 @@
 // (policy/index.ts adapts @pulumi/policy's resources to `Planned`). They check what the engine is
 // about to create, independently of the config checks in components/config: a second line of
 // defence that also covers resources a program adds by hand.
-import { coversWorld } from "../components/cidr";
-import { AZTEC_PORTS, STORAGE_PORTS, VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/ports";
-import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/hardware";
+import { coversWorld } from "../components/base/cidr";
+import { AZTEC_PORTS, STORAGE_PORTS, VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/config/ports";
+import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/config/hardware";
 import { switchStep } from "../components/roles/switch-steps";
 import { MONITORING_PORTS } from "../components/config/monitoring";
 
@@ -56,7 +56,7 @@ interface Opening {
     readonly to: number;
     readonly protocol: string;
     readonly sources: readonly string[];
-    /** Whether these sources alone cover a whole address family (address math, components/cidr). */
+    /** Whether these sources alone cover a whole address family (address math, components/base/cidr). */
     readonly world: boolean;
     readonly what: string;
 }

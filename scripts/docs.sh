@@ -13,7 +13,7 @@ npx --no-install tsc -p tsconfig.json >&2
 # shellcheck disable=SC2016 # JavaScript, not shell
 node -e '
 const fs = require("fs");
-const r = require("./dist/components/reference");
+const r = require("./dist/components/fleet/reference");
 for (const [file, text] of Object.entries(r.generatedDocs())) {
     fs.mkdirSync(require("path").dirname(file), { recursive: true });
     fs.writeFileSync(file, text);

@@ -6,7 +6,7 @@
 // machine, once per round for every node (python3, as on the hosts).
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { HOSTFILES_DIR } from "../components/render";
+import { HOSTFILES_DIR } from "../components/base/render";
 
 export type Role = "storage" | "sequencer" | "validator";
 

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { HOSTFILES_DIR } from "../components/render";
+import { HOSTFILES_DIR } from "../components/base/render";
 import { pool } from "./pool";
 import type { HostTarget } from "./targets";
 

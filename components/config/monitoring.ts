@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
-import { HOSTFILES_DIR } from "../render";
+import { HOSTFILES_DIR } from "../base/render";
 import * as v from "./validators";
 import { cidr, hostName, ipv4, notWorld, port, secretRef } from "./primitives";
 

@@ -1,4 +1,4 @@
-// The ports the config defaults to: the schema takes them, the port table (components/ports.ts)
+// The ports the config defaults to: the schema takes them, the port table (components/config/ports.ts)
 // builds every firewall from them.
 
 /** The Aztec sequencer's fixed ports: P2P (TCP+UDP), JSON-RPC, admin (never opened). */

@@ -3,7 +3,7 @@
 // and its monitoring section (monitoring.ts).
 import { z } from "zod";
 import * as v from "./validators";
-import { describeWorld, worldFamilies } from "../cidr";
+import { describeWorld, worldFamilies } from "../base/cidr";
 
 /** A zod string refined by one of the validators, keeping its precise reason; `title` names the kind of value in the docs. */
 export function checked(reason: (s: string) => v.Reason, title: string) {

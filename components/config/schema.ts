@@ -46,7 +46,7 @@ export const awsHost = z
         kind: z.literal("aws").describe("An EC2 instance nodefleet creates, with its security group and data volume."),
         region: awsRegion.describe("AWS region."),
         availabilityZone: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$/, "not an availability zone (e.g. eu-central-1a)").optional().describe("Availability zone; else AWS picks one in the region."),
-        instanceType: z.string().min(1).describe("EC2 instance type, checked against the roles' hardware targets (the catalog in components/hardware.ts)."),
+        instanceType: z.string().min(1).describe("EC2 instance type, checked against the roles' hardware targets (the catalog in components/config/hardware.ts)."),
         ami: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "not an AMI id").optional().describe("AMI id; when absent the newest official Debian 12 amd64 image is looked up."),
         subnetId: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, "not a subnet id").optional().describe("Subnet to launch in; else the region's default VPC."),
         rootVolume: ebsVolume.default({ sizeGb: 40, type: "gp3" }).describe("The root volume."),
@@ -65,7 +65,7 @@ export const hetznerHost = z
     .strictObject({
         kind: z.literal("hetzner").describe("A Hetzner Cloud server nodefleet creates, with its firewall, primary IP and volume."),
         location: z.enum(hetznerLocations).describe("Hetzner location."),
-        serverType: z.string().min(1).describe("Server type, checked against the roles' hardware targets (the catalog in components/hardware.ts)."),
+        serverType: z.string().min(1).describe("Server type, checked against the roles' hardware targets (the catalog in components/config/hardware.ts)."),
         image: z.string().default("debian-12").describe("OS image."),
         dataVolumeGb: z.number().int().min(10).max(10240).optional().describe("Volume size in GB, mounted at /data; defaults to the sum of the roles' disk targets."),
         sshKeyName,

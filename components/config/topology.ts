@@ -2,9 +2,9 @@
 // the ports each one binds, the rules of each role, and each host's plan and hardware.
 import type { FleetSpec, HostSpec } from "./schema";
 import type { HostPlan, ResolvedRelease } from "./plan";
-import { addressKey } from "../cidr";
-import { rolePorts, sshdPort } from "../ports";
-import { checkCloudHost } from "../hardware";
+import { addressKey } from "../base/cidr";
+import { rolePorts, sshdPort } from "./ports";
+import { checkCloudHost } from "./hardware";
 import { hostMonitoring } from "./monitoring";
 
 export function checkNames(spec: FleetSpec, issues: string[]): void {
@@ -23,7 +23,7 @@ export function checkHostRefs(spec: FleetSpec, issues: string[], warnings: strin
         if (!Object.hasOwn(spec.hosts, node.host)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
         used.add(node.host);
         // abandonHost names the host a validator leaves (checked against the last up's
-        // validatorHosts in components/fleet.ts); never the one it runs on.
+        // validatorHosts in components/fleet/fleet.ts); never the one it runs on.
         if (node.role === "validator" && node.validator.abandonHost === node.host)
             issues.push(`nodes[${i}].validator.abandonHost: "${node.host}" is the host this validator runs on (nodes[${i}].host); abandonHost names the host it leaves`);
     });

@@ -4,7 +4,8 @@
 import { keccak_256 } from "@noble/hashes/sha3";
 import * as crypto from "node:crypto";
 import * as net from "node:net";
-import { parseAddress, parseCidr } from "../cidr";
+import { parseAddress, parseCidr } from "../base/cidr";
+import { ENV_FILE_VALUE } from "../base/render";
 import { blsPublicKey } from "./bls12381";
 
 export type Reason = string | undefined;
@@ -346,13 +347,6 @@ export function secretUrlReason(value: string): Reason {
     if (reason === undefined) return envSafeUrlReason(value);
     return reason.startsWith("URL is not in its canonical form") ? "the URL is not in its canonical form (as the WHATWG URL parser writes it: lower-case scheme and host, no default port, no dot segments)" : reason;
 }
-
-/**
- * What a value in an environment file read by both systemd and `docker --env-file` (which has no
- * quoting) may hold: characters both read literally, unquoted. No quotes, backslashes, `$`, `#`,
- * `;` or white space; URLs' `?&~!*()[]` are fine. components/render.ts's `envval` enforces it.
- */
-export const ENV_FILE_VALUE = /^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]*$/;
 
 /**
  * An RPC URL reaches hosts as a value of a root-only environment file (the sequencer's, read by

@@ -4,7 +4,7 @@
 import * as path from "node:path";
 import type { NodeSpec } from "../config/schema";
 import { HOST_LIB } from "../hosts/scripts";
-import { render } from "../render";
+import { render } from "../base/render";
 import { sequencerPaths, storagePaths, validatorPaths } from "./paths";
 
 export function checkArgv(node: NodeSpec): readonly string[] {

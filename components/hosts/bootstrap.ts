@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
 import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRelease, type SecretScript } from "./scripts";
 import { Connection, remoteStep } from "./host";
-import { contentHash, shellWord } from "../render";
+import { contentHash, shellWord } from "../base/render";
 import { HostDrift } from "./drift";
 import { gateTools, HostBundle, monitoringTools, roleTools } from "./tools";
 

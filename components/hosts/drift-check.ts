@@ -4,7 +4,7 @@
 // OpenSSH runner (openssh.ts) and the host file it sends.
 import * as crypto from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import { hostFile } from "../render";
+import { hostFile } from "../base/render";
 import type { Connection } from "./connection";
 import { runSsh, sshFailure } from "./openssh";
 

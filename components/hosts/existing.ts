@@ -3,7 +3,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { HostPlan } from "../config/fleet";
 import type { ExistingHostSpec } from "../config/schema";
-import { hostTarget } from "../hardware";
+import { hostTarget } from "../config/hardware";
 import { renderPreflight } from "./scripts";
 import { Host, sshConnection, remoteStep, Connection } from "./host";
 import { bootstrapSteps, hostBundle } from "./bootstrap";

@@ -4,7 +4,7 @@
 // imports nothing of the program but node's modules, the OpenSSH runner and the templates.
 import * as crypto from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import { render } from "../render";
+import { render } from "../base/render";
 import type { Connection } from "./connection";
 import { runSsh, sshFailure } from "./openssh";
 import { PKCS8_ED25519_PREFIX } from "./ssh-key";

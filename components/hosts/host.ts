@@ -2,7 +2,7 @@
 // data mount point, and the resource that marks the host ready for node software.
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { contentHash, shellWord } from "../render";
+import { contentHash, shellWord } from "../base/render";
 import type { DriftBinding, HostDrift } from "./drift";
 import type { HostBundle } from "./tools";
 import { wholeScript, type SecretScript } from "./scripts";

@@ -1,4 +1,4 @@
-import type { IngressRule } from "../ports";
+import type { IngressRule } from "../config/ports";
 
 /** Stable, unique resource name for one (rule, source CIDR) pair. */
 export function ruleResourceName(hostResource: string, rule: IngressRule, cidr: string): string {

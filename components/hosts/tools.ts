@@ -15,7 +15,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { hostFile, HOSTFILES_DIR } from "../render";
+import { hostFile, HOSTFILES_DIR } from "../base/render";
 import type { Connection } from "./connection";
 import { secretAssignments, type SecretScript } from "./scripts";
 

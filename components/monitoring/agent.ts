@@ -5,7 +5,7 @@
 import type { HostPlan } from "../config/fleet";
 import type { MonitoringSpec } from "../config/monitoring";
 import { HOST_LIB } from "../hosts/scripts";
-import { render } from "../render";
+import { render } from "../base/render";
 import { checkArgv } from "../health/checks";
 
 /** Debian's textfile directory for node_exporter (the package's default). */

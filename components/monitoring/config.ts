@@ -5,7 +5,7 @@
 import { Scalar, stringify } from "yaml";
 import type { MonitoringSpec, ReceiverSpec } from "../config/monitoring";
 import type { NodeSpec } from "../config/schema";
-import { validatorMetricsPorts } from "../ports";
+import { validatorMetricsPorts } from "../config/ports";
 
 /**
  * nodefleet's own directory for the monitoring host's files: the packages' conffiles under

@@ -7,7 +7,7 @@
 // (docs/spec.md §7).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { HOSTFILES_DIR } from "../render";
+import { HOSTFILES_DIR } from "../base/render";
 
 export interface Fault {
     readonly code: string;

@@ -12,7 +12,7 @@ import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
 import { monitoringTools } from "../hosts/tools";
 
 export { monitoringTools };
-import { render } from "../render";
+import { render } from "../base/render";
 import { HEALTH_CHECKS_FILE, HEALTH_SERVICE, HEALTH_TIMER, NODE_EXPORTER_DROPIN, renderAgentFiles, TEXTFILE_DIR } from "./agent";
 import { ALERTMANAGER_FILE, COMETBFT_TARGETS_FILE, CONFIG_DIR, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";
 import { renderRules, type RuleContext } from "./rules";

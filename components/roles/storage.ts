@@ -10,7 +10,7 @@ import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
 import type { ResolvedRelease } from "../config/fleet";
-import { render, contentHash } from "../render";
+import { render, contentHash } from "../base/render";
 import { urlsHash } from "./urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
@@ -22,7 +22,7 @@ export type { StoragePaths };
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
-export { HOSTFILES_DIR } from "../render";
+export { HOSTFILES_DIR } from "../base/render";
 
 /** config.toml with the endpoint placeholder that zgs-endpoint fills in on the host. */
 export function renderStorageConfig(node: StorageSpec, mount: string): string {

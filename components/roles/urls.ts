@@ -5,7 +5,7 @@
 // host tool's output (they print scheme://host only).
 import * as pulumi from "@pulumi/pulumi";
 import type { RpcUrl } from "../config/schema";
-import { contentHash } from "../render";
+import { contentHash } from "../base/render";
 
 /** A secret config value by its key (the stack config's `secret`). */
 export type SecretLookup = (key: string) => pulumi.Output<string>;

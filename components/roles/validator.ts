@@ -5,13 +5,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
 import type { ResolvedRelease } from "../config/fleet";
-import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../ports";
+import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../config/ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
-import { contentHash, render } from "../render";
+import { contentHash, render } from "../base/render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";

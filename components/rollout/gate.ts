@@ -13,7 +13,7 @@ import { Host, movedUnder, remoteStep } from "../hosts/host";
 import { driftRecord, nodeDriftGroup } from "../hosts/drift";
 import { gateTools } from "../hosts/tools";
 import { checkArgv, serviceUnits } from "../health/checks";
-import { render } from "../render";
+import { render } from "../base/render";
 import { GATE_DIR, HOST_LIB } from "../hosts/scripts";
 
 export { gateTools };

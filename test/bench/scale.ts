@@ -9,7 +9,7 @@
 import { spawnSync } from "node:child_process";
 import * as pulumi from "@pulumi/pulumi";
 import { loadStack, readStackConfig, StackConfig } from "../../components/config/load";
-import { Fleet } from "../../components/fleet";
+import { Fleet } from "../../components/fleet/fleet";
 import { installMocks, recorder, settle, setStackConfig } from "../support/mocks";
 import { generate } from "./fleet-gen";
 

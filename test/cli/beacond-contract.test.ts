@@ -23,7 +23,7 @@ import { parseFleet } from "../../components/config/fleet";
 import { validatorKeyFileReason } from "../../components/config/validators";
 import { renderAppToml, renderConfigToml, renderConsensusUnit, validatorPaths } from "../../components/roles/validator";
 import { releaseLink } from "../../components/hosts/scripts";
-import { HOSTFILES_DIR } from "../../components/render";
+import { HOSTFILES_DIR } from "../../components/base/render";
 import { baseFleet, chainRelease, secretSource } from "../support/fixtures";
 import { systemdWords } from "../support/aztec";
 import { ROOT } from "../support/cli";

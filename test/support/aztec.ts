@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
-import { HOSTFILES_DIR } from "../../components/render";
+import { HOSTFILES_DIR } from "../../components/base/render";
 import { ROOT, sh, stateDir } from "./cli";
 
 /** The install directory of the real CLI (installs it when missing: minutes, once). */

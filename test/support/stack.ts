@@ -1,6 +1,6 @@
 // Builds the same thing index.ts builds, with a recorder attached, for mock tests.
 import { loadStack } from "../../components/config/load";
-import { Fleet, previousValidatorHosts } from "../../components/fleet";
+import { Fleet, previousValidatorHosts } from "../../components/fleet/fleet";
 import { installMocks, recorder, settle, setStackConfig, Recorded } from "./mocks";
 
 export async function buildStack(fleetConfig: unknown, secrets: Record<string, string>, plainKeys: readonly string[] = []): Promise<{ fleet: Fleet; recorded: Recorded[] }> {

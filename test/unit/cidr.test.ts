@@ -1,8 +1,8 @@
-// Address math (components/cidr.ts): what "open to the world" means for the config checks and the
+// Address math (components/base/cidr.ts): what "open to the world" means for the config checks and the
 // policy pack alike.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { addressKey, coversWorld, parseAddress, parseCidr, worldFamilies } from "../../components/cidr";
+import { addressKey, coversWorld, parseAddress, parseCidr, worldFamilies } from "../../components/base/cidr";
 
 describe("address math", () => {
     it("parses IPv4 and every IPv6 notation to the same numbers", () => {

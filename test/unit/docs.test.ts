@@ -1,4 +1,4 @@
-// The generated configuration docs (components/reference.ts): current with the schema,
+// The generated configuration docs (components/fleet/reference.ts): current with the schema,
 // every field described, and the JSON Schema usable by an editor's validator (ajv, draft 2020-12)
 // on the stacks of this repository. What the JSON Schema cannot express (refinements such as
 // "never open to the world", or checks across fields) is left to the loader; its tests are in
@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { parse } from "yaml";
-import { configReference, fleetJsonSchema, generatedDocs } from "../../components/reference";
+import { configReference, fleetJsonSchema, generatedDocs } from "../../components/fleet/reference";
 import { ROOT } from "../support/cli";
 
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), "utf8");

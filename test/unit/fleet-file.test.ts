@@ -13,7 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse, stringify } from "yaml";
 import { fleetFileReason, FleetDefinitionError, fleetOfStackFile, readFleetDefinition, type ConfigLookup } from "../../components/config/definition";
 import { loadStack } from "../../components/config/load";
-import { shardConfigConflicts } from "../../components/shards";
+import { shardConfigConflicts } from "../../components/fleet/shards";
 import { fleetSpec } from "../../components/config/schema";
 import { planFromConfig } from "../../status/targets";
 import { configValues, fleetNodes, STOCK_STACK_NODES, stockSizeWarning } from "../../status/check";

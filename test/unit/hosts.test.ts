@@ -16,7 +16,7 @@ import { baseFleet, SECRETS, RELEASES, awsHost, hetznerHost, validatorNode, stor
 import { loadFleet } from "../../components/config/load";
 import { HOST_TOOLS_DIR, HostBundle, roleTools, runnerDigest, secretInBody } from "../../components/hosts/tools";
 import { compactSshKey } from "../../components/hosts/ssh-key";
-import { HOSTFILES_DIR } from "../../components/render";
+import { HOSTFILES_DIR } from "../../components/base/render";
 
 /** A fleet with one node of `role` on one host of the given spec. */
 function single(role: "storage" | "sequencer" | "validator", host: any) {

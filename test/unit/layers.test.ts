@@ -32,6 +32,14 @@ describe("layers", () => {
         assert.equal(r.status, 0, r.output);
     });
 
+    it("every file of components/ sits in the folder of a layer the rules name", () => {
+        const rules = (require(path.join(ROOT, ".dependency-cruiser.cjs")) as { forbidden: { name: string }[] }).forbidden.map((r) => r.name);
+        const layers = rules.map((n) => /^([a-z]+)-imports-only-below$/.exec(n)?.[1]).filter((n): n is string => n !== undefined);
+        const entries = fs.readdirSync(path.join(ROOT, "components"), { withFileTypes: true });
+        assert.deepEqual(entries.filter((e) => !e.isDirectory()).map((e) => e.name), [], "files outside a layer's folder");
+        assert.deepEqual(entries.map((e) => e.name).sort(), [...layers].sort(), "the folders of components/ and the layers of the rules");
+    });
+
     it("a circle put into a copy fails, named with its modules", () => {
         const dir = scratch((d) => fs.appendFileSync(path.join(d, "components/config/plan.ts"), '\nimport "./fleet";\n'));
         try {
@@ -43,12 +51,31 @@ describe("layers", () => {
         }
     });
 
-    it("a host module importing a role's component fails, named", () => {
-        const dir = scratch((d) => fs.appendFileSync(path.join(d, "components/hosts/names.ts"), '\nimport "../roles/storage";\n'));
+    // Every other rule, shown to fail: one copy with a violation of each planted in it, each in a
+    // file of its own so that each finding names its plant (the plants make circles too).
+    const PLANTS: [rule: string, file: string, spec: string, target: string][] = [
+        ["components-below-entry-points", "components/fleet/sdk.ts", "../../status/diagnose", "status/diagnose.ts"],
+        ["components-in-layer-folders", "components/loose.ts", "./base/cidr", "components/base/cidr.ts"],
+        ["base-imports-only-below", "components/base/cidr.ts", "../config/schema", "components/config/schema.ts"],
+        ["config-imports-only-below", "components/config/strings.ts", "../hosts/names", "components/hosts/names.ts"],
+        ["hosts-imports-only-below", "components/hosts/names.ts", "../roles/storage", "components/roles/storage.ts"],
+        ["health-imports-only-below", "components/health/paths.ts", "../monitoring/fault-meanings", "components/monitoring/fault-meanings.ts"],
+        ["monitoring-imports-only-below", "components/monitoring/fault-meanings.ts", "../rollout/power", "components/rollout/power.ts"],
+        ["rollout-imports-only-below", "components/rollout/power.ts", "../monitoring/dashboard", "components/monitoring/dashboard.ts"],
+        ["roles-imports-only-below", "components/roles/urls.ts", "../fleet/sdk", "components/fleet/sdk.ts"],
+        ["fleet-imports-only-below", "components/fleet/shards.ts", "../loose", "components/loose.ts"],
+    ];
+
+    it("every rule fails on a violation planted in a copy, naming the import", () => {
+        const dir = scratch((d) => {
+            for (const [, file, spec] of PLANTS) fs.appendFileSync(path.join(d, file), `\nimport "${spec}";\n`);
+        });
         try {
             const r = cruise(dir);
             assert.notEqual(r.status, 0);
-            assert.match(r.output, /hosts-below-roles: components\/hosts\/names\.ts → components\/roles\/storage\.ts/);
+            const rules = (require(path.join(ROOT, ".dependency-cruiser.cjs")) as { forbidden: { name: string }[] }).forbidden.map((x) => x.name);
+            assert.deepEqual(["no-circular", ...PLANTS.map(([rule]) => rule)].sort(), [...rules].sort(), "a plant for every rule");
+            for (const [rule, file, , target] of PLANTS) assert.ok(r.output.includes(`${rule}: ${file} → ${target}`), `${rule}: ${file} → ${target}`);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { FleetConfigError, parseFleet } from "../../components/config/fleet";
 import { renderAgentScripts, renderServerDropIns, renderServerInstall, renderServerRemove, renderTargetsScript } from "../../components/monitoring/install";
 import { renderFirewallScripts, wholeScript } from "../../components/hosts/scripts";
-import { ingressRules } from "../../components/ports";
+import { ingressRules } from "../../components/config/ports";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { hetznerHost, secretSource } from "../support/fixtures";
 import { inputsOf, registered, scriptOf, deleteScriptOf } from "../support/mocks";

@@ -1,8 +1,8 @@
 // The port table and the hardware catalog, tested as plain functions.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { rolePorts, ingressRules, prefixed } from "../../components/ports";
-import { ROLE_TARGETS, hostTarget, compareToTarget, checkCloudHost, AWS_INSTANCE_TYPES, HETZNER_SERVER_TYPES } from "../../components/hardware";
+import { rolePorts, ingressRules, prefixed } from "../../components/config/ports";
+import { ROLE_TARGETS, hostTarget, compareToTarget, checkCloudHost, AWS_INSTANCE_TYPES, HETZNER_SERVER_TYPES } from "../../components/config/hardware";
 import { parseFleet } from "../../components/config/fleet";
 import { baseFleet, secretSource, awsHost, hetznerHost } from "../support/fixtures";
 

@@ -7,9 +7,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderFirewallScripts, renderBootstrap, renderPreflight, renderDataVolume } from "../../components/hosts/scripts";
-import { renderFirewallUnit } from "../../components/firewall";
-import { hostTarget } from "../../components/hardware";
-import { shellWord, tomlString, render } from "../../components/render";
+import { renderFirewallUnit } from "../../components/hosts/firewall";
+import { hostTarget } from "../../components/config/hardware";
+import { shellWord, tomlString, render } from "../../components/base/render";
 import { golden, requireTool, runTool, sh } from "../support/golden";
 import { baseFleet, secretSource, SECRETS } from "../support/fixtures";
 

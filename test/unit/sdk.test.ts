@@ -1,4 +1,4 @@
-// What nodefleet's program changes in the Pulumi SDK it loads (components/sdk.ts), against the real
+// What nodefleet's program changes in the Pulumi SDK it loads (components/fleet/sdk.ts), against the real
 // SDK: its promises' stack traces and its debug messages to the engine. The engine is a recording
 // stand-in here (the SDK's settings give the log functions an engine to call); that the engine bench
 // runs faster is shown by scripts/bench.sh engine, not here.
@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { trimSdkCosts } from "../../components/sdk";
+import { trimSdkCosts } from "../../components/fleet/sdk";
 
 const settings = require("@pulumi/pulumi/runtime/settings") as { getEngine: () => unknown };
 const log = require("@pulumi/pulumi/log") as { debug: (m: string) => Promise<void>; warn: (m: string) => Promise<void> };
@@ -54,7 +54,7 @@ describe("the SDK as the program runs it", () => {
 
     it("NODEFLEET_SDK_DEBUG=1 leaves the SDK as it is", () => {
         const program = `
-            require(${JSON.stringify(path.join(__dirname, "../../components/sdk.js"))}).trimSdkCosts();
+            require(${JSON.stringify(path.join(__dirname, "../../components/fleet/sdk.js"))}).trimSdkCosts();
             const d = require("@pulumi/pulumi/runtime/debuggable");
             const l = require("@pulumi/pulumi/log");
             const input = Promise.resolve(1);

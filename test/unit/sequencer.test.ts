@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerConfigure, renderSequencerKey, renderSequencerRegistration, renderSequencerRemove, renderSequencerUnit, renderSequencerVersion, sequencerJson } from "../../components/roles/sequencer";
-import { HOSTFILES_DIR, unitWord } from "../../components/render";
+import { HOSTFILES_DIR, unitWord } from "../../components/base/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { aztecRelease, baseFleet, secretSource, SECRETS, ADDR, SEQUENCER_KEY_ADDRESS, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { buildStack } from "../support/stack";

@@ -1,4 +1,4 @@
-// Shards (components/shards.ts): the public identity of each signing key, the other shards' config
+// Shards (components/fleet/shards.ts): the public identity of each signing key, the other shards' config
 // files and last outputs checked against this stack's. Under the strict mocks a stack reference
 // answers what the test sets; the cli tier (test/cli/shards.test.ts) runs two real shards on one
 // backend.
@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
-import { shardConfigConflicts, shardOutputConflicts, siblingShards, signingKeys } from "../../components/shards";
+import { shardConfigConflicts, shardOutputConflicts, siblingShards, signingKeys } from "../../components/fleet/shards";
 import { fleetSpec, type FleetSpec } from "../../components/config/schema";
 import { baseFleet, SECRETS, SEQUENCER_KEY_ADDRESS, validatorKeyJson } from "../support/fixtures";
 import { installMocks, previousStackOutputs } from "../support/mocks";

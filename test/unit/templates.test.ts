@@ -1,5 +1,5 @@
 // The template lint: every value interpolated into a rendered host file goes through the quoting
-// helper of its context (components/render.ts QUOTING_HELPERS). It parses every template with
+// helper of its context (components/base/render.ts QUOTING_HELPERS). It parses every template with
 // Handlebars' own parser and fails on a plain {{value}} or a helper that does not quote, except
 // the short allow-list below, each entry with its reason. Which helper fits which context is
 // checked by the golden files and their real validators, and by the hostile-value tests below.
@@ -8,13 +8,13 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Handlebars from "handlebars";
-import { commentText, doubleQuoted, envFileValue, heredocBody, integer, QUOTING_HELPERS, TEMPLATES_DIR, unitValue } from "../../components/render";
+import { commentText, doubleQuoted, envFileValue, heredocBody, integer, QUOTING_HELPERS, TEMPLATES_DIR, unitValue } from "../../components/base/render";
 import { spawnSync } from "node:child_process";
 
 /** template → expression → why it needs no quoting helper. */
 const ALLOWED: Record<string, Record<string, string>> = {
     "bootstrap.sh.hbs": { 'join packages " "': "the Debian package names are constants of the program (hosts/scripts.ts), not config" },
-    "nftables.nft.hbs": { this: "each rule line is composed by components/firewall.ts from parsed ports and CIDRs, with its comment through nftstr" },
+    "nftables.nft.hbs": { this: "each rule line is composed by components/hosts/firewall.ts from parsed ports and CIDRs, with its comment through nftstr" },
 };
 
 interface Interpolation {

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { bundledScriptReader, bundleRunner, HOST_TOOLS_DIR, roleTools, scriptDigest, writeToolBundle } from "../../components/hosts/tools";
-import { HOSTFILES_DIR, TEMPLATES_DIR } from "../../components/render";
+import { HOSTFILES_DIR, TEMPLATES_DIR } from "../../components/base/render";
 
 /**
  * A scratch "host": the SSH user's home with its tools directory, and a bin/ whose getent answers

@@ -10,7 +10,7 @@ import { parseFleet } from "../../components/config/fleet";
 import * as path from "node:path";
 import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, LOW_DOWNTIME_STEPS, SWITCH_STEPS, validatorPaths, validatorSettingsJson } from "../../components/roles/validator";
 import { roleTools } from "../../components/hosts/tools";
-import { HOSTFILES_DIR } from "../../components/render";
+import { HOSTFILES_DIR } from "../../components/base/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, chainRelease, ENODE, SECRETS, secretSource } from "../support/fixtures";
 import { buildStack } from "../support/stack";

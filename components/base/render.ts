@@ -6,7 +6,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as crypto from "node:crypto";
 import Handlebars from "handlebars";
-import { ENV_FILE_VALUE } from "./config/validators";
+
+/**
+ * What a value in an environment file read by both systemd and `docker --env-file` (which has no
+ * quoting) may hold: characters both read literally, unquoted. No quotes, backslashes, `$`, `#`,
+ * `;` or white space; URLs' `?&~!*()[]` are fine. `envval` below enforces it; the config
+ * checks URLs against it (config/validators.ts).
+ */
+export const ENV_FILE_VALUE = /^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]*$/;
 
 function findTemplatesDir(): string {
     // Works from components/ (ts-node) and from dist/components/ (compiled tests).

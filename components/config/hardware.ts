@@ -1,7 +1,7 @@
 // Hardware targets per role (docs/spec.md §8) and the catalogs of cloud machine types the
 // check uses. Pure: no Pulumi resources.
-import type { HostSpec, NodeSpec, HardwareTarget } from "./config/schema";
-import { assertNever } from "./ports";
+import type { HostSpec, NodeSpec, HardwareTarget } from "./schema";
+import { assertNever } from "../base/never";
 
 export interface Target extends HardwareTarget {
     /** The data disk must be solid state (storage nodes: "fast SSD", docs/spec.md §8). */
@@ -115,13 +115,13 @@ export function checkCloudHost(host: HostSpec, nodes: readonly NodeSpec[]): Hard
     switch (host.kind) {
         case "aws": {
             const type = AWS_INSTANCE_TYPES[host.instanceType];
-            if (!type) return [{ severity: "unknown", message: `instance type ${host.instanceType} is not in the catalog (components/hardware.ts); add it with its vCPUs and memory` }];
+            if (!type) return [{ severity: "unknown", message: `instance type ${host.instanceType} is not in the catalog (components/config/hardware.ts); add it with its vCPUs and memory` }];
             const vol = host.dataVolume ?? { sizeGb: target.defaultDiskGb, type: "gp3" as const };
             return compareToTarget({ cores: type.vcpus, memoryGb: type.memoryGb, arch: type.arch, diskGb: vol.sizeGb, ssd: vol.type === "gp3" || vol.type === "io2" }, target);
         }
         case "hetzner": {
             const type = HETZNER_SERVER_TYPES[host.serverType];
-            if (!type) return [{ severity: "unknown", message: `server type ${host.serverType} is not in the catalog (components/hardware.ts); add it with its vCPUs and memory` }];
+            if (!type) return [{ severity: "unknown", message: `server type ${host.serverType} is not in the catalog (components/config/hardware.ts); add it with its vCPUs and memory` }];
             // Hetzner Cloud volumes are SSD-backed block storage.
             return compareToTarget({ cores: type.vcpus, memoryGb: type.memoryGb, arch: type.arch, diskGb: host.dataVolumeGb ?? target.defaultDiskGb, ssd: true }, target);
         }

@@ -2,8 +2,8 @@
 // checked with `nft -c` and applied atomically, with a timed revert so a bad ruleset
 // cannot lock the operator out (commit-confirm, like network gear).
 import * as net from "node:net";
-import { IngressRule, sourceCidrs } from "./ports";
-import { nftString, render } from "./render";
+import { IngressRule, sourceCidrs } from "../config/ports";
+import { nftString, render } from "../base/render";
 
 export const FIREWALL_DIR = "/etc/nodefleet/firewall";
 export const RULESET_PATH = `${FIREWALL_DIR}/nodefleet.nft`;

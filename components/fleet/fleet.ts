@@ -1,25 +1,25 @@
 // The fleet: one host component per configured host, built from validated config.
 import * as pulumi from "@pulumi/pulumi";
-import { readKeyFile, type FleetPlan, type HostPlan, type ResolvedRelease } from "./config/fleet";
-import type { HostSpec } from "./config/schema";
-import { assertNever } from "./ports";
-import { Host } from "./hosts/host";
-import { AwsHost } from "./hosts/aws";
-import { HetznerHost, hetznerProvider } from "./hosts/hetzner";
-import { ExistingHost } from "./hosts/existing";
-import { StorageNode } from "./roles/storage";
-import { SequencerNode } from "./roles/sequencer";
-import { validatorHandover, ValidatorNode, validatorRelease, type Handover } from "./roles/validator";
-import { resolveUrls } from "./roles/urls";
+import { readKeyFile, type FleetPlan, type HostPlan, type ResolvedRelease } from "../config/fleet";
+import type { HostSpec } from "../config/schema";
+import { assertNever } from "../base/never";
+import { Host } from "../hosts/host";
+import { AwsHost } from "../hosts/aws";
+import { HetznerHost, hetznerProvider } from "../hosts/hetzner";
+import { ExistingHost } from "../hosts/existing";
+import { StorageNode } from "../roles/storage";
+import { SequencerNode } from "../roles/sequencer";
+import { validatorHandover, ValidatorNode, validatorRelease, type Handover } from "../roles/validator";
+import { resolveUrls } from "../roles/urls";
 import { dropResourceStackTraces, trimSdkCosts, withoutPromiseTraces } from "./sdk";
-import { DriftCheckProvider } from "./hosts/drift";
-import { receiverSecrets } from "./config/monitoring";
-import { MonitoringAgent, MonitoringServer, watchedMounts } from "./monitoring/install";
-import { scrapedValidators, type ScrapeHost } from "./monitoring/config";
-import { describeRollout } from "./rollout/plan";
-import { describePower } from "./rollout/power";
-import { plannedRollout, type PlannedRollout } from "./rollout/schedule";
-import type { NodeRollout } from "./rollout/gate";
+import { DriftCheckProvider } from "../hosts/drift";
+import { receiverSecrets } from "../config/monitoring";
+import { MonitoringAgent, MonitoringServer, watchedMounts } from "../monitoring/install";
+import { scrapedValidators, type ScrapeHost } from "../monitoring/config";
+import { describeRollout } from "../rollout/plan";
+import { describePower } from "../rollout/power";
+import { plannedRollout, type PlannedRollout } from "../rollout/schedule";
+import type { NodeRollout } from "../rollout/gate";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */

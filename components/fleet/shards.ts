@@ -13,10 +13,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
-import type { FleetPlan } from "./config/fleet";
-import { FleetDefinitionError, fleetOfStackFile } from "./config/definition";
-import type { FleetSpec } from "./config/schema";
-import { addressOfPrivateKey, validatorKeyAddress } from "./config/validators";
+import type { FleetPlan } from "../config/fleet";
+import { FleetDefinitionError, fleetOfStackFile } from "../config/definition";
+import type { FleetSpec } from "../config/schema";
+import { addressOfPrivateKey, validatorKeyAddress } from "../config/validators";
 
 /** A key that signs, as the stack output `signingKeys` names it: public, never the key. */
 export type SigningKey = string;

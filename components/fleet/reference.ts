@@ -3,10 +3,10 @@
 // `scripts/docs.sh` writes both into docs/, with the fault table's page and the dashboard; a unit
 // test fails when they are not current.
 import { z } from "zod";
-import { fleetSpec } from "./config/schema";
-import { DASHBOARD_FILE, renderDashboard } from "./monitoring/dashboard";
-import { FAULT_TABLE } from "./monitoring/faults";
-import { FAULT_MEANINGS } from "./monitoring/fault-meanings";
+import { fleetSpec } from "../config/schema";
+import { DASHBOARD_FILE, renderDashboard } from "../monitoring/dashboard";
+import { FAULT_TABLE } from "../monitoring/faults";
+import { FAULT_MEANINGS } from "../monitoring/fault-meanings";
 
 export const SCHEMA_FILE = "docs/fleet.schema.json";
 export const REFERENCE_FILE = "docs/configuration.md";

@@ -1,8 +1,9 @@
 // The one port table every firewall is built from (AWS security groups, Hetzner
 // firewalls, nftables). Pure: (role, role settings, port prefix) -> ports.
-import type { HostMonitoring } from "./config/monitoring";
-import type { HostSpec, NodeSpec } from "./config/schema";
-import { AZTEC_PORTS, STORAGE_PORTS } from "./config/port-defaults";
+import type { HostMonitoring } from "./monitoring";
+import type { HostSpec, NodeSpec } from "./schema";
+import { AZTEC_PORTS, STORAGE_PORTS } from "./port-defaults";
+import { assertNever } from "../base/never";
 
 export { AZTEC_PORTS, STORAGE_PORTS };
 
@@ -96,9 +97,6 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
     }
 }
 
-export function assertNever(x: never): never {
-    throw new Error(`unexpected value: ${JSON.stringify(x)}`);
-}
 
 /** A rule that lets traffic in. `sources` are CIDRs; "world" means 0.0.0.0/0 and ::/0. */
 export interface IngressRule {
