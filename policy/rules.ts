@@ -3,7 +3,8 @@
 // about to create, independently of the config checks in components/config: a second line of
 // defence that also covers resources a program adds by hand.
 import { coversWorld } from "../components/base/cidr";
-import { AZTEC_PORTS, STORAGE_PORTS, VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/config/ports";
+import { VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/config/ports";
+import { AZTEC_PORTS, STORAGE_PORTS } from "../components/config/port-defaults";
 import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/config/hardware";
 import { switchStep } from "../components/roles/switch-steps";
 import { MONITORING_PORTS } from "../components/config/monitoring";

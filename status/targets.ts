@@ -1,14 +1,13 @@
 // What `nodefleet status` checks: per host, how to reach it (from the stack's config and, for cloud
 // hosts, its `hosts` output) and the health command of each node on it. Pure: the config and the
 // outputs come in as the Automation API reads them.
-import { FleetConfigError, parseFleet, type FleetPlan } from "../components/config/fleet";
+import { parseFleet, type FleetPlan } from "../components/config/fleet";
+import { FleetConfigError } from "../components/config/errors";
 import { FleetDefinitionError, readFleetDefinition } from "../components/config/definition";
 import type { HostSpec } from "../components/config/schema";
 import { hostKeyReason } from "../components/config/validators";
 import { checkArgv } from "../components/health/checks";
 import type { Role } from "./diagnose";
-
-export { checkArgv };
 
 /** A config value as `pulumi config --json` gives it (a secret's value only with --show-secrets). */
 export interface ConfigValue {

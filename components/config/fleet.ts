@@ -11,13 +11,9 @@ import { FleetConfigError, unionBranch, zodIssue } from "./errors";
 import { checkKeyAddresses, checkSecrets, type SecretSource } from "./secrets";
 import { checkSshKeys, resolveReleases } from "./files";
 import { withSecretsDir } from "./secret-files";
+import type { HostPlan } from "./plan";
 import * as v from "./validators";
 import { checkHardware, checkHostRefs, checkMachines, checkNames, checkPorts, checkRoleRules, planHosts } from "./topology";
-
-export { FleetConfigError } from "./errors";
-export type { SecretSource } from "./secrets";
-export { localPath, readKeyFile, sha256FromSums } from "./files";
-export { formatPath };
 
 /** What the config is read for: `up` (everything checked) or `status` (what a monitoring box can check). */
 export interface ParseOptions {
@@ -33,10 +29,6 @@ export interface ParseOptions {
     /** The project's directory: a relative secretsDir is resolved against it, and must not be in it. */
     readonly projectDir?: string;
 }
-
-import type { HostPlan, ResolvedRelease } from "./plan";
-
-export type { HostPlan, ResolvedRelease };
 
 export interface FleetPlan {
     readonly spec: FleetSpec;

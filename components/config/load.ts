@@ -1,7 +1,9 @@
 // Reads the stack config once, validates it, and hands the components plain values.
 // The only module that talks to Pulumi's config store.
 import * as pulumi from "@pulumi/pulumi";
-import { parseFleet, FleetPlan, FleetConfigError, SecretSource } from "./fleet";
+import { parseFleet, FleetPlan } from "./fleet";
+import { FleetConfigError } from "./errors";
+import { SecretSource } from "./secrets";
 import { configEnvBytes, configSizeProblem, FleetDefinitionError, readFleetDefinition } from "./definition";
 
 export const NAMESPACE = "nodefleet";

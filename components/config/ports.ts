@@ -2,10 +2,8 @@
 // firewalls, nftables). Pure: (role, role settings, port prefix) -> ports.
 import type { HostMonitoring } from "./monitoring";
 import type { HostSpec, NodeSpec } from "./schema";
-import { AZTEC_PORTS, STORAGE_PORTS } from "./port-defaults";
+import { AZTEC_PORTS } from "./port-defaults";
 import { assertNever } from "../base/never";
-
-export { AZTEC_PORTS, STORAGE_PORTS };
 
 export type Protocol = "tcp" | "udp";
 
@@ -22,7 +20,6 @@ export interface PortSpec {
     readonly exposure: Exposure;
     readonly purpose: string;
 }
-
 
 const PUBLIC: Exposure = { kind: "public" };
 const LOCAL: Exposure = { kind: "local" };
@@ -96,7 +93,6 @@ export function rolePorts(node: NodeSpec): PortSpec[] {
             return assertNever(node);
     }
 }
-
 
 /** A rule that lets traffic in. `sources` are CIDRs; "world" means 0.0.0.0/0 and ::/0. */
 export interface IngressRule {

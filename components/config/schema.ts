@@ -8,7 +8,6 @@ import { AZTEC_PORTS, STORAGE_PORTS } from "./port-defaults";
 import { monitoringSpec } from "./monitoring";
 import { rolloutSpec } from "./rollout";
 import { checked, cidr, cometPeer, enode, hostName, ipv4, multiaddr, notWorld, port, releaseUrl, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";
-export { checked, cidr, cometPeer, enode, evmAddress, hostName, httpUrl, ipv4, multiaddr, notWorld, port, rpcUrl, secretRef, unixUser, usableAddress, type ReleaseUrl, type RpcUrl } from "./primitives";
 
 const adminCidrs = z
     .array(cidr)

@@ -1,7 +1,8 @@
 // The secrets a fleet config names: each read through a SecretSource (never from plain config), its
 // format checked, and no key used by two nodes; no message carries a secret's value.
 import * as crypto from "node:crypto";
-import type { FleetSpec, RpcUrl } from "./schema";
+import type { FleetSpec } from "./schema";
+import type { RpcUrl } from "./primitives";
 import * as v from "./validators";
 import { receiverSecrets } from "./monitoring";
 

@@ -1,6 +1,8 @@
 // The fleet: one host component per configured host, built from validated config.
 import * as pulumi from "@pulumi/pulumi";
-import { readKeyFile, type FleetPlan, type HostPlan, type ResolvedRelease } from "../config/fleet";
+import { type FleetPlan } from "../config/fleet";
+import { type HostPlan, type ResolvedRelease } from "../config/plan";
+import { readKeyFile } from "../config/files";
 import type { HostSpec } from "../config/schema";
 import { assertNever } from "../base/never";
 import { Host } from "../hosts/host";

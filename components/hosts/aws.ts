@@ -2,12 +2,13 @@
 // a security group built from the port table, and an Elastic IP.
 import * as pulumi from "@pulumi/pulumi";
 import * as aws from "@pulumi/aws";
-import type { HostPlan } from "../config/fleet";
+import type { HostPlan } from "../config/plan";
 import type { AwsHostSpec } from "../config/schema";
 import { dataDiskGb } from "../config/hardware";
 import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../config/ports";
 import { renderDataVolume } from "./scripts";
-import { Host, remoteStep, Connection, CLOUD_DATA_MOUNT } from "./host";
+import { Host, remoteStep, CLOUD_DATA_MOUNT } from "./host";
+import { Connection } from "./connection";
 import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";

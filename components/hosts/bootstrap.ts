@@ -1,8 +1,9 @@
 // The bootstrap every host kind shares, as an ordered chain of remote steps.
 import * as pulumi from "@pulumi/pulumi";
-import type { HostPlan } from "../config/fleet";
+import type { HostPlan } from "../config/plan";
 import { FIREWALL_DRIFT_GROUP, renderBootstrap, renderFirewallScripts, renderRelease, type SecretScript } from "./scripts";
-import { Connection, remoteStep } from "./host";
+import { remoteStep } from "./host";
+import { Connection } from "./connection";
 import { contentHash, shellWord } from "../base/render";
 import { HostDrift } from "./drift";
 import { gateTools, HostBundle, monitoringTools, roleTools } from "./tools";

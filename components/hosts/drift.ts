@@ -10,8 +10,6 @@ import * as pulumi from "@pulumi/pulumi";
 import { TOOL_HASH, type DriftProps } from "./drift-check";
 import type { Connection } from "./connection";
 
-export { cleanDriftItem, driftLine, driftLineGroup, driftProvider, type DriftItem } from "./drift-check";
-
 /** Where steps record what they put on a host, one directory per group. */
 export const DRIFT_DIR = "/var/lib/nodefleet/drift";
 

@@ -1,11 +1,12 @@
 // An existing server reached over SSH: nothing is created; the hardware preflight runs
 // on the host before anything is installed, then the common bootstrap and nftables.
 import * as pulumi from "@pulumi/pulumi";
-import type { HostPlan } from "../config/fleet";
+import type { HostPlan } from "../config/plan";
 import type { ExistingHostSpec } from "../config/schema";
 import { hostTarget } from "../config/hardware";
 import { renderPreflight } from "./scripts";
-import { Host, sshConnection, remoteStep, Connection } from "./host";
+import { Host, sshConnection, remoteStep } from "./host";
+import { Connection } from "./connection";
 import { bootstrapSteps, hostBundle } from "./bootstrap";
 import type { HostBundle } from "./tools";
 import type { HostDrift } from "./drift";

@@ -11,8 +11,6 @@ import type { Connection } from "./connection";
 import { sshConnection, rootShell, type ConnectionParts } from "./host";
 import { ed25519PublicKey, makeKeyScript, type FirstBootKeyProps, type HostKeyPair, type HostKeySwapProps } from "./host-key-provider";
 
-export { ed25519PublicKey, newHostKey, swapScript, makeKeyScript, HOST_KEY_CONF, HOST_KEY_DIR } from "./host-key-provider";
-
 /**
  * The providers as the state keeps them: loaders of host-key-provider.ts, which the dynamic
  * provider's process compiles on load (as the drift check's loader does, drift.ts).

@@ -10,8 +10,6 @@ import { compactSshKey } from "./ssh-key";
 
 import type { Connection } from "./connection";
 
-export type { Connection };
-
 /** Where cloud hosts mount their data volume (existing hosts configure theirs). */
 export const CLOUD_DATA_MOUNT = "/data";
 

@@ -1,6 +1,6 @@
 // Renders the scripts of the common host steps. Pure: plain values in, text out.
 import * as crypto from "node:crypto";
-import type { HostPlan, ResolvedRelease } from "../config/fleet";
+import type { HostPlan, ResolvedRelease } from "../config/plan";
 import type { Target } from "../config/hardware";
 import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "./firewall";
 import { ingressRules } from "../config/ports";

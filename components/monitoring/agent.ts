@@ -2,7 +2,7 @@
 // prometheus-node-exporter (a drop-in for its unit: listen address, nodefleet's units' states, the
 // textfile collector) and nodefleet's health timer, which runs each node's health command and
 // writes the rows of the one diagnosis table (hostfiles/nodefleet_health.py) as metrics. Pure.
-import type { HostPlan } from "../config/fleet";
+import type { HostPlan } from "../config/plan";
 import type { MonitoringSpec } from "../config/monitoring";
 import { HOST_LIB } from "../hosts/scripts";
 import { render } from "../base/render";

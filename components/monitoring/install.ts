@@ -4,14 +4,13 @@
 // step records its files and units for the drift check, and a teardown step removes what it put on
 // `pulumi destroy`, or when the fleet's monitoring section goes.
 import * as pulumi from "@pulumi/pulumi";
-import type { HostPlan } from "../config/fleet";
+import type { HostPlan } from "../config/plan";
 import type { MonitoringSpec } from "../config/monitoring";
 import { driftRecord } from "../hosts/drift";
 import { movedUnder, remoteStep, type Host } from "../hosts/host";
 import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
 import { monitoringTools } from "../hosts/tools";
 
-export { monitoringTools };
 import { render } from "../base/render";
 import { HEALTH_CHECKS_FILE, HEALTH_SERVICE, HEALTH_TIMER, NODE_EXPORTER_DROPIN, renderAgentFiles, TEXTFILE_DIR } from "./agent";
 import { ALERTMANAGER_FILE, COMETBFT_TARGETS_FILE, CONFIG_DIR, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";

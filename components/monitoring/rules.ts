@@ -32,8 +32,6 @@ export interface AlertRule {
     readonly code?: string;
 }
 
-export { alertName };
-
 /** An alert on one diagnosis code: it fires once the code has been written for `for`. */
 function faultRule(f: (typeof FAULTS)[number]): AlertRule {
     return { alert: alertName(f.code), group: f.code.startsWith("switch") ? "nodefleet-switch" : "nodefleet-nodes", expr: `nodefleet_diagnosis{code=${JSON.stringify(f.code)}} == 1`, for: f.for, severity: f.severity, summary: f.summary, remedy: f.remedy, code: f.code };

@@ -8,8 +8,8 @@ import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
-import type { ResolvedRelease } from "../config/fleet";
-import { AZTEC_PORTS } from "../config/ports";
+import type { ResolvedRelease } from "../config/plan";
+import { AZTEC_PORTS } from "../config/port-defaults";
 import { render, contentHash, envFileValue } from "../base/render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
 import { blsSecretKeyReason } from "../config/validators";
@@ -17,10 +17,7 @@ import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../health/checks";
-import { sequencerPaths, type SequencerPaths } from "../health/paths";
-
-export { sequencerPaths };
-export type { SequencerPaths };
+import { sequencerPaths } from "../health/paths";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";

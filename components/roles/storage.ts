@@ -9,20 +9,15 @@ import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
-import type { ResolvedRelease } from "../config/fleet";
+import type { ResolvedRelease } from "../config/plan";
 import { render, contentHash } from "../base/render";
 import { urlsHash } from "./urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../health/checks";
-import { storagePaths, type StoragePaths } from "../health/paths";
-
-export { storagePaths };
-export type { StoragePaths };
+import { storagePaths } from "../health/paths";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
-
-export { HOSTFILES_DIR } from "../base/render";
 
 /** config.toml with the endpoint placeholder that zgs-endpoint fills in on the host. */
 export function renderStorageConfig(node: StorageSpec, mount: string): string {

@@ -4,7 +4,7 @@
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
-import type { ResolvedRelease } from "../config/fleet";
+import type { ResolvedRelease } from "../config/plan";
 import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../config/ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
@@ -18,10 +18,6 @@ import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type Rollbac
 import type { RolePolicy } from "../config/rollout";
 import { renderHealthStep } from "../health/checks";
 import { validatorPaths, type ValidatorPaths } from "../health/paths";
-
-export { validatorPaths };
-export type { ValidatorPaths };
-export { LOW_DOWNTIME_STEPS, SWITCH_STEPS };
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 

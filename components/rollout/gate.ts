@@ -16,8 +16,6 @@ import { checkArgv, serviceUnits } from "../health/checks";
 import { render } from "../base/render";
 import { GATE_DIR, HOST_LIB } from "../hosts/scripts";
 
-export { gateTools };
-
 /**
  * A node's first-deploy marker. Beside it, with
  * `onFailure: rollback` `<marker>.prev` (the files the node ran when it last passed its gate) and

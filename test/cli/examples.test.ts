@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { PLACEHOLDER_KEY, pool, ROOT, ScratchProject, type Run } from "../support/cli";
 import { ADDR, NODE_ID, SECRETS, SEQUENCER_KEY_ADDRESS } from "../support/fixtures";
-import { newHostKey } from "../../components/hosts/first-boot";
+import { newHostKey } from "../../components/hosts/host-key-provider";
 
 const DUMMY_TOKEN = "0".repeat(64); // a Hetzner API token is 64 characters
 

@@ -18,7 +18,8 @@ import * as path from "node:path";
 import { ROOT, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
 import { DEV, lastUpConfig, onVm, previewNoChangesWith, stackOutput, timed, upWith, VM } from "../support/lab";
-import { ed25519PublicKey, newHostKey, renderCloudConfig } from "../../components/hosts/first-boot";
+import { renderCloudConfig } from "../../components/hosts/first-boot";
+import { ed25519PublicKey, newHostKey } from "../../components/hosts/host-key-provider";
 
 const PREFIX = "urn:pulumi:dev::nodefleet::nodefleet:fleet:Fleet$nodefleet:host:ExistingHost";
 

@@ -2,7 +2,9 @@
 // shaped placeholders: none controls funds or a validator anywhere.
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
-import { FleetConfigError, parseFleet, type SecretSource } from "../../components/config/fleet";
+import { parseFleet } from "../../components/config/fleet";
+import { FleetConfigError } from "../../components/config/errors";
+import { type SecretSource } from "../../components/config/secrets";
 import type { ReleaseSpec } from "../../components/config/schema";
 import { cometAddressOf, ed25519PublicOfSeed } from "../../components/config/validators";
 import { validatorRelease, type ValidatorRelease } from "../../components/roles/validator";

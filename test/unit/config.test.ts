@@ -1,7 +1,9 @@
 // Every config rule with a rejected and an accepted case. Pure: no Pulumi involved.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { parseFleet, FleetConfigError, formatPath } from "../../components/config/fleet";
+import { parseFleet } from "../../components/config/fleet";
+import { FleetConfigError } from "../../components/config/errors";
+import { formatPath } from "../../components/config/paths";
 import { CONFIG_ENV_LIMIT, configEnvBytes, configSizeProblem } from "../../components/config/definition";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";

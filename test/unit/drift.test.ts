@@ -4,7 +4,8 @@
 // (test/cli/pipeline.test.ts); what the check reads is tested in hostfiles/tests/test_drift.py.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { cleanDriftItem, driftLine, driftLineGroup, driftProvider, driftRecord } from "../../components/hosts/drift";
+import { driftRecord } from "../../components/hosts/drift";
+import { cleanDriftItem, driftLine, driftLineGroup, driftProvider } from "../../components/hosts/drift-check";
 
 const conn = { host: "192.0.2.10", port: 22, user: "root", privateKey: "k" };
 const props = (drift: string[], repairs: Record<string, number> = {}) => ({ host: "dev-1", connection: conn, toolHash: "t", drift, repairs });

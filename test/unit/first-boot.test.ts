@@ -15,7 +15,8 @@ import { registered, inputsOf, MADE_HOST_KEY, Recorded } from "../support/mocks"
 import { SECRETS, RELEASES, awsHost, hetznerHost, storageNode, secretSource } from "../support/fixtures";
 import { parseFleet } from "../../components/config/fleet";
 import { golden, requireTool, runTool } from "../support/golden";
-import { ed25519PublicKey, KEY_NOT_READ, makeKeyScript, newHostKey, readMadeKey, renderCloudConfig, swapScript } from "../../components/hosts/first-boot";
+import { KEY_NOT_READ, readMadeKey, renderCloudConfig } from "../../components/hosts/first-boot";
+import { ed25519PublicKey, makeKeyScript, newHostKey, swapScript } from "../../components/hosts/host-key-provider";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const SEED = Buffer.alloc(32, 7);

@@ -15,7 +15,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as fc from "fast-check";
 import { spawnSync } from "node:child_process";
-import { parseFleet, FleetConfigError } from "../../components/config/fleet";
+import { parseFleet } from "../../components/config/fleet";
+import { FleetConfigError } from "../../components/config/errors";
 import { renderRelease, secretAssignments } from "../../components/hosts/scripts";
 import { renderSequencerUnit } from "../../components/roles/sequencer";
 import { validatorKeyScript, validatorSettingsJson } from "../../components/roles/validator";
@@ -114,7 +115,6 @@ describe("fuzzing the config and the rendered files", () => {
             }
         });
     }
-
 
     for (const [field, set] of Object.entries(FIELDS)) {
         it(`${field}: hostile values are refused at that path, or accepted`, () => {

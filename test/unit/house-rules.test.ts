@@ -1,7 +1,8 @@
 // House rules a reviewer would otherwise have to remember, over every tracked file: no source or
 // test file over 450 lines (a longer one is split by what it covers), and comments cite what a
 // clone holds (docs/spec.md for the spec's rules), never the spec's original numbering as "seed N",
-// an issue or session number, or a file outside the repository.
+// an issue or session number, or a file outside the repository. A module exports what it defines:
+// no re-export (`export … from`, `export { x }`), so an import names the module that holds the thing.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -23,6 +24,9 @@ const FORBIDDEN: readonly [RegExp, string][] = [
     [/\bDOMAIN\.md\b|\bSTYLE\.md\b|shared\/seed/, "a file a clone does not hold"],
 ];
 
+/** A re-export: `export * from`, `export { a } from`, or `export { a }` / `export type { A }` of an import. */
+const REEXPORT = /^export (type )?(\*|\{[^}]*\})( from [^;]+)?;/m;
+
 describe("house rules", () => {
     it("no source or test file is over 450 lines", () => {
         const long = tracked
@@ -43,6 +47,17 @@ describe("house rules", () => {
             });
         }
         assert.deepEqual(found, []);
+    });
+
+    it("no TypeScript module re-exports what another defines", () => {
+        const found = tracked
+            .filter((f) => f.endsWith(".ts") && /^(components|status|policy)\/|^index\.ts$/.test(f) && fs.existsSync(path.join(ROOT, f)))
+            .filter((f) => REEXPORT.test(fs.readFileSync(path.join(ROOT, f), "utf8")))
+            .map((f) => `${f}: ${REEXPORT.exec(fs.readFileSync(path.join(ROOT, f), "utf8"))![0]}`);
+        assert.deepEqual(found, []);
+        for (const line of ['export { HOSTFILES_DIR } from "../base/render";', "export { storagePaths };", "export type { StoragePaths };", 'export * from "./x";'])
+            assert.ok(REEXPORT.test(line), line);
+        for (const line of ["export const x = 1;", "export type A = string;", "export function f() {}"]) assert.ok(!REEXPORT.test(line), line);
     });
 
     it("the rules catch what they name", () => {

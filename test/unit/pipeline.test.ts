@@ -8,7 +8,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { parse } from "yaml";
-import { parseFleet, FleetConfigError } from "../../components/config/fleet";
+import { parseFleet } from "../../components/config/fleet";
+import { FleetConfigError } from "../../components/config/errors";
 import { SECRETS, secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
 

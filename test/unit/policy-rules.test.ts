@@ -7,7 +7,8 @@ import { createHash } from "node:crypto";
 import * as rules from "../../policy/rules";
 import { bundleRunner } from "../../components/hosts/tools";
 import { validatorKeyJson } from "../support/fixtures";
-import { newHostKey, renderCloudConfig } from "../../components/hosts/first-boot";
+import { renderCloudConfig } from "../../components/hosts/first-boot";
+import { newHostKey } from "../../components/hosts/host-key-provider";
 
 let n = 0;
 function res(type: string, name: string, props: Record<string, unknown>, parent?: string, dependencies: string[] = []): rules.Planned {

@@ -15,11 +15,13 @@ import { FAULT_TABLE } from "../../components/monitoring/faults";
 import { diagnose, HEALTH_MODULE, type NodeRow, type Role } from "../../status/diagnose";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
 import { details, report, rows, table } from "../../status/report";
-import { checkArgv, planFromConfig, StatusInputError, targets, type HostTarget } from "../../status/targets";
+import { planFromConfig, StatusInputError, targets, type HostTarget } from "../../status/targets";
+import { checkArgv } from "../../components/health/checks";
 import { parseArgs, printable, UsageError } from "../../status/main";
 import { golden } from "../support/golden";
 import { awsHost, baseFleet, FAKE_SSH_KEY, HOST_KEY, SECRETS } from "../support/fixtures";
-import { KEY_NOT_READ, newHostKey } from "../../components/hosts/first-boot";
+import { KEY_NOT_READ } from "../../components/hosts/first-boot";
+import { newHostKey } from "../../components/hosts/host-key-provider";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const answers = (role: string): Record<string, Record<string, unknown>> => JSON.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "status", `${role}.json`), "utf8"));
