@@ -10,7 +10,7 @@ const plan = stack.plan;
 export = async () => {
     // A shard of a larger fleet: refused when another shard holds one of its nodes, keys or hosts.
     const signingKeys = await checkShards(plan, (key) => plan.secrets.get(key));
-    const fleet = await Fleet.build("fleet", { plan, secret: (key) => stack.secret(key) }, undefined, await previousValidatorHosts());
+    const fleet = await Fleet.build("fleet", { plan, secret: (key) => stack.secret(key), previousValidatorHosts: await previousValidatorHosts() });
     return {
         hosts: fleet.summary,
         hardwareCheck: plan.spec.hardwareCheck,

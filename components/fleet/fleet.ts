@@ -28,6 +28,11 @@ export interface FleetArgs {
     readonly plan: FleetPlan;
     /** Looks up a secret config key as a secret Output. */
     readonly secret: (key: string) => pulumi.Output<string>;
+    /**
+     * Per validator, the host it ran on after the last `up` (the stack output `validatorHosts`, see
+     * `previousValidatorHosts`); none on a first `up`.
+     */
+    readonly previousValidatorHosts?: Readonly<Record<string, string>>;
 }
 
 export interface HostSummary {
@@ -69,14 +74,10 @@ export class Fleet extends pulumi.ComponentResource {
     /** Gated nodes (the config's `rollout`): what each waits for, its policy, and its own gate once made. */
     private readonly rollout = new Map<string, NodeRollout & { readonly gate: Deferred<pulumi.Resource> }>();
 
-    /**
-     * `previousHosts`: per validator, the host it ran on after the last `up` (the stack output
-     * `validatorHosts`, see `previousValidatorHosts`).
-     */
-    static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions, previousHosts: Record<string, string> = {}): Promise<Fleet> {
+    static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions): Promise<Fleet> {
         dropResourceStackTraces();
         trimSdkCosts();
-        const moves = plannedMoves(args.plan, previousHosts);
+        const moves = plannedMoves(args.plan, args.previousValidatorHosts ?? {});
         const rollout = await plannedRollout(args.plan);
         const fleet = new Fleet(name, opts);
         for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });
@@ -88,7 +89,14 @@ export class Fleet extends pulumi.ComponentResource {
         }
         withoutPromiseTraces(() => fleet.addMonitoringServer(name, args));
         const firstBoot = Object.keys(fleet.firstBootUserData).length > 0 ? { firstBootUserData: fleet.firstBootUserData } : {};
-        fleet.registerOutputs({ summary: fleet.summary, health: fleet.health, registration: fleet.registration, validatorSwitch: fleet.validatorSwitch, ...firstBoot });
+        fleet.registerOutputs({
+            summary: fleet.summary,
+            health: fleet.health,
+            registration: fleet.registration,
+            validatorSwitch: fleet.validatorSwitch,
+            validatorHosts: fleet.validatorHosts,
+            ...firstBoot,
+        });
         return fleet;
     }
 
@@ -281,7 +289,7 @@ export async function previousValidatorHosts(): Promise<Record<string, string>> 
  * longer configured cannot be reached: refused unless the operator names it in
  * `validator.abandonHost`. Returns node -> the host it leaves.
  */
-function plannedMoves(plan: FleetPlan, previous: Record<string, string>): Map<string, string> {
+function plannedMoves(plan: FleetPlan, previous: Readonly<Record<string, string>>): Map<string, string> {
     const moves = new Map<string, string>();
     const configured = new Set(plan.hosts.map((h) => h.name));
     for (const host of plan.hosts) {

@@ -8,7 +8,7 @@ export async function buildStack(fleetConfig: unknown, secrets: Record<string, s
     setStackConfig(fleetConfig, secrets, plainKeys);
     const { transformation, recorded } = recorder();
     const { plan, secret } = loadStack();
-    const fleet = await Fleet.build("fleet", { plan, secret }, { transformations: [transformation] }, await previousValidatorHosts());
+    const fleet = await Fleet.build("fleet", { plan, secret, previousValidatorHosts: await previousValidatorHosts() }, { transformations: [transformation] });
     await settle(recorded);
     // The fleet's own outputs (health reports) resolve after its children: wait for them too,
     // so nothing of this stack is still registering when the next test installs new mocks.
