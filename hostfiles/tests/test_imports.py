@@ -5,9 +5,9 @@ import re
 import unittest
 
 HOSTFILES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# `from X import a, b as c` (or parenthesized over lines) and `import X`, at any indent: an import
-# inside a function closes a circle as surely as one at the top.
-IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+(\([^)]*\)|[^\n#]+)|import\s+([\w.]+))", re.M)
+# `from X import a, b as c` (or parenthesized over lines) and `import X.Y as Z, W`, at any indent: an
+# import inside a function closes a circle as surely as one at the top.
+IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+(\([^)]*\)|[^\n#]+)|import\s+([^\n#;]+))", re.M)
 
 
 def imported_names(clause):
@@ -37,7 +37,7 @@ def graph(sources):
         deps = set()
         for m in IMPORT.finditer(source):
             if m.group(3):
-                targets = [m.group(3)]
+                targets = imported_names(m.group(3))
             elif m.group(1).strip(".") == "":
                 targets = [f"{package}.{x}".strip(".") for x in imported_names(m.group(2))]
             elif m.group(1).startswith("."):
@@ -90,9 +90,11 @@ class TestImports(unittest.TestCase):
             "p.a": "x = 1\nfrom . import b as _b  # noqa: E402\n",
             "p.b": "def f():\n    from .a import x\n    return x\n",
             "p.c": "from . import (\n    a,\n    b as _b,\n)\n",
+            "q": "import os, p.a as pa\nimport p.b\n",
         }
         edges = graph(sources)
         self.assertEqual(edges["p.c"], {"p.a", "p.b"})
+        self.assertEqual(edges["q"], {"p.a", "p.b"})
         self.assertEqual(circles(edges), [["p.a", "p.b", "p.a"]])
 
 
