@@ -6,14 +6,10 @@ import type { HostPlan } from "../config/plan";
 import type { AwsHostSpec } from "../config/schema";
 import { dataDiskGb } from "../config/hardware";
 import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../config/ports";
-import { renderDataVolume } from "./scripts";
-import { Host, remoteStep, CLOUD_DATA_MOUNT } from "./host";
-import { Connection } from "./connection";
-import { bootstrapSteps, hostBundle } from "./bootstrap";
-import type { HostBundle } from "./tools";
-import type { HostDrift } from "./drift";
+import { CLOUD_DATA_MOUNT } from "./host";
+import { cloudHost, HostComponent } from "./host-component";
 import { ruleResourceName } from "./names";
-import { firstBootData, pinHostKey } from "./first-boot";
+import { firstBootData } from "./first-boot";
 
 /** Official Debian cloud images are published by this AWS account. */
 export const DEBIAN_AMI_OWNER = "136693071363";
@@ -25,22 +21,13 @@ export interface AwsHostArgs {
     readonly secret?: (key: string) => pulumi.Output<string>;
 }
 
-export class AwsHost extends pulumi.ComponentResource implements Host {
-    readonly hostName: string;
-    readonly connection: pulumi.Output<Connection>;
-    readonly publicAddress: pulumi.Output<string>;
+export class AwsHost extends HostComponent {
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
-    readonly ready: pulumi.Resource;
-    readonly releases: ReadonlyMap<string, pulumi.Resource>;
-    readonly drift: HostDrift;
-    readonly tools: HostBundle;
-    readonly learnedHostKey?: pulumi.Output<string>;
     readonly instanceId: pulumi.Output<string>;
 
     constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("nodefleet:host:AwsHost", name, {}, opts);
+        super("nodefleet:host:AwsHost", name, args.plan.name, opts);
         const { spec, nodes } = args.plan;
-        this.hostName = args.plan.name;
         const region = spec.region;
         const tags = { "nodefleet:host": args.plan.name, "nodefleet:nodes": nodes.map((n) => n.name).join(" ") };
         const child = { parent: this };
@@ -126,24 +113,20 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
             child,
         );
         const eip = new aws.ec2.Eip(`${name}-eip`, { region, domain: "vpc", instance: instance.id, tags }, child);
-        this.publicAddress = eip.publicIp;
-        const ssh = { host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey };
-        const pinned = pinHostKey(name, args.plan.name, ssh, first, spec.hostKey, this, [instance, eip]);
-        this.connection = pinned.connection;
-        if (first !== undefined) this.learnedHostKey = pinned.hostKey;
-
-        // Nitro instances expose EBS volumes as NVMe devices named by volume id.
-        const device = volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`);
-        const mountData = remoteStep(
-            `${name}-data-volume`,
-            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
-            { parent: this, dependsOn: [attachment, eip, ...pinned.after] },
+        this.reached(
+            cloudHost(name, this, {
+                plan: args.plan,
+                secret: args.secret,
+                publicAddress: eip.publicIp,
+                ssh: { host: eip.publicIp, port: 22, user: spec.sshUser, privateKey: args.privateKey },
+                first,
+                hostKey: spec.hostKey,
+                machine: [instance, eip],
+                // Nitro instances expose EBS volumes as NVMe devices named by volume id.
+                device: volume.id.apply((id) => `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${id.replace("-", "")}`),
+                attached: [attachment, eip],
+            }),
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: pinned.checkConnection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
-        this.ready = steps.ready;
-        this.releases = steps.releases;
-        this.drift = steps.drift;
-        this.tools = steps.tools;
         this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
     }
 }

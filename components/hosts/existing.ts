@@ -5,11 +5,9 @@ import type { HostPlan } from "../config/plan";
 import type { ExistingHostSpec } from "../config/schema";
 import { hostTarget } from "../config/hardware";
 import { renderPreflight } from "./scripts";
-import { Host, sshConnection, remoteStep } from "./host";
-import { Connection } from "./connection";
+import { sshConnection, remoteStep } from "./host";
 import { bootstrapSteps, hostBundle } from "./bootstrap";
-import type { HostBundle } from "./tools";
-import type { HostDrift } from "./drift";
+import { HostComponent } from "./host-component";
 import { firstBootData, pinHostKey } from "./first-boot";
 
 export interface ExistingHostArgs {
@@ -20,47 +18,35 @@ export interface ExistingHostArgs {
     readonly secret?: (key: string) => pulumi.Output<string>;
 }
 
-export class ExistingHost extends pulumi.ComponentResource implements Host {
-    readonly hostName: string;
-    readonly connection: pulumi.Output<Connection>;
-    readonly publicAddress: pulumi.Output<string>;
+export class ExistingHost extends HostComponent {
     readonly dataMountPoint: string;
-    readonly ready: pulumi.Resource;
-    readonly releases: ReadonlyMap<string, pulumi.Resource>;
-    readonly drift: HostDrift;
-    readonly tools: HostBundle;
     /** What the preflight measured on the host (cores, memory, disk, rotational). */
     readonly hardwareFacts: pulumi.Output<string>;
     /** With `firstBoot: cloud-init`: the user-data to boot the server with (a secret). */
     readonly firstBootUserData?: pulumi.Output<string>;
-    readonly learnedHostKey?: pulumi.Output<string>;
 
     constructor(name: string, args: ExistingHostArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("nodefleet:host:ExistingHost", name, {}, opts);
+        super("nodefleet:host:ExistingHost", name, args.plan.name, opts);
         const spec = args.plan.spec;
-        this.hostName = args.plan.name;
         this.dataMountPoint = spec.dataMountPoint;
-        this.publicAddress = pulumi.output(spec.address);
         const ssh = { host: spec.address, port: spec.port, user: spec.user, privateKey: args.privateKey, hostKey: spec.hostKey };
         // A server booted with nodefleet's user-data: its key pinned from the first boot (first-boot.ts).
         const first = spec.firstBoot === "cloud-init" ? firstBootData(name, args.plan.name, spec.user, undefined, this) : undefined;
         const pinned = first === undefined ? undefined : pinHostKey(name, args.plan.name, ssh, first, undefined, this, []);
-        this.connection = pinned?.connection ?? sshConnection(ssh);
+        const connection = pinned?.connection ?? sshConnection(ssh);
         this.firstBootUserData = first?.userData;
-        this.learnedHostKey = pinned?.hostKey;
 
-        const bundle = hostBundle(name, args.plan, this.connection, this, pinned?.after ?? []);
+        const bundle = hostBundle(name, args.plan, connection, this, pinned?.after ?? []);
         const preflight = remoteStep(
             `${name}-preflight`,
-            { connection: this.connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)), bundle },
+            { connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)), bundle },
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
-        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: pinned?.checkConnection ?? sshConnection(ssh, "as given"), user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle }, this, [preflight]);
-        this.ready = steps.ready;
-        this.releases = steps.releases;
-        this.drift = steps.drift;
-        this.tools = steps.tools;
+        const checkConnection = pinned?.checkConnection ?? sshConnection(ssh, "as given");
+        const bootstrap = { plan: args.plan, secret: args.secret, connection, checkConnection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle };
+        const steps = bootstrapSteps(name, bootstrap, this, [preflight]);
+        this.reached({ ...steps, connection, publicAddress: pulumi.output(spec.address), ...(pinned !== undefined ? { learnedHostKey: pinned.hostKey } : {}) });
         this.registerOutputs({ publicAddress: this.publicAddress, hardwareFacts: this.hardwareFacts });
     }
 }

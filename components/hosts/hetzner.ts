@@ -6,13 +6,9 @@ import type { HostPlan } from "../config/plan";
 import type { HetznerHostSpec } from "../config/schema";
 import { dataDiskGb } from "../config/hardware";
 import { ingressRules, sourceCidrs, WORLD_CIDRS } from "../config/ports";
-import { renderDataVolume } from "./scripts";
-import { Host, remoteStep, CLOUD_DATA_MOUNT } from "./host";
-import { Connection } from "./connection";
-import { bootstrapSteps, hostBundle } from "./bootstrap";
-import type { HostBundle } from "./tools";
-import type { HostDrift } from "./drift";
-import { firstBootData, pinHostKey } from "./first-boot";
+import { CLOUD_DATA_MOUNT } from "./host";
+import { cloudHost, HostComponent } from "./host-component";
+import { firstBootData } from "./first-boot";
 
 /**
  * The hcloud provider plugin nodefleet runs and is tested with (the cli tier previews Hetzner hosts
@@ -49,21 +45,12 @@ export function hetznerFirewallRules(plan: HostPlan): hcloud.types.input.Firewal
     return rules;
 }
 
-export class HetznerHost extends pulumi.ComponentResource implements Host {
-    readonly hostName: string;
-    readonly connection: pulumi.Output<Connection>;
-    readonly publicAddress: pulumi.Output<string>;
+export class HetznerHost extends HostComponent {
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
-    readonly ready: pulumi.Resource;
-    readonly releases: ReadonlyMap<string, pulumi.Resource>;
-    readonly drift: HostDrift;
-    readonly tools: HostBundle;
-    readonly learnedHostKey?: pulumi.Output<string>;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("nodefleet:host:HetznerHost", name, {}, opts);
+        super("nodefleet:host:HetznerHost", name, args.plan.name, opts);
         const { spec, nodes } = args.plan;
-        this.hostName = args.plan.name;
         const labels = { "nodefleet-host": args.plan.name };
         const child = { parent: this };
 
@@ -101,22 +88,19 @@ export class HetznerHost extends pulumi.ComponentResource implements Host {
         );
         const attachment = new hcloud.VolumeAttachment(`${name}-data-attach`, { volumeId: volume.id.apply(Number), serverId: server.id.apply(Number), automount: false }, child);
 
-        this.publicAddress = ip.ipAddress;
-        const ssh = { host: ip.ipAddress, port: 22, user: spec.sshUser, privateKey: args.privateKey };
-        const pinned = pinHostKey(name, args.plan.name, ssh, first, spec.hostKey, this, [server]);
-        this.connection = pinned.connection;
-        if (first !== undefined) this.learnedHostKey = pinned.hostKey;
-        const device = volume.id.apply((id) => `/dev/disk/by-id/scsi-0HC_Volume_${id}`);
-        const mountData = remoteStep(
-            `${name}-data-volume`,
-            { connection: this.connection, user: spec.sshUser, script: device.apply((d) => renderDataVolume(args.plan.name, d, CLOUD_DATA_MOUNT)) },
-            { parent: this, dependsOn: [attachment, ...pinned.after] },
+        this.reached(
+            cloudHost(name, this, {
+                plan: args.plan,
+                secret: args.secret,
+                publicAddress: ip.ipAddress,
+                ssh: { host: ip.ipAddress, port: 22, user: spec.sshUser, privateKey: args.privateKey },
+                first,
+                hostKey: spec.hostKey,
+                machine: [server],
+                device: volume.id.apply((id) => `/dev/disk/by-id/scsi-0HC_Volume_${id}`),
+                attached: [attachment],
+            }),
         );
-        const steps = bootstrapSteps(name, { plan: args.plan, secret: args.secret, connection: this.connection, checkConnection: pinned.checkConnection, user: spec.sshUser, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle: hostBundle(name, args.plan, this.connection, this, [mountData]) }, this, [mountData]);
-        this.ready = steps.ready;
-        this.releases = steps.releases;
-        this.drift = steps.drift;
-        this.tools = steps.tools;
         this.registerOutputs({ publicAddress: this.publicAddress });
     }
 }
