@@ -3,10 +3,8 @@
 // a secret config key: Alertmanager 0.25 reads webhook, Telegram and Discord credentials only from
 // its config file (it has no `*_file` form for them), so that file is written as a secret, root and
 // the prometheus group only, and nothing of it is in a step's plain inputs.
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { z } from "zod";
-import { HOSTFILES_DIR } from "../base/render";
+import { FAULTS } from "./faults";
 import * as v from "./validators";
 import { cidr, hostName, ipv4, notWorld, port, secretRef } from "./primitives";
 
@@ -96,10 +94,9 @@ export function alertName(code: string): string {
 /** The alerts that are not on one diagnosis code (components/monitoring/rules.ts makes them; a unit test holds the two lists equal). */
 export const HISTORY_ALERTS = ["NodefleetHeightStalled", "NodefleetSwitchImportStalled", "NodefleetHealthStale", "NodefleetHostDown", "NodefleetMetricsDown", "NodefleetDiskAlmostFull", "NodefleetDiskFillsIn24h", "NodefleetMemoryLow", "NodefleetUnitFailed", "NodefleetClockNotSynchronised"] as const;
 
-/** Every alert's name: one per code of hostfiles/faults.json that alerts, then HISTORY_ALERTS. */
+/** Every alert's name: one per code of the fault table that alerts, then HISTORY_ALERTS. */
 export function alertNames(): string[] {
-    const table = JSON.parse(fs.readFileSync(path.join(HOSTFILES_DIR, "faults.json"), "utf8")) as Record<string, { alert?: false }>;
-    return [...Object.entries(table).filter(([, f]) => f.alert !== false).map(([code]) => alertName(code)), ...HISTORY_ALERTS];
+    return [...FAULTS.map((f) => alertName(f.code)), ...HISTORY_ALERTS];
 }
 
 /** A secret a receiver names, with its config path and the format its value must have. */

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { fleetSpec } from "../config/schema";
 import { DASHBOARD_FILE, renderDashboard } from "../monitoring/dashboard";
-import { FAULT_TABLE } from "../monitoring/faults";
+import { FAULT_TABLE } from "../config/faults";
 import { FAULT_MEANINGS } from "../monitoring/fault-meanings";
 
 export const SCHEMA_FILE = "docs/fleet.schema.json";

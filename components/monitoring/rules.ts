@@ -6,7 +6,7 @@
 // (test/support/rule-cases.ts).
 import { stringify } from "yaml";
 import { alertName } from "../config/monitoring";
-import { FAULTS } from "./faults";
+import { FAULTS } from "../config/faults";
 
 export interface RuleContext {
     /** The stack, for the status command in each alert. */

@@ -9,7 +9,7 @@ import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fc from "fast-check";
 import { diagnoseAll, METRICS_MODULE, type Asked, type NodeRow, type Role } from "../../status/diagnose";
-import { FAULTS } from "../../components/monitoring/faults";
+import { FAULTS } from "../../components/config/faults";
 
 const SEED = 41;
 const json = fc.oneof(

@@ -60,6 +60,13 @@ describe("house rules", () => {
         for (const line of ["export const x = 1;", "export type A = string;", "export function f() {}"]) assert.ok(!REEXPORT.test(line), line);
     });
 
+    it("the fault table (hostfiles/faults.json) has one reader in the TypeScript: config/faults.ts", () => {
+        const readers = tracked
+            .filter((f) => f.endsWith(".ts") && /^(components|status|policy)\/|^index\.ts$/.test(f) && fs.existsSync(path.join(ROOT, f)))
+            .filter((f) => /readFileSync\([^)]*"faults\.json"/.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
+        assert.deepEqual(readers, ["components/config/faults.ts"]);
+    });
+
     it("the rules catch what they name", () => {
         const hits = (line: string) => FORBIDDEN.filter(([re]) => re.test(line)).map(([, why]) => why);
         assert.deepEqual(hits("// (seed 7: the error table)"), ["the spec's numbering: cite docs/spec.md §N"]);

@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
-import { FAULT_TABLE } from "../../components/monitoring/faults";
+import { FAULT_TABLE } from "../../components/config/faults";
 import { diagnose, HEALTH_MODULE, type NodeRow, type Role } from "../../status/diagnose";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
 import { details, report, rows, table } from "../../status/report";
