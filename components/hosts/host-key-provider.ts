@@ -41,10 +41,13 @@ export interface HostKeyPair {
 
 /**
  * A new ed25519 host key in OpenSSH's formats (PROTOCOL.key: "openssh-key-v1", no cipher, no KDF).
- * `seed` (32 bytes) makes a given key, for golden files; without it the key is random.
+ * `seed` (32 bytes) makes a given key, for golden files; without it the key is random: 32 random
+ * bytes read as a key, never `generateKeyPairSync`, whose job, finalized by a garbage collection
+ * inside the JWK export below, took the key's lock the export held (Node 20: the process hung for
+ * good, its main thread in ~KeyGenJob under ExportJWKEdKey; seen in an e2e run).
  */
 export function newHostKey(comment: string, seed?: Buffer): HostKeyPair {
-    const privateKey = seed === undefined ? crypto.generateKeyPairSync("ed25519").privateKey : crypto.createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: "der", type: "pkcs8" });
+    const privateKey = crypto.createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed ?? crypto.randomBytes(32)]), format: "der", type: "pkcs8" });
     const jwk = privateKey.export({ format: "jwk" });
     const secret = Buffer.from(String(jwk.d), "base64url");
     const pub = Buffer.from(String(jwk.x), "base64url");
