@@ -65,10 +65,19 @@ artifacts=""
 # between commands), and in a session of its own, so that the runner and its test files stop together.
 # The workflows run by act on a runner host of their own (gitops-act) come last, alone: four `pulumi
 # up`s and their npm installs at once would take the CPU the node scenarios' waits are measured against.
-node_tests() { # FILE...: in a session of its own, waited for
-    setsid node --test --test-reporter=spec --test-concurrency=2 "$@" &
+# Each run has a limit of its own (minutes, well above its usual time): a test's own timeout is a
+# timer of its file's event loop, which cannot fire when that loop is stuck (a deadlock in native
+# code once hung a file for good), and the tier then fails at the limit, naming it, instead of
+# holding the pipeline until its job's own limit.
+node_tests() { # LIMIT_MINUTES FILE...: in a session of its own, waited for
+    local limit="$1" rc=0
+    shift
+    setsid timeout --kill-after=60 "${limit}m" node --test --test-reporter=spec --test-concurrency=2 "$@" &
     runner=$!
-    wait "$runner"
+    wait "$runner" || rc=$?
+    runner=""
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "e2e-lane.sh: $* did not end within ${limit} min: stopped" >&2; fi
+    return "$rc"
 }
 runner=""
 trap '[ -z "$runner" ] || kill -TERM -- "-$runner" 2>/dev/null || true; wait "$runner" || true; exit 143' TERM
@@ -77,6 +86,6 @@ for f in dist/test/e2e/*.test.js; do
     case "$f" in */gitops-act.test.js) last+=("$f") ;; *) first+=("$f") ;; esac
 done
 status=0
-node_tests "${first[@]}" || status=$?
-if [ "${#last[@]}" -gt 0 ]; then node_tests "${last[@]}" || status=$?; fi
+node_tests 50 "${first[@]}" || status=$?
+if [ "${#last[@]}" -gt 0 ]; then node_tests 25 "${last[@]}" || status=$?; fi
 [ "$status" -eq 0 ] # the tier's status: a failed file fails it (on_exit reports it)
