@@ -8,11 +8,11 @@ import type { SecretScript } from "../hosts/scripts";
 import { nodeDriftGroup } from "../hosts/drift";
 
 export interface PreludeArgs {
-    readonly node: { readonly name: string; readonly release?: string };
+    readonly node: { readonly name: string };
+    /** The release it runs, resolved once by the fleet (its host installs it). */
+    readonly release: { readonly name: string };
     readonly host: Host;
     readonly user: string;
-    /** How the role is named in messages: "storage node", "sequencer", "validator". */
-    readonly noun: string;
     /** The teardown step's first word: "storage", "sequencer", "validator". */
     readonly label: string;
     readonly removeScript: string;
@@ -27,17 +27,14 @@ export interface PreludeArgs {
 }
 
 export interface Prelude {
-    readonly release: string;
     readonly base: { readonly connection: Host["connection"]; readonly user: string };
     readonly key: command.remote.Command;
 }
 
 export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArgs): Prelude {
     const { node, host } = a;
-    const release = node.release;
-    if (release === undefined) throw new Error(`${node.name}: a ${a.noun} needs a release (checked by parseFleet)`);
-    const after = host.releases.get(release);
-    if (after === undefined) throw new Error(`${node.name}: host ${host.hostName} does not install release ${release}`);
+    const after = host.releases.get(a.release.name);
+    if (after === undefined) throw new Error(`unreachable: ${node.name}: host ${host.hostName} does not install release ${a.release.name}`);
     const base = { connection: host.connection, user: a.user };
     const teardown = remoteStep(
         `${name}-teardown`,
@@ -57,5 +54,5 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
         },
         { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] },
     );
-    return { release, base, key };
+    return { base, key };
 }

@@ -242,8 +242,8 @@ export class SequencerNode extends pulumi.ComponentResource {
         const mount = host.dataMountPoint;
         const l1RpcUrls = resolveUrls(node.sequencer.l1RpcUrls, args.secret);
         const l1ConsensusHostUrls = resolveUrls(node.sequencer.l1ConsensusHostUrls, args.secret);
-        const { release, base, key } = rolePrelude(this, name, {
-            node, host, user: args.user, noun: "sequencer", label: "sequencer",
+        const { base, key } = rolePrelude(this, name, {
+            node, release: args.release, host, user: args.user, label: "sequencer",
             removeScript: renderSequencerRemove(host.hostName, node, mount),
             keyStep: "validator-key",
             keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls]).apply(([k, bls, rpc, beacon]) =>
@@ -251,9 +251,8 @@ export class SequencerNode extends pulumi.ComponentResource {
             keyAfter: args.rollout?.after,
         });
         const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
-        const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, release), bundle: host.tools }, { parent: this, dependsOn: [key] });
+        const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, args.release.name), bundle: host.tools }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
-        if (args.release.name !== release) throw new Error(`unreachable: ${node.name}: runs release ${release}, given ${args.release.name}`);
         const onFailure = args.rollout?.policy.onFailure;
         const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, args.release, ip, onFailure));
         // The version is part of the configure inputs: a new version restarts the node once, there.
@@ -265,7 +264,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         const register = remoteStep(
             `${name}-registration`,
             // Asked again when an L1 endpoint changes (the key step rewrote the env file it reads).
-            { ...base, script: renderSequencerRegistration(node, mount, release), inputsHash: [urlsChanged] },
+            { ...base, script: renderSequencerRegistration(node, mount, args.release.name), inputsHash: [urlsChanged] },
             { parent: this, dependsOn: [configure] },
         );
         // What the node runs: its unit and files, its version, its L1 endpoints. The health report is

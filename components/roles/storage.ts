@@ -200,7 +200,7 @@ export class StorageNode extends pulumi.ComponentResource {
         super("nodefleet:role:StorageNode", name, {}, opts);
         const { node, host } = args;
         const { base, key } = rolePrelude(this, name, {
-            node, host, user: args.user, noun: "storage node", label: "storage",
+            node, release: args.release, host, user: args.user, label: "storage",
             removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
             keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
             keyAfter: args.rollout?.after,

@@ -352,14 +352,13 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const { node, host } = args;
         const mount = host.dataMountPoint;
         const reference = resolveUrls(node.validator.referenceRpcUrl === undefined ? [] : [node.validator.referenceRpcUrl], args.secret);
-        const { release: releaseName, base, key } = rolePrelude(this, name, {
-            node, host, user: args.user, noun: "validator", label: "validator",
+        const release = args.release;
+        const { base, key } = rolePrelude(this, name, {
+            node, release, host, user: args.user, label: "validator",
             removeScript: renderValidatorRemove(host.hostName, node, mount),
             keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
             keyAfter: [...(args.handover ? [args.handover.step] : []), ...(args.rollout?.after ?? [])],
         });
-        const release = args.release;
-        if (release.name !== releaseName) throw new Error(`unreachable: ${node.name}: runs release ${releaseName}, given ${release.name}`);
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const onFailure = args.rollout?.policy.onFailure;
