@@ -117,7 +117,8 @@ export function sequencerRollbackSet(node: SequencerSpec, mount: string): Rollba
  * change. `onFailure`: the role's, when the node is gated; with `rollback` the script also clears
  * the mark of a rollback first: what it applies is a new change, for the gate to check.
  */
-export function renderSequencerConfigure(host: string, node: SequencerSpec, mount: string, release: SequencerRelease, publicIp: string, onFailure?: RolePolicy["onFailure"]): string {
+export function renderSequencerConfigure(a: { readonly host: string; readonly node: SequencerSpec; readonly mount: string; readonly release: SequencerRelease; readonly publicIp: string; readonly onFailure?: RolePolicy["onFailure"] }): string {
+    const { host, node, mount, release, publicIp, onFailure } = a;
     const p = sequencerPaths(node, mount);
     const D = "NODEFLEET_EOF";
     const docker = node.sequencer.runtime === "docker";
@@ -254,7 +255,7 @@ export class SequencerNode extends pulumi.ComponentResource {
         const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, args.release.name), bundle: host.tools }, { parent: this, dependsOn: [key] });
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
         const onFailure = args.rollout?.policy.onFailure;
-        const configureScript = publicIp.apply((ip) => renderSequencerConfigure(host.hostName, node, mount, args.release, ip, onFailure));
+        const configureScript = publicIp.apply((ip) => renderSequencerConfigure({ host: host.hostName, node, mount, release: args.release, publicIp: ip, onFailure }));
         // The version is part of the configure inputs: a new version restarts the node once, there.
         const configure = remoteStep(
             `${name}-configure`,

@@ -86,7 +86,8 @@ export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSe
  * `onFailure`: the role's, when the node is gated; with `rollback` the script also clears the mark
  * of a rollback first: what it applies is a new change, for the gate to check.
  */
-export function renderStorageConfigure(host: string, node: StorageSpec, mount: string, release: StorageRelease, onFailure?: RolePolicy["onFailure"]): string {
+export function renderStorageConfigure(a: { readonly host: string; readonly node: StorageSpec; readonly mount: string; readonly release: StorageRelease; readonly onFailure?: RolePolicy["onFailure"] }): string {
+    const { host, node, mount, release, onFailure } = a;
     const p = storagePaths(node, mount);
     const units = renderStorageUnits(node, mount, release);
     const D = "NODEFLEET_EOF";
@@ -206,7 +207,7 @@ export class StorageNode extends pulumi.ComponentResource {
             keyAfter: args.rollout?.after,
         });
         const onFailure = args.rollout?.policy.onFailure;
-        const configureScript = renderStorageConfigure(host.hostName, node, host.dataMountPoint, args.release, onFailure);
+        const configureScript = renderStorageConfigure({ host: host.hostName, node, mount: host.dataMountPoint, release: args.release, onFailure });
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);

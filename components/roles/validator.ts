@@ -191,8 +191,26 @@ export function validatorSettingsJson(node: ValidatorSpec, mount: string, releas
     }, null, 2);
 }
 
+export interface ValidatorConfigureArgs {
+    /** The host's name in the config (for its messages). */
+    readonly host: string;
+    readonly node: ValidatorSpec;
+    /** The host's data mount. */
+    readonly mount: string;
+    readonly release: ValidatorRelease;
+    /** The address its peers reach it at (the config's publicIp, else the host's). */
+    readonly publicIp: string;
+    /** Moving in: the signing state the handover on the host it leaves reported. */
+    readonly carriedSigningState?: unknown;
+    /** The fleet is monitored: the node serves its metrics. */
+    readonly metrics?: boolean;
+    /** The role's, when the node is gated. */
+    readonly onFailure?: RolePolicy["onFailure"];
+}
+
 /** The configure step: host tools, settings, staged units and default config, then `setup`. */
-export function renderValidatorConfigure(host: string, node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, carriedSigningState: unknown = null, metrics = false, onFailure?: RolePolicy["onFailure"]): string {
+export function renderValidatorConfigure(a: ValidatorConfigureArgs): string {
+    const { host, node, mount, release, publicIp, carriedSigningState = null, metrics = false, onFailure } = a;
     const p = validatorPaths(node, mount);
     const D = "NODEFLEET_EOF";
     return render("validator-configure.sh", {
@@ -362,7 +380,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
         const carried = args.handover?.signingState ?? pulumi.output(null);
         const onFailure = args.rollout?.policy.onFailure;
-        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure(host.hostName, node, mount, release, ip, state, args.metrics ?? false, onFailure));
+        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure({ host: host.hostName, node, mount, release, publicIp: ip, carriedSigningState: state, metrics: args.metrics ?? false, onFailure }));
         const referenceHash = urlsHash(reference);
         const configure = remoteStep(`${name}-configure`, {
             ...base,

@@ -92,7 +92,8 @@ describe("sequencer role: rendered files", () => {
         const changed = renderSequencerUnit(release, "/data", next, "198.51.100.20");
         assert.notEqual(changed, renderSequencerUnit(release, "/data", aztecRelease(), "198.51.100.20"));
         assert.match(changed, new RegExp(`^ExecStart=/opt/nodefleet/releases/aztec-${"a3".repeat(12)}/bin/aztec start `, "m"));
-        assert.notEqual(renderSequencerConfigure("h", release, "/data", next, "198.51.100.20"), renderSequencerConfigure("h", release, "/data", aztecRelease(), "198.51.100.20"));
+        const at = { host: "h", node: release, mount: "/data", publicIp: "198.51.100.20" };
+        assert.notEqual(renderSequencerConfigure({ ...at, release: next }), renderSequencerConfigure({ ...at, release: aztecRelease() }));
         const docker = sequencerSpec();
         assert.equal(docker.sequencer.runtime, "docker");
         assert.equal(renderSequencerUnit(docker, "/data", next, "198.51.100.20"), renderSequencerUnit(docker, "/data", aztecRelease(), "198.51.100.20"));
@@ -203,8 +204,8 @@ describe("sequencer role: rendered files", () => {
         requireTool("shellcheck", "shellcheck");
         const release = sequencerSpec((s) => (s.runtime = "release"));
         const files = [
-            golden("sequencer/configure.sh", renderSequencerConfigure("h-sequencer", release, "/data", aztecRelease(), "198.51.100.20")),
-            golden("sequencer/configure-docker.sh", renderSequencerConfigure("h-sequencer", sequencerSpec(), "/data", aztecRelease(), "198.51.100.20")),
+            golden("sequencer/configure.sh", renderSequencerConfigure({ host: "h-sequencer", node: release, mount: "/data", release: aztecRelease(), publicIp: "198.51.100.20" })),
+            golden("sequencer/configure-docker.sh", renderSequencerConfigure({ host: "h-sequencer", node: sequencerSpec(), mount: "/data", release: aztecRelease(), publicIp: "198.51.100.20" })),
             golden("sequencer/validator-key.sh", renderSequencerKey(release, "/data", SECRETS.sequencerKey!, undefined, l1Urls(release))),
             golden("sequencer/version.sh", renderSequencerVersion(release, "aztec")),
             golden("sequencer/remove.sh", renderSequencerRemove("h-sequencer", release, "/data")),

@@ -89,7 +89,7 @@ describe("storage role: rendered files", () => {
     it("the configure and key scripts match golden copies and pass shellcheck", () => {
         requireTool("shellcheck", "shellcheck");
         const files = [
-            golden("storage/configure.sh", renderStorageConfigure("h-storage", storageSpec(), "/data", { name: "zgs", sha256: RELEASES().zgs.sha256 })),
+            golden("storage/configure.sh", renderStorageConfigure({ host: "h-storage", node: storageSpec(), mount: "/data", release: { name: "zgs", sha256: RELEASES().zgs.sha256 } })),
             golden("storage/miner-key.sh", renderStorageKey(storageSpec(), "/data", "ab".repeat(32), ["https://evmrpc-testnet.0g.ai", "https://rpc.example.org/v2/KEYabc123def456ghi789"])),
             golden("storage/remove.sh", renderStorageRemove("h-storage", storageSpec(), "/data")),
         ];
@@ -115,7 +115,7 @@ describe("storage role: rendered files", () => {
             return spawnSync("sh", ["-s"], { input: `node=storage-1\nservice=zgs-storage-1.service\n${journal}${script.slice(from)}`, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
         };
         for (const onFailure of [undefined, "halt", "rollback"] as const) {
-            const r = tail(renderStorageConfigure("h-storage", storageSpec(), "/data", release, onFailure));
+            const r = tail(renderStorageConfigure({ host: "h-storage", node: storageSpec(), mount: "/data", release, onFailure }));
             assert.equal(r.status, 0, `${onFailure}: ${r.stderr}`);
             const judge = onFailure ? "its health step \\(gated: its rollout gate\\) judges it" : "its health step judges it";
             assert.match(r.stderr, new RegExp(`zgs_node: exited at start: http://rpc\\.example\\.com/…\nstorage storage-1: warning: zgs-storage-1\\.service is not running: ${judge}\n$`));

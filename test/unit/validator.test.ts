@@ -124,7 +124,8 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.equal(start(renderConsensusUnit(node, "/data", next)), `ExecStart=/opt/nodefleet/releases/0g-chain-${"07".repeat(12)}/bin/0gchaind`);
         assert.equal(renderRethUnit(node, "/data", next, "198.51.100.30"), renderRethUnit(node, "/data", REL, "198.51.100.30"));
         assert.equal(validatorSettingsJson(node, "/data", next), validatorSettingsJson(node, "/data", REL));
-        assert.notEqual(renderValidatorConfigure("h", node, "/data", next, "198.51.100.30", null), renderValidatorConfigure("h", node, "/data", REL, "198.51.100.30", null));
+        const at = { host: "h", node, mount: "/data", publicIp: "198.51.100.30" };
+        assert.notEqual(renderValidatorConfigure({ ...at, release: next }), renderValidatorConfigure({ ...at, release: REL }));
     });
 
     it("the network's CometBFT seeds and persistent peers go on the daemon's command line, comma-joined", () => {
@@ -189,7 +190,7 @@ describe("validator role: consensus unit, config files and scripts", () => {
         ];
         const dir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "nodefleet-validator-"));
         const configure = path.join(dir, "configure.sh");
-        fs.writeFileSync(configure, renderValidatorConfigure("h-validator", node, "/data", REL, "198.51.100.30"));
+        fs.writeFileSync(configure, renderValidatorConfigure({ host: "h-validator", node, mount: "/data", release: REL, publicIp: "198.51.100.30" }));
         for (const f of [...files, configure]) {
             const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);
             assert.equal(r.status, 0, `${path.basename(f)}:\n${r.output}`);
