@@ -3,11 +3,12 @@
 // step of docs/spec.md §4.5, each run by the host tool zg-validator.py (preconditions, completion markers,
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
+import type * as command from "@pulumi/command";
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
 import type { ResolvedRelease } from "../config/plan";
 import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../config/ports";
 import { Host, remoteStep, stepReport } from "../hosts/host";
-import { rolePrelude } from "./prelude";
+import { rolePrelude, type Prelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
 import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
@@ -355,6 +356,42 @@ export function validatorHandover(name: string, node: ValidatorSpec, from: Host,
 }
 
 /**
+ * The switch's steps the config asks for, after `after`: migrate (s01 .. s14, or l01 .. l14 with
+ * lowDowntime), rollback or cleanup; none without a switch. Returns the last step and the switch's
+ * report. Pulumi's state holds the switch's progress: a step that completed is recorded and not
+ * run again (it previews as unchanged); a step that fails records nothing, so the next `up` resumes
+ * there. Each step's trigger is the attempt: a mode already recorded for this attempt (a rollback
+ * a failed migrate never deleted, say) runs again only in a new one. The host's markers stay the
+ * second guard (a step done on the host is skipped there).
+ */
+function switchSteps(
+    parent: pulumi.Resource,
+    name: string,
+    a: { readonly node: ValidatorSpec; readonly base: Prelude["base"]; readonly mount: string; readonly release: ValidatorRelease; readonly after: pulumi.Resource },
+): { readonly last: pulumi.Resource; readonly report?: pulumi.Output<Record<string, unknown>> } {
+    const { node, base } = a;
+    const sw = node.validator.switch;
+    const attempt = switchTrigger(node);
+    if (sw === "migrate") {
+        const inputs = switchInputsHash(node, a.mount, a.release);
+        const steps = node.validator.lowDowntime ? LOW_DOWNTIME_STEPS : SWITCH_STEPS;
+        let last: pulumi.Resource = a.after;
+        let cmd: command.remote.Command | undefined;
+        for (const step of steps) {
+            cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: [attempt] }, { parent, dependsOn: [last] });
+            last = cmd;
+        }
+        return { last, report: cmd && stepReport(cmd, "switch report") };
+    }
+    if (sw === "rollback" || sw === "cleanup") {
+        const what = sw === "cleanup" ? [attempt, JSON.stringify(node.validator.cleanup)] : [attempt];
+        const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw), inputsHash: what }, { parent, dependsOn: [a.after] });
+        return { last: cmd, report: stepReport(cmd, `${sw} report`) };
+    }
+    return { last: a.after };
+}
+
+/**
  * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch: migrate: s01 .. s14 (l01 .. l14 with lowDowntime) |
  * rollback | cleanup] -> health -> [gate]. Gated, the key step waits for the previous batch's gates too.
  */
@@ -391,29 +428,9 @@ export class ValidatorNode extends pulumi.ComponentResource {
             inputsHash: [referenceHash],
             drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") },
         }, { parent: this, dependsOn: [key] });
-        let last: pulumi.Resource = configure;
-        let report: pulumi.Output<Record<string, unknown>> | undefined;
         const sw = node.validator.switch;
-        // Pulumi's state holds the switch's progress: a step that completed is recorded and not run
-        // again (it previews as unchanged); a step that fails records nothing, so the next `up`
-        // resumes there. Each step's trigger is the attempt: a mode already recorded for this
-        // attempt (a rollback a failed migrate never deleted, say) runs again only in a new one.
-        // The host's markers stay the second guard (a step done on the host is skipped there).
         const attempt = switchTrigger(node);
-        if (sw === "migrate") {
-            const inputs = switchInputsHash(node, mount, release);
-            const steps = node.validator.lowDowntime ? LOW_DOWNTIME_STEPS : SWITCH_STEPS;
-            for (const step of steps) {
-                const cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: [attempt] }, { parent: this, dependsOn: [last] });
-                last = cmd;
-                if (step === steps[steps.length - 1]) report = stepReport(cmd, "switch report");
-            }
-        } else if (sw === "rollback" || sw === "cleanup") {
-            const what = sw === "cleanup" ? [attempt, JSON.stringify(node.validator.cleanup)] : [attempt];
-            const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw), inputsHash: what }, { parent: this, dependsOn: [last] });
-            last = cmd;
-            report = stepReport(cmd, `${sw} report`);
-        }
+        const { last, report } = switchSteps(this, name, { node, base, mount, release, after: configure });
         const healthRun = remoteStep(
             `${name}-health`,
             // Taken again when what the node runs changed: its files, the switch, or its reference endpoint.
