@@ -11,17 +11,15 @@ import { HetznerHost, hetznerProvider } from "../hosts/hetzner";
 import { ExistingHost } from "../hosts/existing";
 import { StorageNode } from "../roles/storage";
 import { SequencerNode } from "../roles/sequencer";
-import { validatorHandover, ValidatorNode, validatorRelease, type Handover } from "../roles/validator";
+import { validatorHandover, ValidatorNode, validatorRelease } from "../roles/validator";
+import { ValidatorMoves } from "../roles/moves";
 import { resolveUrls } from "../roles/urls";
 import { dropResourceStackTraces, trimSdkCosts, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "../hosts/drift";
 import { receiverSecrets } from "../config/monitoring";
 import { MonitoringAgent, MonitoringServer, watchedMounts } from "../monitoring/install";
 import { scrapedValidators, type ScrapeHost } from "../monitoring/config";
-import { describeRollout } from "../rollout/plan";
-import { describePower } from "../rollout/power";
-import { plannedRollout, type PlannedRollout } from "../rollout/schedule";
-import type { NodeRollout } from "../rollout/gate";
+import { GateSchedule, plannedRollout, type PlannedRollout } from "../rollout/schedule";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -63,8 +61,8 @@ export class Fleet extends pulumi.ComponentResource {
     readonly validatorHosts: Record<string, string> = {};
     /** Per existing host with `firstBoot: cloud-init`: the user-data to boot it with (a secret). */
     readonly firstBootUserData: Record<string, pulumi.Output<string>> = {};
-    /** Validators moving host this run: node -> the host they leave, and their handover once that host is built. */
-    private readonly moves = new Map<string, { readonly from: string; readonly handover: Deferred<Handover> }>();
+    /** Validators moving host this run, and their handovers once the hosts they leave are built. */
+    private readonly moves: ValidatorMoves;
     /** The provider of the hosts' drift checks (configured with nothing; made with the first host). */
     private driftProvider?: pulumi.ProviderResource;
     /** The hcloud provider of the Hetzner hosts (one, made with the first). */
@@ -72,17 +70,15 @@ export class Fleet extends pulumi.ComponentResource {
     /** The monitoring host's agent (its server's steps follow the agent's step). */
     private monitoringAgent?: MonitoringAgent;
     /** Gated nodes (the config's `rollout`): what each waits for, its policy, and its own gate once made. */
-    private readonly rollout = new Map<string, NodeRollout & { readonly gate: Deferred<pulumi.Resource> }>();
+    private readonly gates: GateSchedule;
 
     static async build(name: string, args: FleetArgs, opts?: pulumi.ComponentResourceOptions): Promise<Fleet> {
         dropResourceStackTraces();
         trimSdkCosts();
-        const moves = plannedMoves(args.plan, args.previousValidatorHosts ?? {});
+        const moves = new ValidatorMoves(args.plan, args.previousValidatorHosts ?? {});
         const rollout = await plannedRollout(args.plan);
-        const fleet = new Fleet(name, opts);
-        for (const [node, from] of moves) fleet.moves.set(node, { from, handover: deferred<Handover>() });
+        const fleet = new Fleet(name, moves, rollout, opts);
         for (const host of args.plan.hosts) for (const node of host.nodes) if (node.role === "validator") fleet.validatorHosts[node.name] = node.host;
-        fleet.planRollout(rollout);
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
@@ -100,44 +96,10 @@ export class Fleet extends pulumi.ComponentResource {
         return fleet;
     }
 
-    private constructor(name: string, opts?: pulumi.ComponentResourceOptions) {
+    private constructor(name: string, moves: ValidatorMoves, rollout: PlannedRollout | undefined, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:fleet:Fleet", name, {}, opts);
-    }
-
-    /**
-     * With a `rollout` section: each role's nodes in batches (planRollout, every node of the role: one
-     * whose steps are unchanged passes its gate at once), each node's key step after the gates of
-     * the batch before it. The order is logged, as preview shows it.
-     */
-    private planRollout(rollout: PlannedRollout | undefined): void {
-        if (rollout === undefined) return;
-        const { roles, power } = rollout;
-        for (const line of describeRollout(roles)) pulumi.log.info(`${line} (a node whose steps do not change passes its place at once)`, this);
-        for (const line of describePower(power)) pulumi.log.info(line, this);
-        for (const role of roles) {
-            let previous: Promise<pulumi.Resource>[] = [];
-            for (const batch of role.batches) {
-                const gates = batch.map((name) => {
-                    const gate = deferred<pulumi.Resource>();
-                    this.rollout.set(name, { after: previous, policy: role.policy, gate });
-                    return gate.promise;
-                });
-                previous = gates;
-            }
-        }
-    }
-
-    /** The rollout of a gated node, and the recording of its gate once its role has made it. */
-    private nodeRollout(node: string): { readonly rollout?: NodeRollout; readonly made: (gate: pulumi.Resource | undefined) => void } {
-        const r = this.rollout.get(node);
-        if (r === undefined) return { made: () => undefined };
-        return {
-            rollout: { after: r.after, policy: r.policy },
-            made: (gate) => {
-                if (gate === undefined) throw new Error(`unreachable: ${node} is gated and its role made no gate`);
-                r.gate.resolve(gate);
-            },
-        };
+        this.moves = moves;
+        this.gates = new GateSchedule(rollout, this);
     }
 
     /** One host and the nodes on it. */
@@ -145,17 +107,12 @@ export class Fleet extends pulumi.ComponentResource {
         const host = this.buildHost(`${name}-${plan.name}`, plan, args);
         this.hosts[plan.name] = host;
         if (host instanceof ExistingHost && host.firstBootUserData !== undefined) this.firstBootUserData[plan.name] = host.firstBootUserData;
-        for (const [nodeName, move] of this.moves) {
-            if (move.from !== plan.name) continue;
-            const node = args.plan.spec.nodes.find((n) => n.name === nodeName);
-            if (node?.role !== "validator") continue;
-            move.handover.resolve(validatorHandover(`${name}-${nodeName}`, node, host, sshUser(plan.spec), { parent: this }));
-        }
+        this.moves.leaving(plan.name, args.plan.spec.nodes, (node) => validatorHandover(`${name}-${node.name}`, node, host, sshUser(plan.spec), { parent: this }));
         this.summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name), ...(host.learnedHostKey ? { hostKey: host.learnedHostKey } : {}) };
         const user = sshUser(plan.spec);
         for (const node of plan.nodes) {
             const roleName = `${name}-${node.name}`;
-            const gated = this.nodeRollout(node.name);
+            const gated = this.gates.node(node.name);
             switch (node.role) {
                 case "storage": {
                     const release = installedRelease(plan, node);
@@ -174,8 +131,7 @@ export class Fleet extends pulumi.ComponentResource {
                     break;
                 }
                 case "validator": {
-                    const move = this.moves.get(node.name);
-                    const handover = move && { step: move.handover.promise.then((h) => h.step as pulumi.Resource), signingState: pulumi.output(move.handover.promise).apply((h) => h.signingState) };
+                    const handover = this.moves.arriving(node.name);
                     const installed = installedRelease(plan, node);
                     const release = validatorRelease(installed, args.plan.spec.releases[installed.name]);
                     const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
@@ -257,16 +213,6 @@ function sshUser(spec: HostSpec): string {
     return spec.kind === "existing" ? spec.user : spec.sshUser;
 }
 
-interface Deferred<T> {
-    readonly promise: Promise<T>;
-    readonly resolve: (value: T) => void;
-}
-
-function deferred<T>(): Deferred<T> {
-    let resolve!: (value: T) => void;
-    const promise = new Promise<T>((r) => (resolve = r));
-    return { promise, resolve };
-}
 
 /**
  * Per validator, the host it ran on after the last `up`: this stack's own output
@@ -281,39 +227,4 @@ export async function previousValidatorHosts(): Promise<Record<string, string>> 
         throw new pulumi.RunError("the stack output validatorHosts is not a map of node to host name: nodefleet cannot tell whether a validator moved");
     }
     return value as Record<string, string>;
-}
-
-/**
- * One validator key must never sign on two machines: a validator whose host changed since the
- * last `up` is handed over on the host it leaves first (Fleet.addHost). A host that is no
- * longer configured cannot be reached: refused unless the operator names it in
- * `validator.abandonHost`. Returns node -> the host it leaves.
- */
-function plannedMoves(plan: FleetPlan, previous: Readonly<Record<string, string>>): Map<string, string> {
-    const moves = new Map<string, string>();
-    const configured = new Set(plan.hosts.map((h) => h.name));
-    for (const host of plan.hosts) {
-        for (const node of host.nodes) {
-            if (node.role !== "validator") continue;
-            const from = previous[node.name];
-            const abandon = node.validator.abandonHost;
-            if (abandon !== undefined && from !== undefined && from !== node.host && abandon !== from) {
-                throw new pulumi.RunError(`${node.name}: validator.abandonHost names host ${abandon}, but the validator last ran on ${from} (the stack output validatorHosts): the only host it can abandon is ${from}`);
-            }
-            if (from === undefined || from === node.host) {
-                if (abandon !== undefined) pulumi.log.warn(`${node.name}: validator.abandonHost: ${abandon} has nothing to do: the validator ${from === undefined ? "has no recorded host yet" : `already runs on ${from}`}; remove it`);
-                continue;
-            }
-            if (node.validator.abandonHost === from) {
-                pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host} with validator.abandonHost: ${from}: nothing is stopped on ${from}; no 0gchaind may run there with this key`);
-                continue;
-            }
-            if (!configured.has(from)) {
-                throw new pulumi.RunError(`${node.name}: the validator ran on host ${from}, which is no longer in the config, so nodefleet cannot stop its 0gchaind there before starting it on ${node.host} (one key must never sign on two machines). Make sure it is stopped for good and its key removed there, then set validator.abandonHost: ${from}`);
-            }
-            pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host}: the handover on ${from} stops and disables its 0gchaind and sets its key aside first; if ${from} cannot be reached this up stops there, before anything starts on ${node.host} (if ${from} is gone for good: validator.abandonHost: ${from})`);
-            moves.set(node.name, from);
-        }
-    }
-    return moves;
 }
