@@ -213,7 +213,6 @@ function sshUser(spec: HostSpec): string {
     return spec.kind === "existing" ? spec.user : spec.sshUser;
 }
 
-
 /**
  * Per validator, the host it ran on after the last `up`: this stack's own output
  * `validatorHosts`, read through a stack reference (empty on the first `up`).
