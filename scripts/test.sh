@@ -57,6 +57,17 @@ if has_tier e2e; then
         echo "== the dev stack runs here ($dev_found): the e2e tier needs its hosts' addresses and the dev chain's ports, so it powers it off for its run (about half an hour), then boots it again and waits until its nodes are as healthy as it finds them now (scripts/lib/dev-stack.sh)" >&2
     fi
 fi
+# A run writes about 9 GiB (the hosts' disks, the chains, the stacks' states) and a cold cache about
+# 5 more: a disk that fills mid-run fails the hosts' services in ways that read as product faults.
+need_gib=3
+if has_tier e2e; then need_gib=10; fi
+cache_dir="${NODEFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodefleet}"
+if [ ! -d "$cache_dir/hosts" ]; then need_gib=$((need_gib + 5)); fi
+free_gib=$(($(df -Pk "$ROOT" | awk 'NR == 2 { print $4 }') / 1048576))
+if [ "$free_gib" -lt "$need_gib" ]; then
+    echo "== $free_gib GiB free on the disk of $ROOT; the tiers '$TIERS' need $need_gib GiB (the lab's hosts and chains under .state/, the build cache $cache_dir): free some and run again" >&2
+    exit 1
+fi
 source scripts/setup.sh
 # Debian's cloud-init, unpacked: its own schema checks the user-data rendered for cloud hosts (unit tier).
 if has_tier unit; then bash lab/cloud-init.sh; fi

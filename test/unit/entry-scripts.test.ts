@@ -66,6 +66,32 @@ describe("the test command's entry (scripts/test.sh --list)", () => {
         assert.match(r.stderr, /usage: scripts\/test\.sh \[--list\]/);
     });
 
+    it("stops before installing anything when the disk cannot hold a run, saying how much it needs and where", () => {
+        // A stand-in df reports the free space; NODEFLEET_TIERS=unit keeps the lab's hosts out of it.
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-disk-"));
+        try {
+            const df = (freeKib: number) => {
+                fs.writeFileSync(path.join(dir, "df"), `#!/bin/sh\necho "Filesystem 1024-blocks Used Available Capacity Mounted on"\necho "/dev/x 100 1 ${freeKib} 1% /"\n`, { mode: 0o755 });
+            };
+            const env = (tiers: string, cache: string) => clean({ PATH: `${dir}:${process.env.PATH}`, NODEFLEET_TIERS: tiers, NODEFLEET_CACHE: cache });
+            const warm = path.join(dir, "cache");
+            fs.mkdirSync(path.join(warm, "hosts"), { recursive: true });
+            df(2 * 1048576);
+            const unit = run(TEST_SH, [], env("unit", warm));
+            assert.equal(unit.status, 1, unit.stderr);
+            assert.match(unit.stderr, /== 2 GiB free on the disk of \S+; the tiers 'unit' need 3 GiB/);
+            const cold = run(TEST_SH, [], env("unit", path.join(dir, "none")));
+            assert.match(cold.stderr, /the tiers 'unit' need 8 GiB .*the build cache \S+\/none\)/);
+            df(9 * 1048576);
+            const e2e = run(TEST_SH, [], env("unit e2e", warm));
+            assert.equal(e2e.status, 1, e2e.stderr);
+            assert.match(e2e.stderr, /== 9 GiB free .*need 10 GiB/);
+            assert.equal(unit.stdout + cold.stdout + e2e.stdout, "", "nothing ran");
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("the budget line it had until 2026-11-29 stops it outside CI, and the script now says where", () => {
         // That line's command substitution ends with a failing `[ … ]` outside CI: under set -e the
         // assignment ended the script with status 1 and no output. Put back into a copy of today's
