@@ -10,7 +10,8 @@ siblingPath: the archive's sibling path of the proven block (2.0.x: node_getArch
 that number twice, docs/spec.md §4.1; 4.1.2: node_getBlockHashMembershipWitness), whether it answered and
 the length of what it returned; peerId: from the node's `Started P2P service` log line in the
 journal, ANSI colour codes stripped; l1Unreachable: host[:port] of an L1 endpoint the node's log
-says it failed to reach in the last 90 s; diagnoses: what is wrong, with what to do; tipsError /
+says it failed to reach in the last 90 s; diagnoses: what these facts show is wrong, as the host's
+diagnosis table (nodefleet_health.py) finds them, with the fault table's remedy; tipsError /
 siblingPathError: why those calls failed; registration: what L1 says of the validator now
 (status NONE/VALIDATING/…, or QUEUED with queuePosition; read only, as the registration step
 looks it up). --wait waits up to SECONDS for all of them, and stops early when systemd keeps
@@ -26,6 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodefleet_health import sequencer_row  # noqa: E402
 from nodefleet_rpc import RpcFailure, rpc, url_label  # noqa: E402
 from nodefleet_units import RestartWatch  # noqa: E402
 
@@ -140,15 +142,12 @@ def check(node, spec):
            "siblingPath": None, "peerId": None, "l1Unreachable": None, "diagnoses": []}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["active"], out["state"] = state == "active", state or "unknown"
-    if not out["active"]:
-        out["diagnoses"].append(f"{spec['service']} is {state or 'unknown'}: journalctl -u {spec['service']}")
     proven_hash = None
     try:
         tips = rpc(url, "node_getL2Tips")
         out["provenBlock"], proven_hash = tip(tips, api, "proven")
     except (RpcFailure, ValueError) as e:
         out["tipsError"] = str(e)
-        out["diagnoses"].append(f"{e}: the node's RPC is not answering as expected")
     if out["provenBlock"] is not None:
         try:  # shown, not required: the spec names only the proven tip (2.3)
             out["latestBlock"] = tip(tips, api, "latest")[0]
@@ -158,19 +157,13 @@ def check(node, spec):
         try:
             path = archive_witness(url, api, n, proven_hash)
             out["siblingPath"] = {"ok": path is not None, "length": len(path) if isinstance(path, (str, list)) else None}
-            if path is None:
-                out["diagnoses"].append(f"the archive has no sibling path for block {n}: the archiver has not synced that block")
         except RpcFailure as e:
             out["siblingPath"] = {"ok": False, "length": None}
             out["siblingPathError"] = str(e)
-            out["diagnoses"].append(str(e))
     lines = journal(spec["service"])
     out["peerId"] = peer_id(lines)
-    if out["peerId"] is None:
-        out["diagnoses"].append("no 'Started P2P service' line with a peerId in this boot's journal yet: the P2P service has not started")
     out["l1Unreachable"] = l1_failure(lines, time.time() * 1000)
-    if out["l1Unreachable"]:
-        out["diagnoses"].append(f"the node cannot reach its L1 RPC {out['l1Unreachable']} (HTTP request failed, in its log within {L1_FAILURE_WINDOW_MS // 1000} s)")
+    out["diagnoses"] = sequencer_row(node, None, out)["diagnoses"]
     return out
 
 

@@ -1,7 +1,7 @@
 """The one fault table (faults.json, installed beside this module): each diagnosis code's severity,
-summary and remedy. The host's diagnosis table (nodefleet_health.py), the role health tools and,
-through components/monitoring/faults.ts, the alert rules all read it, so an alert, `nodefleet
-status` and a tool's own message give one remedy."""
+summary and remedy. The host's diagnosis table (nodefleet_health.py, whose diagnoses the role
+health tools report too) and, through components/config/faults.ts, the alert rules read it, so an
+alert, `nodefleet status` and the stack output `health` give one remedy."""
 import json
 import os
 

@@ -4,8 +4,9 @@ the rows as node_exporter textfile metrics.
 
 The answer is what the role's health tool prints (zgs-health.py, aztec-health.py, zg-validator.py
 status). This module is the one place diagnoses are decided: the health timer on each host writes
-its rows as metrics for Prometheus (nodefleet_diagnosis{code}, the alerts' source), and
-`nodefleet status` shows the same rows. Pure functions of the answer; an answer of the wrong shape
+its rows as metrics for Prometheus (nodefleet_diagnosis{code}, the alerts' source), `nodefleet
+status` shows the same rows, and the role tools put their row's diagnoses in their own answer (the
+stack output `health`): a tool reports facts and fault codes, never words of its own. Pure functions of the answer; an answer of the wrong shape
 is facts unknown, never a crash or a false "healthy".
 
     python3 nodefleet_health.py rows      stdin: {"rows": [{node, role, host, answer | failed | unreachable}]}
@@ -244,7 +245,7 @@ def validator_row(node, host, a):
     consensus = obj(a.get("consensus"))
     if "consensusError" in a and consensus_unit is not None and consensus_unit not in down:
         d.append(diag("consensus-rpc-down", js(a.get("consensusError")), unit=consensus_unit))
-    for found in a.get("diagnoses") if isinstance(a.get("diagnoses"), list) else []:
+    for found in findings(a):
         f = obj(found)
         if f is None:
             continue
@@ -257,6 +258,9 @@ def validator_row(node, host, a):
         elif fault == "jwt-mismatch":
             d.append(diag("jwt-mismatch", f"Engine API errors between the clients: {detail}"))
         elif fault == "engine-unreachable":
+            tries, at = num(f.get("tries")), text(f.get("dialUrl"))
+            if tries is not None and at is not None:
+                detail = f"0gchaind has not reached the execution client's engine API at {at} ({js(tries)} tries; BeaconKit logs all three causes alike): {detail}"
             d.append(diag("engine-unreachable", detail))
         elif fault == "reth-no-peers":
             port = num(f.get("p2pPort"))
@@ -289,6 +293,13 @@ def validator_row(node, host, a):
         service = ", ".join(f"{re.sub(r'[.]service$', '', u)} {js(services.get(u, _MISSING))}" for u in down)
     return row(node=node, role="validator", host=host, service=service, height=height, lag=lag, peers=num(a.get("peers")),
                validator={"client": client, "consensusHeight": consensus_height, "catchingUp": catching_up, "switch": sw}, diagnoses=d)
+
+
+def findings(a):
+    """The faults the validator tool found, each with its facts (`findings`; a tool older than this
+    table listed them as `diagnoses`, with words of its own that are not read)."""
+    found = a.get("findings", a.get("diagnoses"))
+    return found if isinstance(found, list) else []
 
 
 def _steps():

@@ -15,9 +15,10 @@ endpointError / statusError: why eth_blockNumber or zgs_getStatus did not answer
 the node's last start failed, from its log ("Failed to start zgs node reason=…": zgs_node v1.1.0
 exits at start when its endpoint does not answer, when its miner account cannot pay for its miner
 id registration, …; systemd then restarts it every 5 s), with URLs cut to scheme://host[:port];
-diagnoses: docs/spec.md §7's failure modes found, each with its remedy. --wait waits up to SECONDS for the
-node to answer and sync, and stops early when systemd keeps restarting its service (crashLoop: the
-unit and how often: nodefleet_units.py).
+diagnoses: docs/spec.md §7's failure modes these facts show, as the host's diagnosis table
+(nodefleet_health.py) finds them: fault code, severity, detail and the fault table's remedy.
+--wait waits up to SECONDS for the node to answer and sync, and stops early when systemd keeps
+restarting its service (crashLoop: the unit and how often: nodefleet_units.py).
 """
 import datetime
 import json
@@ -30,7 +31,7 @@ import tomllib
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodefleet_faults import remedy  # noqa: E402  (installed beside this script)
+from nodefleet_health import storage_row  # noqa: E402  (installed beside this script)
 from nodefleet_rpc import rpc_request, url_label  # noqa: E402
 from nodefleet_units import RestartWatch  # noqa: E402
 
@@ -60,21 +61,15 @@ def check(node):
         out["chainHead"] = int(rpc(endpoint, "eth_blockNumber"), 16)
     except (OSError, ValueError) as e:
         out["endpointError"] = str(e).replace(endpoint, url_label(endpoint))
-        out["diagnoses"].append(f"blockchain_rpc_endpoint {url_label(endpoint)} does not answer eth_blockNumber ({e}): {remedy('rpc-endpoint-down')}")
     listen = cfg.get("rpc", {}).get("listen_address", "127.0.0.1:5678").replace("0.0.0.0", "127.0.0.1")
     try:
         status = rpc(f"http://{listen}", "zgs_getStatus")
         out["logSyncHeight"], out["connectedPeers"] = status["logSyncHeight"], status["connectedPeers"]
     except (OSError, ValueError, KeyError) as e:
         out["statusError"] = str(e)
-        out["diagnoses"].append(f"zgs_getStatus on {listen} does not answer ({e}): {remedy('storage-rpc-down', unit=spec['service'])}")
     if out["chainHead"] is not None and out["logSyncHeight"] is not None:
         out["behind"] = max(0, out["chainHead"] - confirmations - out["logSyncHeight"])
         out["synced"] = out["behind"] < 5
-        if not out["synced"]:
-            out["diagnoses"].append(f"not synced: {out['behind']} blocks behind the chain head less its {confirmations} confirmations (synced means < 5): {remedy('not-synced')}")
-    if out["connectedPeers"] == 0:
-        out["diagnoses"].append(f"connectedPeers is 0: {remedy('storage-peers-0')}")
     state = f"/run/nodefleet/{node}-health.json"
     try:
         with open(state) as f:
@@ -84,8 +79,6 @@ def check(node):
             out["sampleSeconds"] = round(time.time() - previous["at"], 1)
         if out["logSyncHeight"] is not None and before is not None:
             out["increasing"] = out["logSyncHeight"] > before
-            if not out["increasing"] and not out["synced"]:
-                out["diagnoses"].append(f"the local height does not increase: {remedy('height-not-increasing')}")
     except (OSError, ValueError, KeyError):
         pass
     # The sample is shared by every caller on the host (the health timer, status, the health step,
@@ -104,7 +97,7 @@ def check(node):
     reason = last_start_failure(out["logFile"])
     if reason is not None:
         out["startError"] = reason
-        out["diagnoses"].append(f"the node's last start failed: {reason}")
+    out["diagnoses"] = storage_row(node, None, out)["diagnoses"]
     return out
 
 

@@ -55,10 +55,10 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
     if (tools === undefined) {
         switch (role) {
             case "storage":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...faultTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755"), hostTool("zgs-stop.py", "0755")];
+                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...diagnosisTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755"), hostTool("zgs-stop.py", "0755")];
                 break;
             case "sequencer":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];
+                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...diagnosisTableTools(), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];
                 break;
             case "validator": {
                 const scripts = ["trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "zg-validator.py"];
@@ -67,7 +67,7 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
                     .filter((f) => f.endsWith(".py") || f.endsWith(".json"))
                     .sort()
                     .map((f) => `zgvalidator/${f}`);
-                tools = [hostTool("nodefleet_rpc.py", "0644"), ...faultTableTools(), ...scripts.map((f) => hostTool(f, "0755")), ...modules.map((f) => hostTool(f, "0644"))];
+                tools = [hostTool("nodefleet_rpc.py", "0644"), ...diagnosisTableTools(), ...scripts.map((f) => hostTool(f, "0755")), ...modules.map((f) => hostTool(f, "0644"))];
                 break;
             }
         }
@@ -76,14 +76,17 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
     return tools;
 }
 
-/** The one fault table and its reader, for every tool that names a remedy (hostfiles/nodefleet_faults.py). */
-function faultTableTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_faults.py", "0644"), hostTool("faults.json", "0644")];
+/**
+ * The one diagnosis table (hostfiles/nodefleet_health.py), the fault table it names remedies from
+ * and that table's reader: every role's health tool reports the table's diagnoses of its facts.
+ */
+function diagnosisTableTools(): readonly HostTool[] {
+    return [hostTool("nodefleet_faults.py", "0644"), hostTool("faults.json", "0644"), hostTool("nodefleet_health.py", "0644")];
 }
 
 /** The tools the health timer runs: the checks' runner, the one diagnosis table, its metrics half, and the switch's step list it reads. */
 export function monitoringTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_checks.py", "0644"), ...faultTableTools(), hostTool("nodefleet_health.py", "0644"), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
+    return [hostTool("nodefleet_checks.py", "0644"), ...diagnosisTableTools(), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
 }
 
 /**

@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -375,6 +376,32 @@ class Health(unittest.TestCase):
         # A failure of an earlier run (another pid) no longer counts once the node started again.
         restarted = json.dumps({"level": 30, "time": when + 500, "pid": json.loads(line)["pid"] + 1, "module": "node", "msg": "Aztec Node started on chain 0x4115"})
         self.assertIsNone(self.health.l1_failure([line, restarted], when + 1000))
+
+    def check(self, state, tips, witness, lines):
+        """check() with systemd, the node's RPC and its journal standing in: its answer."""
+        def rpc(url, method, params=None, optional=False):
+            answer = {"node_getL2Tips": tips, "node_getBlockHashMembershipWitness": witness}[method]
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        ran = subprocess.CompletedProcess([], 0, stdout=state + "\n", stderr="")
+        spec = {"rpcPort": 8080, "service": "aztec-s1.service", "api": "4.1.2"}
+        with mock.patch.object(self.health, "rpc", rpc), mock.patch.object(self.health, "journal", lambda unit: lines), \
+                mock.patch.object(self.health.subprocess, "run", lambda *a, **k: ran):
+            return self.health.check("s1", spec)
+
+    def test_its_diagnoses_are_the_diagnosis_tables_with_the_fault_tables_remedies(self):
+        tips = {"proposed": {"number": 9}, "proven": {"block": {"number": 7, "hash": "0x07"}}}
+        started = json.dumps({"level": 30, "time": 1, "pid": 4, "msg": "Started P2P service", "peerId": "16Uiu2HAmF81mgPtXHUJQCpb7HqA2fz3EPGfygEh6CPLHxQuTSs29"})
+        healthy = self.check("active", tips, ["0x1", "0x2"], [started])
+        self.assertEqual((healthy["provenBlock"], healthy["latestBlock"], healthy["diagnoses"]), (7, 9, []))
+        from nodefleet_faults import FAULTS
+        down = self.check("failed", self.health.RpcFailure("connection refused"), None, [])
+        self.assertEqual([d["fault"] for d in down["diagnoses"]], ["service-down", "sequencer-rpc-down"])
+        self.assertEqual(down["diagnoses"][0]["remedy"], FAULTS["service-down"]["remedy"].replace("<unit>", "aztec-s1.service"))
+        self.assertEqual(down["diagnoses"][1]["detail"], "node_getL2Tips: connection refused")
+        no_path = self.check("active", tips, None, [started])
+        self.assertEqual([(d["fault"], d["remedy"]) for d in no_path["diagnoses"]], [("sibling-path-missing", FAULTS["sibling-path-missing"]["remedy"])])
 
 
 if __name__ == "__main__":

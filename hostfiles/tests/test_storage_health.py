@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "zgs-health.py")
+sys.path.insert(0, os.path.dirname(HERE))
+from nodefleet_faults import FAULTS  # noqa: E402
 NODE = "nodefleet-test-health"
 
 
@@ -110,7 +112,9 @@ class StorageHealth(unittest.TestCase):
         self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}", "confirmation_block_count = 2\n")
         a = self.health()
         self.assertEqual((a["confirmations"], a["behind"], a["synced"]), (2, 8, False))
-        self.assertIn("not synced: 8 blocks behind the chain head less its 2 confirmations (synced means < 5): wait while it catches up; if its height does not grow, the RPC endpoint is probably down (see rpc-endpoint-down)", a["diagnoses"])
+        [d] = [d for d in a["diagnoses"] if d["fault"] == "not-synced"]
+        self.assertEqual(d["detail"], "8 blocks behind the chain head 110 less its 2 confirmations (synced means fewer than 5)")
+        self.assertEqual(d["remedy"], FAULTS["not-synced"]["remedy"], "the fault table's words, not the tool's")
         self.node["zgs_getStatus"] = {"logSyncHeight": 104, "connectedPeers": 0}
         b = self.health()
         self.assertEqual((b["behind"], b["synced"]), (4, True))
@@ -145,7 +149,8 @@ class StorageHealth(unittest.TestCase):
         self.assertRegex(a["endpointError"], r"Connection refused|urlopen error")
         self.assertEqual(a["endpoint"], url)
         self.assertEqual(a["logSyncHeight"], 100)
-        self.assertIn(f"blockchain_rpc_endpoint {url} does not answer eth_blockNumber", a["diagnoses"][0])
+        [d] = [d for d in a["diagnoses"] if d["fault"] == "rpc-endpoint-down"]
+        self.assertIn(f"blockchain_rpc_endpoint {url} does not answer eth_blockNumber", d["detail"])
 
     def test_a_node_that_does_not_answer_zgs_getstatus(self):
         self.write(f"http://127.0.0.1:{self.rpc.server_address[1]}")

@@ -42,7 +42,9 @@ class Jwt(SwitchCase):
         self.fake.state.update({GETH: "active", CL: "active"})
         report = health_mod.health(v)
         self.assertIn("not the same file", report["jwtError"])
-        self.assertEqual([d["fault"] for d in report["diagnoses"]], ["jwt-mismatch"])
+        self.assertEqual([f["fault"] for f in report["findings"]], ["jwt-mismatch"])
+        [d] = [d for d in report["diagnoses"] if d["fault"] == "jwt-mismatch"]
+        self.assertIn("use the same JWT file for both", d["remedy"])
 
 
 class Health(SwitchCase):
@@ -72,13 +74,16 @@ class Health(SwitchCase):
     def test_reth_without_peers_is_reported_with_the_p2p_port_to_open(self):
         report = health_mod.health(self.on_reth())
         self.assertEqual(report["peers"], 0)
-        [d] = report["diagnoses"]
-        self.assertEqual(d["fault"], "reth-no-peers")
-        self.assertIn("expected at first", d["advice"])
-        self.assertIn("make sure 56303 is open on TCP and UDP", d["advice"])
-        self.assertEqual(d["p2pPort"], 56303)
+        [f] = report["findings"]
+        self.assertEqual((f["fault"], f["p2pPort"]), ("reth-no-peers", 56303))
+        self.assertNotIn("advice", f, "the tool reports facts; the words are the fault table's")
+        [d] = [d for d in report["diagnoses"] if d["fault"] == "reth-no-peers"]
+        self.assertIn("expected at first", d["remedy"])
+        self.assertIn("make sure 56303 is open on TCP and UDP", d["remedy"])
         self.el.peers = 3
-        self.assertEqual(health_mod.health(self.on_reth())["diagnoses"], [])
+        report = health_mod.health(self.on_reth())
+        self.assertEqual(report["findings"], [])
+        self.assertNotIn("reth-no-peers", [d["fault"] for d in report["diagnoses"]])
 
     def test_a_current_38002_is_remedied_and_a_recovered_one_left_alone(self):
         v = self.on_reth()
@@ -86,12 +91,13 @@ class Health(SwitchCase):
         remedies = self.remedy_commits_again(v)
         report = health_mod.health(v)
         self.assertEqual(len(remedies), 1)
-        [d] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
-        self.assertEqual(d["remedied"], 1)
+        [f] = [f for f in report["findings"] if f["fault"] == "forkchoice-38002"]
+        self.assertEqual(f["remedied"], 1)
+        self.assertNotIn("forkchoice-38002", [d["fault"] for d in report["diagnoses"]], "remedied: no longer a fault")
         self.fake.logs[CL] = "ERR engine: -38002 Invalid forkchoice state\nCommitted state height=12\n"
         report = health_mod.health(v)
         self.assertEqual(len(remedies), 1, "one that commits again has recovered: no remedy")
-        self.assertNotIn("forkchoice-38002", [d["fault"] for d in report["diagnoses"]])
+        self.assertNotIn("forkchoice-38002", [f["fault"] for f in report["findings"]])
 
     def test_beacon_kits_el_syncing_for_real_reths_syncing_answer_is_the_same_fault(self):
         # Real reth 1.11 answers a head it lacks with SYNCING, not -38002; 0gchaind logs this.
@@ -101,9 +107,9 @@ class Health(SwitchCase):
                               "INFO NotifyForkchoiceUpdate: EL syncing. Retrying...\n")
         remedies = self.remedy_commits_again(v)
         report = health_mod.health(v)
-        [d] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
-        self.assertEqual((len(remedies), d["remedied"]), (1, 1))
-        self.assertIn("EL syncing", d["detail"])
+        [f] = [f for f in report["findings"] if f["fault"] == "forkchoice-38002"]
+        self.assertEqual((len(remedies), f["remedied"]), (1, 1))
+        self.assertIn("EL syncing", f["detail"])
         self.fake.logs[CL] = "INFO syncing peers: 0\nCommitted state height=12\n"
         self.assertEqual(v.forkchoice_errors(), [], "a line that merely says syncing is not the fault")
 

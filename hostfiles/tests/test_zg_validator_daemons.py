@@ -212,11 +212,13 @@ class EngineUnreachable(SwitchCase):
     def test_beacond_waiting_for_the_engine_is_diagnosed_after_five_tries(self):
         wait = "INFO Waiting for execution client to start... service=engine.client dial_url=http://localhost:56551\n"
         report = health_mod.health(self.on_geth("INFO Starting service type=engine-client\n" + wait * 5))
-        [d] = report["diagnoses"]
-        self.assertEqual(d["fault"], "engine-unreachable")
-        self.assertIn("http://localhost:56551 (5 tries;", d["advice"])
-        self.assertEqual(health_mod.health(self.on_geth(wait * 4))["diagnoses"], [], "four tries: a slow start")
-        self.assertEqual(health_mod.health(self.on_geth(wait * 9 + "INFO Committed state height=7\n"))["diagnoses"], [], "it reached it since")
+        [f] = report["findings"]
+        self.assertEqual((f["fault"], f["dialUrl"], f["tries"]), ("engine-unreachable", "http://localhost:56551", 5))
+        [d] = [d for d in report["diagnoses"] if d["fault"] == "engine-unreachable"]
+        self.assertIn("engine API at http://localhost:56551 (5 tries;", d["detail"])
+        self.assertIn("dial_url=http://localhost:56551", d["detail"])
+        self.assertEqual(health_mod.health(self.on_geth(wait * 4))["findings"], [], "four tries: a slow start")
+        self.assertEqual(health_mod.health(self.on_geth(wait * 9 + "INFO Committed state height=7\n"))["findings"], [], "it reached it since")
 
     def test_a_daemon_started_just_now_is_given_time_to_answer_status(self):
         v = self.on_geth("INFO Starting service type=engine-client\n")
@@ -252,14 +254,14 @@ class EngineUnreachable(SwitchCase):
         v = self.on_geth(syncing + "INFO Committed state module=state height=110\n")
         v.cl_status = lambda: {"height": 110, "catchingUp": False}
         v.el_height = lambda: 100
-        [d] = health_mod.status_now(v)["diagnoses"]
-        self.assertEqual(d["fault"], "forkchoice-38002")
+        [f] = health_mod.status_now(v)["findings"]
+        self.assertEqual(f["fault"], "forkchoice-38002")
         v.el_height = lambda: 109
-        self.assertEqual(health_mod.status_now(v)["diagnoses"], [], "its execution client follows: recovered")
+        self.assertEqual(health_mod.status_now(v)["findings"], [], "its execution client follows: recovered")
         v = self.on_geth("INFO Committed state module=state height=110\n")
         v.cl_status = lambda: {"height": 110, "catchingUp": False}
         v.el_height = lambda: 100
-        self.assertEqual(health_mod.status_now(v)["diagnoses"], [], "no fault line since its start: a lag alone is not this fault")
+        self.assertEqual(health_mod.status_now(v)["findings"], [], "no fault line since its start: a lag alone is not this fault")
 
 
 class JournalMessage(unittest.TestCase):

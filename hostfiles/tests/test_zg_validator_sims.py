@@ -230,7 +230,7 @@ class ErrorTableOnTheSimulators(SimCase):
         self.assertEqual(report["services"], {GETH: "inactive", RETH: "active", CL: "active"})
         self.assertEqual(report["peers"], 0)  # the reth simulator, like reth among geth nodes, has none
         self.assertEqual([d["fault"] for d in report["diagnoses"]], ["reth-no-peers"])
-        self.assertIn(f"make sure {self.s['ports']['p2p']} is open on TCP and UDP", report["diagnoses"][0]["advice"])
+        self.assertIn(f"make sure {self.s['ports']['p2p']} is open on TCP and UDP", report["diagnoses"][0]["remedy"])
 
     def test_0gchaind_ahead_of_reth_logs_el_syncing_and_health_remedies_it(self):
         # docs/spec.md §7: the execution client lost blocks 0gchaind committed (here: reth's database cut
@@ -239,8 +239,9 @@ class ErrorTableOnTheSimulators(SimCase):
         self.consensus_ahead_of_reth(committed=8, keep=4)
         self.assertIn("NotifyForkchoiceUpdate: EL syncing. Retrying...", self.v.forkchoice_errors()[-1])
         report = health_mod.health(self.v)
-        [diag] = [d for d in report["diagnoses"] if d["fault"] == "forkchoice-38002"]
-        self.assertEqual(diag["remedied"], 1)
+        [found] = [f for f in report["findings"] if f["fault"] == "forkchoice-38002"]
+        self.assertEqual(found["remedied"], 1)
+        self.assertNotIn("forkchoice-38002", [d["fault"] for d in report["diagnoses"]], "remedied: no longer a fault")
         self.assertEqual(self.v.forkchoice_errors(), [])
         self.committed(6)  # rolled back to reth's head, then committing on it again
         after = self.host.journal(CL).split("EL syncing. Retrying...")[-1]
@@ -334,9 +335,11 @@ class StatusOnTheSimulators(SimCase):
         self.consensus_ahead_of_reth(committed=6, keep=4)
         pid = self.host.procs[CL].pid
         a = self.status("forkchoice-38002")
+        [found] = [f for f in a["findings"] if f["fault"] == "forkchoice-38002"]
+        self.assertEqual(found["remedied"], 0)
         [diag] = [d for d in a["diagnoses"] if d["fault"] == "forkchoice-38002"]
-        self.assertEqual(diag["remedied"], 0)
         self.assertIn("EL syncing", diag["detail"])
+        self.assertIn("run the height rollback script", diag["remedy"])
         self.assertEqual(self.host.procs[CL].pid, pid, "status restarted 0gchaind")
         self.assertTrue(self.host.alive(CL))
         self.assertTrue(self.v.forkchoice_errors(), "status remedied the -38002")

@@ -1,6 +1,7 @@
 """`health` (the stack output `health`, at the end of each `up`) and `status` (`nodefleet status`,
-any time): a validator read on the host now, with a diagnosis (and the advice of the switch's
-error table) for each known fault it finds:
+any time): a validator read on the host now. The faults only its logs and RPCs show are its
+`findings` (a code and the facts); its `diagnoses` are what the host's diagnosis table
+(nodefleet_health.py) makes of the whole report, each with the fault table's remedy:
 - 0gchaind's head not on the execution client since it started (docs/spec.md §7's -38002 Invalid
   forkchoice state, or beacon-kit's "EL syncing" for the SYNCING real reth and geth answer):
   `health` remedies it (stop it, wait for the execution client, roll the height back, start it),
@@ -20,7 +21,7 @@ from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, u
 from .jobs import progress_path
 from .node import FORKCHOICE_FAULT
 from .switch import migration_report
-from nodefleet_faults import remedy as table_remedy
+from nodefleet_health import validator_row
 from nodefleet_rpc import RpcFailure, block_number, peer_count
 
 
@@ -36,7 +37,13 @@ CONSENSUS_START_SECONDS = 120
 
 def health(v):
     await_consensus_rpc(v)
-    return observe(v, remedy_forkchoice=True)
+    return judged(v, observe(v, remedy_forkchoice=True))
+
+
+def judged(v, report):
+    """The report with the diagnosis table's verdict on it: the one wording of every fault."""
+    report["diagnoses"] = validator_row(v.node, None, report)["diagnoses"]
+    return report
 
 
 def await_consensus_rpc(v):
@@ -71,7 +78,6 @@ def status(v):
 
 def status_now(v):
     report = observe(v, remedy_forkchoice=False)
-    report["units"] = dict(v.units)
     state = os.path.join(v.s["consensusHome"], "data", "priv_validator_state.json")
     report["privValidatorState"] = {"path": state, "exists": os.path.exists(state)}
     ref = v.s.get("referenceRpcUrl")
@@ -99,7 +105,7 @@ def status_now(v):
             if isinstance(progress, dict) and progress.get("job") == job["unit"] and fresh(progress.get("at"), job["started"]):
                 job.update(progress)
         report["running"] = jobs
-    return report
+    return judged(v, report)
 
 
 def fresh(at, started):
@@ -111,7 +117,7 @@ def fresh(at, started):
 
 def observe(v, remedy_forkchoice):
     client = v.host_client()
-    report = {"node": v.node, "client": client, "services": {}}
+    report = {"node": v.node, "client": client, "services": {}, "units": dict(v.units)}
     for key in ("geth", "reth", "consensus"):
         report["services"][v.units[key]] = "active" if active(v.units[key]) else "inactive"
     try:
@@ -127,9 +133,9 @@ def observe(v, remedy_forkchoice):
             report["jwtSameFile"] = v.check_jwt(v.units[client])
         except Failed as e:
             report["jwtError"] = str(e)
-    diagnoses = []
+    found = []
     if "jwtError" in report:
-        diagnoses.append({"fault": "jwt-mismatch", "detail": report["jwtError"], "advice": table_remedy("jwt-mismatch")})
+        found.append({"fault": "jwt-mismatch", "detail": report["jwtError"]})
     if client == "reth" and active(v.units["reth"]):
         try:
             report["peers"] = peer_count(v.el_url)
@@ -137,22 +143,18 @@ def observe(v, remedy_forkchoice):
             report["peersError"] = str(e)
         if report.get("peers") == 0:
             p2p = v.s["ports"]["p2p"]
-            diagnoses.append({"fault": "reth-no-peers", "detail": f"{v.units['reth']} has no peers", "p2pPort": p2p,
-                              "advice": table_remedy("reth-no-peers", p2p=str(p2p))})
+            found.append({"fault": "reth-no-peers", "detail": f"{v.units['reth']} has no peers", "p2pPort": p2p})
     if client in ("geth", "reth") and active(v.units[client]):
         errors = v.forkchoice_errors()
         if errors and remedy_forkchoice:
-            remedied = remedy(v)
-            diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": remedied,
-                              "advice": "0gchaind started ahead of the execution client: stopped it, waited for the execution client, rolled the height back, started it"})
+            # remedied: how many times 0gchaind was stopped, its height rolled back and started again
+            found.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": remedy(v)})
         elif errors:
-            diagnoses.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": 0, "advice": table_remedy("forkchoice-38002")})
+            found.append({"fault": "forkchoice-38002", "detail": errors[-1][:200], "remedied": 0})
     waits = v.engine_waits()
     if len(waits) >= ENGINE_WAITS:
-        diagnoses.append({"fault": "engine-unreachable", "detail": waits[-1].strip()[:200],
-                          "advice": f"the consensus daemon has not reached the execution client's engine API at {v.s['dialUrl']} "
-                                    f"({len(waits)} tries; BeaconKit logs all three causes alike): {table_remedy('engine-unreachable')}"})
-    report["diagnoses"] = diagnoses
+        found.append({"fault": "engine-unreachable", "detail": waits[-1].strip()[:200], "dialUrl": v.s["dialUrl"], "tries": len(waits)})
+    report["findings"] = found
     report["consensusProcessesWithThisKey"] = len(v.consensus_processes())
     if os.path.isdir(v.markers) and os.listdir(v.markers):
         report["migration"] = migration_report(v)

@@ -62,7 +62,8 @@ export function hostsScenario(steps: Steps): void {
         assert.ok(typeof health.logSyncHeight === "number", seen);
         assert.equal(health.synced, true, seen);
         assert.equal(health.connectedPeers, 0, seen); // no boot nodes in the dev config
-        assert.ok(health.diagnoses.some((d: string) => /connectedPeers is 0: set network_boot_nodes/.test(d)), seen);
+        // The diagnosis table's verdict on the tool's facts, with the fault table's remedy.
+        assert.ok(health.diagnoses.some((d: any) => d.fault === "storage-peers-0" && d.severity === "warning" && /^set network_boot_nodes/.test(d.remedy)), seen);
         // Today's file (UTC), named as zgs_node names it; the health step ran during the up, at
         // most the main job's 30 minutes ago (a run across midnight names the day before).
         const days = [Date.now() - 31 * 60_000, Date.now()].map((t) => `/data/storage-1/log/zgs.log.${new Date(t).toISOString().slice(0, 10)}`);

@@ -28,12 +28,15 @@ const fields = (names: readonly string[], extra: Record<string, fc.Arbitrary<unk
 const STORAGE = ["service", "endpoint", "active", "state", "endpointError", "startError", "statusError", "chainHead", "logSyncHeight", "confirmations", "sampleSeconds", "increasing", "connectedPeers"];
 const SEQUENCER = ["service", "active", "state", "l1Unreachable", "provenBlock", "siblingPath", "siblingPathError", "peerId", "latestBlock", "registration", "tipsError"];
 const unit = fc.constantFrom("reth-v.service", "geth-v.service", "0gchaind-v.service");
-const VALIDATOR = fields(["client", "services", "units", "executionError", "consensusError", "consensus", "diagnoses", "privValidatorState", "consensusProcessesWithThisKey", "executionHeight", "networkHeight", "networkError", "peers", "migration", "running"], {
+const FOUND = fc.constantFrom("forkchoice-38002", "jwt-mismatch", "engine-unreachable", "reth-no-peers", "other");
+const VALIDATOR = fields(["client", "services", "units", "executionError", "consensusError", "consensus", "findings", "diagnoses", "privValidatorState", "consensusProcessesWithThisKey", "executionHeight", "networkHeight", "networkError", "peers", "migration", "running"], {
     client: fc.oneof(fc.constantFrom("geth", "reth"), json),
     units: fc.record({ geth: fc.oneof(unit, json), reth: fc.oneof(unit, json), consensus: fc.oneof(unit, json) }, { requiredKeys: [] }),
     services: fc.dictionary(unit, fc.oneof(fc.constantFrom("active", "failed", "inactive"), json), { maxKeys: 3 }),
     consensus: fc.record({ height: json, catchingUp: json }, { requiredKeys: [] }),
-    diagnoses: fc.array(fc.oneof(fc.record({ fault: fc.constantFrom("forkchoice-38002", "jwt-mismatch", "engine-unreachable", "reth-no-peers", "other"), detail: json, advice: json, remedied: json }, { requiredKeys: ["fault"] }), json), { maxLength: 3 }),
+    findings: fc.array(fc.oneof(fc.record({ fault: FOUND, detail: json, remedied: json, p2pPort: json, dialUrl: json, tries: json }, { requiredKeys: ["fault"] }), json), { maxLength: 3 }),
+    // A host tool older than `findings` listed its faults here, with words of its own.
+    diagnoses: fc.array(fc.oneof(fc.record({ fault: FOUND, detail: json, advice: json, remedied: json }, { requiredKeys: ["fault"] }), json), { maxLength: 3 }),
     privValidatorState: fc.record({ exists: json, path: json }, { requiredKeys: [] }),
     migration: fc.oneof(fc.record({ mode: fc.oneof(fc.constantFrom("ordered", "lowDowntime"), json), complete: json, steps: fc.dictionary(fc.constantFrom("s01-stop", "s02-backup", "l03-x"), json, { maxKeys: 3 }) }, { requiredKeys: [] }), json),
     running: fc.dictionary(fc.constantFrom("export", "import"), fc.record({ unit: json, job: json, done: json, total: json, percent: json, rate: json, etaSeconds: json, started: json, at: json }, { requiredKeys: [] }), { maxKeys: 2 }),

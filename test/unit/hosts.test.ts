@@ -106,7 +106,7 @@ describe("existing host", () => {
     });
 
     it("copies the host tools its nodes use to the host once, first, as files named by their sha256; the host's and the nodes' steps wait for it", async () => {
-        // A storage node and a validator on one host: the modules both use (nodefleet_rpc.py, the fault table) are copied once.
+        // A storage node and a validator on one host: the modules both use (nodefleet_rpc.py, the diagnosis and fault tables) are copied once.
         const fleet = baseFleet();
         const both = { hosts: { h1: fleet.hosts["h-validator"] }, nodes: [{ ...validatorNode(), host: "h1" }, { ...storageNode(), host: "h1" }], releases: RELEASES() };
         const { recorded } = await buildStack(both, SECRETS);
@@ -149,7 +149,7 @@ describe("existing host", () => {
             assert.match(runner, /\[ "\$\(sha256sum <"\$f"\|cut -c1-64\)" = "\$nodefleet_run" \] \|\|/);
             assert.ok(after(recorded, name, "fleet-h1-tools"), `${name} runs after the copy`);
         }
-        assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 3, "nodefleet_rpc.py, nodefleet_faults.py and faults.json once");
+        assert.equal(wanted.size, roleTools("validator").length + roleTools("storage").length - 4, "nodefleet_rpc.py, nodefleet_health.py, nodefleet_faults.py and faults.json once");
     });
 
     it("every step of a whole fleet that runs a bundled script (or removal) runs after its own host's copy", async () => {

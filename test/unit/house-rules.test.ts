@@ -67,6 +67,13 @@ describe("house rules", () => {
         assert.deepEqual(readers, ["components/config/faults.ts"]);
     });
 
+    it("on the hosts, the fault table's words reach answers through the diagnosis table alone: no health tool imports the table's reader", () => {
+        const importers = tracked
+            .filter((f) => f.startsWith("hostfiles/") && !f.startsWith("hostfiles/tests") && f.endsWith(".py") && fs.existsSync(path.join(ROOT, f)))
+            .filter((f) => /^\s*(from nodefleet_faults import|import nodefleet_faults)/m.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
+        assert.deepEqual(importers, ["hostfiles/nodefleet_health.py"]);
+    });
+
     it("the rules catch what they name", () => {
         const hits = (line: string) => FORBIDDEN.filter(([re]) => re.test(line)).map(([, why]) => why);
         assert.deepEqual(hits("// (seed 7: the error table)"), ["the spec's numbering: cite docs/spec.md §N"]);

@@ -146,7 +146,7 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.equal(r.service, "active");
         assert.deepEqual(r.validator, { client: "reth", consensusHeight: (a.consensus as { height: number }).height, catchingUp: false, switch: null });
         assert.deepEqual(faults(r), ["reth-no-peers"]);
-        const p2p = (a.diagnoses as { p2pPort: number }[])[0]!.p2pPort;
+        const p2p = (a.findings as { p2pPort: number }[])[0]!.p2pPort;
         assert.match(r.diagnoses[0]!.remedy, new RegExp(`wait; make sure ${p2p} is open on TCP and UDP`));
     });
 
@@ -162,7 +162,7 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
 
     it("a -38002 the health step already remedied is not reported again", () => {
         const a = clone(VALIDATOR["forkchoice-38002"]!);
-        (a.diagnoses as { fault: string; remedied: number }[]).forEach((d) => d.fault === "forkchoice-38002" && (d.remedied = 1));
+        (a.findings as { fault: string; remedied: number }[]).forEach((d) => d.fault === "forkchoice-38002" && (d.remedied = 1));
         assert.ok(!faults(validator(a)).includes("forkchoice-38002"));
     });
 
@@ -173,12 +173,23 @@ describe("status: the diagnosis table (docs/spec.md §7) from recorded health an
         assert.match(r.service, /^0gchaind-simtest inactive$/);
     });
 
-    it("beacond waiting for the engine API: engine-unreachable with the fault table's remedy", () => {
+    it("beacond waiting for the engine API: engine-unreachable with the tool's facts and the fault table's remedy", () => {
         const a = clone(VALIDATOR["healthy-reth"]!);
-        a.diagnoses = [{ fault: "engine-unreachable", detail: "INFO Waiting for execution client to start... service=engine.client", advice: "the host tool's own words" }];
+        a.findings = [{ fault: "engine-unreachable", detail: "INFO Waiting for execution client to start... service=engine.client", dialUrl: "http://localhost:56551", tries: 7 }];
         const r = validator(a);
         assert.deepEqual(faults(r, "error"), ["engine-unreachable"]);
-        assert.equal(r.diagnoses.find((d) => d.fault === "engine-unreachable")!.remedy, FAULT_TABLE["engine-unreachable"]!.remedy);
+        const d = r.diagnoses.find((d) => d.fault === "engine-unreachable")!;
+        assert.equal(d.remedy, FAULT_TABLE["engine-unreachable"]!.remedy);
+        assert.match(d.detail, /engine API at http:\/\/localhost:56551 \(7 tries; .*: INFO Waiting for execution client/);
+    });
+
+    it("a host tool older than the findings (its faults under `diagnoses`, in words of its own): the same faults, the table's words", () => {
+        const a = clone(VALIDATOR["healthy-reth"]!);
+        delete a.findings;
+        a.diagnoses = [{ fault: "engine-unreachable", detail: "INFO Waiting for execution client to start...", advice: "the host tool's own words" }];
+        const r = validator(a);
+        assert.deepEqual(faults(r, "error"), ["engine-unreachable"]);
+        assert.ok(!JSON.stringify(r).includes("own words"), JSON.stringify(r));
     });
 
     it("a missing priv_validator_state.json: the spec's remedy, create it with {}", () => {
