@@ -100,6 +100,13 @@ async function probe(t: HostTarget, dir: string, opts: ProbeOptions): Promise<Ho
     const t0 = Date.now();
     const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
     if (t.address === null) return { ok: false, reason: "the stack has no address for it (never deployed?)", seconds: 0 };
+    const files = sshFiles(t, dir, opts);
+    if ("ok" in files) return files;
+    return overSsh(t, files.keyFile, files.knownHosts, opts, seconds);
+}
+
+/** The target's SSH key file (a key held in a secret is written to `dir`) and known_hosts, or why it has none. */
+function sshFiles(t: HostTarget, dir: string, opts: ProbeOptions): { keyFile: string; knownHosts: string | null } | HostResult {
     let keyFile: string;
     if ("secret" in t.key) {
         const key = opts.secretKey(t.key.secret);
@@ -114,6 +121,11 @@ async function probe(t: HostTarget, dir: string, opts: ProbeOptions): Promise<Ho
         knownHosts = path.join(dir, `${t.host}.known_hosts`);
         fs.writeFileSync(knownHosts, `nodefleet-${t.host} ${t.hostKey}\n`, { mode: 0o600 });
     }
+    return { keyFile, knownHosts };
+}
+
+/** Runs the target's checks over ssh: their results, or why there are none (a timeout, an answer too large, ssh's error). */
+function overSsh(t: HostTarget, keyFile: string, knownHosts: string | null, opts: ProbeOptions, seconds: () => number): Promise<HostResult> {
     const script = runnerScript(t, opts.timeoutSeconds);
     return new Promise((resolve) => {
         // Its own process group: a timeout kills ssh and anything it started (a ProxyCommand, say).

@@ -35,47 +35,8 @@ export class AwsHost extends HostComponent {
         const vpcId = spec.subnetId
             ? aws.ec2.getSubnetOutput({ id: spec.subnetId, region }, child).vpcId
             : aws.ec2.getVpcOutput({ default: true, region }, child).id;
-        const ami = spec.ami ?? aws.ec2.getAmiOutput(
-            {
-                owners: [DEBIAN_AMI_OWNER],
-                mostRecent: true,
-                region,
-                filters: [
-                    { name: "name", values: ["debian-12-amd64-*"] },
-                    { name: "architecture", values: ["x86_64"] },
-                ],
-            },
-            child,
-        ).id;
-
-        const sg = new aws.ec2.SecurityGroup(`${name}-sg`, { region, vpcId, description: `nodefleet host ${args.plan.name}`, tags }, child);
-        for (const rule of ingressRules(spec, nodes, args.plan.monitoring)) {
-            for (const cidr of sourceCidrs(rule)) {
-                const v6 = cidr.includes(":");
-                new aws.vpc.SecurityGroupIngressRule(
-                    ruleResourceName(name, rule, cidr),
-                    {
-                        region,
-                        securityGroupId: sg.id,
-                        ipProtocol: rule.protocol,
-                        fromPort: rule.port,
-                        toPort: rule.port,
-                        ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }),
-                        description: rule.description,
-                        tags,
-                    },
-                    child,
-                );
-            }
-        }
-        for (const cidr of WORLD_CIDRS) {
-            const v6 = cidr.includes(":");
-            new aws.vpc.SecurityGroupEgressRule(
-                `${name}-out-${v6 ? "ipv6" : "ipv4"}`,
-                { region, securityGroupId: sg.id, ipProtocol: "-1", ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }), description: "all egress", tags },
-                child,
-            );
-        }
+        const ami = spec.ami ?? debianAmi(region, child);
+        const sg = securityGroup(name, args.plan, vpcId, tags, child);
 
         const root = spec.rootVolume;
         const first = firstBootData(name, args.plan.name, spec.sshUser, spec.hostKey, this);
@@ -100,18 +61,7 @@ export class AwsHost extends HostComponent {
         );
         this.instanceId = instance.id;
 
-        const vol = spec.dataVolume ?? { sizeGb: dataDiskGb(spec, nodes), type: "gp3" as const };
-        const volume = new aws.ebs.Volume(
-            `${name}-data`,
-            { region, availabilityZone: instance.availabilityZone, size: vol.sizeGb, type: vol.type, iops: vol.iops, throughput: vol.throughput, encrypted: true, tags: { ...tags, Name: `nodefleet-${args.plan.name}-data` } },
-            // Chain data: destroying it takes a deliberate `pulumi state unprotect`.
-            { ...child, protect: true },
-        );
-        const attachment = new aws.ec2.VolumeAttachment(
-            `${name}-data-attach`,
-            { region, deviceName: "/dev/sdf", volumeId: volume.id, instanceId: instance.id, stopInstanceBeforeDetaching: true },
-            child,
-        );
+        const { volume, attachment } = dataVolume(name, args.plan, instance, tags, child);
         const eip = new aws.ec2.Eip(`${name}-eip`, { region, domain: "vpc", instance: instance.id, tags }, child);
         this.reached(
             cloudHost(name, this, {
@@ -129,4 +79,67 @@ export class AwsHost extends HostComponent {
         );
         this.registerOutputs({ publicAddress: this.publicAddress, instanceId: this.instanceId });
     }
+}
+
+/** The newest official Debian 12 image for x86_64 in the region. */
+function debianAmi(region: string, opts: pulumi.InvokeOptions): pulumi.Output<string> {
+    const filters = [
+        { name: "name", values: ["debian-12-amd64-*"] },
+        { name: "architecture", values: ["x86_64"] },
+    ];
+    return aws.ec2.getAmiOutput({ owners: [DEBIAN_AMI_OWNER], mostRecent: true, region, filters }, opts).id;
+}
+
+/** The host's security group: one ingress rule per port of the port table and source range, egress to the world. */
+function securityGroup(name: string, plan: AwsHostArgs["plan"], vpcId: pulumi.Input<string>, tags: Record<string, string>, child: pulumi.CustomResourceOptions): aws.ec2.SecurityGroup {
+    const { spec, nodes } = plan;
+    const region = spec.region;
+    const sg = new aws.ec2.SecurityGroup(`${name}-sg`, { region, vpcId, description: `nodefleet host ${plan.name}`, tags }, child);
+    for (const rule of ingressRules(spec, nodes, plan.monitoring)) {
+        for (const cidr of sourceCidrs(rule)) {
+            const v6 = cidr.includes(":");
+            new aws.vpc.SecurityGroupIngressRule(
+                ruleResourceName(name, rule, cidr),
+                {
+                    region,
+                    securityGroupId: sg.id,
+                    ipProtocol: rule.protocol,
+                    fromPort: rule.port,
+                    toPort: rule.port,
+                    ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }),
+                    description: rule.description,
+                    tags,
+                },
+                child,
+            );
+        }
+    }
+    for (const cidr of WORLD_CIDRS) {
+        const v6 = cidr.includes(":");
+        new aws.vpc.SecurityGroupEgressRule(
+            `${name}-out-${v6 ? "ipv6" : "ipv4"}`,
+            { region, securityGroupId: sg.id, ipProtocol: "-1", ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }), description: "all egress", tags },
+            child,
+        );
+    }
+    return sg;
+}
+
+/** The encrypted data volume, protected, attached to the instance. */
+function dataVolume(name: string, plan: AwsHostArgs["plan"], instance: aws.ec2.Instance, tags: Record<string, string>, child: pulumi.CustomResourceOptions) {
+    const { spec, nodes } = plan;
+    const region = spec.region;
+    const vol = spec.dataVolume ?? { sizeGb: dataDiskGb(spec, nodes), type: "gp3" as const };
+    const volume = new aws.ebs.Volume(
+        `${name}-data`,
+        { region, availabilityZone: instance.availabilityZone, size: vol.sizeGb, type: vol.type, iops: vol.iops, throughput: vol.throughput, encrypted: true, tags: { ...tags, Name: `nodefleet-${plan.name}-data` } },
+        // Chain data: destroying it takes a deliberate `pulumi state unprotect`.
+        { ...child, protect: true },
+    );
+    const attachment = new aws.ec2.VolumeAttachment(
+        `${name}-data-attach`,
+        { region, deviceName: "/dev/sdf", volumeId: volume.id, instanceId: instance.id, stopInstanceBeforeDetaching: true },
+        child,
+    );
+    return { volume, attachment };
 }
