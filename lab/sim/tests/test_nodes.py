@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -98,8 +99,21 @@ class ZeroGChain(unittest.TestCase):
         with open(os.path.join(self.home, "data", "nodefleet-sim-state.json"), "w") as f:
             json.dump({"height": 10_000, "hashes": {"10000": "0x" + "77" * 32}}, f)
         node = start("zerog", "start", "--home", self.home)
-        time.sleep(2)
-        out = stop(node)
+        lines = []
+
+        def read():
+            for line in node.stdout:
+                lines.append(line)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        # Read as it runs, not after a fixed sleep: a loaded machine (two cores, every suite at once)
+        # may start it late.
+        retries = lambda: sum("NotifyForkchoiceUpdate: EL syncing. Retrying..." in line for line in lines)  # noqa: E731
+        until(lambda: retries() >= 2, timeout=30)
+        node.terminate()
+        node.wait(timeout=10)
+        reader.join(timeout=10)
+        out = "".join(lines)
         # The EL lacks 0gchaind's head and answers SYNCING: beacon-kit's lines, the warning once.
         self.assertEqual(out.count("Your execution client is syncing"), 1, out)
         self.assertGreaterEqual(out.count("NotifyForkchoiceUpdate: EL syncing. Retrying..."), 2, out)
