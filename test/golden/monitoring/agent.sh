@@ -74,9 +74,9 @@ if ! dpkg-query -W -f='${Status}' prometheus-node-exporter 2>/dev/null | grep -q
 fi
 install -d -m 0755 /var/lib/prometheus/node-exporter
 put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
-put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root 9f6ae1257d41462c7a97bc48dac3dac004824f99e08d061e570bd1fff9934d9d
+put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root f1c3d36bedd6274031c29ef8d259cdf85594bd25cd92bae952b820bcffd33ade
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 912b7c1052ef45de61e2b275803ce11ca5bd9b843bdbe2232d226d711ae5dc3b
 put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put /etc/nodefleet/health-checks.json 0644 root:root <<'NODEFLEET_EOF'
