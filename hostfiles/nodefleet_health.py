@@ -6,8 +6,9 @@ The answer is what the role's health tool prints (zgs-health.py, aztec-health.py
 status). This module is the one place diagnoses are decided: the health timer on each host writes
 its rows as metrics for Prometheus (nodefleet_diagnosis{code}, the alerts' source), `nodefleet
 status` shows the same rows, and the role tools put their row's diagnoses in their own answer (the
-stack output `health`): a tool reports facts and fault codes, never words of its own. Pure functions of the answer; an answer of the wrong shape
-is facts unknown, never a crash or a false "healthy".
+stack output `health`): a tool reports facts and fault codes, never words of its own. Pure
+functions of the answer; an answer of the wrong shape is facts unknown, never a crash or a false
+"healthy".
 
     python3 nodefleet_health.py rows      stdin: {"rows": [{node, role, host, answer | failed | unreachable}]}
                                           stdout: {"rows": [row, ...]}

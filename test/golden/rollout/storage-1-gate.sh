@@ -66,7 +66,7 @@ put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557
 put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 912b7c1052ef45de61e2b275803ce11ca5bd9b843bdbe2232d226d711ae5dc3b
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b2019b64e02497f777834c8fac59e43620509c853595ee4f21f4d6b1b406e092
 put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 exec python3 /usr/local/lib/nodefleet/nodefleet_gate.py storage storage-1 --within 900 --soak 60 --every 10 --marker /var/lib/nodefleet/gate/storage-1 --unit zgs-storage-1.service -- python3 /usr/local/lib/nodefleet/zgs-health.py storage-1

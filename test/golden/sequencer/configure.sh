@@ -88,7 +88,7 @@ put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748
 put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557e7e63f4e242d26d1ee80fd5fb4bd2983dee99c4c91182183ab98
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 912b7c1052ef45de61e2b275803ce11ca5bd9b843bdbe2232d226d711ae5dc3b
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b2019b64e02497f777834c8fac59e43620509c853595ee4f21f4d6b1b406e092
 put_tool /usr/local/lib/nodefleet/aztec-register.py 0755 root:root 014cf85fcb75997167d4673e9be9d9d77d04490ed33753c4e0b6732f87aa26a3
 put_tool /usr/local/lib/nodefleet/aztec-argv.mjs 0644 root:root 83c82548d5e69390b1f05563c01b6e74f502ae3ae1e6971884de98affc9e8f4e
 put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root 184d94a31dd1cdaf0d20a7adef5b5a0ea9cf1e2626ea1351f5538cd1fdac667d

@@ -97,7 +97,7 @@ put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748
 put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557e7e63f4e242d26d1ee80fd5fb4bd2983dee99c4c91182183ab98
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root 912b7c1052ef45de61e2b275803ce11ca5bd9b843bdbe2232d226d711ae5dc3b
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b2019b64e02497f777834c8fac59e43620509c853595ee4f21f4d6b1b406e092
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
 put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root ff7f44fca18d060195149429b48ae4e0bd52f55884d1b1f196b5a2e7758e4a4a
 put_tool /usr/local/lib/nodefleet/zgs-stop.py 0755 root:root 6840b3b927347223cee0a511864de8175e44a7b8003ae651be2148d1383818a8
