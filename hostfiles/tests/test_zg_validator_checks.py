@@ -99,6 +99,26 @@ class Health(SwitchCase):
         self.assertEqual(len(remedies), 1, "one that commits again has recovered: no remedy")
         self.assertNotIn("forkchoice-38002", [f["fault"] for f in report["findings"]])
 
+    def test_no_payload_with_the_execution_client_a_block_ahead_is_not_the_fault_and_never_restarted(self):
+        # Seen on the lab's real beacond and geth: geth restored a block ahead of 0gchaind's height (a
+        # block it took before the network committed it); 0gchaind proposing that height on its own
+        # head gets VALID and no payload. Restarting it only made it propose again.
+        v = self.on_reth()
+        nil = "ERRR failed to prepare proposal height=164 err=received nil payload ID on VALID engine response\n"
+        self.fake.logs[CL] = "Committed state height=163\n" + nil * 3
+        v.cl_status = lambda: {"height": 163, "catchingUp": False}
+        v.el_height = lambda: 164
+        remedies = self.remedy_commits_again(v)
+        self.assertEqual(v.forkchoice_errors(), [])
+        report = health_mod.health(v)
+        self.assertEqual(remedies, [], "restarted for it")
+        self.assertNotIn("forkchoice-38002", [f["fault"] for f in report["findings"]])
+        v.el_height = lambda: 160  # behind it: a head the execution client lacks, the fault
+        self.assertEqual(len(v.forkchoice_errors()), 3)
+        v.el_height = lambda: 164
+        self.fake.logs[CL] = "Committed state height=163\n" + nil + "INFO Received accepted syncing payload status during forkchoice update call\n"
+        self.assertEqual(len(v.forkchoice_errors()), 1, "an answer of SYNCING is the fault whatever the heights")
+
     def test_beacon_kits_el_syncing_for_real_reths_syncing_answer_is_the_same_fault(self):
         # Real reth 1.11 answers a head it lacks with SYNCING, not -38002; 0gchaind logs this.
         v = self.on_reth()

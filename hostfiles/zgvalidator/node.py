@@ -39,8 +39,9 @@ def hashes_agree(logged, full):
 # The consensus daemons a 0G validator release may carry: a process of either with this key counts.
 DAEMONS = ("0gchaind", "beacond")
 FORKCHOICE_FAULT = "0gchaind's head is not on the execution client (-38002 Invalid forkchoice state, or the EL answers SYNCING)"
+NIL_PAYLOAD = "received nil payload ID"
 FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing", "Received accepted syncing payload status",
-                    "received nil payload ID", "payload status is SYNCING")
+                    NIL_PAYLOAD, "payload status is SYNCING")
 
 
 def forkchoice_fault_lines(lines):
@@ -374,7 +375,7 @@ class Validator:
         while its execution client answers SYNCING), those since its start while the execution
         client is more than a block behind the consensus height."""
         lines = self.lines_since_start()
-        current = forkchoice_fault_lines(after_last_commit(lines))
+        current = self.unless_el_ahead(forkchoice_fault_lines(after_last_commit(lines)))
         if current:
             return current
         earlier = forkchoice_fault_lines(lines)
@@ -385,6 +386,22 @@ class Validator:
         except (Failed, RpcFailure):
             return []
         return earlier if behind > 1 else []
+
+    def unless_el_ahead(self, lines):
+        """`lines` without BeaconKit's "received nil payload ID" when the execution client is ahead
+        of the consensus height: BeaconKit moved the EL's head to a block the network had not yet
+        committed, and stopped then, the EL stays ahead; proposing that height on its own head, geth
+        ignores an update to an ancestor of its head (VALID, no payload). Nothing to roll back, and a
+        restart only puts 0gchaind back in the height's first round to propose again; the next
+        round's proposer cures it (docs/roles.md)."""
+        nil = [line for line in lines if NIL_PAYLOAD in line]
+        if not nil:
+            return lines
+        try:
+            ahead = self.el_height() > self.cl_status()["height"]
+        except (Failed, RpcFailure, KeyError, TypeError):
+            return lines
+        return [line for line in lines if NIL_PAYLOAD not in line] if ahead else lines
 
     def engine_waits(self):
         """The consensus daemon's current "Waiting for execution client to start" lines: BeaconKit
