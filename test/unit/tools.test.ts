@@ -39,39 +39,22 @@ describe("host tools", () => {
     });
 
     it("each role's tools hold every hostfiles/ module their Python imports (one missing fails on the host alone, at run time)", () => {
-        // Python's own parser lists each file's imports, inside functions too; a relative import is
-        // resolved in the file's package.
-        const lister = [
-            "import ast, json, os, sys",
-            "out = {}",
-            "for f in sys.argv[2:]:",
-            "    found = []",
-            "    for n in ast.walk(ast.parse(open(f).read())):",
-            "        if isinstance(n, ast.Import): found += [a.name for a in n.names]",
-            "        elif isinstance(n, ast.ImportFrom):",
-            "            base = os.path.dirname(os.path.relpath(f, sys.argv[1])).replace('/', '.') if n.level else ''",
-            "            mod = '.'.join(x for x in (base, n.module or '') if x)",
-            "            found += [mod] + [mod + '.' + a.name for a in n.names]",
-            "    out[f] = found",
-            "print(json.dumps(out))",
-        ].join("\n");
+        // The host tools' import graph as their layering test reads it (hostfiles/tests/test_imports.py):
+        // {module: the hostfiles modules it imports}, a script's dashes read as underscores.
+        const read = spawnSync("python3", ["-c", "import json; from tests.test_imports import graph, modules; print(json.dumps({k: sorted(v) for k, v in graph(modules()).items()}))"], { cwd: HOSTFILES_DIR, encoding: "utf8" });
+        assert.equal(read.status, 0, read.stderr);
+        const imports = JSON.parse(read.stdout) as Record<string, string[]>;
+        const moduleOf = (tool: string) => tool.slice(0, -".py".length).replace(/\//g, ".").replace(/-/g, "_");
         for (const role of ["storage", "sequencer", "validator"] as const) {
-            const names = new Set(roleTools(role).map((t) => t.name));
-            const files = [...names].filter((n) => n.endsWith(".py")).map((n) => path.join(HOSTFILES_DIR, n));
-            const r = spawnSync("python3", ["-c", lister, HOSTFILES_DIR, ...files], { encoding: "utf8" });
-            assert.equal(r.status, 0, r.stderr);
-            const imports = JSON.parse(r.stdout) as Record<string, string[]>;
-            let local = 0;
-            for (const [file, modules] of Object.entries(imports)) {
-                for (const m of modules) {
-                    const rel = m.replace(/\./g, "/");
-                    const module = [`${rel}.py`, `${rel}/__init__.py`].find((f) => fs.existsSync(path.join(HOSTFILES_DIR, f)));
-                    if (module === undefined) continue; // the standard library, or a name imported from a module
-                    local++;
-                    assert.ok(names.has(module), `${role}: ${path.relative(HOSTFILES_DIR, file)} imports ${m}, not among the role's tools`);
+            const bundled = new Set(roleTools(role).filter((t) => t.name.endsWith(".py")).map((t) => moduleOf(t.name)));
+            let seen = 0;
+            for (const module of bundled) {
+                for (const dep of imports[module] ?? []) {
+                    seen++;
+                    assert.ok(bundled.has(dep), `${role}: ${module} imports ${dep}, not among the role's tools`);
                 }
             }
-            assert.ok(local >= 3, `${role}: its tools import hostfiles/ modules (${local} seen)`);
+            assert.ok(seen >= 3, `${role}: its tools import hostfiles/ modules (${seen} seen)`);
         }
     });
 
