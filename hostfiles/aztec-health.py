@@ -139,7 +139,7 @@ def check(node, spec):
     url = f"http://127.0.0.1:{spec['rpcPort']}"
     api = spec.get("api", "2.0.x")
     out = {"node": node, "service": spec["service"], "active": None, "provenBlock": None, "latestBlock": None,
-           "siblingPath": None, "peerId": None, "l1Unreachable": None, "diagnoses": []}
+           "siblingPath": None, "peerId": None, "l1Unreachable": None}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["active"], out["state"] = state == "active", state or "unknown"
     proven_hash = None

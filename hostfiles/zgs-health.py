@@ -54,7 +54,7 @@ def check(node):
     endpoint = cfg["blockchain_rpc_endpoint"]
     confirmations = cfg.get("confirmation_block_count", 3)  # zgs_node's own default
     out = {"node": node, "endpoint": url_label(endpoint), "chainHead": None, "logSyncHeight": None, "behind": None, "confirmations": confirmations,
-           "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None, "diagnoses": []}
+           "synced": False, "connectedPeers": None, "increasing": None, "sampleSeconds": None}
     state = subprocess.run(["systemctl", "is-active", spec["service"]], capture_output=True, text=True).stdout.strip()
     out["service"], out["active"], out["state"] = spec["service"], state == "active", state or "unknown"
     try:

@@ -394,8 +394,7 @@ class Validator:
         ignores an update to an ancestor of its head (VALID, no payload). Nothing to roll back, and a
         restart only puts 0gchaind back in the height's first round to propose again; the next
         round's proposer cures it (docs/roles.md)."""
-        nil = [line for line in lines if NIL_PAYLOAD in line]
-        if not nil:
+        if not any(NIL_PAYLOAD in line for line in lines):
             return lines
         try:
             ahead = self.el_height() > self.cl_status()["height"]

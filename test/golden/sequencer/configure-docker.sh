@@ -91,7 +91,7 @@ put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6
 put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b2019b64e02497f777834c8fac59e43620509c853595ee4f21f4d6b1b406e092
 put_tool /usr/local/lib/nodefleet/aztec-register.py 0755 root:root 014cf85fcb75997167d4673e9be9d9d77d04490ed33753c4e0b6732f87aa26a3
 put_tool /usr/local/lib/nodefleet/aztec-argv.mjs 0644 root:root 83c82548d5e69390b1f05563c01b6e74f502ae3ae1e6971884de98affc9e8f4e
-put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root 184d94a31dd1cdaf0d20a7adef5b5a0ea9cf1e2626ea1351f5538cd1fdac667d
+put_tool /usr/local/lib/nodefleet/aztec-health.py 0755 root:root 1d48518ed93b1f8e59c54dad99abd5c58ff6120d935d660829137f752058461d
 restart=""
 put /etc/systemd/system/"$service" 0644 root:root <<'NODEFLEET_EOF'
 # Aztec 2.0.x sequencer sequencer-1 (node, archiver, sequencer on alpha-testnet), rendered by nodefleet.

@@ -99,7 +99,7 @@ put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 0056947459cb549aac6fa93fd121c8b41612748db2afca1e42be36faeb15af3b
 put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root b2019b64e02497f777834c8fac59e43620509c853595ee4f21f4d6b1b406e092
 put_tool /usr/local/lib/nodefleet/zgs-endpoint.py 0755 root:root ce29895b6d2c61945990c5c407f0d9a409e536c577ff56593a218e05ec271134
-put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root ff7f44fca18d060195149429b48ae4e0bd52f55884d1b1f196b5a2e7758e4a4a
+put_tool /usr/local/lib/nodefleet/zgs-health.py 0755 root:root 69a5c9e7fce4c78f2f678526ab90a959ed0d702d02d90b4aca78f376a3f4fb05
 put_tool /usr/local/lib/nodefleet/zgs-stop.py 0755 root:root 6840b3b927347223cee0a511864de8175e44a7b8003ae651be2148d1383818a8
 # nodefleet's tools are not read by the node: a new version of one restarts nothing.
 changed=""
