@@ -8,7 +8,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Steps } from "../support/steps";
-import { ROOT, sh, stateDir } from "../support/cli";
+import { ROOT, failureOf, sh, stateDir } from "../support/cli";
 import { hostsScenario } from "../scenarios/hosts";
 import { storageAndSequencerScenario } from "../scenarios/storage-and-sequencer";
 import { sequencerScenario } from "../scenarios/sequencer";
@@ -37,7 +37,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
         console.log(`# SSH connections open at once during the up, per VM: ${JSON.stringify(sshPeaks)}`);
         // Kept whatever happened: the key test below reads it, and a failed run is read from it.
         fs.writeFileSync(path.join(ROOT, ".state", "e2e-up.log"), r.output);
-        assert.equal(r.status, 0, `scripts/dev.sh up exited ${r.status}:\n${r.output.slice(-6000)}`);
+        assert.equal(r.status, 0, `scripts/dev.sh up exited ${r.status}:\n${failureOf(r.output, 6000)}`);
         // The command provider closes each step's connection (the lab's patch, docs/toolchain.md):
         // dev-1 runs two chains side by side (storage, sequencer), dev-2 one.
         for (const [vm, peak] of Object.entries(sshPeaks)) assert.ok(peak >= 1 && peak <= 2, `${vm}: ${peak} SSH connections open at once during the up`);
@@ -62,7 +62,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     // outputs through a stack reference, which a refresh reads anew; that is no drift.
     steps.test("the drift check passes on the untouched fleet right after the up that made its outputs", {}, () => {
         const r = timed("scripts/dev.sh drift", () => sh("bash", [DEV, "drift"], { allowFail: true, timeoutMs: 600_000 }));
-        assert.equal(r.status, 0, r.output.slice(-4000));
+        assert.equal(r.status, 0, failureOf(r.output));
         assert.doesNotMatch(r.output, /::error/);
         assert.match(r.output, /\d+ unchanged/);
     });

@@ -15,7 +15,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, sh } from "../support/cli";
+import { ROOT, failureOf, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
 import { DEV, lastUpConfig, onVm, previewNoChangesWith, stackOutput, timed, upWith, VM } from "../support/lab";
 import { renderCloudConfig } from "../../components/hosts/first-boot";
@@ -94,7 +94,7 @@ export function firstBootScenario(steps: Steps): void {
         base = lastUpConfig(yaml());
         const one = () => withHosts(base, ["dev-3"], true);
         const key = timed("pulumi up --target dev-3's first-boot key", () => targetFirstBootKey(one, "dev-3"));
-        assert.equal(key.status, 0, key.output.slice(-4000));
+        assert.equal(key.status, 0, failureOf(key.output));
         const { file, firstBootKey } = userDataFile("dev-3");
         assert.equal(ed25519PublicKey(firstBootKey), firstBootKey);
         timed("lab/vm.sh boot-cloud dev-3 (cloud-init's first boot)", () => sh("bash", [VM, "boot-cloud", "dev-3", file, "admin"], { timeoutMs: 600_000 }));
@@ -105,7 +105,7 @@ export function firstBootScenario(steps: Steps): void {
         assert.equal(admin.output.trim().split("\n").pop(), "1", "one host key: the first-boot key");
 
         const up = timed("pulumi up: dev-3's first up", () => upWith(one));
-        assert.equal(up.status, 0, up.output.slice(-6000));
+        assert.equal(up.status, 0, failureOf(up.output));
         assert.match(up.output, /fleet-dev-3-host-key-swap/);
         made = String(stateOutputs("fleet-dev-3-host-key-swap").hostKey ?? "");
         assert.equal(ed25519PublicKey(made), made, "the swap's key is the one the host made");
@@ -131,13 +131,13 @@ export function firstBootScenario(steps: Steps): void {
 
     steps.test("a second up changes nothing on the cloud-init host (no step runs again over the first-boot key)", {}, () => {
         const r = timed("pulumi preview --expect-no-changes", () => previewNoChangesWith(() => withHosts(base, ["dev-3"], true)));
-        assert.equal(r.status, 0, r.output.slice(-4000));
+        assert.equal(r.status, 0, failureOf(r.output));
     });
 
     steps.test("a host that presents another key than its first-boot key is refused at its first step, named, and nothing of nodefleet's reaches it", { timeout: 15 * 60_000 }, () => {
         const two = () => withHosts(base, ["dev-3", "dev-4"], true);
         const key = timed("pulumi up --target dev-4's first-boot key", () => targetFirstBootKey(two, "dev-4"));
-        assert.equal(key.status, 0, key.output.slice(-4000));
+        assert.equal(key.status, 0, failureOf(key.output));
         const { firstBootKey } = userDataFile("dev-4");
         // dev-4 boots with user-data whose key is not the one nodefleet made for it.
         const other = newHostKey("not nodefleet's");
@@ -158,7 +158,7 @@ export function firstBootScenario(steps: Steps): void {
 
     steps.test("taking the cloud-init hosts out leaves the fleet as before", { timeout: 15 * 60_000 }, () => {
         const r = timed("pulumi up without dev-3 and dev-4", () => upWith((y) => (base === y ? `${y}\n` : base)));
-        assert.equal(r.status, 0, r.output.slice(-4000));
+        assert.equal(r.status, 0, failureOf(r.output));
         for (const vm of ["dev-3", "dev-4"]) sh("bash", [VM, "stop", vm], { timeoutMs: 120_000 });
         assert.equal(sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout.includes("fleet-dev-3"), false);
     });

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, sh, stateDir } from "../support/cli";
+import { ROOT, failureOf, sh, stateDir } from "../support/cli";
 import { dashboardQueries } from "../../components/monitoring/dashboard";
 import type { Steps } from "../support/steps";
 import { DEV, lastUpConfig, onVm, statusJson, timed, until, VM } from "../support/lab";
@@ -164,7 +164,7 @@ export function monitoringScenario(steps: Steps): void {
             onVm("dev-1", "systemctl start zgs-storage-1.service zgs-storage-1-failover.timer");
             const up = timed("pulumi up with monitoring", () => sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", cfg], { allowFail: true, timeoutMs: 900_000 }));
             fs.writeFileSync(path.join(ROOT, ".state", "e2e-up-monitoring.log"), up.output); // for a post-mortem
-            assert.equal(up.status, 0, up.output.slice(-4000));
+            assert.equal(up.status, 0, failureOf(up.output));
             assert.match(up.output, /monitoring dev-1: Prometheus on 127\.0\.0\.1:9090, Alertmanager on 127\.0\.0\.1:9093/);
             assert.ok(!up.output.includes(hookPath), "the webhook's URL is in the up's output");
             // The receiver's URL is a secret in the state too: ciphertext only.

@@ -6,7 +6,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Steps } from "../support/steps";
-import { ROOT, sh, stateDir } from "../support/cli";
+import { ROOT, failureOf, sh, stateDir } from "../support/cli";
 import { DEV, onVm, previewNoChangesWith, settled, since, stackHealth, STATUS_TIMEOUT, statusJson, timed, upWith } from "../support/lab";
 
 /** `scripts/dev.sh status` (the README's status command): its table, exit status and output. */
@@ -147,7 +147,7 @@ export function storageAndSequencerScenario(steps: Steps): void {
         // The config the stack was last brought up with (the tests above left it `settled`): the up
         // repairs and changes nothing else.
         const repair = timed("pulumi up --refresh (repair)", () => upWith(settled, ["--refresh"]));
-        assert.equal(repair.status, 0, repair.output.slice(-4000));
+        assert.equal(repair.status, 0, failureOf(repair.output));
         // Only the drifted groups' steps ran: their configure steps, the release, the firewall confirm.
         const replaced = [...repair.output.matchAll(/command:remote:Command (fleet-[\w-]+) created replacement/g)].map((m) => m[1]).sort();
         assert.deepEqual([...new Set(replaced)], ["fleet-dev-1-firewall-confirm", "fleet-dev-1-release-zgs", "fleet-sequencer-1-configure", "fleet-storage-1-configure", "fleet-validator-1-configure"], repair.output.slice(-4000));
@@ -164,10 +164,10 @@ export function storageAndSequencerScenario(steps: Steps): void {
         assert.match(repair.output, /release zgs: restarted zgs-storage-1\.service onto the release/);
 
         const clean = timed("scripts/dev.sh drift (repaired)", () => sh("bash", [DEV, "drift"], { allowFail: true, timeoutMs: 600_000 }));
-        assert.equal(clean.status, 0, clean.output.slice(-4000));
+        assert.equal(clean.status, 0, failureOf(clean.output));
         // And the repair is done: the next up would change nothing.
         const again = previewNoChangesWith(settled);
-        assert.equal(again.status, 0, again.output.slice(-3000));
+        assert.equal(again.status, 0, failureOf(again.output));
     });
 
     steps.test("an RPC endpoint given as a secret (an API key in its query) is used, and is in no state file, preview, process list, journal or status output", { timeout: 15 * 60_000 }, () => {

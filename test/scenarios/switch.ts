@@ -3,7 +3,7 @@
 // files, a move between hosts, the low-downtime switch, and docs/spec.md §7's -38002 diagnosed and cured.
 import * as assert from "node:assert/strict";
 import type { Steps } from "../support/steps";
-import { sh } from "../support/cli";
+import { failureOf, sh } from "../support/cli";
 import { DEV, FAILPOINTS, marker, onV, onVm, previewNoChangesWith, settled, stackHealth, stackHealthOnHost, stackOutput, statusJson, unitState, until, upInBackground, upWith, withSwitch } from "../support/lab";
 import type { ValidatorChain } from "./validator";
 
@@ -71,7 +71,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         await until("the re-run to attach to the export", () => second.run.output.includes("nodefleet-export-validator-1 is already running: attaching") || second.run.done, 5 * 60_000);
         onV(`rm -f ${FAILPOINTS}/export-hold`);
         await second.ended;
-        assert.equal(second.run.status, 0, second.run.output.slice(-4000));
+        assert.equal(second.run.status, 0, failureOf(second.run.output));
         assert.match(second.run.output, /already running: attaching/);
         if (orphaned) assert.match(second.run.output, /an earlier run of this tool still holds .*stopping it and taking over/);
         assert.equal(Number(onV("grep -c 'Exporting blockchain' /data/validator-1/migration/export.log").output.trim()), exportsBefore + 1, "geth export ran once");
@@ -97,7 +97,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         assert.match(onV("journalctl -u reth-validator-1 -o cat").output, /Starting consensus engine/);
         // Pulumi's state holds the finished switch: the same config previews as no change.
         const again = previewNoChangesWith(withSwitch("reth", "migrate"));
-        assert.equal(again.status, 0, again.output.slice(-4000));
+        assert.equal(again.status, 0, failureOf(again.output));
         // Cleanup refuses before 24 h of reth running (from systemd).
         const c = upWith(withSwitch("reth", "cleanup"));
         assert.notEqual(c.status, 0);
@@ -107,7 +107,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
 
     steps.test("switch: rollback restores geth from the verified backup and 0gchaind commits on geth again", { timeout: 15 * 60_000 }, () => {
         const r = upWith(withSwitch("geth", "rollback"));
-        assert.equal(r.status, 0, r.output.slice(-4000));
+        assert.equal(r.status, 0, failureOf(r.output));
         const rb = stackOutput("validatorSwitch")["validator-1"];
         assert.equal(rb.rolledBack, true);
         assert.equal(rb.restoredFromBackup, true);
@@ -172,7 +172,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         // The geth datadir is gone at this point; the verified backup is what rollback restores.
         assert.equal(onV("test -d /data/validator-1/geth && echo present; true").output.trim(), "");
         const rb = upWith(withSwitch("geth", "rollback", 2));
-        assert.equal(rb.status, 0, rb.output.slice(-4000));
+        assert.equal(rb.status, 0, failureOf(rb.output));
         const h = stackHealth()["validator-1"];
         assert.equal(h.client, "geth");
         assert.ok(h.executionHeight >= head);
@@ -230,7 +230,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
             for (const vm of [from, to]) start(vm);
             const clocks = { [from]: offset(from), [to]: offset(to) };
             const r = upWith(edit);
-            assert.equal(r.status, 0, r.output.slice(-4000));
+            assert.equal(r.status, 0, failureOf(r.output));
             assert.match(r.output, new RegExp(`validator-1: moves from host ${from} to ${to}: the handover on ${from} stops and disables its 0gchaind`));
             const old = samples(from, clocks[from]!), now = samples(to, clocks[to]!);
             for (const [vm, series] of [[from, old], [to, now]] as const) {
@@ -283,7 +283,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
         sh("bash", [DEV, "pulumi", "cancel", "--yes", "--stack", "dev"]);
         onV(`rm -f ${FAILPOINTS}/import-hold`);
         const rb = upWith(withSwitch("geth", "rollback", 3));
-        assert.equal(rb.status, 0, rb.output.slice(-4000));
+        assert.equal(rb.status, 0, failureOf(rb.output));
         const rolled = stackOutput("validatorSwitch")["validator-1"];
         assert.deepEqual([rolled.rolledBack, rolled.beforeCutover, rolled.validatorKeptRunning], [true, true, true]);
         assert.equal(clStarted(), before.cl, "0gchaind never stopped: the live export, the held import and the rollback");
@@ -314,7 +314,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
             onV(`rm -f ${FAILPOINTS}/import-hold`, true);
         }
         assert.ok(released, `the import was held and let go after two commits on geth (held at height ${heldAt})`);
-        assert.equal(second.run.status, 0, second.run.output.slice(-4000));
+        assert.equal(second.run.status, 0, failureOf(second.run.output));
         const report = stackOutput("validatorSwitch")["validator-1"];
         assert.deepEqual([report.mode, report.complete], ["lowDowntime", true]);
         const note = marker("l02-note-head"), cut = marker("l07-cutover");

@@ -184,13 +184,27 @@ export class ScratchProject {
     }
 }
 
+/**
+ * What a failed command said of its failure, for an assertion's message: pulumi's Diagnostics
+ * section (each resource that failed and its error), then the output's tail. The tail alone of a
+ * failed up shows the stack's outputs, which pulumi prints after its errors.
+ */
+export function failureOf(output: string, tail = 3000): string {
+    const start = output.search(/^Diagnostics:$/m);
+    if (start < 0) return output.slice(-tail);
+    const rest = output.slice(start);
+    const end = rest.search(/^(Outputs|Resources):$/m);
+    const diagnostics = (end < 0 ? rest : rest.slice(0, end)).slice(0, 6000);
+    return `${diagnostics}\n…\n${output.slice(-tail)}`;
+}
+
 /** A command in the checkout (scripts/…), output captured; throws with the output on failure. `env` adds variables (keys go there, never into an argv). */
 export function sh(cmd: string, args: string[], opts: { timeoutMs?: number; allowFail?: boolean; input?: string; env?: Record<string, string>; cwd?: string; maxBuffer?: number } = {}): Run {
     const env = opts.env ? { ...process.env, ...opts.env } : process.env;
     const timeout = opts.timeoutMs ?? 900_000;
     const r = result(spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, env, encoding: "utf8", input: opts.input, timeout, maxBuffer: opts.maxBuffer }));
     const how = r.status === null ? `did not finish (its timeout is ${timeout / 1000} s)` : `exited ${r.status}`;
-    if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} ${how}:\n${r.output.slice(-6000)}`);
+    if (!opts.allowFail && r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} ${how}:\n${failureOf(r.output, 4000)}`);
     return r;
 }
 
