@@ -200,6 +200,43 @@ class Step14Verify(SwitchCase):
         self.assertEqual(r["remedies"], 1)
         self.assertEqual(r["executionHeight"], 100)
 
+    def verify_with_no_payload_at_157(self, el):
+        """verify_running on geth while 0gchaind at 156 logs its proposal of 157 refused (VALID, no
+        payload), with the execution client at `el`; after the first wait the network commits 157
+        and the line stays in the log. Returns (the result or the failure, the remedy's runs)."""
+        v = self.validator()
+        self.fake.state.update({GETH: "active", CL: "active"})
+        self.fake.since[CL] = 5_000_000
+        self.fake.logs[GETH] = "Chain head was updated\n"
+        nil = "\x1b[31mERRR\x1b[0m failed to prepare proposal height=157\x1b[0m \x1b[31merr=received nil payload ID on VALID engine response\x1b[0m\n"
+        self.fake.logs[CL] = nil * 2
+        cl = {"height": 156}
+        v.el_height = lambda: el
+        v.cl_status = lambda: {"height": cl["height"], "catchingUp": False}
+        v.remedy_forkchoice = mock.Mock()
+
+        def next_round(_seconds):
+            cl["height"] = 157
+            self.fake.logs[CL] = nil * 2 + "Committed state height=157\n"
+        with mock.patch.object(node, "first_committed_time", lambda unit, since: 1.0), mock.patch.object(node.time, "sleep", next_round):
+            try:
+                return v.verify_running(GETH, 0, ["Chain head was updated"]), v.remedy_forkchoice.call_count
+            except Failed as e:
+                return e, v.remedy_forkchoice.call_count
+
+    def test_no_payload_for_a_height_the_execution_client_holds_is_waited_out_never_remedied(self):
+        # Seen on the lab's real beacond and geth after a rollback: geth restored a block ahead (157)
+        # of 0gchaind (156). Each remedy restarted 0gchaind into the round it proposes in, three
+        # times, and the rollback failed; the next round's proposer's block is what commits 157.
+        r, remedies = self.verify_with_no_payload_at_157(el=157)
+        self.assertEqual(remedies, 0)
+        self.assertEqual((r["remedies"], r["consensus"]["height"]), (0, 157), "verified once the network committed 157")
+
+    def test_no_payload_with_the_execution_client_behind_the_height_is_the_fault(self):
+        r, remedies = self.verify_with_no_payload_at_157(el=150)
+        self.assertEqual(remedies, 3)
+        self.assertRegex(str(r), r"head is not on the execution client .* after 3 remedies")
+
 
 class Cleanup(SwitchCase):
     HOUR = 3600

@@ -30,16 +30,16 @@ def hashes_agree(logged, full):
     return full[2:].startswith(first) and full.endswith(last)
 
 
-# 0gchaind's head is not on the execution client. The spec (7) names the EL's answer -38002 Invalid
-# forkchoice state; real reth 1.11 and geth answer a head they lack with SYNCING instead. BeaconKit
-# v1.1 (beacond, 0gchaind's open core) then logs "Received accepted syncing payload status during
-# forkchoice update call" and "failed to prepare proposal ... received nil payload ID" round after
-# round (the simulator's older beacon-kit lines: "NotifyForkchoiceUpdate: EL syncing. Retrying...",
-# "Your execution client is syncing ..."). Any of these is this fault, with one remedy.
+# 0gchaind's head is not on the execution client: the spec (7) names the EL's answer -38002; real reth
+# 1.11 and geth answer SYNCING, and BeaconKit v1.1 (0gchaind's open core) logs "Received accepted syncing
+# payload status ..." and "failed to prepare proposal ... received nil payload ID" round after round (the
+# simulator's older beacon-kit: "EL syncing. Retrying...", "Your execution client is syncing ..."): one fault.
 # The consensus daemons a 0G validator release may carry: a process of either with this key counts.
 DAEMONS = ("0gchaind", "beacond")
 FORKCHOICE_FAULT = "0gchaind's head is not on the execution client (-38002 Invalid forkchoice state, or the EL answers SYNCING)"
 NIL_PAYLOAD = "received nil payload ID"
+# The height a "failed to prepare proposal" line names (BeaconKit's key=value log; colour codes around it).
+PROPOSAL_HEIGHT = re.compile(r"\bheight=(\d+)")
 FORKCHOICE_MARKS = ("-38002", "EL syncing", "Your execution client is syncing", "Received accepted syncing payload status",
                     NIL_PAYLOAD, "payload status is SYNCING")
 
@@ -322,7 +322,7 @@ class Validator:
             cl_since = int(unit_props(cl, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"] or 0)
             cl_log = journal(cl, since_usec=mono_to_realtime_usec(cl_since)) if cl_since else ""
             el_log = journal(el_unit, since_usec=since_usec)
-            faults = forkchoice_fault_lines(cl_log.splitlines())
+            faults = self.unless_el_ahead(forkchoice_fault_lines(cl_log.splitlines()))
             if faults:
                 if remedies >= self.s["remedyRetries"]:
                     raise Failed(f"{FORKCHOICE_FAULT} after {remedies} remedies (last: {faults[-1].strip()[:160]}): stop it, let the execution client reach the chain head, roll back the height")
@@ -388,19 +388,20 @@ class Validator:
         return earlier if behind > 1 else []
 
     def unless_el_ahead(self, lines):
-        """`lines` without BeaconKit's "received nil payload ID" when the execution client is ahead
-        of the consensus height: BeaconKit moved the EL's head to a block the network had not yet
-        committed, and stopped then, the EL stays ahead; proposing that height on its own head, geth
-        ignores an update to an ancestor of its head (VALID, no payload). Nothing to roll back, and a
-        restart only puts 0gchaind back in the height's first round to propose again; the next
-        round's proposer cures it (docs/roles.md)."""
+        """`lines` without BeaconKit's "received nil payload ID" for a height the execution client
+        already holds a block at (one BeaconKit moved it to before the network committed it): geth
+        ignores an update to an ancestor of its head (VALID, no payload), there is nothing to roll
+        back, a restart puts 0gchaind back in the round it proposes in, and the next round's
+        proposer cures it (docs/roles.md). The line's own height decides: it stays in the log after
+        the network commits that height. A line without a height stays the fault."""
         if not any(NIL_PAYLOAD in line for line in lines):
             return lines
         try:
-            ahead = self.el_height() > self.cl_status()["height"]
-        except (Failed, RpcFailure, KeyError, TypeError):
+            el = self.el_height()
+        except (Failed, RpcFailure):
             return lines
-        return [line for line in lines if NIL_PAYLOAD not in line] if ahead else lines
+        heights = [(line, PROPOSAL_HEIGHT.search(line)) for line in lines]
+        return [line for line, h in heights if NIL_PAYLOAD not in line or h is None or el < int(h.group(1))]
 
     def engine_waits(self):
         """The consensus daemon's current "Waiting for execution client to start" lines: BeaconKit
