@@ -6,7 +6,7 @@
 // (test/support/rule-cases.ts).
 import { stringify } from "yaml";
 import { alertName } from "../config/monitoring";
-import { FAULTS } from "../config/faults";
+import { FAULT_TABLE, FAULTS } from "../config/faults";
 
 export interface RuleContext {
     /** The stack, for the status command in each alert. */
@@ -48,7 +48,7 @@ function historyRules(ctx: RuleContext): AlertRule[] {
         {
             alert: "NodefleetHeightStalled", group: "nodefleet-nodes", for: "5m", severity: "error",
             expr: `nodefleet_node_service_up{role=~"storage|validator"} == 1 and on (instance, node) (nodefleet_node_height - nodefleet_node_height offset 10m) <= 0`,
-            summary: "its height has not grown in 10 minutes", remedy: "storage: the RPC endpoint is probably down (docs/spec.md §7): check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers",
+            summary: "its height has not grown in 10 minutes", remedy: `storage: ${FAULT_TABLE["height-not-increasing"].remedy}; validator: the chain or the node stopped: its consensus daemon's journal and peers`,
         },
         {
             alert: "NodefleetSwitchImportStalled", group: "nodefleet-switch", for: "5m", severity: "error",

@@ -212,6 +212,11 @@ describe("monitoring: the alert rules", () => {
         assert.deepEqual([...HISTORY_ALERTS], alertRules(CTX).filter((r) => r.code === undefined).map((r) => r.alert));
     });
 
+    it("a history alert that names a fault of the table gives the table's remedy, not words of its own", () => {
+        const stalled = alertRules(CTX).find((r) => r.alert === "NodefleetHeightStalled")!;
+        assert.ok(stalled.remedy.includes(`storage: ${FAULT_TABLE["height-not-increasing"]!.remedy};`), stalled.remedy);
+    });
+
     it("alertFor puts its `for` on the alerts it names and on no other, in the rule file and its promtool cases", () => {
         const ctx: RuleContext = { ...CTX, alertFor: { NodefleetServiceDown: "30s", NodefleetDiskAlmostFull: "1m" } };
         const before = alertRules(CTX);

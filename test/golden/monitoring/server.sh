@@ -475,7 +475,7 @@ groups:
           severity: error
         annotations:
           summary: "{{ $labels.node }} on {{ $labels.host }}: its height has not grown in 10 minutes"
-          remedy: "storage: the RPC endpoint is probably down (docs/spec.md §7): check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers"
+          remedy: "storage: the RPC endpoint is probably down: check it with eth_blockNumber, switch blockchain_rpc_endpoint, restart; validator: the chain or the node stopped: its consensus daemon's journal and peers"
           status: nodefleet status --stack prod
   - name: nodefleet-switch
     rules:
