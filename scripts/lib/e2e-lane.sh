@@ -12,6 +12,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 NF_ROOT="$ROOT"
 # shellcheck source=scripts/lib/fail.sh
 source "$ROOT/scripts/lib/fail.sh"
+# shellcheck source=scripts/lib/failed-tests.sh
+source "$ROOT/scripts/lib/failed-tests.sh"
 cd "$ROOT"
 log="$ROOT/.state/e2e-tier.log"
 mkdir -p "$ROOT/.state"
@@ -44,6 +46,7 @@ on_exit() {
     [ -z "$artifacts" ] || kill "$artifacts" 2>/dev/null || true
     down
     if ! dev_stack_restore "$dev_found" "$dev_before"; then [ "$rc" -ne 0 ] || rc=1; fi
+    [ "$rc" -eq 0 ] || nf_failed_tests "$log" >&2 || true
     nf_exit_report "$rc"
     exit "$rc"
 }

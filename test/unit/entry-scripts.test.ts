@@ -263,6 +263,62 @@ describe("scripts/lib/fail.sh", () => {
     });
 });
 
+describe("scripts/lib/failed-tests.sh", () => {
+    // The shape of node's spec reporter in the e2e tier's log: tests inline with their errors, then
+    // its own "failing tests" section, which repeats them.
+    const LOG = [
+        "▶ dev stack on the lab's hosts",
+        "  ✔ switch: migrate (60146.0ms)",
+        "  ✖ switch: migrate again (72210.4ms)",
+        "    AssertionError [ERR_ASSERTION]: Diagnostics:",
+        "      command:remote:Command (fleet-validator-1-switch-rollback):",
+        "        error: Process exited with status 1",
+        "# took 3 s: a line of the tests' stderr",
+        "  ✖ validator-1 moves to dev-1 and back (1000.0ms)",
+        "    AssertionError [ERR_ASSERTION]: a switch to reth stopped after s08-trim",
+        "  ✖ taking the cloud-init hosts out leaves the fleet as before (7653.2ms)",
+        "    AssertionError [ERR_ASSERTION]: 1 !== 0",
+        "✖ dev stack on the lab's hosts (1743614.3ms)",
+        "✖ failing tests:",
+        "",
+        "✖ switch: migrate again (72210.4ms)",
+        "  AssertionError [ERR_ASSERTION]: Diagnostics:",
+        "",
+    ].join("\n");
+    const failed = (log: string) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-failed-"));
+        try {
+            fs.writeFileSync(path.join(dir, "tier.log"), log);
+            return run("-c", [`source ${JSON.stringify(path.join(ROOT, "scripts/lib/failed-tests.sh"))}; nf_failed_tests "$1"`, "x", path.join(dir, "tier.log")], clean());
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    };
+
+    it("lists each failed test once, in the order it ran, then the first one's error alone", () => {
+        const r = failed(LOG);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stdout, [
+            "the tests that failed, in the order they ran:",
+            "  ✖ switch: migrate again (72210.4ms)",
+            "  ✖ validator-1 moves to dev-1 and back (1000.0ms)",
+            "  ✖ taking the cloud-init hosts out leaves the fleet as before (7653.2ms)",
+            "  ✖ dev stack on the lab's hosts (1743614.3ms)",
+            "the first one's error:",
+            "    AssertionError [ERR_ASSERTION]: Diagnostics:",
+            "      command:remote:Command (fleet-validator-1-switch-rollback):",
+            "        error: Process exited with status 1",
+            "# took 3 s: a line of the tests' stderr",
+            "",
+        ].join("\n"));
+    });
+
+    it("prints nothing when no test failed", () => {
+        const r = failed("▶ a\n  ✔ b (1.0ms)\n✔ a (2.0ms)\n");
+        assert.deepEqual([r.status, r.stdout], [0, ""]);
+    });
+});
+
 describe("every shell script of the project passes shellcheck", () => {
     it("scripts/, lab/ and .ci/run, by the files git tracks (rendered host scripts: their own golden tests)", () => {
         const tracked = spawnSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" });
