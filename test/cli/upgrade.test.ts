@@ -205,14 +205,16 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * reads the table at its next round); the gates, replaced already, take it too. Since then too the
  * validator's host tool package has a module of its own for the export both switch modes run
  * (hostfiles/zgvalidator/exporting.py): the validator's configure step, which installs the package,
- * is replaced once; its setup finds the node's files unchanged and restarts nothing.
+ * is replaced once; its setup finds the node's files unchanged and restarts nothing. Since then too
+ * one alert's remedy annotation is the fault table's words (NodefleetHeightStalled): the monitoring
+ * server's step is replaced once, writes the new rule file and reloads Prometheus.
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
     "command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools",
 ];
 const STEPS_REPLACED_SINCE_MOVE = [
-    "fleet-dev-1-monitoring-agent", "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-monitoring-agent", "fleet-dev-2-release-0g-chain",
+    "fleet-dev-1-monitoring", "fleet-dev-1-monitoring-agent", "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-monitoring-agent", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
     "fleet-storage-1-configure", "fleet-storage-1-gate", "fleet-storage-1-health",
     "fleet-validator-1-configure", "fleet-validator-1-gate", "fleet-validator-1-health",
