@@ -266,6 +266,12 @@ def validator_row(node, host, a):
         elif fault == "reth-no-peers":
             port = num(f.get("p2pPort"))
             d.append(diag("reth-no-peers", detail, p2p=js(port) if port is not None else "the p2p port (<prefix>303)"))
+        elif fault == "upgrade-pending":
+            d.append(diag("upgrade-pending", detail))
+        elif fault == "upgrade-not-ready":
+            d.append(diag("upgrade-not-ready", detail))
+        elif fault == "upgrade-overdue":
+            d.append(diag("upgrade-overdue", detail))
     state = obj(a.get("privValidatorState"))
     if state is not None and state.get("exists") is False:
         d.append(diag("missing-priv-validator-state", f"{js(state.get('path', _MISSING))} is missing: 0gchaind does not start without it"))
@@ -293,7 +299,13 @@ def validator_row(node, host, a):
     else:
         service = ", ".join(f"{re.sub(r'[.]service$', '', u)} {js(services.get(u, _MISSING))}" for u in down)
     return row(node=node, role="validator", host=host, service=service, height=height, lag=lag, peers=num(a.get("peers")),
-               validator={"client": client, "consensusHeight": consensus_height, "catchingUp": catching_up, "switch": sw}, diagnoses=d)
+               validator={"client": client, "consensusHeight": consensus_height, "catchingUp": catching_up, "switch": sw, **upgrade_facts(a)}, diagnoses=d)
+
+
+def upgrade_facts(a):
+    """An upgrade at a height, as the tool reported it (pending, its blocks left, ready), when one is configured."""
+    facts = obj(a.get("upgrade"))
+    return {} if facts is None else {"upgrade": facts}
 
 
 def findings(a):

@@ -107,10 +107,14 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
         out.set(name, { name, url: given, sha256: sha! });
     }
     const used = new Set<string>();
+    const known = Object.keys(spec.releases).join(", ") || "none";
     spec.nodes.forEach((node, i) => {
+        const upgrade = node.role === "validator" ? node.validator.upgrade?.release : undefined;
+        if (upgrade !== undefined) used.add(upgrade);
+        if (upgrade !== undefined && !Object.hasOwn(spec.releases, upgrade)) issues.push(`nodes[${i}].validator.upgrade.release: no release named "${upgrade}" under releases (known: ${known})`);
         if (node.release === undefined) return;
         used.add(node.release);
-        if (!Object.hasOwn(spec.releases, node.release)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${Object.keys(spec.releases).join(", ") || "none"})`);
+        if (!Object.hasOwn(spec.releases, node.release)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${known})`);
     });
     for (const name of Object.keys(spec.releases)) if (!used.has(name)) warnings.push(`releases.${name}: no node uses this release`);
     return out;

@@ -14,6 +14,7 @@ import { withSecretsDir } from "./secret-files";
 import type { HostPlan } from "./plan";
 import * as v from "./validators";
 import { checkHardware, checkHostRefs, checkMachines, checkNames, checkPorts, checkRoleRules, planHosts } from "./topology";
+import { checkUpgrades } from "./upgrades";
 
 /** What the config is read for: `up` (everything checked) or `status` (what a monitoring box can check). */
 export interface ParseOptions {
@@ -64,6 +65,7 @@ export function parseFleet(raw: unknown, config: SecretSource, options: ParseOpt
     checkMachines(spec, issues);
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);
+    checkUpgrades(spec, issues);
     checkSecrets(spec, secrets, issues, values);
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);

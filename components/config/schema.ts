@@ -226,6 +226,9 @@ export const portPrefix = z
         return Number(text);
     });
 
+const RELEASE_NAME = /^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/;
+const RELEASE_NAME_RULE = "release names are 2-32 lowercase letters, digits and dashes";
+
 export const validatorSettings = z
     .strictObject({
         portPrefix,
@@ -275,11 +278,21 @@ export const validatorSettings = z
         validatorKeySecret: secretRef.describe("Config key holding priv_validator_key.json (the CometBFT validator key); never on two hosts."),
         publicIp: ipv4.optional().describe("Public IP announced to peers; defaults to the host's public address."),
         hardware: hardwareTarget.partial().optional().describe("This validator's hardware target, where it differs from the default 8 cores / 32 GB / 1000 GB."),
+        upgrade: z
+            .strictObject({
+                release: z.string().regex(RELEASE_NAME, RELEASE_NAME_RULE).describe("The entry of `releases` the node moves to at the height (its host installs it ahead, beside the running one)."),
+                height: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe("The network's agreed upgrade height: the node commits it on its release, then stops and starts the new one, which signs the next height."),
+            })
+            .optional()
+            .describe("An upgrade at an agreed height: `pulumi up` installs the release beforehand and arms a watcher on the host (nothing restarts); at the height the watcher stops the consensus daemon and starts the execution client and the daemon on the new release. Afterwards name the release in the node's `release` and remove this. See docs/rollouts.md."),
     })
     .superRefine((s, ctx) => {
         const needs = { migrate: "reth", rollback: "geth", cleanup: "reth" } as const;
         if (s.switch !== undefined && s.executionClient !== needs[s.switch]) {
             ctx.addIssue({ code: "custom", path: ["switch"], message: `switch: ${s.switch} goes with executionClient: ${needs[s.switch]} (the client the validator runs afterwards), not ${s.executionClient}` });
+        }
+        if (s.upgrade !== undefined && (s.switch === "migrate" || s.switch === "rollback")) {
+            ctx.addIssue({ code: "custom", path: ["upgrade"], message: `an upgrade at a height and switch: ${s.switch} change the node's units both: finish the switch first (or schedule the upgrade after it)` });
         }
         if (s.lowDowntime && s.switch !== "migrate") {
             ctx.addIssue({ code: "custom", path: ["lowDowntime"], message: `lowDowntime chooses how switch: migrate runs; it means nothing with switch: ${s.switch ?? "(none)"} (rollback and cleanup know the mode from the host): remove it` });
@@ -331,7 +344,7 @@ export const release = z
             .describe("A validator release only: the consensus daemon it carries. Unset: 0gchaind with its default chain spec."),
     })
     .describe("Node software: a release archive, installed only when its sha256 matches.");
-const releaseName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/, "release names are 2-32 lowercase letters, digits and dashes");
+const releaseName = z.string().regex(RELEASE_NAME, RELEASE_NAME_RULE);
 const nodeRelease = releaseName.optional().describe("Name of the entry of `releases` this node's host installs for it.");
 
 const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");

@@ -104,7 +104,8 @@ export function checkRoleRules(spec: FleetSpec, issues: string[]): void {
 export function planHosts(spec: FleetSpec, releases: Map<string, ResolvedRelease>): HostPlan[] {
     return Object.entries(spec.hosts).map(([name, hostSpec]) => {
         const nodes = spec.nodes.filter((n) => n.host === name);
-        const names = [...new Set(nodes.flatMap((n) => (n.release === undefined ? [] : [n.release])))].sort();
+        // A validator's upgrade at a height: its release is installed ahead, beside the running one.
+        const names = [...new Set(nodes.flatMap((n) => [n.release, n.role === "validator" ? n.validator.upgrade?.release : undefined].filter((r) => r !== undefined)))].sort();
         const monitoring = hostMonitoring(spec.monitoring, spec.hosts, name);
         return {
             name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])),

@@ -11,7 +11,8 @@ import { HetznerHost, hetznerProvider } from "../hosts/hetzner";
 import { ExistingHost } from "../hosts/existing";
 import { StorageNode } from "../roles/storage";
 import { SequencerNode } from "../roles/sequencer";
-import { validatorHandover, ValidatorNode, validatorRelease } from "../roles/validator";
+import { validatorHandover, ValidatorNode } from "../roles/validator";
+import { validatorRelease } from "../roles/validator-units";
 import { ValidatorMoves } from "../roles/moves";
 import { resolveUrls } from "../roles/urls";
 import { dropResourceStackTraces, trimSdkCosts, withoutPromiseTraces } from "./sdk";
@@ -20,6 +21,7 @@ import { receiverSecrets } from "../config/monitoring";
 import { MonitoringAgent, MonitoringServer, watchedMounts } from "../monitoring/install";
 import { scrapedValidators, type ScrapeHost } from "../monitoring/config";
 import { GateSchedule, plannedRollout, type PlannedRollout } from "../rollout/schedule";
+import { checkUpgradeHeights } from "../rollout/upgrade-height";
 
 export interface FleetArgs {
     /** The parsed, validated fleet (see loadFleet). */
@@ -77,7 +79,11 @@ export class Fleet extends pulumi.ComponentResource {
         trimSdkCosts();
         const moves = new ValidatorMoves(args.plan, args.previousValidatorHosts ?? {});
         const rollout = await plannedRollout(args.plan);
+        // Refused before anything is registered, so nothing of a refused plan is half made.
+        const upgrades = await checkUpgradeHeights(args.plan);
+        if (upgrades.refused.length > 0) throw new pulumi.RunError(upgrades.refused.join("\n"));
         const fleet = new Fleet(name, moves, rollout, opts);
+        for (const line of upgrades.lines) pulumi.log.info(line, fleet);
         for (const host of args.plan.hosts) for (const node of host.nodes) if (node.role === "validator") fleet.validatorHosts[node.name] = node.host;
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
@@ -134,7 +140,9 @@ export class Fleet extends pulumi.ComponentResource {
                     const handover = this.moves.arriving(node.name);
                     const installed = installedRelease(plan, node);
                     const release = validatorRelease(installed, args.plan.spec.releases[installed.name]);
-                    const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout }, { parent: this });
+                    const up = node.validator.upgrade;
+                    const upgrade = up && { release: validatorRelease(installedRelease(plan, { name: node.name, release: up.release }), args.plan.spec.releases[up.release]), height: up.height };
+                    const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout, upgrade }, { parent: this });
                     gated.made(role.gate?.step);
                     this.health[node.name] = role.health;
                     if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;

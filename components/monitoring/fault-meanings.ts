@@ -32,4 +32,7 @@ export const FAULT_MEANINGS: Readonly<Record<string, string>> = {
     "execution-behind": "the execution client is 5 or more blocks behind `referenceRpcUrl`",
     "reference-down": "`referenceRpcUrl` does not answer: the lag is unknown",
     "switch-incomplete": "a geth → reth switch stopped part-way and nothing of it runs",
+    "upgrade-pending": "validator: an upgrade at a height (`validator.upgrade`) is armed on the host: its release staged, its watcher running; the detail gives the blocks left",
+    "upgrade-not-ready": "validator: an upgrade at a height is configured but the host is not ready for it (release not staged, watcher not running, or not armed)",
+    "upgrade-overdue": "validator: the node's committed height is past its upgrade height and it still runs the release it was to leave (its watcher was down, or saw the node only past the height)",
 };

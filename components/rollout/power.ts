@@ -62,6 +62,15 @@ export function parseStatus(body: string): string {
     return network;
 }
 
+/** The network's name and its last committed height from a `/status` answer. */
+export function parseNetworkStatus(body: string): { network: string; height: number } {
+    const network = parseStatus(body);
+    const sync = field(result(body, "/status").sync_info, "/status: result.sync_info", "object") as Record<string, unknown>;
+    const height = field(sync.latest_block_height, "/status: result.sync_info.latest_block_height", "string") as string;
+    if (!/^(0|[1-9][0-9]{0,15})$/.test(height)) throw new RpcAnswerError("/status: result.sync_info.latest_block_height: not a whole number");
+    return { network, height: Number(height) };
+}
+
 /** One `/validators` page: its validators' power by address, the set's size and height. */
 export function parseValidatorsPage(body: string, page: number): { height: string; total: number; entries: [string, bigint][] } {
     const call = `/validators page ${page}`;
@@ -106,23 +115,26 @@ function noAnswer(e: unknown): string {
     return typeof code === "string" && /^[A-Z_]{2,40}$/.test(code) ? code : "the request failed";
 }
 
+/** GET `p` at the CometBFT RPC `base`: the answer's body, or why not (an RpcAnswerError named `call`). */
+export async function rpcText(base: string, p: string, call: string, get: Get = httpGet): Promise<string> {
+    const url = `${base.replace(/\/+$/, "")}${p}`;
+    // Once more after a connection that failed (not a timeout): a kept-alive connection the
+    // server closed meanwhile fails the next request on it.
+    const r = await get(url)
+        .catch((e: unknown) => (e instanceof Error && e.name === "TimeoutError" ? Promise.reject(e) : get(url)))
+        .catch((e: unknown) => {
+            throw new RpcAnswerError(`${call}: no answer (${noAnswer(e)})`);
+        });
+    if (!r.ok) throw new RpcAnswerError(`${call}: HTTP ${r.status}`);
+    return r.text();
+}
+
 /**
  * The validator set at `base` (a CometBFT RPC's URL): its network from `/status`, then every page
  * of `/validators` at one height (the first page's), so the pages add up to one set.
  */
 export async function readValidatorSet(base: string, get: Get = httpGet): Promise<ValidatorSet> {
-    const root = base.replace(/\/+$/, "");
-    const text = async (p: string, call: string) => {
-        // Once more after a connection that failed (not a timeout): a kept-alive connection the
-        // server closed meanwhile fails the next request on it.
-        const r = await get(`${root}${p}`)
-            .catch((e: unknown) => (e instanceof Error && e.name === "TimeoutError" ? Promise.reject(e) : get(`${root}${p}`)))
-            .catch((e: unknown) => {
-                throw new RpcAnswerError(`${call}: no answer (${noAnswer(e)})`);
-            });
-        if (!r.ok) throw new RpcAnswerError(`${call}: HTTP ${r.status}`);
-        return r.text();
-    };
+    const text = (p: string, call: string) => rpcText(base, p, call, get);
     const network = parseStatus(await text("/status", "/status"));
     const power = new Map<string, bigint>();
     let height: string | undefined;

@@ -1,4 +1,4 @@
-"""The order in which setup starts a validator's two daemons (zgvalidator.setup.start_in_order),
+"""The order in which setup starts a validator's two daemons (zgvalidator.starting.start_in_order),
 against a recording stand-in for systemd (the dev VMs run the real units):
 
 - an execution client whose unit changed is restarted with the consensus daemon stopped, and the
@@ -21,7 +21,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from zgvalidator import setup  # noqa: E402
+from zgvalidator import setup, starting  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 
 EL, CL = "geth-validator-1.service", "0gchaind-validator-1.service"
@@ -64,20 +64,20 @@ class Node:
 class StartInOrder(unittest.TestCase):
     def run_with(self, running, changed, engine_answers=True):
         sd = Systemd(running, engine_answers)
-        saved = {name: getattr(setup, name) for name in ("systemctl", "active", "listening", "wait", "journal", "say")}
-        setup.systemctl = sd.systemctl
-        setup.active = lambda unit: unit in sd.running
-        setup.listening = sd.listening
-        setup.wait = lambda what, predicate, timeout, every=1.0: predicate() or (_ for _ in ()).throw(Failed(f"timed out waiting for {what}"))
-        setup.journal = lambda unit, lines=5: "its last lines"
-        setup.say = lambda *a: None
+        saved = {name: getattr(starting, name) for name in ("systemctl", "active", "listening", "wait", "journal", "say")}
+        starting.systemctl = sd.systemctl
+        starting.active = lambda unit: unit in sd.running
+        starting.listening = sd.listening
+        starting.wait = lambda what, predicate, timeout, every=1.0: predicate() or (_ for _ in ()).throw(Failed(f"timed out waiting for {what}"))
+        starting.journal = lambda unit, lines=5: "its last lines"
+        starting.say = lambda *a: None
         class V(Node):
             node = "validator-1"
         try:
-            sd.restarted = setup.start_in_order(V(sd), EL, 56551, changed)
+            sd.restarted = starting.start_in_order(V(sd), EL, 56551, changed)
         finally:
             for name, f in saved.items():
-                setattr(setup, name, f)
+                setattr(starting, name, f)
         return sd
 
     def test_a_changed_execution_client_restarts_with_the_daemon_stopped(self):
@@ -102,13 +102,13 @@ class StartInOrder(unittest.TestCase):
         class V:
             node = "validator-1"
         err = io.StringIO()
-        with mock.patch.object(setup, "active", lambda unit: unit != EL), mock.patch.object(setup, "journal", lambda unit, lines: f"{unit}: exited at start\n"), contextlib.redirect_stderr(err):
-            down = setup.warn_not_running(V(), (EL, CL))
+        with mock.patch.object(starting, "active", lambda unit: unit != EL), mock.patch.object(starting, "journal", lambda unit, lines: f"{unit}: exited at start\n"), contextlib.redirect_stderr(err):
+            down = starting.warn_not_running(V(), (EL, CL))
         self.assertEqual(down, [EL])
         self.assertEqual(err.getvalue(), f"{EL}: exited at start\nvalidator validator-1: warning: {EL} is not running: its health step judges it\n")
-        self.assertEqual(setup.cut_urls("dial http://u:p@10.0.0.1:8545/key?x=1 failed; enode://abc@1.2.3.4:30303 ok"), "dial http://10.0.0.1:8545/… failed; enode://1.2.3.4:30303 ok")
-        with mock.patch.object(setup, "active", lambda unit: True):
-            self.assertEqual(setup.warn_not_running(V(), (EL, CL)), [])
+        self.assertEqual(starting.cut_urls("dial http://u:p@10.0.0.1:8545/key?x=1 failed; enode://abc@1.2.3.4:30303 ok"), "dial http://10.0.0.1:8545/… failed; enode://1.2.3.4:30303 ok")
+        with mock.patch.object(starting, "active", lambda unit: True):
+            self.assertEqual(starting.warn_not_running(V(), (EL, CL)), [])
 
     def test_nothing_changed_nothing_restarts(self):
         sd = self.run_with({EL, CL}, [])

@@ -47,9 +47,9 @@ class CommandLine(unittest.TestCase):
     def test_usage_names_every_command(self):
         r = self.run_tool()
         self.assertEqual(r.returncode, 2)
-        for cmd in ["setup", "migrate <step> <inputs-hash>", "rollback", "cleanup", "health", "status", "handover"]:
+        for cmd in ["setup", "migrate <step> <inputs-hash>", "rollback", "cleanup", "health", "status", "handover", "upgrade-watch"]:
             self.assertIn(f"zg-validator.py <settings.json> {cmd}", r.stderr)
-        self.assertEqual(sorted(COMMANDS), ["cleanup", "handover", "health", "rollback", "setup", "status"])
+        self.assertEqual(sorted(COMMANDS), ["cleanup", "handover", "health", "rollback", "setup", "status", "upgrade-watch"])
 
     def test_a_wrong_command_prints_the_usage(self):
         with tempfile.TemporaryDirectory() as root:

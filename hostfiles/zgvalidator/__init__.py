@@ -8,6 +8,7 @@ switch, run by the role's remote steps as root:
     zg-validator.py <settings.json> health
     zg-validator.py <settings.json> status
     zg-validator.py <settings.json> handover
+    zg-validator.py <settings.json> upgrade-watch
 
 handover (handover.py) runs on the host a validator leaves: its daemons stopped and disabled,
 its key set aside, its signing state reported for the new host (setup carries it on).
@@ -15,8 +16,11 @@ its key set aside, its signing state reported for the new host (setup carries it
 status is health without any remedy (it changes nothing on the host), with the facts of
 `nodefleet status`: the state file, the network's head, a running export or import's progress.
 
+upgrade-watch (upgrade.py) is the process of an upgrade's watcher unit: at the upgrade height it
+stops 0gchaind and starts the staged release; setup arms and disarms it.
+
 Every command prints progress lines and ends with one JSON report line. Every command but status
-holds the node's lock (lock.py): a run finding an earlier one still there (a killed pulumi's)
+and upgrade-watch (which takes it at the height) holds the node's lock (lock.py): a run finding an earlier one still there (a killed pulumi's)
 stops it and takes over.
 
 migrate runs one of the 14 steps (switch.STEPS). Each step checks its preconditions on the host,

@@ -11,10 +11,12 @@ from .node import Validator
 from .rollback import cleanup, rollback
 from .setup import setup
 from .switch import MODES, migrate, migration_report
+from .upgrade import watch
 from nodefleet_rpc import RpcFailure
 
-COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "status": status, "handover": handover}
-READ_ONLY = {"status"}  # every other command holds the node's lock (lock.py)
+COMMANDS = {"setup": setup, "rollback": rollback, "cleanup": cleanup, "health": health, "status": status, "handover": handover, "upgrade-watch": watch}
+# Every other command holds the node's lock (lock.py); the upgrade's watcher takes it at the height only.
+UNLOCKED = {"status", "upgrade-watch"}
 
 
 def main(argv):
@@ -24,7 +26,7 @@ def main(argv):
     v = Validator(argv[1])
     cmd = argv[2]
     try:
-        if cmd not in READ_ONLY:
+        if cmd not in UNLOCKED:
             lock = take(v.state_dir, " ".join(argv[2:4]))  # noqa: F841 (held until the process ends)
         if cmd == "migrate" and len(argv) == 5:
             record = migrate(v, argv[3], argv[4])

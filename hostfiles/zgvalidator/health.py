@@ -12,7 +12,9 @@ any time): a validator read on the host now. The faults only its logs and RPCs s
 - the consensus daemon not reaching the engine API (BeaconKit's "Waiting for execution client to
   start", every 3 s, for a stopped execution client, a wrong port and a refused JWT alike).
 `status` adds the facts a live table shows: priv_validator_state.json present, the network's
-head (referenceRpcUrl) and the switch's progress (its steps and a running export or import)."""
+head (referenceRpcUrl) and the switch's progress (its steps and a running export or import).
+An upgrade at a height is reported by both (upgrade.py): pending with its blocks left and whether
+the node is ready, not ready, or overdue."""
 import json
 import os
 import time
@@ -21,6 +23,7 @@ from .host import Failed, active, mono_to_realtime_usec, now, parse_time, say, u
 from .jobs import progress_path
 from .node import FORKCHOICE_FAULT
 from .switch import migration_report
+from .upgrade import findings as upgrade_findings
 from nodefleet_health import validator_row
 from nodefleet_rpc import RpcFailure, block_number, peer_count
 
@@ -154,6 +157,10 @@ def observe(v, remedy_forkchoice):
     waits = v.engine_waits()
     if len(waits) >= ENGINE_WAITS:
         found.append({"fault": "engine-unreachable", "detail": waits[-1].strip()[:200], "dialUrl": v.s["dialUrl"], "tries": len(waits)})
+    upgrade, faults = upgrade_findings(v, (report.get("consensus") or {}).get("height"))
+    if upgrade is not None:
+        report["upgrade"] = upgrade
+        found.extend(faults)
     report["findings"] = found
     report["consensusProcessesWithThisKey"] = len(v.consensus_processes())
     if os.path.isdir(v.markers) and os.listdir(v.markers):

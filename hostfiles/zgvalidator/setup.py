@@ -4,13 +4,13 @@ import os
 import re
 import shutil
 import stat
-import sys
 import time
 
-from .host import Failed, active, chown_tree, install_unit, journal, listening, put, record_toml, run, same_bytes, say, systemctl, unit_props, wait
+from .host import Failed, chown_tree, install_unit, put, record_toml, run, same_bytes, say, systemctl, unit_props
 from .handover import carry_signing_state
+from .starting import start_in_order, warn_not_running
 from .switch import ALL_STEPS
-from nodefleet_rpc import cut_urls
+from .upgrade import prepare
 
 
 def install_consensus_genesis(v):
@@ -155,7 +155,10 @@ def setup(v):
         record_toml(os.path.join(cfg, "config.toml"), ("instrumentation.prometheus", "instrumentation.prometheus_listen_addr"))
     carried = carry_signing_state(v)
     v.ensure_state_file()
-    changed = install_unit(s["etcDir"], v.units["consensus"])
+    # The units of the release the node runs: staged in etcDir, or, once an upgrade at a height
+    # swapped it, the upgrade's (upgrade.py).
+    units_dir = prepare(v)
+    changed = install_unit(units_dir, v.units["consensus"])
     if instrumented and v.units["consensus"] not in changed:
         changed = [*changed, v.units["consensus"]]  # it reads config.toml at start only
     client = v.host_client()
@@ -174,7 +177,7 @@ def setup(v):
         raise Failed(f"validator {v.node} runs {client} on this host but the config says executionClient: {want}; set {hint} to change it")
     end_abandoned_switch(v, client)
     el_unit = v.units[want]
-    changed = [*changed, *install_unit(s["etcDir"], el_unit)]  # both units may have changed
+    changed = [*changed, *install_unit(units_dir, el_unit)]  # both units may have changed
     systemctl("daemon-reload")
     if client is None:
         init_datadir(v, want)
@@ -189,51 +192,6 @@ def setup(v):
     # not run again when the change is set back, and the node would stay on it.
     report.update({"hostClient": want, "restarted": restarted, "notRunning": warn_not_running(v, (el_unit, v.units["consensus"]))})
     return report
-
-
-def warn_not_running(v, units):
-    """The units of `units` not running, each with its journal's last lines and a warning on stderr."""
-    down = [unit for unit in units if not active(unit)]
-    for unit in down:
-        sys.stderr.write(cut_urls(journal(unit, lines=15).strip()[-600:]) + "\n")
-        sys.stderr.write(f"validator {v.node}: warning: {unit} is not running: its health step judges it\n")
-    return down
-
-
-def start_in_order(v, el_unit, engine_port, changed):
-    """Starts, or restarts what changed, execution client first. An execution client restarted
-    under a running consensus daemon misses the blocks the daemon accepts meanwhile (it accepts
-    the SYNCING answer and goes on with its network): the daemon is stopped first, and started
-    again once the execution client answers on its engine port, so it hands over every block; one
-    that does not answer within 120 s is warned of and the daemon is left stopped.
-    Returns the units restarted, in the order they started again."""
-    cl = v.units["consensus"]
-    restarted = []
-    restart_el = active(el_unit) and el_unit in changed
-    held = restart_el and active(cl)
-    if held:
-        say(f"{el_unit} changed: {cl} stopped while it restarts")
-        v.stop(cl)
-    if not active(el_unit):
-        systemctl("start", el_unit)
-    elif restart_el:
-        systemctl("restart", el_unit)
-        restarted.append(el_unit)
-    try:
-        wait(f"{el_unit} to listen on the engine port {engine_port}", lambda: listening(engine_port), 120)
-    except Failed as e:
-        # Warned, not failed (as a unit not running after its start, below in setup): the daemon
-        # stays stopped, and the health step fails for it.
-        sys.stderr.write(f"validator {v.node}: warning: {e}; its log: {journal(el_unit, lines=5).strip()[-800:]}; {cl} is left stopped\n")
-        return restarted
-    if not active(cl):
-        v.start_consensus()
-        if held:
-            restarted.append(cl)
-    elif cl in changed:
-        systemctl("restart", cl)
-        restarted.append(cl)
-    return restarted
 
 
 def switch_over(v, switch, client):

@@ -468,6 +468,36 @@ groups:
           remedy: "check referenceRpcUrl: without it the lag is unknown"
           status: nodefleet status --stack prod
           code: reference-down
+      - alert: NodefleetUpgradePending
+        expr: nodefleet_diagnosis{code="upgrade-pending"} == 1
+        for: 0m
+        labels:
+          severity: warning
+        annotations:
+          summary: "{{ $labels.node }} on {{ $labels.host }}: an upgrade to a new release is scheduled at a height: the node stops there and starts it (the detail says the blocks left)"
+          remedy: nothing to do while it is ready; keep the node up through the height. To cancel it, remove `upgrade` from the node's config and run `pulumi up` before the height
+          status: nodefleet status --stack prod
+          code: upgrade-pending
+      - alert: NodefleetUpgradeNotReady
+        expr: nodefleet_diagnosis{code="upgrade-not-ready"} == 1
+        for: 2m
+        labels:
+          severity: error
+        annotations:
+          summary: "{{ $labels.node }} on {{ $labels.host }}: an upgrade at a height is scheduled but the node is not ready for it: its release is not staged or its watcher does not run"
+          remedy: run `pulumi up` (it stages the release and arms the watcher); then `systemctl status nodefleet-upgrade-<node>` on the host
+          status: nodefleet status --stack prod
+          code: upgrade-not-ready
+      - alert: NodefleetUpgradeOverdue
+        expr: nodefleet_diagnosis{code="upgrade-overdue"} == 1
+        for: 0m
+        labels:
+          severity: error
+        annotations:
+          summary: "{{ $labels.node }} on {{ $labels.host }}: the chain passed the node's upgrade height and the node did not move to the new release"
+          remedy: stop the consensus daemon, roll its state back to the upgrade height (`0gchaind rollback`), then `pulumi up` with the new release named in the node's release; nodefleet starts neither release on blocks the old one made past the height
+          status: nodefleet status --stack prod
+          code: upgrade-overdue
       - alert: NodefleetHeightStalled
         expr: nodefleet_node_service_up{role=~"storage|validator"} == 1 and on (instance, node) (nodefleet_node_height - nodefleet_node_height offset 10m) <= 0
         for: 5m

@@ -4,7 +4,7 @@
 # config. Chain data, the consensus home (with its key) and backups under /data/validator-1 are kept.
 set -eu
 systemctl disable --now 0gchaind-validator-1.service >/dev/null 2>&1 || true
-for unit in geth-validator-1.service reth-validator-1.service nodefleet-export-validator-1 nodefleet-import-validator-1 nodefleet-rethcheck-validator-1; do
+for unit in geth-validator-1.service reth-validator-1.service nodefleet-export-validator-1 nodefleet-import-validator-1 nodefleet-rethcheck-validator-1 nodefleet-upgrade-validator-1.service; do
 	systemctl disable --now "$unit" >/dev/null 2>&1 || true
 	systemctl reset-failed "$unit" >/dev/null 2>&1 || true
 	rm -f /etc/systemd/system/"$unit"

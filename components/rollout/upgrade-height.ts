@@ -1,0 +1,44 @@
+// Upgrades at a height against the network (docs/rollouts.md, "Upgrades at a height"): at preview
+// and up, a validator's upgrade height must be ahead of its network's last committed height, read
+// at its `consensusRpcUrl`. A height the chain has reached is refused with the figures: the upgrade
+// happened (name its release in the node's release) or was agreed too late. Without the URL the
+// host alone checks the node's own height (zgvalidator/upgrade.py).
+import type { FleetPlan } from "../config/fleet";
+import { httpGet, parseNetworkStatus, rpcText, RpcAnswerError, type Get } from "./power";
+
+/** Each scheduled upgrade's figures (logged), or the refusals, each naming the field and the numbers. */
+export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): Promise<{ readonly lines: string[]; readonly refused: string[] }> {
+    const lines: string[] = [];
+    const refused: string[] = [];
+    const reads = new Map<string, Promise<{ network: string; height: number }>>();
+    for (const [i, node] of plan.spec.nodes.entries()) {
+        if (node.role !== "validator" || node.validator.upgrade === undefined) continue;
+        const up = node.validator.upgrade;
+        const at = `nodes[${i}].validator.upgrade.height`;
+        const ref = node.validator.consensusRpcUrl;
+        if (ref === undefined) {
+            lines.push(`upgrade: ${node.name} moves to ${up.release} at height ${up.height}; the network's height is not known here (no consensusRpcUrl): the host refuses a height its node has passed`);
+            continue;
+        }
+        const url = typeof ref === "string" ? ref : plan.secrets.get(ref.secret);
+        const where = `nodes[${i}].validator.consensusRpcUrl${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
+        if (url === undefined) {
+            refused.push(`${where}: the secret is not set`);
+            continue;
+        }
+        if (!reads.has(url)) reads.set(url, rpcText(url, "/status", "/status", get).then(parseNetworkStatus));
+        let network: { network: string; height: number };
+        try {
+            network = await reads.get(url)!;
+        } catch (e) {
+            refused.push(`${where}: the network's height cannot be read, so ${at} cannot be checked against it: ${e instanceof RpcAnswerError ? e.message : "request failed"}`);
+            continue;
+        }
+        if (up.height <= network.height) {
+            refused.push(`${at}: ${up.height} is not ahead of network ${network.network}, already at height ${network.height}: an upgrade is scheduled ahead of the chain. If ${node.name} already moved to ${up.release} at ${up.height}, name ${up.release} in its release and remove upgrade`);
+        } else {
+            lines.push(`upgrade: ${node.name} moves to ${up.release} at height ${up.height}; network ${network.network} is at ${network.height}: ${up.height - network.height} blocks left`);
+        }
+    }
+    return { lines, refused };
+}
