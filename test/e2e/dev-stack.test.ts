@@ -17,6 +17,7 @@ import { switchScenario } from "../scenarios/switch";
 import { monitoringScenario } from "../scenarios/monitoring";
 import { firstBootScenario } from "../scenarios/first-boot";
 import { rolloutScenario } from "../scenarios/rollout";
+import { upgradeScenario } from "../scenarios/upgrade";
 import { DEV, EXPECTED, onVm, timed, VM, watchSshConnections } from "../support/lab";
 
 describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
@@ -72,6 +73,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     storageAndSequencerScenario(steps);
     sequencerScenario(steps);
     rolloutScenario(steps);
+    upgradeScenario(steps);
     validatorScenario(steps, chain);
     switchScenario(steps, chain);
     // Two hosts of its own beside the fleet (dev-3, dev-4), taken out again at its end.

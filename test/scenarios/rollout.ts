@@ -58,7 +58,7 @@ const STORAGE: Record<string, string> = { "storage-1": "dev-1", "storage-2": "de
  * Kept in the lab's cache by what it is made from (the shipped archive's digest and `change`'s
  * source): unpacking and packing the Aztec release (about a gigabyte) takes a minute or two.
  */
-function repack(out: string, change: (top: string) => void, shipped = SHIPPED, top = shipped): string {
+export function repack(out: string, change: (top: string) => void, shipped = SHIPPED, top = shipped): string {
     const served = path.join(ROOT, ".state/artifacts/current");
     const archive = path.join(served, `${shipped}.tar.gz`);
     // The shipped archive's digest as the artifact server lists it, read as the dev config's sha256File is.
@@ -100,7 +100,7 @@ function moreStorageNodes(yaml: string): string {
  * its last height, from height `from` on the longest time between two consecutive blocks, and
  * the heights after `from` whose commit lacks `signer`'s vote (test/support/cometbft.ts).
  */
-function networkBlocks(from?: number, signer?: string): { last: number; longestGap: number; unsigned: number[] } {
+export function networkBlocks(from?: number, signer?: string): { last: number; longestGap: number; unsigned: number[] } {
     // curl, a connection per call: beacond's RPC closes an idle kept-alive one, which fetch then reuses.
     const rpc = (q: string) => (JSON.parse(sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667${q}`]).stdout) as { result: any }).result;
     const last = Number(rpc("/status").sync_info.latest_block_height);
