@@ -27,10 +27,13 @@ const AHEAD = 30;
 const rpc = (q: string) => (JSON.parse(sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667${q}`]).stdout) as { result: any }).result;
 const networkHeight = () => Number(rpc("/status").sync_info.latest_block_height);
 const blockTime = (h: number) => Date.parse(rpc(`/block?height=${h}`).block.header.time) / 1000;
-/** A unit's ExecStart, and when it last started (monotonic µs of its host). */
+/**
+ * A unit's command line (ExecStart's argv: its runtime fields read n/a after a daemon-reload), its
+ * main process and when it last started (monotonic µs of its host).
+ */
 const unit = (name: string) => {
-    const [exec, started] = onV(`systemctl show -p ExecStart --value ${name}; systemctl show -p ActiveEnterTimestampMonotonic --value ${name}`).output.trim().split("\n");
-    return { exec: exec!, started: started! };
+    const [exec, pid, started] = onV(`systemctl show -p ExecStart --value ${name}; systemctl show -p MainPID --value ${name}; systemctl show -p ActiveEnterTimestampMonotonic --value ${name}`).output.trim().split("\n");
+    return { argv: /argv\[\]=([^;]*)/.exec(exec!)?.[1]?.trim() ?? exec!, pid: pid!, started: started! };
 };
 
 export function upgradeScenario(steps: Steps): void {
@@ -59,7 +62,7 @@ export function upgradeScenario(steps: Steps): void {
 
             const onPrev = up("validator-1 on another archive of its release", config());
             assert.equal(onPrev.status, 0, failureOf(onPrev.output));
-            assert.match(unit("0gchaind-validator-1.service").exec, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${prev.slice(0, 24)}/bin/beacond`));
+            assert.match(unit("0gchaind-validator-1.service").argv, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${prev.slice(0, 24)}/bin/beacond`));
 
             // Scheduled AHEAD blocks on: staged, armed, nothing restarted.
             const before = { beacond: unit("0gchaind-validator-1.service"), geth: unit("geth-validator-1.service") };
@@ -89,8 +92,8 @@ export function upgradeScenario(steps: Steps): void {
             const rec = JSON.parse(onV(`cat ${RECORD}`).output);
             assert.deepEqual([rec.state, rec.stoppedAt, rec.from, rec.release], ["done", H, "0g-chain-prev", "0g-chain"], JSON.stringify(rec));
             for (const [name, bin] of [["0gchaind-validator-1.service", "beacond"], ["geth-validator-1.service", "geth"]]) {
-                assert.match(unit(name!).exec, /\/opt\/nodefleet\/releases\/0g-chain-[0-9a-f]{24}\/bin\//, `${name} starts the shipped release`);
-                assert.doesNotMatch(unit(name!).exec, /0g-chain-prev/, `${bin} left the release it ran`);
+                assert.match(unit(name!).argv, /\/opt\/nodefleet\/releases\/0g-chain-[0-9a-f]{24}\/bin\//, `${name} starts the shipped release`);
+                assert.doesNotMatch(unit(name!).argv, /0g-chain-prev/, `${bin} left the release it ran`);
             }
             assert.ok(votedFor(rpc(`/commit?height=${H + 1}`).signed_header.commit, address), `validator-1 signed height ${H + 1} on the new release`);
             const around = networkBlocks(H - 3, address);
