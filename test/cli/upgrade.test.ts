@@ -207,10 +207,16 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * (hostfiles/zgvalidator/exporting.py): the validator's configure step, which installs the package,
  * is replaced once; its setup finds the node's files unchanged and restarts nothing. Since then too
  * one alert's remedy annotation is the fault table's words (NodefleetHeightStalled): the monitoring
- * server's step is replaced once, writes the new rule file and reloads Prometheus.
+ * server's step is replaced once, writes the new rule file and reloads Prometheus. Since then too
+ * validators may take an upgrade at a height (docs/rollouts.md): the fault table and the diagnosis
+ * table know its three codes (the monitoring steps, configure steps and gates replaced already put
+ * them in place; the rule file gains their alerts), and a validator's removal script also removes
+ * the upgrade's watcher unit: its teardown step is updated in place (its destroy runner names the
+ * new script; nothing runs on the host until a destroy).
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
+    "command:remote:Command::fleet-validator-1-teardown",
     "command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools",
 ];
 const STEPS_REPLACED_SINCE_MOVE = [
