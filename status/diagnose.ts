@@ -19,6 +19,16 @@ export interface Diagnosis {
     readonly remedy: string;
 }
 
+/** An upgrade at a height as the host tool reports it: pending (armed), swapping, done, missed, or not armed. */
+export interface UpgradeState {
+    readonly release: string;
+    readonly height: number;
+    readonly state: string;
+    readonly blocksLeft: number | null;
+    /** The release staged and the watcher running. */
+    readonly ready: boolean;
+}
+
 /** A running export or import of the switch, as the host tool's Meter last measured it. */
 export interface JobProgress {
     readonly job: string;
@@ -67,6 +77,8 @@ export interface NodeRow {
         readonly consensusHeight: number | null;
         readonly catchingUp: boolean | null;
         readonly switch: SwitchProgress | null;
+        /** An upgrade at a height, when one is configured (hostfiles/zgvalidator/upgrade.py). */
+        readonly upgrade?: UpgradeState;
     };
     readonly diagnoses: Diagnosis[];
     readonly healthy: boolean;

@@ -1,6 +1,6 @@
 // One round of `nodefleet status`: the probe results turned into rows, and the rows into the
 // table people read or the JSON monitoring reads.
-import { diagnoseAll, type Asked, type NodeRow } from "./diagnose";
+import { diagnoseAll, type Asked, type NodeRow, type UpgradeState } from "./diagnose";
 import type { HostResult } from "./probe";
 import type { HostTarget } from "./targets";
 
@@ -66,9 +66,31 @@ export function details(n: NodeRow): string {
             }
             parts.push(text);
         }
+        if (v.upgrade) parts.push(upgradeText(v.upgrade));
         return parts.join(", ");
     }
     return "-";
+}
+
+/** An upgrade at a height in DETAILS: where it stands and, while pending, the blocks left and whether the node is ready. */
+function upgradeText(u: UpgradeState): string {
+    const at = `upgrade to ${u.release} at ${u.height}`;
+    if (u.state !== "pending") return `${at}: ${u.state}`;
+    return `${at}: ${u.blocksLeft === null ? "?" : u.blocksLeft} blocks left, ${u.ready ? "ready" : "NOT READY"}`;
+}
+
+/** Per pending upgrade (release and height): how many of its validators are ready, naming those that are not. */
+export function upgradeSummary(nodes: readonly NodeRow[]): string[] {
+    const byUpgrade = new Map<string, { ready: string[]; not: string[] }>();
+    for (const n of nodes) {
+        const u = n.validator?.upgrade;
+        if (u === undefined || u.state !== "pending") continue;
+        const key = `upgrade to ${u.release} at height ${u.height}`;
+        const g = byUpgrade.get(key) ?? { ready: [], not: [] };
+        (u.ready ? g.ready : g.not).push(n.node);
+        byUpgrade.set(key, g);
+    }
+    return [...byUpgrade].map(([key, g]) => `${key}: ${g.ready.length} of ${g.ready.length + g.not.length} validators ready${g.not.length > 0 ? ` (not ready: ${g.not.join(", ")})` : ""}`);
 }
 
 /** The table, then each diagnosis with its remedy. */
@@ -85,6 +107,8 @@ export function table(r: StatusReport): string {
     const lines = [line(head), ...body.map(line)];
     const diag = r.nodes.flatMap((n) => n.diagnoses.map((d) => `${n.node}: ${d.severity} ${d.fault}: ${d.detail}\n    remedy: ${d.remedy}`));
     if (diag.length > 0) lines.push("", ...diag);
+    const upgrades = upgradeSummary(r.nodes);
+    if (upgrades.length > 0) lines.push("", ...upgrades);
     const unhealthy = r.nodes.filter((n) => !n.healthy).length;
     lines.push("", `${r.nodes.length} node${r.nodes.length === 1 ? "" : "s"} on ${Object.keys(r.hosts).length} host${Object.keys(r.hosts).length === 1 ? "" : "s"}, stack ${r.stack}, ${r.at}: ${unhealthy === 0 ? "all healthy" : `${unhealthy} unhealthy`}`);
     return lines.join("\n") + "\n";

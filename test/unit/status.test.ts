@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { FAULT_TABLE } from "../../components/config/faults";
 import { diagnose, HEALTH_MODULE, type NodeRow, type Role } from "../../status/diagnose";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
-import { details, report, rows, table } from "../../status/report";
+import { details, report, rows, table, upgradeSummary } from "../../status/report";
 import { planFromConfig, StatusInputError, targets, type HostTarget } from "../../status/targets";
 import { checkArgv } from "../../components/health/checks";
 import { parseArgs, printable, UsageError } from "../../status/main";
@@ -279,6 +279,27 @@ describe("status: rows, the table and the JSON", () => {
         const json = JSON.parse(JSON.stringify(r)) as typeof r;
         assert.deepEqual(json.hosts, { "dev-1": { reachable: true, seconds: 1 }, "dev-2": { reachable: true, seconds: 1 } });
         assert.deepEqual(json.nodes.map((n) => [n.node, n.healthy]), [["storage-1", false], ["sequencer-1", true], ["validator-1", true]]);
+    });
+
+    it("an upgrade at a height: DETAILS says where each validator stands, the footer how many of its validators are ready", () => {
+        const upgrade = (node: string, facts: Record<string, unknown>, findings: unknown[]) => {
+            const a = clone(VALIDATOR["healthy-reth"]!);
+            a.findings = findings;
+            a.upgrade = facts;
+            return diagnose(node, "validator", "dev-2", a);
+        };
+        const pending = { release: "0g-chain-next", height: 1200, state: "pending", blocksLeft: 50, ready: true };
+        const ready = upgrade("validator-1", pending, [{ fault: "upgrade-pending", detail: "release 0g-chain-next at height 1200: 50 blocks left; ready (release staged, watcher running)" }]);
+        const late = upgrade("validator-2", { ...pending, ready: false }, [{ fault: "upgrade-not-ready", detail: "release 0g-chain-next at height 1200: not ready: the watcher is not running" }]);
+        const done = upgrade("validator-3", { ...pending, state: "done", blocksLeft: -5 }, []);
+        assert.deepEqual([ready.healthy, late.healthy, done.healthy], [true, false, true]);
+        assert.deepEqual(ready.validator?.upgrade, pending, "the host tool's facts, as reported");
+        assert.match(details(ready), /, upgrade to 0g-chain-next at 1200: 50 blocks left, ready$/);
+        assert.match(details(late), /, upgrade to 0g-chain-next at 1200: 50 blocks left, NOT READY$/);
+        assert.match(details(done), /, upgrade to 0g-chain-next at 1200: done$/);
+        assert.deepEqual(upgradeSummary([ready, late, done]), ["upgrade to 0g-chain-next at height 1200: 1 of 2 validators ready (not ready: validator-2)"]);
+        assert.deepEqual(upgradeSummary([done]), []);
+        assert.equal(diagnose("validator-1", "validator", "dev-2", VALIDATOR["healthy-reth"]!).validator?.upgrade, undefined, "none configured: none reported");
     });
 
     it("a host's answer cannot drive the terminal: control characters are replaced", () => {
