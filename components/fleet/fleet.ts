@@ -138,10 +138,11 @@ export class Fleet extends pulumi.ComponentResource {
                 }
                 case "validator": {
                     const handover = this.moves.arriving(node.name);
-                    const installed = installedRelease(plan, node);
-                    const release = validatorRelease(installed, args.plan.spec.releases[installed.name]);
+                    // A release this host installs for the node, with its config entry's consensus daemon.
+                    const named = (r: string | undefined) => validatorRelease(installedRelease(plan, { name: node.name, release: r }), r === undefined ? undefined : args.plan.spec.releases[r]);
+                    const release = named(node.release);
                     const up = node.validator.upgrade;
-                    const upgrade = up && { release: validatorRelease(installedRelease(plan, { name: node.name, release: up.release }), args.plan.spec.releases[up.release]), height: up.height };
+                    const upgrade = up && { release: named(up.release), height: up.height };
                     const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout, upgrade }, { parent: this });
                     gated.made(role.gate?.step);
                     this.health[node.name] = role.health;

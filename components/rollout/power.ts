@@ -55,20 +55,25 @@ function result(body: string, call: string): Record<string, unknown> {
 
 /** The network's name from a `/status` answer. */
 export function parseStatus(body: string): string {
-    const r = result(body, "/status");
-    const info = field(r.node_info, "/status: result.node_info", "object") as Record<string, unknown>;
-    const network = field(info.network, "/status: result.node_info.network", "string") as string;
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(network)) throw new RpcAnswerError("/status: result.node_info.network: not a chain id (letters, digits, '.', '_', '-')");
-    return network;
+    return statusNetwork(result(body, "/status"));
 }
 
 /** The network's name and its last committed height from a `/status` answer. */
 export function parseNetworkStatus(body: string): { network: string; height: number } {
-    const network = parseStatus(body);
-    const sync = field(result(body, "/status").sync_info, "/status: result.sync_info", "object") as Record<string, unknown>;
+    const r = result(body, "/status");
+    const network = statusNetwork(r);
+    const sync = field(r.sync_info, "/status: result.sync_info", "object") as Record<string, unknown>;
     const height = field(sync.latest_block_height, "/status: result.sync_info.latest_block_height", "string") as string;
     if (!/^(0|[1-9][0-9]{0,15})$/.test(height)) throw new RpcAnswerError("/status: result.sync_info.latest_block_height: not a whole number");
     return { network, height: Number(height) };
+}
+
+/** `result.node_info.network` of a `/status` answer's result. */
+function statusNetwork(r: Record<string, unknown>): string {
+    const info = field(r.node_info, "/status: result.node_info", "object") as Record<string, unknown>;
+    const network = field(info.network, "/status: result.node_info.network", "string") as string;
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(network)) throw new RpcAnswerError("/status: result.node_info.network: not a chain id (letters, digits, '.', '_', '-')");
+    return network;
 }
 
 /** One `/validators` page: its validators' power by address, the set's size and height. */
@@ -195,6 +200,15 @@ export function powerViolations(plan: readonly RoleRollout[], power: ReadonlyMap
 }
 
 /**
+ * A validator's `consensusRpcUrl` (nodes[i]): the URL (undefined when its secret is not set) and
+ * how messages name it (the URL only when it is plain config, never a secret's value).
+ */
+export function consensusRpc(plan: FleetPlan, i: number, ref: string | { readonly secret: string }): { readonly where: string; readonly url: string | undefined } {
+    const where = `nodes[${i}].validator.consensusRpcUrl${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
+    return { where, url: typeof ref === "string" ? ref : plan.secrets.get(ref.secret) };
+}
+
+/**
  * Each validator's power, read at its `consensusRpcUrl` (one read per URL), matched by its key's
  * consensus address. A validator without the URL is warned of; an RPC that cannot be read, or
  * a key the set does not hold, stops the plan (named by the config path, never a secret URL).
@@ -211,8 +225,7 @@ export async function validatorPowers(plan: FleetPlan, warn: (message: string) =
             unknown.push(node.name);
             continue;
         }
-        const where = `nodes[${i}].validator.consensusRpcUrl${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
-        const url = typeof ref === "string" ? ref : plan.secrets.get(ref.secret);
+        const { where, url } = consensusRpc(plan, i, ref);
         if (url === undefined) throw new Error(`${where}: the secret is not set`);
         if (!sets.has(url)) sets.set(url, readValidatorSet(url, get));
         let set: ValidatorSet;

@@ -4,7 +4,7 @@
 // happened (name its release in the node's release) or was agreed too late. Without the URL the
 // host alone checks the node's own height (zgvalidator/upgrade.py).
 import type { FleetPlan } from "../config/fleet";
-import { httpGet, parseNetworkStatus, rpcText, RpcAnswerError, type Get } from "./power";
+import { consensusRpc, httpGet, parseNetworkStatus, rpcText, RpcAnswerError, type Get } from "./power";
 
 /** Each scheduled upgrade's figures (logged), or the refusals, each naming the field and the numbers. */
 export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): Promise<{ readonly lines: string[]; readonly refused: string[] }> {
@@ -20,8 +20,7 @@ export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): 
             lines.push(`upgrade: ${node.name} moves to ${up.release} at height ${up.height}; the network's height is not known here (no consensusRpcUrl): the host refuses a height its node has passed`);
             continue;
         }
-        const url = typeof ref === "string" ? ref : plan.secrets.get(ref.secret);
-        const where = `nodes[${i}].validator.consensusRpcUrl${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
+        const { where, url } = consensusRpc(plan, i, ref);
         if (url === undefined) {
             refused.push(`${where}: the secret is not set`);
             continue;

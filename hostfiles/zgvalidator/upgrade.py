@@ -14,7 +14,7 @@ import json
 import os
 import time
 
-from .host import Failed, active, install_unit, now, put, say, systemctl
+from .host import Failed, active, install_unit, now, save_json, say, systemctl
 from .lock import take
 from .starting import start_in_order
 
@@ -41,8 +41,7 @@ def record(v):
 
 
 def save(v, rec):
-    os.makedirs(v.state_dir, exist_ok=True)
-    put(record_path(v), json.dumps(rec) + "\n", 0o644)
+    save_json(record_path(v), rec)
 
 
 def running_release(v):
@@ -157,8 +156,9 @@ def swap(v, rec):
     # The daemon waits for the execution client's engine port, as in setup (starting.py).
     start_in_order(v, el, v.s["ports"]["engine"], changed)
     systemctl("disable", watcher_unit(v.node), check=False)
-    save(v, {**rec, "state": "done", "at": now(), "seconds": round(time.monotonic() - t0, 1)})
-    say(f"upgrade to {up['release']} at height {rec.get('stoppedAt')}: done in {time.monotonic() - t0:.1f} s ({', '.join(changed) or 'no unit'} changed)")
+    seconds = round(time.monotonic() - t0, 1)
+    save(v, {**rec, "state": "done", "at": now(), "seconds": seconds})
+    say(f"upgrade to {up['release']} at height {rec.get('stoppedAt')}: done in {seconds:.1f} s ({', '.join(changed) or 'no unit'} changed)")
 
 
 def missed_message(v, rec):
@@ -186,7 +186,7 @@ def findings(v, height):
     if state == "swapping":
         return facts, [{"fault": "upgrade-pending", "detail": f"{what}: swapping releases now"}]
     if state == "pending" and staged and watching:
-        left = "" if height is None else f": {up['height'] - height} blocks left"
+        left = "" if height is None else f": {facts['blocksLeft']} blocks left"
         return facts, [{"fault": "upgrade-pending", "detail": f"{what}{left}; ready (release staged, watcher running)"}]
     why = [w for w, bad in (("the release is not staged", not staged), ("the watcher is not running", not watching), ("not armed on the host: run pulumi up", state != "pending")) if bad]
     return facts, [{"fault": "upgrade-not-ready", "detail": f"{what}: not ready: {', '.join(why)}"}]

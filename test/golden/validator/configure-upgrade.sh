@@ -79,7 +79,7 @@ put_tool /usr/local/lib/nodefleet/zgvalidator/setup.py 0644 root:root 76f5bb60d5
 put_tool /usr/local/lib/nodefleet/zgvalidator/starting.py 0644 root:root 0c41eedac0e446b789e138f7da12dc302de0677728b51d96f8dec5da01eff6f8
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put_tool /usr/local/lib/nodefleet/zgvalidator/switch.py 0644 root:root c743424b270f75d762d4696d1d344d929a6dcfd52b0713e7b4e50b16f5c70ae4
-put_tool /usr/local/lib/nodefleet/zgvalidator/upgrade.py 0644 root:root be950adafbb5456e1de2370f83301e95366f37995797297c8e283464a094b284
+put_tool /usr/local/lib/nodefleet/zgvalidator/upgrade.py 0644 root:root 3a46cfda7f002ec6cc3685ba0438da3965f497fb47319a2e5a50fbc50dbeda3d
 put /etc/nodefleet/validator-1/validator.json 0644 root:root <<'NODEFLEET_EOF'
 {
   "node": "validator-1",
