@@ -15,6 +15,7 @@ import type { HostPlan } from "./plan";
 import * as v from "./validators";
 import { checkHardware, checkHostRefs, checkMachines, checkNames, checkPorts, checkRoleRules, planHosts } from "./topology";
 import { checkUpgrades } from "./upgrades";
+import { checkSharedPeers } from "./peers";
 
 /** What the config is read for: `up` (everything checked) or `status` (what a monitoring box can check). */
 export interface ParseOptions {
@@ -66,6 +67,7 @@ export function parseFleet(raw: unknown, config: SecretSource, options: ParseOpt
     checkPorts(spec, issues);
     checkRoleRules(spec, issues);
     checkUpgrades(spec, issues);
+    checkSharedPeers(spec, warnings);
     checkSecrets(spec, secrets, issues, values);
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);

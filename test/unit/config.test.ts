@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ADDR, PEER_ID, ENODE, NODE_ID, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, hetznerHost, validatorNode, validatorKeyJson, sequencerV4Settings } from "../support/fixtures";
+import { ADDR, PEER_ID, ENODE, NODE_ID, SECRETS, FAKE_SSH_KEY, baseFleet, secretSource, awsHost, existingHost, hetznerHost, validatorNode, validatorKeyJson, sequencerV4Settings } from "../support/fixtures";
 
 // SSH key files for the sshPrivateKeyFile cases: one usable, one readable by others, one not a key.
 const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), "nodefleet-keys-"));
@@ -327,6 +327,22 @@ describe("fleet config validation", () => {
         f.nodes = f.nodes.filter((n: any) => n.host !== "h-storage");
         delete f.releases.zgs;
         assert.ok(parseFleet(f, secretSource()).warnings.some((w) => w.startsWith("hosts.h-storage: no node runs on this host; remove it once nothing is handed over from it")));
+    });
+
+    it("two validators on one host that reach the same CometBFT peer are a warning (one connection per address by default)", () => {
+        const f = baseFleet();
+        const v1 = f.nodes.find((n: any) => n.role === "validator");
+        const PEER = "b3581dcebce0d9bf849de9abf619bed44a35dc07@10.0.2.2:26756";
+        v1.validator.consensusPeers = [PEER];
+        const v2 = JSON.parse(JSON.stringify(v1));
+        Object.assign(v2, { name: "validator-2" });
+        Object.assign(v2.validator, { portPrefix: 57, validatorKeySecret: "validatorKey2", consensusPeers: [], consensusSeeds: [PEER.replace("@10.0.2.2:26756", "@10.0.2.2:26656")] });
+        f.nodes.push(v2);
+        const warned = parseFleet(f, secretSource()).warnings.filter((w) => w.includes("allow_duplicate_ip"));
+        assert.deepEqual(warned, [`nodes[${f.nodes.length - 1}].validator.consensusSeeds[0]: validator-2 and validator-1 (nodes[${f.nodes.indexOf(v1)}].validator.consensusPeers[0]) on host ${v1.host} both reach the peer b3581dcebce0d9bf849de9abf619bed44a35dc07, which by CometBFT's default (p2p.allow_duplicate_ip = false) accepts one of them from one address: give each its own address, or the peer allow_duplicate_ip`]);
+        v2.host = "h-validator-2";
+        f.hosts["h-validator-2"] = existingHost("192.0.2.22");
+        assert.deepEqual(parseFleet(f, secretSource()).warnings.filter((w) => w.includes("allow_duplicate_ip")), [], "on hosts of their own");
     });
 
     it("fills defaults and normalises the port prefix", () => {
