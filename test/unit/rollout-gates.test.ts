@@ -124,6 +124,43 @@ describe("rollout gates: the steps and their order", () => {
     });
 });
 
+describe("rollout gates: the switch under a rollout", () => {
+    // Two validators, one a batch: validator-1 switches. Strict mocks: the order is the engine's
+    // (test/scenarios/switch-rollout.ts shows it on the lab's hosts, and the gate refusing there).
+    function twoValidators(sw: Record<string, unknown>): any {
+        const f = baseFleet();
+        f.hosts["h-validator-2"] = existingHost("192.0.2.22");
+        const v2 = JSON.parse(JSON.stringify(f.nodes.find((n: any) => n.role === "validator")));
+        Object.assign(v2, { name: "validator-2", host: "h-validator-2" });
+        v2.validator.validatorKeySecret = "validatorKey2";
+        f.nodes = [...f.nodes, v2];
+        Object.assign(f.nodes.find((n: any) => n.name === "validator-1").validator, sw);
+        f.rollout = { roles: { validator: { onFailure: "rollback" } } };
+        return f;
+    }
+
+    for (const [how, sw, last] of [["ordered", { switch: "migrate", executionClient: "reth" }, "s14-verify"], ["low-downtime", { switch: "migrate", executionClient: "reth", lowDowntime: true }, "l14-verify"], ["rollback", { switch: "rollback" }, "rollback"]] as const) {
+        it(`${how}: the health step after the switch's last step, the gate after it, the next batch after the gate`, async () => {
+            const { recorded } = await buildStack(twoValidators(sw), KEYS);
+            assert.deepEqual(deps(recorded, "fleet-validator-1-health"), [`fleet-validator-1-switch-${last}`]);
+            assert.deepEqual(deps(recorded, "fleet-validator-1-gate").filter((d) => !d.endsWith("-tools")), ["fleet-validator-1-health"]);
+            assert.ok(deps(recorded, "fleet-validator-2-validator-key").includes("fleet-validator-1-gate"), "validator-2 waits for validator-1's gate");
+            assert.ok(!deps(recorded, "fleet-validator-1-validator-key").some((d) => d.endsWith("-gate")), "the first batch waits for no gate");
+        });
+    }
+
+    it("the gate pins the switch state and the key: a rollback across the switch is refused on the host (hostfiles/tests/test_gate_rollback.py)", async () => {
+        await buildStack(twoValidators({ switch: "migrate", executionClient: "reth" }), KEYS);
+        const gate = scriptOf("fleet-validator-1-gate");
+        assert.match(gate, / --pin \S+\/validator-1\/\.nodefleet-switch\/state\.json /);
+        assert.match(gate, / --pin \S+\/validator-1\/0gchaind\/config\/priv_validator_key\.json /);
+        assert.doesNotMatch(gate, / --file \S+state\.json /, "never put back");
+        // The units kept are the client's it runs when the gate passes: reth's too, after the switch.
+        for (const unit of ["geth", "reth", "0gchaind"]) assert.match(gate, new RegExp(` --file /etc/systemd/system/${unit}-validator-1\\.service `));
+        assert.match(gate, / --restart reth-validator-1\.service --restart 0gchaind-validator-1\.service /, "after the switch, reth is the client restarted");
+    });
+});
+
 describe("rollout gates: the gate's script", () => {
     it("matches its golden copy and passes shellcheck", () => {
         const plan = parseFleet(fleetWithStorage({}), secretSource(KEYS));
