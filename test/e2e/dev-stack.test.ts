@@ -18,6 +18,7 @@ import { monitoringScenario } from "../scenarios/monitoring";
 import { firstBootScenario } from "../scenarios/first-boot";
 import { rolloutScenario } from "../scenarios/rollout";
 import { upgradeScenario } from "../scenarios/upgrade";
+import { switchRolloutScenario } from "../scenarios/switch-rollout";
 import { DEV, EXPECTED, onVm, timed, VM, watchSshConnections } from "../support/lab";
 
 describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
@@ -76,6 +77,7 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     upgradeScenario(steps);
     validatorScenario(steps, chain);
     switchScenario(steps, chain);
+    switchRolloutScenario(steps);
     // Two hosts of its own beside the fleet (dev-3, dev-4), taken out again at its end.
     firstBootScenario(steps);
 
