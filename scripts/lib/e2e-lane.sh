@@ -89,6 +89,6 @@ for f in dist/test/e2e/*.test.js; do
     case "$f" in */gitops-act.test.js) last+=("$f") ;; *) first+=("$f") ;; esac
 done
 status=0
-node_tests 50 "${first[@]}" || status=$?
+node_tests 65 "${first[@]}" || status=$?
 if [ "${#last[@]}" -gt 0 ]; then node_tests 25 "${last[@]}" || status=$?; fi
 [ "$status" -eq 0 ] # the tier's status: a failed file fails it (on_exit reports it)
