@@ -162,7 +162,8 @@ export function switchRolloutScenario(steps: Steps): void {
             // 4. The section and validator-2 out: validator-1 on reth, as the switch scenario left it.
             const off = up("the rollout section and validator-2 out", withSwitch("reth", "migrate", attempt + 1));
             assert.equal(off.status, 0, why(off.output));
-            assert.equal(onVm("dev-1", "test -e /etc/systemd/system/0gchaind-validator-2.service && echo unit; pgrep -f /data/validator-2/ >/dev/null && echo process; true").output.trim(), "", "validator-2 removed");
+            // The pattern bracketed: pgrep would otherwise find the shell that runs it, whose command line holds it.
+            assert.equal(onVm("dev-1", "test -e /etc/systemd/system/0gchaind-validator-2.service && echo unit; pgrep -f '/data/validator-[2]/' >/dev/null && echo process; true").output.trim(), "", "validator-2 removed");
             assert.equal(JSON.parse(onV(`cat ${SWITCH_DIR}/state.json`).output).client, "reth");
         } finally {
             server.kill();
