@@ -39,7 +39,7 @@ import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
 import { votedFor } from "../support/cometbft";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, onVm, previewWith, statusJson, timed, upWith } from "../support/lab";
+import { lastUpConfig, onVm, previewWith, statusJson, timed, upWith, validator1Address } from "../support/lab";
 import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
@@ -303,7 +303,7 @@ export function rolloutScenario(steps: Steps): void {
             const chain = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
             const aztec = repack(path.join(dir, "aztec.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aztec-v4.1.2");
             const unitOn = (host: string, unit: string) => onVm(host, `systemctl show -p ExecStart --value ${unit}; date -d "$(systemctl show -p ActiveEnterTimestamp --value ${unit})" +%s`).output;
-            const validatorAddress = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
+            const validatorAddress = validator1Address();
             const heightAtStart = networkBlocks().last;
             const bumped = up("the good storage release set back after the rollback, storage-2 and -3 taken out; a new 0g-chain and aztec release", config({ onFailure: "rollback", release: goodRelease, one: true, others: { "aristotle-v1.0.6": { file: "chain.tar.gz", sha256: chain }, "aztec-v4.1.2": { file: "aztec.tar.gz", sha256: aztec } } }));
             assert.equal(bumped.status, 0, bumped.why());

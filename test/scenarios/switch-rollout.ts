@@ -18,14 +18,13 @@
 // The network halts while validator-1 (40% of its power) is down: its longest gap between blocks is
 // printed, and every height committed across the scenario carries validator-1's vote.
 import * as assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT } from "../support/cli";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, onV, onVm, timed, until, upWith, withSwitch } from "../support/lab";
-import { freePort } from "../support/process";
-import { networkBlocks, repack } from "./rollout";
+import { lastUpConfig, onV, onVm, timed, until, upWith, validator1Address, withSwitch } from "../support/lab";
+import { networkBlocks } from "./rollout";
+import { servedPrevChainRelease } from "./upgrade";
 
 const VALIDATOR_KEY_LINE = "          validatorKeySecret: devValidatorKey\n";
 const SWITCH_DIR = "/data/validator-1/.nodefleet-switch";
@@ -73,15 +72,9 @@ export function switchRolloutScenario(steps: Steps): void {
         const snapshot = lastUpConfig(devYaml());
         const attempt = Number(/^ {10}switchAttempt: (\d+)$/m.exec(snapshot)?.[1]);
         assert.ok(attempt > 0, "the switch scenario's last attempt");
-        const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
-        const dir = fs.mkdtempSync(path.join(ROOT, ".state", "switch-rollout-"));
-        // The rollout scenario's repack of the 0g-chain archive (the same change: its cached copy).
-        const prev = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
-        const port = await freePort();
-        const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
+        const address = validator1Address();
+        const chain = await servedPrevChainRelease(fs.mkdtempSync(path.join(ROOT, ".state", "switch-rollout-")));
         try {
-            const prevEntry = ["      0g-chain-prev:", `        url: http://10.0.2.2:${port}/chain.tar.gz`, `        sha256: "${prev}"`, "        simulator: true",
-                "        consensus:", "          daemon: beacond", "          chainSpec: devnet", "          genesis: 0g-home/config/genesis.json", ""].join("\n");
             const rollout = `    rollout:\n      maxOfflinePower: "40%"\n      order: [validator-1]\n      roles:\n        validator: { healthyWithinSeconds: ${WITHIN}, soakSeconds: ${SOAK}, onFailure: rollback }\n`;
             /** validator-1 switched as given, the section on, validator-2 on `release`. */
             const config = (client: "geth" | "reth", sw: "rollback" | "migrate", n: number, release: string) => (y: string) => {
@@ -91,7 +84,7 @@ export function switchRolloutScenario(steps: Steps): void {
                 const end = out.indexOf("  # A public test key");
                 assert.ok(end > 0 && out.lastIndexOf("      - name: validator-1\n", end) > 0, "validator-1 the last node of the dev config");
                 out = out.slice(0, end) + validator2(release) + out.slice(end);
-                return out.replace(/^ {4}releases:\n/m, `${rollout}    releases:\n${prevEntry}`);
+                return out.replace(/^ {4}releases:\n/m, `${rollout}    releases:\n${chain.entry}`);
             };
             const up = (label: string, edit: (y: string) => string) => timed(`pulumi up (${label})`, () => upWith(edit, [], 20 * 60_000));
             const why = (output: string) => `${output.split("\n").filter((l) => /\bgate [a-z0-9-]+:|error|^\s+[a-z]+(-[a-z]+)+: /.test(l)).slice(0, 40).join("\n")}\n…\n${output.slice(-1500)}`;
@@ -108,7 +101,7 @@ export function switchRolloutScenario(steps: Steps): void {
             assert.ok(keptGeth.some((e) => e.path === "/etc/systemd/system/geth-validator-1.service" && e.present), `geth's unit kept: ${JSON.stringify(keptGeth)}`);
             assert.ok(keptGeth.some((e) => e.path === `${SWITCH_DIR}/state.json` && e.pinned), "the switch state pinned");
             const keptAt = onV(`stat -c %Y ${KEPT}; sha256sum < ${KEPT}`).output;
-            assert.match(unitOn("dev-1", "0gchaind-validator-2.service").argv, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${prev.slice(0, 24)}/bin/beacond`));
+            assert.match(unitOn("dev-1", "0gchaind-validator-2.service").argv, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${chain.sha256.slice(0, 24)}/bin/beacond`));
 
             // The network commits again (validator-1 signing on geth) before the switch stops it.
             const afterJoin = networkBlocks().last;
@@ -166,7 +159,7 @@ export function switchRolloutScenario(steps: Steps): void {
             assert.equal(onVm("dev-1", "test -e /etc/systemd/system/0gchaind-validator-2.service && echo unit; pgrep -f '/data/validator-[2]/' >/dev/null && echo process; true").output.trim(), "", "validator-2 removed");
             assert.equal(JSON.parse(onV(`cat ${SWITCH_DIR}/state.json`).output).client, "reth");
         } finally {
-            server.kill();
+            chain.stop();
             onV("systemctl stop nodefleet-test-gate-watch 2>/dev/null; true", true);
         }
     });

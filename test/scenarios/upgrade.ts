@@ -13,9 +13,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, failureOf, sh } from "../support/cli";
 import { votedFor } from "../support/cometbft";
-import type { Steps } from "../support/steps";
-import { lastUpConfig, onV, previewWith, timed, upWith } from "../support/lab";
 import { freePort } from "../support/process";
+import type { Steps } from "../support/steps";
+import { lastUpConfig, onV, previewWith, timed, upWith, validator1Address } from "../support/lab";
 import { networkBlocks, repack } from "./rollout";
 
 const VALIDATOR_KEY_LINE = "          validatorKeySecret: devValidatorKey\n";
@@ -36,6 +36,20 @@ const unit = (name: string) => {
     return { argv: /argv\[\]=([^;]*)/.exec(exec!)?.[1]?.trim() ?? exec!, pid: pid!, started: started! };
 };
 
+/**
+ * Another archive of the 0g-chain release (the same change as the rollout scenario's repack of it:
+ * its cached copy), packed into `dir` and served from there to the hosts (10.0.2.2 from a host): its
+ * sha256, its `releases` entry `0g-chain-prev` (text for the dev config) and the server's stop.
+ */
+export async function servedPrevChainRelease(dir: string): Promise<{ sha256: string; entry: string; stop: () => void }> {
+    const sha256 = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
+    const port = await freePort();
+    const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
+    const entry = ["      0g-chain-prev:", `        url: http://10.0.2.2:${port}/chain.tar.gz`, `        sha256: "${sha256}"`, "        simulator: true",
+        "        consensus:", "          daemon: beacond", "          chainSpec: devnet", "          genesis: 0g-home/config/genesis.json", ""].join("\n");
+    return { sha256, entry, stop: () => server.kill() };
+}
+
 export function upgradeScenario(steps: Steps): void {
     const devYaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     steps.test("an upgrade at a height: the release staged and the watcher armed with nothing restarted; at the height validator-1 stops and signs the next height on the new release; the release it left refused on the host, a passed height at preview; back on the shipped config nothing restarts", {
@@ -43,26 +57,20 @@ export function upgradeScenario(steps: Steps): void {
     }, async () => {
         const snapshot = lastUpConfig(devYaml());
         assert.ok(snapshot.includes(NODE_RELEASE) && snapshot.includes(VALIDATOR_KEY_LINE), "the dev config's validator-1 entry");
-        const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
-        const dir = fs.mkdtempSync(path.join(ROOT, ".state", "upgrade-"));
-        // The rollout scenario's repack of the 0g-chain archive (the same change: its cached copy).
-        const prev = repack(path.join(dir, "chain.tar.gz"), (top) => fs.writeFileSync(path.join(top, "ROLLOUT"), "another archive\n"), "aristotle-v1.0.6", "Aristotle-v1.0.6");
-        const port = await freePort();
-        const server: ChildProcess = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port), "--directory", dir], { stdio: "ignore" });
+        const address = validator1Address();
+        const chain = await servedPrevChainRelease(fs.mkdtempSync(path.join(ROOT, ".state", "upgrade-")));
         try {
-            const prevEntry = ["      0g-chain-prev:", `        url: http://10.0.2.2:${port}/chain.tar.gz`, `        sha256: "${prev}"`, "        simulator: true",
-                "        consensus:", "          daemon: beacond", "          chainSpec: devnet", "          genesis: 0g-home/config/genesis.json", ""].join("\n");
             /** validator-1 on 0g-chain-prev, its network's RPC named, with `upgrade` when given. */
             const config = (upgrade?: string) => () =>
                 snapshot
-                    .replace(/^ {4}releases:\n/m, `    releases:\n${prevEntry}`)
+                    .replace(/^ {4}releases:\n/m, `    releases:\n${chain.entry}`)
                     .replace(NODE_RELEASE, "        release: 0g-chain-prev\n")
                     .replace(VALIDATOR_KEY_LINE, `${VALIDATOR_KEY_LINE}          consensusRpcUrl: http://127.0.0.1:8667\n${upgrade === undefined ? "" : `          upgrade: ${upgrade}\n`}`);
             const up = (label: string, edit: () => string) => timed(`pulumi up (${label})`, () => upWith(edit, [], 20 * 60_000));
 
             const onPrev = up("validator-1 on another archive of its release", config());
             assert.equal(onPrev.status, 0, failureOf(onPrev.output));
-            assert.match(unit("0gchaind-validator-1.service").argv, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${prev.slice(0, 24)}/bin/beacond`));
+            assert.match(unit("0gchaind-validator-1.service").argv, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${chain.sha256.slice(0, 24)}/bin/beacond`));
 
             // Scheduled AHEAD blocks on: staged, armed, nothing restarted.
             const before = { beacond: unit("0gchaind-validator-1.service"), geth: unit("geth-validator-1.service") };
@@ -119,7 +127,7 @@ export function upgradeScenario(steps: Steps): void {
             assert.deepEqual(unit("0gchaind-validator-1.service"), swapped, "validator-1 runs the shipped release already: not restarted");
             assert.equal(onV("test -e /etc/systemd/system/nodefleet-upgrade-validator-1.service", true).status, 1, "the watcher's unit is gone");
         } finally {
-            server.kill();
+            chain.stop();
         }
     });
 }

@@ -123,6 +123,9 @@ export function timed<T>(label: string, f: () => T): T {
 }
 
 
+/** validator-1's consensus address (the dev network's key, lab/sim/release/vmnet). */
+export const validator1Address = (): string => JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
+
 /** The storage endpoints and sequencer version as the storage and sequencer tests leave them. */
 export const settled = (y: string) => y.replace('rpcEndpoints: ["http://10.0.2.2:8545", "http://10.0.2.2:8546"]', 'rpcEndpoints: ["http://10.0.2.2:8546", "http://10.0.2.2:8545"]');
 
