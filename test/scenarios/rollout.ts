@@ -39,7 +39,7 @@ import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
 import { votedFor } from "../support/cometbft";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, onVm, previewWith, statusJson, timed, upWith, validator1Address } from "../support/lab";
+import { lastUpConfig, networkConsensus, onVm, previewWith, statusJson, timed, upWith, validator1Address } from "../support/lab";
 import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
@@ -409,7 +409,7 @@ export function rolloutScenario(steps: Steps): void {
             }
             console.log(`# validator-1 signed height ${signedHeight()} ${Math.round((Date.now() - rolledAt) / 1000)} s after the rolled-back up ended (the network was at ${h0})`);
             while (networkHeight() <= h0 + 1) {
-                assert.ok(Date.now() - rolledAt < 180_000, `the network commits height ${h0 + 1} within three minutes of the rollback`);
+                assert.ok(Date.now() - rolledAt < 180_000, `the network commits height ${h0 + 1} within three minutes of the rollback\n${networkConsensus()}`);
                 await new Promise((r) => setTimeout(r, 2000));
             }
             const after = networkBlocks(h0, validatorAddress);

@@ -22,7 +22,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT } from "../support/cli";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, onV, onVm, timed, until, upWith, validator1Address, withSwitch } from "../support/lab";
+import { lastUpConfig, networkConsensus, onV, onVm, timed, until, upWith, validator1Address, withSwitch } from "../support/lab";
 import { networkBlocks } from "./rollout";
 import { servedPrevChainRelease } from "./upgrade";
 
@@ -105,7 +105,7 @@ export function switchRolloutScenario(steps: Steps): void {
 
             // The network commits again (validator-1 signing on geth) before the switch stops it.
             const afterJoin = networkBlocks().last;
-            await until(`the network to commit past height ${afterJoin + 1} after the rollback`, () => networkBlocks().last > afterJoin + 1, 3 * 60_000);
+            await until(`the network to commit past height ${afterJoin + 1} after the rollback`, () => networkBlocks().last > afterJoin + 1, 3 * 60_000, networkConsensus);
 
             // 2. The switch to reth, validator-2 to the shipped release; reth stopped as the gate starts.
             const v2 = { geth: unitOn("dev-1", "geth-validator-2.service"), beacond: unitOn("dev-1", "0gchaind-validator-2.service") };

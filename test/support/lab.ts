@@ -190,12 +190,38 @@ export function upInBackground(edit: (yaml: string) => string) {
     return { run, ended, kill };
 }
 
-export async function until(what: string, f: () => boolean, timeoutMs: number): Promise<void> {
+/** Waits until `f` holds; past the time, fails naming `what` and, where given, what `explain` finds then. */
+export async function until(what: string, f: () => boolean, timeoutMs: number, explain?: () => string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!f()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${explain === undefined ? "" : `\n${explain()}`}`);
         await new Promise((r) => setTimeout(r, 2000));
     }
+}
+
+/**
+ * What each validator of validator-1's network is doing, for a wait on the network that ran out:
+ * its height/round/step, the votes it holds at that height, its last commit's votes and where it
+ * sees its peers. A halt of the lab network is then read from the run that met it (the votes
+ * CometBFT's consensus RPC reports; docs/roles.md, "The lab network's halt").
+ */
+export function networkConsensus(): string {
+    const read = (label: string, get: (q: string) => string): string => {
+        try {
+            const dump = JSON.parse(get("dump_consensus_state")).result;
+            const rs = dump.round_state;
+            const votes = (rs.votes ?? []).filter((v: any) => /\{\d+:[_x]*x/.test(`${v.prevotes_bit_array} ${v.precommits_bit_array}`)) // rounds with a vote
+                .map((v: any) => `round ${v.round} prevotes ${v.prevotes_bit_array}, precommits ${v.precommits_bit_array}`);
+            const peers = (dump.peers ?? []).map((p: any) => `${String(p.node_address).split("@")[1] ?? p.node_address} at ${p.peer_state?.round_state?.height}/${p.peer_state?.round_state?.round}/${p.peer_state?.round_state?.step}`);
+            return `${label}: ${rs["height/round/step"]} since ${rs.start_time}; ${votes.join("; ") || "no votes"}; last commit ${rs.last_commit?.votes_bit_array ?? "none"}; peers: ${peers.join(", ") || "none"}`;
+        } catch (e) {
+            return `${label}: no answer (${(e as Error).message.split("\n")[0]})`;
+        }
+    };
+    return [
+        read("the runner's validator", (q) => sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667/${q}`]).stdout),
+        read("validator-1", (q) => onV(`curl -fsS -m 10 http://127.0.0.1:56657/${q}`).output),
+    ].join("\n");
 }
 
 export const onV = (command: string, allowFail = false) => onVm("dev-2", command, allowFail);
