@@ -1,7 +1,7 @@
 // An upgrade at an agreed height on the lab's network (docs/rollouts.md, "Upgrades at a height"):
 // validator-1 (40% of its network's power: the network commits nothing without it) first runs
 // another archive of the 0g-chain release (`0g-chain-prev`, a normal release change); an `up` with
-// `upgrade: {release: 0g-chain, height: H}` (H about 150 s ahead) installs the shipped release and
+// `upgrade: {release: 0g-chain, height: H}` (H a minute or so ahead) installs the shipped release and
 // arms the watcher, restarting nothing; at H the watcher stops beacond and starts geth, then beacond,
 // on the shipped release, which signs H+1. The commit gap across H and the heights validator-1 did
 // not sign are measured and printed. Then: the release it left named again is refused on the host;
@@ -15,14 +15,18 @@ import { ROOT, failureOf, sh } from "../support/cli";
 import { votedFor } from "../support/cometbft";
 import { freePort } from "../support/process";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, onV, previewWith, timed, upWith, validator1Address } from "../support/lab";
+import { lastUpConfig, networkConsensus, onV, previewWith, timed, upWith, validator1Address } from "../support/lab";
 import { networkBlocks, repack } from "./rollout";
 
 const VALIDATOR_KEY_LINE = "          validatorKeySecret: devValidatorKey\n";
 const NODE_RELEASE = "        release: 0g-chain\n";
 const RECORD = "/data/validator-1/.nodefleet-switch/upgrade.json";
-/** Blocks between the height read before the up and the upgrade height (a block every 5 s). */
-const AHEAD = 30;
+/**
+ * Blocks between the height read before the staging up and the upgrade height (a block every 5 s):
+ * twice the blocks the up before it took, and four more, so that the up ends well before the height
+ * on a busy machine too (at least eight) and the drill does not wait minutes on an idle one.
+ */
+const blocksAhead = (upSeconds: number) => Math.max(8, Math.ceil((2 * upSeconds) / 5) + 4);
 
 const rpc = (q: string) => (JSON.parse(sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667${q}`]).stdout) as { result: any }).result;
 const networkHeight = () => Number(rpc("/status").sync_info.latest_block_height);
@@ -68,7 +72,9 @@ export function upgradeScenario(steps: Steps): void {
                     .replace(VALIDATOR_KEY_LINE, `${VALIDATOR_KEY_LINE}          consensusRpcUrl: http://127.0.0.1:8667\n${upgrade === undefined ? "" : `          upgrade: ${upgrade}\n`}`);
             const up = (label: string, edit: () => string) => timed(`pulumi up (${label})`, () => upWith(edit, [], 20 * 60_000));
 
+            const onPrevStarted = Date.now();
             const onPrev = up("validator-1 on another archive of its release", config());
+            const AHEAD = blocksAhead((Date.now() - onPrevStarted) / 1000);
             assert.equal(onPrev.status, 0, failureOf(onPrev.output));
             assert.match(unit("0gchaind-validator-1.service").argv, new RegExp(`/opt/nodefleet/releases/0g-chain-prev-${chain.sha256.slice(0, 24)}/bin/beacond`));
 
@@ -80,7 +86,7 @@ export function upgradeScenario(steps: Steps): void {
             assert.equal(staged.status, 0, failureOf(staged.output));
             assert.match(staged.output, new RegExp(`upgrade: validator-1 moves to 0g-chain at height ${H}; network beacond-2061 is at \\d+: \\d+ blocks left`));
             const atStaged = networkHeight();
-            assert.ok(atStaged < H, `the up ended at height ${atStaged}, before the upgrade height ${H} (raise AHEAD if the hosts are slower)`);
+            assert.ok(atStaged < H, `the up ended at height ${atStaged}, before the upgrade height ${H} (${AHEAD} blocks ahead: raise blocksAhead if the hosts are slower)`);
             assert.deepEqual({ beacond: unit("0gchaind-validator-1.service"), geth: unit("geth-validator-1.service") }, before, "nothing restarted when the upgrade is staged");
             assert.equal(onV("systemctl is-active nodefleet-upgrade-validator-1.service").output.trim(), "active");
             assert.equal(JSON.parse(onV(`cat ${RECORD}`).output).state, "pending");
@@ -94,7 +100,7 @@ export function upgradeScenario(steps: Steps): void {
             // The height comes: the network halts while validator-1 swaps, and goes on with it.
             const deadline = Date.now() + (H - atStaged) * 5_000 * 2 + 180_000;
             while (networkHeight() < H + 2) {
-                assert.ok(Date.now() < deadline, `the network reaches height ${H + 2} (at ${networkHeight()}; the watcher: ${onV("journalctl -u nodefleet-upgrade-validator-1 -o cat | tail -5", true).output})`);
+                assert.ok(Date.now() < deadline, `the network reaches height ${H + 2} (at ${networkHeight()}; the watcher: ${onV("journalctl -u nodefleet-upgrade-validator-1 -o cat | tail -5", true).output})\n${networkConsensus()}`);
                 await new Promise((r) => setTimeout(r, 2000));
             }
             const rec = JSON.parse(onV(`cat ${RECORD}`).output);
