@@ -48,6 +48,10 @@ DATA_DISK="${NODEFLEET_VM_DATA_DISK:-1T}"
 # A CPU cap per host, from outside (a container's own CPUQuota= is accepted and not enforced):
 # percent of one core; empty for none.
 CPU_PERCENT="${NODEFLEET_HOST_CPU_PERCENT-}"
+# A host's weight among the lab's hosts (cgroup v1 cpu.shares; 1024, a nice-0 task's, when empty):
+# the e2e lane gives the workflows' runner host less, so that it takes the CPU the other hosts'
+# scenarios leave idle (scripts/lib/e2e-lane.sh).
+CPU_SHARES="${NODEFLEET_HOST_CPU_SHARES-}"
 # The monitoring packages are in the image, their services disabled (nodefleet's monitoring steps
 # enable them). No kernel: the runner's is every host's.
 PACKAGES=systemd,systemd-sysv,dbus,openssh-server,openssh-sftp-server,nftables,python3,curl,ca-certificates,iproute2,chrony,procps,sudo,netcat-openbsd,python3-pycryptodome,prometheus-node-exporter,prometheus,prometheus-alertmanager,e2fsprogs,util-linux
@@ -136,6 +140,18 @@ ensure_key() {
     mkdir -p "$STATE" "$(dirname "$KEY")"
     [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C "nodefleet-dev-vm" -f "$KEY"
     chmod 600 "$KEY"
+}
+
+# What every host's boot needs first (the lab's key, its network, the nat bridge), made by one
+# caller at a time: the e2e lane boots hosts from two test files at once.
+ensure_net() {
+    mkdir -p "$STATE"
+    (
+        flock 8
+        ensure_key
+        ensure_lab
+        ensure_nat
+    ) 8>"$STATE/.net.lock"
 }
 
 ensure_lab() {
@@ -312,10 +328,8 @@ wait_ready() {
 cmd_up() {
     local n="${1:-2}" img vm t0=$SECONDS
     need systemd-nspawn mkfs.ext4
-    ensure_key
     img="$(cmd_image)"
-    ensure_lab
-    ensure_nat
+    ensure_net
     for vm in $(vm_names "$n"); do start_vm "$vm" "$img"; done
     for vm in $(vm_names "$n"); do wait_ready "$vm" "$t0"; done
 }
@@ -324,11 +338,9 @@ cmd_start() { # dev-N...: the hosts named, whichever of them exist or not
     local img vm t0=$SECONDS
     for vm in "$@"; do [[ "$vm" =~ ^dev-[0-9]+$ ]] || die "start: a host is named dev-N, not '$vm'"; done
     need systemd-nspawn mkfs.ext4
-    ensure_key
     # A host new to its state directory copies its root from this image (lab/runner.sh gives its own).
     img="${NODEFLEET_VM_IMAGE:-$(cmd_image)}"
-    ensure_lab
-    ensure_nat
+    ensure_net
     for vm in "$@"; do start_vm "$vm" "$img"; done
     for vm in "$@"; do wait_ready "$vm" "$t0"; done
 }
@@ -342,10 +354,8 @@ cmd_boot_cloud() { # vm user-data [user]
     [ -f "$userdata" ] || die "boot-cloud: $userdata: no such file"
     [[ "$user" =~ ^[a-z_][a-z0-9_-]*$ ]] || die "boot-cloud: $user is not a user name"
     need systemd-nspawn mkfs.ext4
-    ensure_key
     img="$(cmd_image)"
-    ensure_lab
-    ensure_nat
+    ensure_net
     d="$STATE/$vm"
     stop_vm "$vm"
     umount "$d/data" 2>/dev/null || true

@@ -1,4 +1,4 @@
-# The lab's hosts' cgroups (sourced by lab/vm.sh, which sets CGROUP, CPU_PERCENT and ROOT).
+# The lab's hosts' cgroups (sourced by lab/vm.sh, which sets CGROUP, CPU_PERCENT, CPU_SHARES and ROOT).
 # shellcheck shell=bash
 
 # cgroup v1 (this machine: the systemd hierarchy and the cpu controller) or v2: each host's nspawn
@@ -63,6 +63,7 @@ enter_cgroups() { # vm: this shell into the host's groups, the CPU cap set
         case "$g" in
         /sys/fs/cgroup/cpu/*)
             echo 100000 > "$g/cpu.cfs_period_us"
+            echo "${CPU_SHARES:-1024}" > "$g/cpu.shares"
             if [ -n "$CPU_PERCENT" ]; then echo $((CPU_PERCENT * 1000)) > "$g/cpu.cfs_quota_us"; else echo -1 > "$g/cpu.cfs_quota_us"; fi ;;
         esac
     done < <(cgroup_dirs "$1")
