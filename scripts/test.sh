@@ -115,15 +115,13 @@ E2E_PID=""
 # too, of a quarter of one task's weight: the idle CPU is all its own, a busy lane's is not. Where
 # the machine allows no such group, nice 10 alone, said on stderr.
 BESIDE=""
+# shellcheck source=scripts/lib/cpu-group.sh
+source "$ROOT/scripts/lib/cpu-group.sh"
 beside_group() {
-    local root="" weight=""
-    if [ -d /sys/fs/cgroup/cpu ]; then root=/sys/fs/cgroup/cpu weight="cpu.shares 256" # v1: a nice-0 task weighs 1024
-    elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then root=/sys/fs/cgroup weight="cpu.weight 25"; fi # v2: 100
-    local g="$root/nodefleet-beside-$$"
-    if [ -n "$root" ] && mkdir -p "$g" 2>/dev/null && echo "${weight#* }" >"$g/${weight%% *}" 2>/dev/null && echo $$ >"$g/cgroup.procs" 2>/dev/null; then
-        BESIDE="$g"
-    else
-        [ -z "$root" ] || rmdir "$g" 2>/dev/null || true
+    BESIDE="$(low_cpu_group "nodefleet-beside-$$")"
+    if ! join_cpu_group "$BESIDE" $$; then
+        [ -z "$BESIDE" ] || rmdir "$BESIDE" 2>/dev/null || true
+        BESIDE=""
         echo "== the suites beside the e2e lane run at nice 10 only (no CPU group could be made here)" >&2
     fi
 }

@@ -64,31 +64,52 @@ artifacts=$!
 bash lab/devchain.sh start
 wait "$artifacts"
 artifacts=""
-# In the background and waited for, so that SIGTERM is handled at once (bash runs a trap only
-# between commands), and in a session of its own, so that the runner and its test files stop together.
-# The workflows run by act on a runner host of their own (gitops-act) come last, alone: four `pulumi
-# up`s and their npm installs at once would take the CPU the node scenarios' waits are measured against.
-# Each run has a limit of its own (minutes, well above its usual time): a test's own timeout is a
-# timer of its file's event loop, which cannot fire when that loop is stuck (a deadlock in native
-# code once hung a file for good), and the tier then fails at the limit, naming it, instead of
-# holding the pipeline until its job's own limit.
-node_tests() { # LIMIT_MINUTES FILE...: in a session of its own, waited for
-    local limit="$1" rc=0
-    shift
-    setsid timeout --kill-after=60 "${limit}m" node --test --test-reporter=spec --test-concurrency=2 "$@" &
-    runner=$!
-    wait "$runner" || rc=$?
-    runner=""
+# Each file runs in the background and is waited for, so that SIGTERM is handled at once (bash runs
+# a trap only between commands), in a session of its own, so that its runner and its test files stop
+# together, and with a limit of its own (minutes, well above its usual time): a test's own timeout
+# is a timer of its file's event loop, which cannot fire when that loop is stuck (a deadlock in
+# native code once hung a file for good), and the tier then fails at the limit, naming it, instead
+# of holding the pipeline until its job's own limit.
+# The workflows run by act (gitops-act: a runner host of its own, scripted hosts, nothing of the dev
+# stack's) run beside the dev stack's scenarios, not after them: those leave about half of two cores
+# idle (they wait on blocks, soaks and restarts; docs/development.md). The workflows' four `pulumi
+# up`s and npm installs would take the CPU the scenarios' waits are measured against, so their file
+# runs in a CPU group of a quarter of one task's weight and their runner host weighs a quarter of a
+# lab host (lab/vm.sh, NODEFLEET_HOST_CPU_SHARES): they take the idle CPU.
+# shellcheck source=scripts/lib/cpu-group.sh
+source "$ROOT/scripts/lib/cpu-group.sh"
+runners=()
+start_tests() { # LIMIT_MINUTES CPU_GROUP FILE...: a session of its own in the background (its pid in runners)
+    local limit="$1" group="$2"
+    shift 2
+    (
+        [ -z "$group" ] || join_cpu_group "$group" "$BASHPID" || echo "e2e-lane.sh: $* runs outside its CPU group" >&2
+        exec setsid timeout --kill-after=60 "${limit}m" node --test --test-reporter=spec --test-concurrency=2 "$@"
+    ) &
+    runners+=("$!")
+}
+await_tests() { # PID LIMIT_MINUTES FILE...: its status; a run stopped at its limit is named
+    local pid="$1" limit="$2" rc=0
+    shift 2
+    wait "$pid" || rc=$?
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "e2e-lane.sh: $* did not end within ${limit} min: stopped" >&2; fi
     return "$rc"
 }
-runner=""
-trap '[ -z "$runner" ] || kill -TERM -- "-$runner" 2>/dev/null || true; wait "$runner" || true; exit 143' TERM
-first=() last=()
+workflows_group=""
+stop_runners() { local p; for p in "${runners[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done; for p in "${runners[@]}"; do wait "$p" 2>/dev/null || true; done; }
+trap 'stop_runners; [ -z "$workflows_group" ] || rmdir "$workflows_group" 2>/dev/null || true; exit 143' TERM
+scenarios=() workflows=()
 for f in dist/test/e2e/*.test.js; do
-    case "$f" in */gitops-act.test.js) last+=("$f") ;; *) first+=("$f") ;; esac
+    case "$f" in */gitops-act.test.js) workflows+=("$f") ;; *) scenarios+=("$f") ;; esac
 done
 status=0
-node_tests 65 "${first[@]}" || status=$?
-if [ "${#last[@]}" -gt 0 ]; then node_tests 25 "${last[@]}" || status=$?; fi
+start_tests 65 "" "${scenarios[@]}"
+scenarios_pid="${runners[0]}"
+if [ "${#workflows[@]}" -gt 0 ]; then
+    workflows_group="$(low_cpu_group "nodefleet-workflows-$$")"
+    NODEFLEET_HOST_CPU_SHARES=256 start_tests 60 "$workflows_group" "${workflows[@]}"
+fi
+await_tests "$scenarios_pid" 65 "${scenarios[@]}" || status=$?
+if [ "${#workflows[@]}" -gt 0 ]; then await_tests "${runners[1]}" 60 "${workflows[@]}" || status=$?; fi
+[ -z "$workflows_group" ] || rmdir "$workflows_group" 2>/dev/null || true
 [ "$status" -eq 0 ] # the tier's status: a failed file fails it (on_exit reports it)
