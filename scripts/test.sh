@@ -13,7 +13,7 @@
 #   e2e   real geth driven by the simulators (export/trim/import); real beacond driving real geth
 #         (the host tool's consensus pieces); the main job on the lab's hosts (system containers):
 #         pulumi up over SSH, releases (real geth, reth, zgs_node), firewall probes, no-op re-run, destroy;
-#         then the GitHub workflows run by act on a runner host as its non-root user
+#         and beside it the GitHub workflows run by act on a runner host as its non-root user
 # NODEFLEET_TIERS="unit cli" runs a subset.
 #   --list  prints the tiers it would run and their tests (stdout), installs and runs nothing.
 set -euo pipefail

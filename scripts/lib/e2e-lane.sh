@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The e2e tier's node tests on the lab's hosts (the dev-stack scenarios, and beside them the Aztec
-# registration on the runner): the test command's long pole, started by scripts/test.sh after the cli tier
+# registration on the runner and the workflows run by act): the test command's long pole, started by scripts/test.sh after the cli tier
 # and the Python e2e suites, with the unit tier beside it on a warm machine. Its lines carry "[e2e] "
 # on the run's stdout and stderr and are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
 # the dev chain are powered off whichever way it ends: scripts/test.sh sends it SIGTERM when another
-# tier fails, and it stops the node runner (a process group of its own) before powering them off.
+# tier fails, and it stops the node runners (each a process group of its own) before powering them off.
 # A dev stack it found running is running again when it exits, its nodes as healthy as they were
 # (else it exits 1).
 set -euo pipefail
