@@ -39,7 +39,7 @@ import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
 import { votedFor } from "../support/cometbft";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, networkConsensus, onVm, previewWith, statusJson, timed, upWith, validator1Address } from "../support/lab";
+import { lastUpConfig, networkConsensus, onVm, previewWith, statusJson, timed, upWith, validator1Address, vmnetHeight, vmnetRpc } from "../support/lab";
 import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
@@ -101,13 +101,11 @@ function moreStorageNodes(yaml: string): string {
  * the heights after `from` whose commit lacks `signer`'s vote (test/support/cometbft.ts).
  */
 export function networkBlocks(from?: number, signer?: string): { last: number; longestGap: number; unsigned: number[] } {
-    // curl, a connection per call: beacond's RPC closes an idle kept-alive one, which fetch then reuses.
-    const rpc = (q: string) => (JSON.parse(sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667${q}`]).stdout) as { result: any }).result;
-    const last = Number(rpc("/status").sync_info.latest_block_height);
+    const last = vmnetHeight();
     let longestGap = 0;
     let previous: number | undefined;
     for (let h = from ?? last; h <= last; h += 20) {
-        const metas = (rpc(`/blockchain?minHeight=${h}&maxHeight=${Math.min(h + 19, last)}`)).block_metas as { header: { height: string; time: string } }[];
+        const metas = (vmnetRpc(`/blockchain?minHeight=${h}&maxHeight=${Math.min(h + 19, last)}`)).block_metas as { header: { height: string; time: string } }[];
         for (const m of metas.sort((a, b) => Number(a.header.height) - Number(b.header.height))) {
             const t = Date.parse(m.header.time) / 1000;
             if (previous !== undefined) longestGap = Math.max(longestGap, t - previous);
@@ -116,7 +114,7 @@ export function networkBlocks(from?: number, signer?: string): { last: number; l
     }
     const unsigned: number[] = [];
     for (let h = (from ?? last) + 1; signer !== undefined && h <= last; h++) {
-        if (!votedFor(rpc(`/commit?height=${h}`).signed_header.commit, signer)) unsigned.push(h);
+        if (!votedFor(vmnetRpc(`/commit?height=${h}`).signed_header.commit, signer)) unsigned.push(h);
     }
     return { last, longestGap, unsigned };
 }
@@ -400,8 +398,7 @@ export function rolloutScenario(steps: Steps): void {
             // CometBFT writes before each vote it signs) reaches a height the network had not made when
             // the up ended; and its signature is in every one of the network's commits (its other
             // validator's node on the runner) since then: without it the network makes none.
-            const network = (q: string) => JSON.parse(sh("curl", ["-fsS", "-m", "5", `http://127.0.0.1:8667/${q}`]).stdout).result;
-            const networkHeight = () => Number(network("status").sync_info.latest_block_height);
+            const networkHeight = () => vmnetHeight(5);
             const h0 = networkHeight();
             while (signedHeight() <= h0) {
                 assert.ok(Date.now() - rolledAt < 60_000, `validator-1 signs a height past ${h0} within a minute of the rollback (its state: ${signedHeight()})`);

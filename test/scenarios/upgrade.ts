@@ -11,11 +11,11 @@ import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, failureOf, sh } from "../support/cli";
+import { ROOT, failureOf } from "../support/cli";
 import { votedFor } from "../support/cometbft";
 import { freePort } from "../support/process";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, networkConsensus, onV, previewWith, timed, upWith, validator1Address } from "../support/lab";
+import { lastUpConfig, networkConsensus, onV, previewWith, timed, upWith, validator1Address, vmnetHeight, vmnetRpc } from "../support/lab";
 import { networkBlocks, repack } from "./rollout";
 
 const VALIDATOR_KEY_LINE = "          validatorKeySecret: devValidatorKey\n";
@@ -28,9 +28,7 @@ const RECORD = "/data/validator-1/.nodefleet-switch/upgrade.json";
  */
 const blocksAhead = (upSeconds: number) => Math.max(8, Math.ceil((2 * upSeconds) / 5) + 4);
 
-const rpc = (q: string) => (JSON.parse(sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667${q}`]).stdout) as { result: any }).result;
-const networkHeight = () => Number(rpc("/status").sync_info.latest_block_height);
-const blockTime = (h: number) => Date.parse(rpc(`/block?height=${h}`).block.header.time) / 1000;
+const blockTime = (h: number) => Date.parse(vmnetRpc(`/block?height=${h}`).block.header.time) / 1000;
 /**
  * A unit's command line (ExecStart's argv: its runtime fields read n/a after a daemon-reload), its
  * main process and when it last started (monotonic µs of its host).
@@ -80,12 +78,12 @@ export function upgradeScenario(steps: Steps): void {
 
             // Scheduled AHEAD blocks on: staged, armed, nothing restarted.
             const before = { beacond: unit("0gchaind-validator-1.service"), geth: unit("geth-validator-1.service") };
-            const h0 = networkHeight();
+            const h0 = vmnetHeight();
             const H = h0 + AHEAD;
             const staged = up(`upgrade to 0g-chain at height ${H}`, config(`{ release: 0g-chain, height: ${H} }`));
             assert.equal(staged.status, 0, failureOf(staged.output));
             assert.match(staged.output, new RegExp(`upgrade: validator-1 moves to 0g-chain at height ${H}; network beacond-2061 is at \\d+: \\d+ blocks left`));
-            const atStaged = networkHeight();
+            const atStaged = vmnetHeight();
             assert.ok(atStaged < H, `the up ended at height ${atStaged}, before the upgrade height ${H} (${AHEAD} blocks ahead: raise blocksAhead if the hosts are slower)`);
             assert.deepEqual({ beacond: unit("0gchaind-validator-1.service"), geth: unit("geth-validator-1.service") }, before, "nothing restarted when the upgrade is staged");
             assert.equal(onV("systemctl is-active nodefleet-upgrade-validator-1.service").output.trim(), "active");
@@ -99,9 +97,9 @@ export function upgradeScenario(steps: Steps): void {
 
             // The height comes: the network halts while validator-1 swaps, and goes on with it.
             const deadline = Date.now() + (H - atStaged) * 5_000 * 2 + 180_000;
-            while (networkHeight() < H + 2) {
+            while (vmnetHeight() < H + 2) {
                 // The message only when it fails: the watcher's journal and the consensus state take SSH sessions.
-                if (Date.now() >= deadline) assert.fail(`the network reaches height ${H + 2} (at ${networkHeight()}; the watcher: ${onV("journalctl -u nodefleet-upgrade-validator-1 -o cat | tail -5", true).output})\n${networkConsensus()}`);
+                if (Date.now() >= deadline) assert.fail(`the network reaches height ${H + 2} (at ${vmnetHeight()}; the watcher: ${onV("journalctl -u nodefleet-upgrade-validator-1 -o cat | tail -5", true).output})\n${networkConsensus()}`);
                 await new Promise((r) => setTimeout(r, 2000));
             }
             const rec = JSON.parse(onV(`cat ${RECORD}`).output);
@@ -110,7 +108,7 @@ export function upgradeScenario(steps: Steps): void {
                 assert.match(unit(name!).argv, /\/opt\/nodefleet\/releases\/0g-chain-[0-9a-f]{24}\/bin\//, `${name} starts the shipped release`);
                 assert.doesNotMatch(unit(name!).argv, /0g-chain-prev/, `${bin} left the release it ran`);
             }
-            assert.ok(votedFor(rpc(`/commit?height=${H + 1}`).signed_header.commit, address), `validator-1 signed height ${H + 1} on the new release`);
+            assert.ok(votedFor(vmnetRpc(`/commit?height=${H + 1}`).signed_header.commit, address), `validator-1 signed height ${H + 1} on the new release`);
             const around = networkBlocks(H - 3, address);
             const gap = blockTime(H + 1) - blockTime(H);
             console.log(`# upgrade at height ${H}: validator-1 stopped at ${rec.stoppedAt}, swapped in ${rec.seconds} s, signed ${H + 1}; the network's commit gap across it ${gap.toFixed(1)} s (a block every 5 s otherwise); heights ${H - 2}..${around.last} without validator-1's vote: ${around.unsigned.length} ${JSON.stringify(around.unsigned)}`);

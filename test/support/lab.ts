@@ -200,27 +200,39 @@ export async function until(what: string, f: () => boolean, timeoutMs: number, e
 }
 
 /**
+ * The `result` of a query (`/status`, `/commit?height=N`…) to the runner's validator of
+ * validator-1's network (lab/devchain.sh, its CometBFT RPC on 127.0.0.1:8667). curl, a connection
+ * per call: beacond's RPC closes an idle kept-alive one, which fetch then reuses.
+ */
+export const vmnetRpc = (q: string, timeoutSeconds = 10): any =>
+    (JSON.parse(sh("curl", ["-fsS", "-m", String(timeoutSeconds), `http://127.0.0.1:8667${q}`]).stdout) as { result: unknown }).result;
+
+/** The height validator-1's network has committed, as the runner's validator of it answers. */
+export const vmnetHeight = (timeoutSeconds = 10): number => Number(vmnetRpc("/status", timeoutSeconds).sync_info.latest_block_height);
+
+/**
  * What each validator of validator-1's network is doing, for a wait on the network that ran out:
  * its height/round/step, the votes it holds at that height, its last commit's votes and where it
- * sees its peers. A halt of the lab network is then read from the run that met it (the votes
- * CometBFT's consensus RPC reports; docs/roles.md, "The lab network's halt").
+ * sees its peers. A halt of the lab network (docs/development.md: validator-1 stopped right after a
+ * commit, the runner's validator waiting for its precommit for good) is then read from the run that
+ * met it, in the votes CometBFT's consensus RPC reports.
  */
 export function networkConsensus(): string {
-    const read = (label: string, get: (q: string) => string): string => {
+    const read = (label: string, get: (q: string) => any): string => {
         try {
-            const dump = JSON.parse(get("dump_consensus_state")).result;
+            const dump = get("/dump_consensus_state");
             const rs = dump.round_state;
             const votes = (rs.votes ?? []).filter((v: any) => /\{\d+:[_x]*x/.test(`${v.prevotes_bit_array} ${v.precommits_bit_array}`)) // rounds with a vote
                 .map((v: any) => `round ${v.round} prevotes ${v.prevotes_bit_array}, precommits ${v.precommits_bit_array}`);
             const peers = (dump.peers ?? []).map((p: any) => `${String(p.node_address).split("@")[1] ?? p.node_address} at ${p.peer_state?.round_state?.height}/${p.peer_state?.round_state?.round}/${p.peer_state?.round_state?.step}`);
-            return `${label}: ${rs["height/round/step"]} since ${rs.start_time}; ${votes.join("; ") || "no votes"}; last commit ${rs.last_commit?.votes_bit_array ?? "none"}; peers: ${peers.join(", ") || "none"}`;
+            return `${label}: ${rs.height}/${rs.round}/${rs.step} since ${rs.start_time}; ${votes.join("; ") || "no votes"}; last commit ${rs.last_commit?.votes_bit_array ?? "none"}; peers: ${peers.join(", ") || "none"}`;
         } catch (e) {
             return `${label}: no answer (${(e as Error).message.split("\n")[0]})`;
         }
     };
     return [
-        read("the runner's validator", (q) => sh("curl", ["-fsS", "-m", "10", `http://127.0.0.1:8667/${q}`]).stdout),
-        read("validator-1", (q) => onV(`curl -fsS -m 10 http://127.0.0.1:56657/${q}`).output),
+        read("the runner's validator", (q) => vmnetRpc(q)),
+        read("validator-1", (q) => JSON.parse(onV(`curl -fsS -m 10 http://127.0.0.1:56657${q}`).output).result),
     ].join("\n");
 }
 
