@@ -1,12 +1,9 @@
 // The dev stack's validator on the real beacond and geth: one JWT file, its key the operator's
 // alone, and a validator of its network (it commits, signs and proposes).
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import type { Steps } from "../support/steps";
-import { ROOT, sh } from "../support/cli";
 import { voteFlag, votedFor } from "../support/cometbft";
-import { onV, stackHealth, stackHealthOnHost, unitState, until } from "../support/lab";
+import { onV, stackHealth, stackHealthOnHost, unitState, until, validator1Address, vmnetHeight } from "../support/lab";
 
 /** What the validator scenario saw, for the switch after it. */
 export interface ValidatorChain {
@@ -35,7 +32,7 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
         // The network is lab/sim/release/vmnet: validator-1 (devValidatorKey, 40% of the power)
         // and lab/devchain.sh's validator on the runner (60%, a block every 5 s). Neither holds
         // two thirds, so no height commits without validator-1's precommit.
-        const address = JSON.parse(fs.readFileSync(path.join(ROOT, "lab/sim/release/vmnet/priv_validator_key.json"), "utf8")).address as string;
+        const address = validator1Address();
         assert.equal(unitState("0gchaind-validator-1"), "active", "0gchaind runs (or there is nothing to wait for)");
         // The lab's part, as an operator fits a validator to their network's consensus timings:
         // vmnet's validator on the runner proposes 5 s after each commit (timeout_commit). With
@@ -47,7 +44,13 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
         const TIMINGS = "# nodefleet e2e: the consensus timings of validator-1 (test/scenarios/validator.ts)";
         onV(`grep -qxF '${TIMINGS}' ${CONFIG} || { printf '\\n%s\\n[consensus]\\ntimeout_commit = "3s"\\ntimeout_propose = "4s"\\n' '${TIMINGS}' >> ${CONFIG} && systemctl restart 0gchaind-validator-1; }`);
         // Caught up again: the network's other validator (on the runner) is at its height.
-        const networkHeight = () => Number(/"latest_block_height":\s*"(\d+)"/.exec(sh("curl", ["-fsS", "-m", "5", "http://127.0.0.1:8667/status"], { allowFail: true }).output)?.[1] ?? -1);
+        const networkHeight = () => {
+            try {
+                return vmnetHeight(5);
+            } catch {
+                return -1; // no answer: validator-1's own height stands
+            }
+        };
         await until("validator-1 to follow its network again", () => stackHealthOnHost().consensusHeight >= networkHeight() && unitState("0gchaind-validator-1") === "active", 5 * 60_000);
         const start = stackHealthOnHost().consensusHeight;
         const target = start + 10;
