@@ -48,7 +48,7 @@ const ROLE_TOOLS = new Map<ToolRole, readonly HostTool[]>();
 /**
  * The tools a role's steps install and run. The validator's: the entry point zg-validator.py, its
  * package (every module and data file of hostfiles/zgvalidator) and the scripts it shares with the
- * other roles or runs as commands.
+ * other roles or runs as commands (the consensus daemon's unit runs consensus-stop.py as its ExecStop).
  */
 export function roleTools(role: ToolRole): readonly HostTool[] {
     let tools = ROLE_TOOLS.get(role);
@@ -61,7 +61,7 @@ export function roleTools(role: ToolRole): readonly HostTool[] {
                 tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...diagnosisTableTools(), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];
                 break;
             case "validator": {
-                const scripts = ["trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "zg-validator.py"];
+                const scripts = ["trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "consensus-stop.py", "zg-validator.py"];
                 const modules = fs
                     .readdirSync(path.join(HOSTFILES_DIR, "zgvalidator"))
                     .filter((f) => f.endsWith(".py") || f.endsWith(".json"))

@@ -5,7 +5,7 @@
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
 import type { ResolvedRelease } from "../config/plan";
 import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../config/ports";
-import { OPERATOR_USER, releaseDir, releaseLink } from "../hosts/scripts";
+import { HOST_LIB, OPERATOR_USER, releaseDir, releaseLink } from "../hosts/scripts";
 import { render } from "../base/render";
 import { validatorPaths, type ValidatorPaths } from "../health/paths";
 
@@ -109,6 +109,7 @@ export function renderConsensusUnit(node: ValidatorSpec, mount: string, release:
         daemon: c.binary, binary: `${binDir(release)}/${c.binary}`, flags: consensusFlags(c), kzg: kzgTrustedSetup(release),
         chainSpecFlag: (c.binary === "0gchaind" && c.chainSpec) || "", chainSpecEnv: (c.binary === "beacond" && c.chainSpec) || "",
         seeds: node.validator.consensusSeeds.join(","), peers: node.validator.consensusPeers.join(","),
+        stopScript: `${HOST_LIB}/consensus-stop.py`, rpcUrl: `http://127.0.0.1:${cometPort(node, VALIDATOR_SUFFIXES.cometRpc)}`,
     });
 }
 

@@ -18,6 +18,7 @@ F following V on the real reth, and reth behind its consensus (what reth answers
 logs, the fault the health tool sees) with the spec's remedy. What stands in: systemd (the daemons
 are child processes) and the journal (their output files). The VM tier runs the units.
 """
+import importlib.util
 import json
 import os
 import random
@@ -272,6 +273,25 @@ class RealBeacond(unittest.TestCase):
         height = re.search(r"^cometbft_consensus_height(?:\{[^}]*\})? (\S+)$", served, re.M)
         self.assertIsNotNone(height, served[:2000])
         self.assertGreater(float(height.group(1)), 0)
+
+    def test_1_c_the_stop_tool_reads_the_real_daemons_consensus_state(self):
+        """consensus-stop.py (the unit's ExecStop) on the real daemon's /dump_consensus_state: its
+        height and each peer's read (V seen at F's height or ahead of it, as F follows it); F's stop not held
+        past its limit, and nothing said but a wait (never an answer it could not read)."""
+        self.follows()
+        spec = importlib.util.spec_from_file_location("consensus_stop", os.path.join(HOSTFILES, "consensus-stop.py"))
+        tool = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(tool)
+        dump = tool.consensus_dump(f"http://127.0.0.1:{self.f.ports['rpc']}")
+        ours, _ = tool.peers_behind(dump)
+        peers = [int(p["peer_state"]["round_state"]["height"]) for p in dump["peers"]]
+        self.assertGreater(ours, 0)
+        self.assertEqual(len(peers), 1, dump["peers"])
+        self.assertGreaterEqual(peers[0], ours - 1, (ours, peers))  # V leads the follower, or is a height behind for an instant
+        done = subprocess.run([sys.executable, "-S", os.path.join(HOSTFILES, "consensus-stop.py"), "--rpc", f"http://127.0.0.1:{self.f.ports['rpc']}", "--within", "2"],
+                              capture_output=True, text=True, timeout=30, env={**os.environ, "MAINPID": str(self.f.cl.pid)})
+        self.assertEqual(done.returncode, 0)
+        self.assertRegex(done.stderr, r"^(|consensus-stop: peer \S+ \(at \d+, this daemon at \d+: .*\n)$")
 
     def test_2_execution_client_behind_is_the_forkchoice_fault_and_the_remedy_brings_it_back(self):
         self.follows()

@@ -92,6 +92,21 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.match(unit, /^User=nodefleet$/m);
     });
 
+    it("its stop goes through consensus-stop.py, installed with the role, whose own parser takes the rendered arguments (docs/roles.md, \"Its stop\")", () => {
+        const unit = renderConsensusUnit(validatorSpec(), "/data", REL);
+        const stop = /^ExecStop=-\/usr\/bin\/python3 -S \/usr\/local\/lib\/nodefleet\/(consensus-stop\.py) (.*)$/m.exec(unit);
+        assert.ok(stop, unit);
+        assert.equal(stop[2], "--rpc http://127.0.0.1:56657 --within 10");
+        assert.ok(roleTools("validator").some((t) => t.path === "consensus-stop.py" && t.mode === "0755"), "the validator role installs the stop tool");
+        // Its argparse on the rendered words (no MAINPID here: a daemon that has exited, so it returns
+        // at once once they parse); a misspelt flag is refused, so the check can fail.
+        const run = (args: string) => runTool("python3", ["-S", path.join(HOSTFILES_DIR, stop[1]!), ...args.split(" ")]);
+        assert.deepEqual(run(stop[2]!), { status: 0, output: "" });
+        const misspelt = run(stop[2]!.replace("--within", "--withn"));
+        assert.equal(misspelt.status, 2);
+        assert.match(misspelt.output, /unrecognized arguments: --withn/);
+    });
+
     it("the release's consensus daemon decides the unit: beacond's flags in its prefix, its chain spec from the environment; 0gchaind's as a flag", () => {
         const node = validatorSpec();
         const beacond = chainRelease({ consensus: { daemon: "beacond", chainSpec: "devnet" } });

@@ -61,6 +61,7 @@ put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root aa2b32a4d9a
 put_tool /usr/local/lib/nodefleet/trim_export.py 0755 root:root da803f98fd3db51ed810b58082cd2ef3390f5a76d0582b1ae8a197aa44e51f15
 put_tool /usr/local/lib/nodefleet/set-rpc-dial-url.py 0755 root:root ff628e940d304dcf6300b585290226cde74619df8ad6cd565e72230a3c0cd3f2
 put_tool /usr/local/lib/nodefleet/consensus-height-rollback.py 0755 root:root 1a59a7581cc1a0a98a3071b5decf65fdd33e51eeeb7f4da7499d47f277f39156
+put_tool /usr/local/lib/nodefleet/consensus-stop.py 0755 root:root 9710b8dd7f7743e89c75c2b31d8087095f7edde20fb6aa82778e572f0c529e17
 put_tool /usr/local/lib/nodefleet/zg-validator.py 0755 root:root 407ecb4e96e06afb94ee16bb4c28a442e0a41bef3094087feb10dd43db0e60bf
 put_tool /usr/local/lib/nodefleet/zgvalidator/__init__.py 0644 root:root 6f7e88294c2489d1e562fdd3843ff3b304f2e60a68700cac9a241fa0656dd646
 put_tool /usr/local/lib/nodefleet/zgvalidator/chain.py 0644 root:root cda07bca7f71e9cc4d4fdb1747f1855d2e54fb88299328245ab18ac9c23661b1
@@ -227,7 +228,8 @@ NODEFLEET_EOF
 put /etc/nodefleet/validator-1/0gchaind-validator-1.service 0644 root:root <<'NODEFLEET_EOF'
 # 0gchaind, the consensus daemon of 0G validator validator-1, rendered by nodefleet. The JWT path is
 # the one file the execution client's --authrpc.jwtsecret names (docs/spec.md §5); its engine URL is
-# rpc-dial-url in app.toml (docs/spec.md §4.5 step 12).
+# rpc-dial-url in app.toml (docs/spec.md §4.5 step 12). Its stop waits, a few seconds at most, while a
+# peer still needs its last precommit (docs/roles.md, "Its stop").
 [Unit]
 Description=0gchaind consensus daemon of validator-1
 Wants=network-online.target
@@ -239,6 +241,7 @@ User=nodefleet
 Group=nodefleet
 WorkingDirectory=/data/validator-1
 ExecStart=/opt/nodefleet/releases/0g-chain-060606060606060606060606/bin/0gchaind start --home /data/validator-1/0gchaind --chaincfg.engine.jwt-secret-path /data/validator-1/jwt.hex --chaincfg.kzg.trusted-setup-path /opt/nodefleet/0g-chain/kzg-trusted-setup.json
+ExecStop=-/usr/bin/python3 -S /usr/local/lib/nodefleet/consensus-stop.py --rpc http://127.0.0.1:56657 --within 10
 Restart=always
 RestartSec=3
 LimitNOFILE=65535
@@ -295,7 +298,8 @@ install -d -m 0755 /etc/nodefleet/validator-1/upgrade
 put /etc/nodefleet/validator-1/upgrade/0gchaind-validator-1.service 0644 root:root <<'NODEFLEET_EOF'
 # 0gchaind, the consensus daemon of 0G validator validator-1, rendered by nodefleet. The JWT path is
 # the one file the execution client's --authrpc.jwtsecret names (docs/spec.md §5); its engine URL is
-# rpc-dial-url in app.toml (docs/spec.md §4.5 step 12).
+# rpc-dial-url in app.toml (docs/spec.md §4.5 step 12). Its stop waits, a few seconds at most, while a
+# peer still needs its last precommit (docs/roles.md, "Its stop").
 [Unit]
 Description=0gchaind consensus daemon of validator-1
 Wants=network-online.target
@@ -307,6 +311,7 @@ User=nodefleet
 Group=nodefleet
 WorkingDirectory=/data/validator-1
 ExecStart=/opt/nodefleet/releases/0g-chain-next-070707070707070707070707/bin/0gchaind start --home /data/validator-1/0gchaind --chaincfg.engine.jwt-secret-path /data/validator-1/jwt.hex --chaincfg.kzg.trusted-setup-path /opt/nodefleet/0g-chain-next/kzg-trusted-setup.json
+ExecStop=-/usr/bin/python3 -S /usr/local/lib/nodefleet/consensus-stop.py --rpc http://127.0.0.1:56657 --within 10
 Restart=always
 RestartSec=3
 LimitNOFILE=65535
