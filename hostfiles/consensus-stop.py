@@ -15,7 +15,7 @@ and where it sees its peers (/dump_consensus_state), and waits while a peer is o
 at most --within seconds (default 10). With no MAINPID (systemd sets none once the daemon has exited:
 a crash, a failed start) there is nothing to hold and it returns at once. It never blocks a stop for longer: a daemon that does not
 answer, an answer it cannot read, or a peer still behind at the limit is said on stderr (the
-journal), and the stop goes on. Exit 0 always; 2 on bad arguments.
+journal), and the stop goes on; so is a stop held for nothing (one line: the guard ran). Exit 0 always; 2 on bad arguments.
 """
 import argparse
 import json
@@ -76,7 +76,9 @@ def hold(rpc, within, say=lambda line: print(line, file=sys.stderr, flush=True),
             return
         waited = clock() - start
         if not behind:
-            if first is not None:
+            if first is None:
+                say(f"consensus-stop: at height {ours} no peer is a height behind: stopping the daemon")
+            else:
                 say(f"consensus-stop: {first} caught up after {waited:.1f} s: stopping the daemon at height {ours}")
             return
         if first is None:

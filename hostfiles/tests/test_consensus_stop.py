@@ -1,6 +1,6 @@
 """consensus-stop.py run for real, as systemd runs it, against an HTTP server that answers
 /dump_consensus_state with the fields CometBFT's RPC gives (the real daemon's answer is read by
-tests_real/test_real_beacond.py): no peer behind returns at once and says nothing; a peer one height
+tests_real/test_real_beacond.py): no peer behind returns at once, saying so; a peer one height
 behind holds the stop until it catches up, or until --within, and says which; a peer further behind
 (syncing) holds nothing, nor a daemon that has exited (no MAINPID); a daemon that does not answer, or answers what it cannot read, is stopped
 at once with the reason; bad arguments. What it cannot prove: that the held stop keeps a network
@@ -72,10 +72,10 @@ class ConsensusStop(unittest.TestCase):
         self.addCleanup(d.close)
         return d
 
-    def test_no_peer_behind_returns_at_once_and_says_nothing(self):
+    def test_no_peer_behind_returns_at_once_saying_so(self):
         d = self.daemon(dump(155, 155, 156))
         done, took = run("--rpc", d.url)
-        self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "", ""))
+        self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "", "consensus-stop: at height 155 no peer is a height behind: stopping the daemon\n"))
         self.assertEqual(d.asked, 1)
         self.assertLess(took, 5)
 
@@ -98,7 +98,7 @@ class ConsensusStop(unittest.TestCase):
     def test_a_syncing_peer_further_behind_or_one_not_known_yet_holds_nothing(self):
         d = self.daemon(dump(155, 100, 0))
         done, _ = run("--rpc", d.url)
-        self.assertEqual((done.returncode, done.stderr), (0, ""))
+        self.assertEqual((done.returncode, done.stderr), (0, "consensus-stop: at height 155 no peer is a height behind: stopping the daemon\n"))
 
     def test_a_daemon_that_has_exited_has_nothing_to_hold(self):
         d = self.daemon(dump(155, 154))
