@@ -291,7 +291,7 @@ class RealBeacond(unittest.TestCase):
         done = subprocess.run([sys.executable, "-S", os.path.join(HOSTFILES, "consensus-stop.py"), "--rpc", f"http://127.0.0.1:{self.f.ports['rpc']}", "--within", "2"],
                               capture_output=True, text=True, timeout=30, env={**os.environ, "MAINPID": str(self.f.cl.pid)})
         self.assertEqual(done.returncode, 0)
-        self.assertRegex(done.stderr, r"^consensus-stop: (at height \d+ no peer is a height behind|peer \S+ \(at \d+, this daemon at \d+: .*)\n$")
+        self.assertRegex(done.stderr, r"^consensus-stop: (at height \d+ no peer is a height behind|peer \S+ \(at \d+, this daemon at \d+): .*\n$")
 
     def test_2_execution_client_behind_is_the_forkchoice_fault_and_the_remedy_brings_it_back(self):
         self.follows()
