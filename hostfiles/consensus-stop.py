@@ -12,12 +12,14 @@ network whose other validators hold less than two thirds of the power then halts
 
 So, before systemd sends the daemon its SIGTERM, this tool asks the daemon's own RPC for its height
 and where it sees its peers (/dump_consensus_state), and waits while a peer is one height behind it,
-at most --within seconds (default 10). With no MAINPID (systemd sets none once the daemon has exited:
-a crash, a failed start) there is nothing to hold and it returns at once. It never blocks a stop for longer: a daemon that does not
-answer, an answer it cannot read, or a peer still behind at the limit is said on stderr (the
-journal), and the stop goes on; so is a stop held for nothing (one line: the guard ran). Exit 0 always; 2 on bad arguments.
+at most --within seconds (default 10). With no MAINPID (systemd sets none once the daemon has
+exited: a crash, a failed start) there is nothing to hold and it returns at once. It never holds a
+stop longer: a daemon that does not answer, an answer it cannot read, or a peer still behind at the
+limit is said on stderr (the journal) and the stop goes on; a stop held for nothing says so in one
+line too (the guard ran). Exit 0 always; 2 on bad arguments.
 """
 import argparse
+import http.client
 import json
 import os
 import sys
@@ -54,7 +56,9 @@ def peers_behind(dump):
     ours = height_of(dump["round_state"].get("height"), "result.round_state.height")
     behind = []
     for i, peer in enumerate(dump.get("peers") or []):
-        state = ((peer or {}).get("peer_state") or {}).get("round_state") or {}
+        state = ((peer if isinstance(peer, dict) else {}).get("peer_state") or {}).get("round_state")
+        if not isinstance(state, dict):
+            raise ValueError(f"/dump_consensus_state: result.peers[{i}] has no peer_state.round_state")
         theirs = height_of(state.get("height"), f"result.peers[{i}].peer_state.round_state.height")
         if theirs > 0 and theirs == ours - 1:
             behind.append((str(peer.get("node_address", "?")).split("@")[-1], theirs))
@@ -68,7 +72,7 @@ def hold(rpc, within, say=lambda line: print(line, file=sys.stderr, flush=True),
     while True:
         try:
             ours, behind = peers_behind(consensus_dump(rpc))
-        except (OSError, urllib.error.URLError) as e:
+        except (OSError, urllib.error.URLError, http.client.HTTPException) as e:
             say(f"consensus-stop: the daemon's RPC does not answer ({getattr(e, 'reason', e)}): stopping it now")
             return
         except ValueError as e:

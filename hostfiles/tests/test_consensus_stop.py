@@ -119,6 +119,7 @@ class ConsensusStop(unittest.TestCase):
             ({"jsonrpc": "2.0", "result": {"peers": []}}, "/dump_consensus_state: no result.round_state"),
             ({"result": {"round_state": {"height": "tall"}, "peers": []}}, "/dump_consensus_state: result.round_state.height is not a height: 'tall'"),
             ({"result": {"round_state": {"height": "9"}, "peers": [{"peer_state": {"round_state": {"height": None}}}]}}, "result.peers[0].peer_state.round_state.height is not a height: 'None'"),
+            ({"result": {"round_state": {"height": "9"}, "peers": ["id@10.0.2.2:26756"]}}, "result.peers[0] has no peer_state.round_state"),
         ]
         for answer, said in cases:
             with self.subTest(said=said):
