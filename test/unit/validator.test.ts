@@ -100,7 +100,7 @@ describe("validator role: consensus unit, config files and scripts", () => {
         assert.ok(roleTools("validator").some((t) => t.path === "consensus-stop.py" && t.mode === "0755"), "the validator role installs the stop tool");
         // Its argparse on the rendered words (no MAINPID here: a daemon that has exited, so it returns
         // at once once they parse); a misspelt flag is refused, so the check can fail.
-        const run = (args: string) => runTool("python3", ["-S", path.join(HOSTFILES_DIR, stop[1]!), ...args.split(" ")]);
+        const run = (args: string) => runTool("env", ["-u", "MAINPID", "python3", "-S", path.join(HOSTFILES_DIR, stop[1]!), ...args.split(" ")]);
         assert.deepEqual(run(stop[2]!), { status: 0, output: "" });
         const misspelt = run(stop[2]!.replace("--within", "--withn"));
         assert.equal(misspelt.status, 2);
