@@ -65,9 +65,13 @@ def peers_behind(dump):
     return ours, behind
 
 
-def hold(rpc, within, say=lambda line: print(line, file=sys.stderr, flush=True), clock=time.monotonic, sleep=time.sleep):
+def say(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def hold(rpc, within):
     """Waits while a peer is one height behind the daemon, at most `within` seconds; says why it waited or stopped waiting."""
-    start = clock()
+    start = time.monotonic()
     first = None
     while True:
         try:
@@ -78,7 +82,7 @@ def hold(rpc, within, say=lambda line: print(line, file=sys.stderr, flush=True),
         except ValueError as e:
             say(f"consensus-stop: {e}: stopping it now")
             return
-        waited = clock() - start
+        waited = time.monotonic() - start
         if not behind:
             if first is None:
                 say(f"consensus-stop: at height {ours} no peer is a height behind: stopping the daemon")
@@ -90,7 +94,7 @@ def hold(rpc, within, say=lambda line: print(line, file=sys.stderr, flush=True),
         if waited >= within:
             say(f"consensus-stop: {first} still one height behind after {within:g} s: stopping the daemon anyway")
             return
-        sleep(POLL_SECONDS)
+        time.sleep(POLL_SECONDS)
 
 
 def main(argv):
