@@ -50,18 +50,25 @@ ROLLBACK = os.path.join(HOSTFILES, "consensus-height-rollback.py")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+GIVEN_PORTS = set()
+
+
 def free_port():
     """A free port below the kernel's ephemeral range (32768-60999 here): the daemons stop and start
     again on theirs, and an ephemeral port free between the two can meanwhile become the local
     end of any other process's connection ("bind: address already in use", seen beside the e2e
-    lane)."""
+    lane). Never one it gave before: nothing binds a port between two picks, and two daemons given
+    one port answer each other's requests (F's metrics request once got another server's 404)."""
     for _ in range(200):
         port = random.randrange(20000, 26000)
+        if port in GIVEN_PORTS:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+            GIVEN_PORTS.add(port)
             return port
     raise RuntimeError("no free port in 20000-25999")
 

@@ -199,12 +199,14 @@ export function monitoringScenario(steps: Steps): void {
 
             // Every node healthy before the faults (the validator's daemons restarted for their metrics ports).
             let unhealthy: string[] = [];
+            let seen: string[] = [];
             await until("every node healthy in Prometheus", () => {
                 const r = promQuery("nodefleet_node_healthy");
+                seen = (r.data?.result ?? []).map((x: any) => `${x.metric.node}=${x.value[1]}`);
                 unhealthy = (r.data?.result ?? []).filter((x: any) => x.value[1] !== "1").map((x: any) => x.metric.node);
                 return r.data?.result.length === 3 && unhealthy.length === 0;
             }, 600_000).catch((e) => {
-                throw new Error(`${e.message}: unhealthy ${unhealthy.join(", ")}; diagnoses ${JSON.stringify(promQuery("nodefleet_diagnosis == 1").data?.result.map((x: any) => x.metric))}`);
+                throw new Error(`${e.message}: the nodes' series ${seen.join(", ") || "none"} (three expected); unhealthy ${unhealthy.join(", ")}; diagnoses ${JSON.stringify(promQuery("nodefleet_diagnosis == 1").data?.result.map((x: any) => x.metric))}`);
             });
 
             // Every panel of the Grafana dashboard, its variables as Grafana fills them, returns data

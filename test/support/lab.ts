@@ -212,10 +212,10 @@ export const vmnetHeight = (timeoutSeconds = 10): number => Number(vmnetRpc("/st
 
 /**
  * What each validator of validator-1's network is doing, for a wait on the network that ran out:
- * its height/round/step, the votes it holds at that height, its last commit's votes and where it
- * sees its peers. A halt of the lab network (docs/development.md: validator-1 stopped right after a
- * commit, the runner's validator waiting for its precommit for good) is then read from the run that
- * met it, in the votes CometBFT's consensus RPC reports.
+ * its height/round/step, the proposal and the block each vote names at that height (a hash's first
+ * bytes, `nil`, `-` for no vote), its last commit's votes and where it sees its peers; then the
+ * lines of both validators' logs that warn or fail, the last minutes'. A halt of the lab network
+ * (docs/roles.md, the consensus daemon's "Its stop") is then read from the run that met it.
  */
 export function networkConsensus(): string {
     const read = (label: string, get: (q: string) => any): string => {
@@ -223,18 +223,38 @@ export function networkConsensus(): string {
             const dump = get("/dump_consensus_state");
             const rs = dump.round_state;
             const votes = (rs.votes ?? []).filter((v: any) => /\{\d+:[_x]*x/.test(`${v.prevotes_bit_array} ${v.precommits_bit_array}`)) // rounds with a vote
-                .map((v: any) => `round ${v.round} prevotes ${v.prevotes_bit_array}, precommits ${v.precommits_bit_array}`);
-            const peers = (dump.peers ?? []).map((p: any) => `${String(p.node_address).split("@")[1] ?? p.node_address} at ${p.peer_state?.round_state?.height}/${p.peer_state?.round_state?.round}/${p.peer_state?.round_state?.step}`);
-            return `${label}: ${rs.height}/${rs.round}/${rs.step} since ${rs.start_time}; ${votes.join("; ") || "no votes"}; last commit ${rs.last_commit?.votes_bit_array ?? "none"}; peers: ${peers.join(", ") || "none"}`;
+                .map((v: any) => `round ${v.round} prevotes ${v.prevotes_bit_array} [${namedBlocks(v.prevotes)}], precommits ${v.precommits_bit_array} [${namedBlocks(v.precommits)}]`);
+            const p = rs.proposal;
+            const proposal = p ? `proposal ${shortHash(p.block_id?.hash)} of round ${p.round} (pol ${p.pol_round}), block ${rs.proposal_block ? "held" : "not held"}` : "no proposal";
+            const peers = (dump.peers ?? []).map((x: any) => `${String(x.node_address).split("@")[1] ?? x.node_address} at ${x.peer_state?.round_state?.height}/${x.peer_state?.round_state?.round}/${x.peer_state?.round_state?.step}`);
+            return `${label}: ${rs.height}/${rs.round}/${rs.step} since ${rs.start_time}; ${proposal}, locked round ${rs.locked_round}, valid round ${rs.valid_round}; ${votes.join("; ") || "no votes"}; last commit ${rs.last_commit?.votes_bit_array ?? "none"}; peers: ${peers.join(", ") || "none"}`;
         } catch (e) {
             return `${label}: no answer (${(e as Error).message.split("\n")[0]})`;
         }
     };
+    // Not the lines every block writes: beacond's fee-recipient warning and its "Finalized block … syncing_to_height".
+    const WARNS = "grep -aiE 'erro|warn|fail|reject|invalid|syncing|panic' | grep -avE 'Suggested fee recipient|syncing_to_height|sonic only supports' | sed 's/\\x1b\\[[0-9;]*m//g' | cut -c1-400 | tail -n 25";
+    const runnerLog = path.join(process.env.NODEFLEET_STATE ?? path.join(ROOT, ".state"), "devchain", "vm-cl.log");
     return [
         read("the runner's validator", (q) => vmnetRpc(q)),
         read("validator-1", (q) => JSON.parse(onV(`curl -fsS -m 10 http://127.0.0.1:56657${q}`).output).result),
+        `the runner's validator's log (${runnerLog}), what warns or fails:`,
+        sh("bash", ["-c", `tail -n 4000 "$1" | ${WARNS}`, "-", runnerLog], { allowFail: true }).stdout.trimEnd(),
+        "validator-1's units on dev-2, the last ten minutes, what warns or fails:",
+        onV(`journalctl -u 0gchaind-validator-1 -u geth-validator-1 -u reth-validator-1 --since -10min --no-pager -o short-iso-precise | ${WARNS}`, true).output.trimEnd(),
     ].join("\n");
 }
+
+/** The block each vote of a CometBFT vote list names: `index:hash` (six bytes), `index:nil`, or `index:-` without a vote. */
+function namedBlocks(list: unknown): string {
+    if (!Array.isArray(list)) return "?";
+    return list.map((v, i) => {
+        const m = /^Vote\{\d+:\S+ \S+ ([0-9A-F]+) /.exec(String(v));
+        return `${i}:${m === null ? "-" : m[1] === "000000000000" ? "nil" : m[1]}`;
+    }).join(" ");
+}
+
+const shortHash = (h: unknown): string => (typeof h === "string" && h !== "" ? h.slice(0, 12) : "nil");
 
 export const onV = (command: string, allowFail = false) => onVm("dev-2", command, allowFail);
 export const DEVCHAIN = path.join(ROOT, "lab/devchain.sh");
