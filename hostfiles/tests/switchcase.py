@@ -15,12 +15,12 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from zgvalidator import handover as handover_mod, health as health_mod, host, lowdowntime, node, rollback, switch  # noqa: E402
+from zgvalidator import handover as handover_mod, health as health_mod, host, lowdowntime, node, rollback, stall, switch  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
 REAL_RUN = host.run
 GETH, RETH, CL = "geth-validator-1.service", "reth-validator-1.service", "0gchaind-validator-1.service"
-MODULES = (host, node, switch, rollback, health_mod, handover_mod, lowdowntime)
+MODULES = (host, node, switch, rollback, health_mod, handover_mod, lowdowntime, stall)
 
 
 def block_hash(n, fork=""):
@@ -126,6 +126,8 @@ class SwitchCase(unittest.TestCase):
             "ports": {"http": self.el.port, "p2p": 56303, "engine": 56551, "cometRpc": 1},
             "services": {"geth": GETH, "reth": RETH, "consensus": CL},
             "referenceRpcUrl": None, "heightTolerance": 5, "remedyRetries": 3, "remedySettleSeconds": 0,
+            # No daemon answers here: the watch after a height rollback has its own test (test_consensus_stall).
+            "stallWatchSeconds": 0,
             "rollbackMax": 64, "verifyTimeout": 30, "cleanupAfterHours": 24,
             "cleanup": {"removeGethBinary": False, "removeBackup": False},
         }

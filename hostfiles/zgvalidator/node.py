@@ -12,6 +12,7 @@ import time
 
 from .host import (DRIFT, Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
                    systemctl, tree_diff, tree_stat, unit_props, wait)
+from .stall import start_after_rollback
 from nodefleet_rpc import RpcFailure, block_number, rpc
 
 # The host tool's directory (/usr/local/lib/nodefleet): the scripts installed beside the package.
@@ -353,7 +354,7 @@ class Validator:
         self.stop(self.units["consensus"])
         self.wait_el_synced()
         rolled = self.height_rollback()
-        self.start_consensus()
+        start_after_rollback(self)
         return rolled
 
     def lines_since_start(self):

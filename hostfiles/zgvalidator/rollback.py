@@ -6,6 +6,7 @@ import re
 import shutil
 import time
 
+from .stall import start_after_rollback
 from .switch import switch_mode
 from .host import Failed, active, copy_tree, install_unit, journal, listening, now, put, say, systemctl, tree_diff, tree_stat, unit_props, wait
 
@@ -70,7 +71,7 @@ def rollback(v):
     committed = [int(h) for h in re.findall(r"Committed state.*?\bheight=(\d+)", journal(cl))]
     gap = (committed[-1] - v.noted_head()) if committed and v.step_marker(*v.NOTED) else 0
     rolled = v.height_rollback(expected_gap=gap)
-    v.start_consensus()
+    start_after_rollback(v)
     verified = v.verify_running(geth, int(geth_start * 1e6), ["Chain head was updated", "Forkchoice requested sync", "Syncing beacon headers"])
     if os.path.exists(s["rethDir"]):
         shutil.rmtree(s["rethDir"])
@@ -96,7 +97,7 @@ def rollback_before_cutover(v):
         say(f"started {geth} again (its datadir was never touched)")
     if not active(cl):
         v.height_rollback()
-        v.start_consensus()
+        start_after_rollback(v)
         say(f"started {cl} again")
     removed = []
     if os.path.exists(s["rethDir"]):

@@ -16,6 +16,7 @@ import time
 from .chain import export_unchanged, verify_export
 from .host import Failed, active, chown_tree, dispose, exec_start, install_unit, listening, now, parse_time, run, say, systemctl, copy_tree, tree_diff, tree_stat, wait
 from .importing import step_import
+from .stall import start_after_rollback
 from .node import hashes_agree
 from .exporting import check_free_disk, export_job, trim_verified
 from . import lowdowntime as _low
@@ -271,7 +272,7 @@ def step_start(v):
     rolled = {"skipped": "0gchaind already running"}
     if not active(cl):
         rolled = v.height_rollback()
-        v.start_consensus()
+        start_after_rollback(v)
         say(f"started {cl}")
     return {"rethStartedAt": reth_start, "heightRollback": rolled, "consensusStartedAt": now()}
 

@@ -74,12 +74,13 @@ put_tool /usr/local/lib/nodefleet/zgvalidator/importing.py 0644 root:root 0c3d18
 put_tool /usr/local/lib/nodefleet/zgvalidator/jobs.py 0644 root:root cb48fcfe1fea619eea7728ad1f48ee950aff57d97dce07a80b358a8f6dc7434b
 put_tool /usr/local/lib/nodefleet/zgvalidator/lock.py 0644 root:root 57aa669020fa75a47aaa3028532f26ed8eeae8d636ba1de50fe588c1bcf77fde
 put_tool /usr/local/lib/nodefleet/zgvalidator/lowdowntime.py 0644 root:root 80949682a3dc98630f9d6806c80fbb20267afbe5879ee85431387c5dd29ca63c
-put_tool /usr/local/lib/nodefleet/zgvalidator/node.py 0644 root:root 32163926ecb18769ede4d3ba985fe361d7852e63f8a1f73e04f196b0bd644d86
-put_tool /usr/local/lib/nodefleet/zgvalidator/rollback.py 0644 root:root 95082171e738eded396c73b61a1e862c213edea9041b6843c7546323d1e2b61d
+put_tool /usr/local/lib/nodefleet/zgvalidator/node.py 0644 root:root f2ebf9a397cb064432c48a4542257661add8d5cb8f5ce05c1eec022dfb770dd1
+put_tool /usr/local/lib/nodefleet/zgvalidator/rollback.py 0644 root:root d5480e0d549e9fdc1dcd16cd1c812c2c7fb99739a24375cc3af19b49b9d32b30
 put_tool /usr/local/lib/nodefleet/zgvalidator/setup.py 0644 root:root 76f5bb60d5c888beddf4be6c3da01d1594af99bc89f8f46f27b1b79ee3a10a87
+put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root 4ca17f04539e5028bc410272b88773eec2dc7eb2dc4576adfd8af84126fe96bb
 put_tool /usr/local/lib/nodefleet/zgvalidator/starting.py 0644 root:root 0c41eedac0e446b789e138f7da12dc302de0677728b51d96f8dec5da01eff6f8
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
-put_tool /usr/local/lib/nodefleet/zgvalidator/switch.py 0644 root:root c743424b270f75d762d4696d1d344d929a6dcfd52b0713e7b4e50b16f5c70ae4
+put_tool /usr/local/lib/nodefleet/zgvalidator/switch.py 0644 root:root c5cd2ff2b49092a0a9d733aabedf50505858d4eb83b803313c65a9c8d54ac1ac
 put_tool /usr/local/lib/nodefleet/zgvalidator/upgrade.py 0644 root:root 3a46cfda7f002ec6cc3685ba0438da3965f497fb47319a2e5a50fbc50dbeda3d
 put /etc/nodefleet/validator-1/validator.json 0644 root:root <<'NODEFLEET_EOF'
 {

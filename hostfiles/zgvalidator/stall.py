@@ -1,0 +1,96 @@
+"""A validator's consensus daemon started after a height rollback, watched until it votes on.
+
+After a height rollback the daemon catches up by block sync, and CometBFT then enters the network's
+height without replaying its consensus WAL (it replays it only when block sync applied no block). If
+the validator had voted in the round it comes back to, it signs that vote again, CometBFT takes it
+for the one it already holds from its peers, and nothing moves its state machine on: it sits at the
+prevote step with two thirds of the prevotes in hand, and where its vote is needed its network with
+it (docs/roles.md, "Its start after a height rollback"). Started again without a rollback, it
+replays the WAL and votes on. So after such a start this watches the daemon's consensus state until
+it commits a height out of block sync, and restarts it once if it stalls so.
+"""
+import json
+import re
+import time
+import urllib.error
+import urllib.request
+
+from .host import active, say, systemctl
+
+PREVOTE_STEP = 4  # CometBFT's RoundStepPrevote
+WATCH_SECONDS = 60
+STALL_SECONDS = 8  # far above a prevote timeout (1 s, +0.5 s a round): the step never waits there with two thirds
+POLL_SECONDS = 1.0
+
+
+def start_after_rollback(v):
+    """v.start_consensus() after v.height_rollback(), then the watch below; start_consensus's warning."""
+    warning = v.start_consensus()
+    within = v.s.get("stallWatchSeconds", WATCH_SECONDS)
+    if within > 0:
+        unit = v.units["consensus"]
+        watch(f"http://127.0.0.1:{v.s['ports']['cometRpc']}", lambda: systemctl("restart", unit), lambda: active(unit), within)
+    return warning
+
+
+def watch(rpc, restart, running, within, stall=STALL_SECONDS):
+    """Polls the daemon's RPC for `within` seconds at most: ends once it has committed a height out
+    of block sync (past the height a stall holds), or when it is not running, or when its RPC has no consensus dump (a daemon that
+    is not CometBFT's); a stall held `stall` seconds is restarted once through `restart`. Returns what
+    it saw, in one line, also said."""
+    deadline = time.monotonic() + within
+    first = stalled_since = None
+    restarted = False
+    while time.monotonic() < deadline:
+        if not running():
+            return told("consensus: the daemon is not running, nothing to watch")
+        try:
+            status = rpc_result(rpc, "/status")["sync_info"]
+            height, catching_up = int(status["latest_block_height"]), bool(status["catching_up"])
+            stuck = stall_of(rpc_result(rpc, "/dump_consensus_state")["round_state"])
+        except urllib.error.HTTPError as e:
+            if e.code == 404:  # a daemon without CometBFT's consensus dump
+                return told("consensus: its RPC has no /dump_consensus_state, nothing to watch")
+            time.sleep(POLL_SECONDS)
+            continue
+        except (OSError, ValueError, KeyError, TypeError):
+            time.sleep(POLL_SECONDS)  # not answering yet (starting), or an answer it cannot read: asked again
+            continue
+        if not catching_up:
+            first = height if first is None else first
+            if height > first:
+                return told(f"consensus: committing again at height {height}{', after the restart' if restarted else ''}")
+        if stuck is None:
+            stalled_since = None
+        elif stalled_since is None or stalled_since[0] != stuck:
+            stalled_since = (stuck, time.monotonic())
+        elif time.monotonic() - stalled_since[1] >= stall and not restarted:
+            say(f"consensus: stalled at height {stuck[0]} round {stuck[1]} in the prevote step with two thirds of the prevotes, "
+                "a vote it signed before the height rollback taken for its own (docs/roles.md): restarting it to replay its consensus WAL")
+            restart()
+            restarted, first, stalled_since = True, None, None
+        time.sleep(POLL_SECONDS)
+    return told(f"consensus: no commit out of block sync within {within} s of its start{' and its restart' if restarted else ''}")
+
+
+def told(line):
+    say(line)
+    return line
+
+
+def rpc_result(rpc, path):
+    with urllib.request.urlopen(f"{rpc}{path}", timeout=3) as r:
+        return json.load(r)["result"]
+
+
+def stall_of(rs):
+    """(height, round) when the daemon sits at the prevote step holding more than two thirds of its
+    round's prevotes (CometBFT leaves that step the moment it holds them); None otherwise."""
+    if int(rs["step"]) != PREVOTE_STEP:
+        return None
+    for votes in rs.get("votes") or []:
+        if int(votes.get("round", -1)) == int(rs["round"]):
+            m = re.search(r"\} (\d+)/(\d+) = ", str(votes.get("prevotes_bit_array", "")))
+            if m and 3 * int(m.group(1)) > 2 * int(m.group(2)):
+                return int(rs["height"]), int(rs["round"])
+    return None
