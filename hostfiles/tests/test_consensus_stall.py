@@ -24,18 +24,21 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from zgvalidator import stall  # noqa: E402
 
 
-def state(height, step, share="80000000000/80000000000", catching_up=False, rnd=2):
-    """(/status, /dump_consensus_state) of a daemon that committed `height` and works on the next one."""
+def state(height, step, share="80000000000/80000000000", catching_up=False, rnd=2, peers=()):
+    """(/status, /dump_consensus_state) of a daemon that committed `height` and works on the next
+    one, its peers working on the heights given."""
     status = {"result": {"sync_info": {"latest_block_height": str(height), "catching_up": catching_up}}}
     votes = [{"round": r, "prevotes_bit_array": f"BA{{2:xx}} {share if r == rnd else '80000000000/80000000000'} = 1.00",
               "precommits_bit_array": "BA{2:x_} 48000000000/80000000000 = 0.60"} for r in range(rnd + 1)]
-    dump = {"result": {"round_state": {"height": str(height + 1), "round": rnd, "step": step, "votes": votes}, "peers": []}}
+    dump = {"result": {"round_state": {"height": str(height + 1), "round": rnd, "step": step, "votes": votes},
+                       "peers": [{"node_address": f"id{i}@10.0.2.{i}:26756", "peer_state": {"round_state": {"height": str(h), "round": 0, "step": 6}}}
+                                 for i, h in enumerate(peers)]}}
     return status, dump
 
 
 class Daemon:
-    """/status and /dump_consensus_state from `states` (the i-th of each pair per poll, the last one
-    kept); `after_restart` replaces them when the watch restarts it."""
+    """/status and /dump_consensus_state from `states`, a pair a poll (the last one kept);
+    `after_restart` replaces them when the watch restarts it."""
 
     def __init__(self, states, dump_status=200):
         self.states, self.polls, self.restarts, self.dump_status = list(states), 0, 0, dump_status
@@ -43,12 +46,12 @@ class Daemon:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                status, dump = daemon.states[min(daemon.polls, len(daemon.states) - 1)]
-                if self.path == "/status":
-                    code, body = 200, status
-                else:
-                    code, body = daemon.dump_status, dump
+                if self.path == "/status":  # a poll's first request: the next pair
+                    daemon.current = daemon.states[min(daemon.polls, len(daemon.states) - 1)]
                     daemon.polls += 1
+                    code, body = 200, daemon.current[0]
+                else:
+                    code, body = daemon.dump_status, daemon.current[1]
                 self.send_response(code)
                 self.end_headers()
                 self.wfile.write(json.dumps(body).encode())
@@ -94,7 +97,7 @@ class Watch(unittest.TestCase):
         d.after_restart = [state(222, 1, catching_up=True), state(222, 4, share="48000000000/80000000000"), state(223, 1)]
         got, said, took = self.watch(d)
         self.assertEqual(d.restarts, 1)
-        self.assertEqual(got, "consensus: committing again at height 223, after the restart")
+        self.assertEqual(got, "consensus: committed height 223, where its peers were when it left block sync, after the restart")
         self.assertIn("consensus: stalled at height 223 round 2 in the prevote step with two thirds of the prevotes", said)
         self.assertTrue(said.endswith(got + "\n"), said)
         self.assertGreaterEqual(took, 0.5)
@@ -103,20 +106,24 @@ class Watch(unittest.TestCase):
         d = self.daemon(state(222, 4))
         got, said, took = self.watch(d, within=2, stall_seconds=0.3)
         self.assertEqual(d.restarts, 1)
-        self.assertEqual(got, "consensus: no commit out of block sync within 2 s of its start and its restart")
+        self.assertEqual(got, "consensus: height 223, where its peers were when it left block sync, not committed within 2 s of its start and its restart")
         self.assertGreaterEqual(took, 2)
 
     def test_left_alone(self):
         cases = {
-            "a daemon that commits": ([state(222, 4), state(223, 1)], "consensus: committing again at height 223"),
+            "a daemon that commits": ([state(222, 4), state(223, 1)], "consensus: committed height 223, where its peers were when it left block sync"),
+            # Out of block sync behind its peers, it catches up by their gossip; the height they were at is the one to commit.
+            "caught up by gossip": ([state(200, 1, peers=(206, 0)), state(203, 1, peers=(206,)), state(205, 1, peers=(206,)), state(206, 1, peers=(207,))],
+                                    "consensus: committed height 206, where its peers were when it left block sync"),
             # The step passes before the stall's seconds: CometBFT moves on as the last prevote lands.
-            "a prevote step that passes": ([state(222, 4), state(222, 5), state(222, 4), state(222, 6), state(223, 1)], "consensus: committing again at height 223"),
+            "a prevote step that passes": ([state(222, 4), state(222, 5), state(222, 4), state(222, 6), state(223, 1)], "consensus: committed height 223, where its peers were when it left block sync"),
             # Block sync's heights are not commits of its own; the first height out of it is the base.
-            "block sync, then a commit": ([state(100, 1, catching_up=True), state(180, 1, catching_up=True), state(222, 3), state(223, 1)], "consensus: committing again at height 223"),
+            "block sync, then a commit": ([state(100, 1, catching_up=True), state(180, 1, catching_up=True), state(222, 3), state(223, 1)], "consensus: committed height 223, where its peers were when it left block sync"),
             # A halted network: the prevote step without two thirds (the other validator's 60 %) is a wait, not a stall.
-            "a halted network": ([state(222, 4, share="48000000000/80000000000")], "consensus: no commit out of block sync within 1.5 s of its start"),
+            "a halted network": ([state(222, 4, share="48000000000/80000000000")], "consensus: height 223, where its peers were when it left block sync, not committed within 1.5 s of its start"),
             # Exactly two thirds is not more than two thirds (CometBFT's HasTwoThirdsAny).
-            "exactly two thirds": ([state(222, 4, share="2/3")], "consensus: no commit out of block sync within 1.5 s of its start"),
+            "exactly two thirds": ([state(222, 4, share="2/3")], "consensus: height 223, where its peers were when it left block sync, not committed within 1.5 s of its start"),
+            "still in block sync": ([state(100, 1, catching_up=True)], "consensus: still in block sync after 1.5 s"),
         }
         for name, (states, want) in cases.items():
             with self.subTest(name):
@@ -136,7 +143,7 @@ class Watch(unittest.TestCase):
         gone = self.daemon(state(222, 4))
         gone.close()  # nothing listens on its port any more: a daemon still starting, asked again until the limit
         got, _, took = self.watch(gone, within=1)
-        self.assertEqual(got, "consensus: no commit out of block sync within 1 s of its start")
+        self.assertEqual(got, "consensus: still in block sync after 1 s")
         self.assertGreaterEqual(took, 1)
 
     def test_answers_it_cannot_read_are_asked_again_never_taken_for_a_stall(self):
@@ -144,7 +151,16 @@ class Watch(unittest.TestCase):
                (state(222, 4)[0], {"result": {"round_state": {"height": "223", "round": 2, "step": "four"}}})]
         d = self.daemon(*bad, state(222, 4, share="48000000000/80000000000"))
         got, _, _ = self.watch(d, within=1, stall_seconds=0.2)
-        self.assertEqual((got, d.restarts), ("consensus: no commit out of block sync within 1 s of its start", 0))
+        self.assertEqual((got, d.restarts), ("consensus: height 223, where its peers were when it left block sync, not committed within 1 s of its start", 0))
+
+
+class PeersHeight(unittest.TestCase):
+    def test_the_highest_height_a_peer_works_on_and_unreadable_peers_left_out(self):
+        peers = [{"peer_state": {"round_state": {"height": "206"}}}, "id@10.0.2.2:26756", {"peer_state": None},
+                 {"peer_state": {"round_state": {"height": "tall"}}}, {"peer_state": {"round_state": {"height": "207"}}}]
+        self.assertEqual(stall.peers_height({"peers": peers}), 207)
+        self.assertIsNone(stall.peers_height({"peers": peers[1:4]}))
+        self.assertIsNone(stall.peers_height({"peers": None}))
 
 
 class StartAfterRollback(unittest.TestCase):

@@ -7,7 +7,7 @@ for the one it already holds from its peers, and nothing moves its state machine
 prevote step with two thirds of the prevotes in hand, and where its vote is needed its network with
 it (docs/roles.md, "Its start after a height rollback"). Started again without a rollback, it
 replays the WAL and votes on. So after such a start this watches the daemon's consensus state until
-it commits a height out of block sync, and restarts it once if it stalls so.
+it commits the height its network works on, and restarts it once if it stalls so.
 """
 import json
 import re
@@ -34,12 +34,12 @@ def start_after_rollback(v):
 
 
 def watch(rpc, restart, running, within, stall=STALL_SECONDS):
-    """Polls the daemon's RPC for `within` seconds at most: ends once it has committed a height out
-    of block sync (past the height a stall holds), or when it is not running, or when its RPC has no consensus dump (a daemon that
-    is not CometBFT's); a stall held `stall` seconds is restarted once through `restart`. Returns what
-    it saw, in one line, also said."""
+    """Polls the daemon's RPC for `within` seconds at most: ends once it has committed the height its
+    peers worked on when it left block sync (a stall holds it below), when it is not running, or when
+    its RPC has no consensus dump (not CometBFT's); a stall held `stall` seconds is restarted once
+    through `restart`. Returns what it saw, in one line, also said."""
     deadline = time.monotonic() + within
-    first = stalled_since = None
+    target = stalled_since = None
     restarted = False
     while time.monotonic() < deadline:
         if not running():
@@ -47,7 +47,8 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
         try:
             status = rpc_result(rpc, "/status")["sync_info"]
             height, catching_up = int(status["latest_block_height"]), bool(status["catching_up"])
-            stuck = stall_of(rpc_result(rpc, "/dump_consensus_state")["round_state"])
+            dump = rpc_result(rpc, "/dump_consensus_state")
+            stuck, network = stall_of(dump["round_state"]), peers_height(dump)
         except urllib.error.HTTPError as e:
             if e.code == 404:  # a daemon without CometBFT's consensus dump
                 return told("consensus: its RPC has no /dump_consensus_state, nothing to watch")
@@ -57,9 +58,11 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
             time.sleep(POLL_SECONDS)  # not answering yet (starting), or an answer it cannot read: asked again
             continue
         if not catching_up:
-            first = height if first is None else first
-            if height > first:
-                return told(f"consensus: committing again at height {height}{', after the restart' if restarted else ''}")
+            # The height its peers work on when it first left block sync: it may catch up to it by
+            # the network's gossip, and the stall, if any, comes there.
+            target = max(network or 0, height + 1) if target is None else target
+            if height >= target:
+                return told(f"consensus: committed height {height}, where its peers were when it left block sync{', after the restart' if restarted else ''}")
         if stuck is None:
             stalled_since = None
         elif stalled_since is None or stalled_since[0] != stuck:
@@ -68,9 +71,10 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
             say(f"consensus: stalled at height {stuck[0]} round {stuck[1]} in the prevote step with two thirds of the prevotes, "
                 "a vote it signed before the height rollback taken for its own (docs/roles.md): restarting it to replay its consensus WAL")
             restart()
-            restarted, first, stalled_since = True, None, None
+            restarted, target, stalled_since = True, None, None
         time.sleep(POLL_SECONDS)
-    return told(f"consensus: no commit out of block sync within {within} s of its start{' and its restart' if restarted else ''}")
+    return told(f"consensus: height {target}, where its peers were when it left block sync, not committed within {within} s of its start{' and its restart' if restarted else ''}"
+                if target is not None else f"consensus: still in block sync after {within} s")
 
 
 def told(line):
@@ -81,6 +85,17 @@ def told(line):
 def rpc_result(rpc, path):
     with urllib.request.urlopen(f"{rpc}{path}", timeout=3) as r:
         return json.load(r)["result"]
+
+
+def peers_height(dump):
+    """The highest height a peer works on, as the daemon sees it; None without a peer it can read."""
+    heights = []
+    for p in dump.get("peers") or []:
+        try:
+            heights.append(int(p["peer_state"]["round_state"]["height"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return max(heights, default=None)
 
 
 def stall_of(rs):
