@@ -1,13 +1,15 @@
 """A validator's consensus daemon started after a height rollback, watched until it votes on.
 
-After a height rollback the daemon catches up by block sync, and CometBFT then enters the network's
-height without replaying its consensus WAL (it replays it only when block sync applied no block). If
-the validator had voted in the round it comes back to, it signs that vote again, CometBFT takes it
-for the one it already holds from its peers, and nothing moves its state machine on: it sits at the
-prevote step with two thirds of the prevotes in hand, and where its vote is needed its network with
-it (docs/roles.md, "Its start after a height rollback"). Started again without a rollback, it
-replays the WAL and votes on. So after such a start this watches the daemon's consensus state until
-it commits the height its network works on, and restarts it once if it stalls so.
+After a height rollback the daemon catches up by block sync (or by its peers' gossip), and CometBFT
+then enters the network's height without replaying its consensus WAL (it replays it only when block
+sync applied no block). If the validator had voted in the round it comes back to, it signs that vote
+again, CometBFT takes it for the one it already holds from its peers, and nothing moves its state
+machine on: it sits at the prevote step with two thirds of the prevotes in hand, and where its vote
+is needed its network with it (docs/roles.md, "Its start after a height rollback"). Started again
+without a rollback, it replays the WAL, and where the replay holds the votes it signed before the
+rollback it votes on (roles.md says when it does not). So after such a start this watches the
+daemon's consensus state until it commits the height its network works on, and restarts it once if
+it stalls so.
 """
 import json
 import re

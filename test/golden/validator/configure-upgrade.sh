@@ -77,7 +77,7 @@ put_tool /usr/local/lib/nodefleet/zgvalidator/lowdowntime.py 0644 root:root 8094
 put_tool /usr/local/lib/nodefleet/zgvalidator/node.py 0644 root:root f2ebf9a397cb064432c48a4542257661add8d5cb8f5ce05c1eec022dfb770dd1
 put_tool /usr/local/lib/nodefleet/zgvalidator/rollback.py 0644 root:root d5480e0d549e9fdc1dcd16cd1c812c2c7fb99739a24375cc3af19b49b9d32b30
 put_tool /usr/local/lib/nodefleet/zgvalidator/setup.py 0644 root:root 76f5bb60d5c888beddf4be6c3da01d1594af99bc89f8f46f27b1b79ee3a10a87
-put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root a1888a02bd5a02d107ecaba1faf39b9b80f2c8474877f8771d78d908ec6c0c71
+put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root 7502a808de6d4bb43fb23ef899b79adcb42569f7901cd4a0c1df447f732aa12a
 put_tool /usr/local/lib/nodefleet/zgvalidator/starting.py 0644 root:root 0c41eedac0e446b789e138f7da12dc302de0677728b51d96f8dec5da01eff6f8
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put_tool /usr/local/lib/nodefleet/zgvalidator/switch.py 0644 root:root c5cd2ff2b49092a0a9d733aabedf50505858d4eb83b803313c65a9c8d54ac1ac
