@@ -12,6 +12,7 @@ import time
 
 from .host import (DRIFT, Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
                    systemctl, tree_diff, tree_stat, unit_props, wait)
+from . import comet
 from .stall import start_after_rollback
 from nodefleet_rpc import RpcFailure, block_number, rpc
 
@@ -286,17 +287,7 @@ class Validator:
         return int(number.replace(",", "")), (logged.lower() or None)
 
     def cl_status(self):
-        import urllib.request
-        url = f"http://127.0.0.1:{self.s['ports']['cometRpc']}/status"
-        try:
-            with urllib.request.urlopen(url, timeout=3) as r:
-                info = json.load(r)["result"]["sync_info"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise Failed(f"GET {url}: no usable result.sync_info ({e})") from None
-        catching_up = info.get("catching_up")
-        if not isinstance(catching_up, bool):
-            raise Failed(f"GET {url}: result.sync_info.catching_up is {catching_up!r}, not true or false")
-        return {"height": int(info.get("latest_block_height", 0)), "catchingUp": catching_up}
+        return comet.status(f"http://127.0.0.1:{self.s['ports']['cometRpc']}")
 
     def height_rollback(self, expected_gap=0):
         """expected_gap: heights the consensus is known to be ahead (a rollback to geth drops the

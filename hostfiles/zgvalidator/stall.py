@@ -11,13 +11,12 @@ rollback it votes on (roles.md says when it does not). So after such a start thi
 daemon's consensus state until it commits the height its network works on, and restarts it once if
 it stalls so.
 """
-import json
 import re
 import time
 import urllib.error
-import urllib.request
 
-from .host import active, say, systemctl
+from . import comet
+from .host import Failed, active, say, systemctl
 
 PREVOTE_STEP = 4  # CometBFT's RoundStepPrevote
 WATCH_SECONDS = 60
@@ -47,16 +46,16 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
         if not running():
             return told("consensus: the daemon is not running, nothing to watch")
         try:
-            status = rpc_result(rpc, "/status")["sync_info"]
-            height, catching_up = int(status["latest_block_height"]), bool(status["catching_up"])
-            dump = rpc_result(rpc, "/dump_consensus_state")
+            status = comet.status(rpc)
+            height, catching_up = status["height"], status["catchingUp"]
+            dump = comet.result(rpc, "/dump_consensus_state")
             stuck, network = stall_of(dump["round_state"]), peers_height(dump)
         except urllib.error.HTTPError as e:
             if e.code == 404:  # a daemon without CometBFT's consensus dump
                 return told("consensus: its RPC has no /dump_consensus_state, nothing to watch")
             time.sleep(POLL_SECONDS)
             continue
-        except (OSError, ValueError, KeyError, TypeError):
+        except (Failed, OSError, ValueError, KeyError, TypeError):
             time.sleep(POLL_SECONDS)  # not answering yet (starting), or an answer it cannot read: asked again
             continue
         if not catching_up:
@@ -82,11 +81,6 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
 def told(line):
     say(line)
     return line
-
-
-def rpc_result(rpc, path):
-    with urllib.request.urlopen(f"{rpc}{path}", timeout=3) as r:
-        return json.load(r)["result"]
 
 
 def peers_height(dump):
