@@ -21,7 +21,7 @@ from contextlib import redirect_stdout
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from zgvalidator import stall  # noqa: E402
+from zgvalidator import comet, stall  # noqa: E402
 
 
 def state(height, step, share="80000000000/80000000000", catching_up=False, rnd=2, peers=()):
@@ -85,11 +85,11 @@ class Watch(unittest.TestCase):
         self.addCleanup(d.close)
         return d
 
-    def watch(self, d, within=5, stall_seconds=0.5, running=lambda: True):
+    def watch(self, d, within=5, stall_seconds=0.5, running=lambda: True, still=30):
         out = io.StringIO()
         t0 = time.monotonic()
         with redirect_stdout(out):
-            got = stall.watch(d.url, d.restart, running, within, stall_seconds)
+            got = stall.watch(d.url, d.restart, running, within, stall_seconds, still)
         return got, out.getvalue(), time.monotonic() - t0
 
     def test_a_stall_at_the_prevote_step_with_two_thirds_is_restarted_once_and_the_watch_ends_when_it_commits(self):
@@ -131,6 +131,25 @@ class Watch(unittest.TestCase):
                 got, _, _ = self.watch(d, within=1.5, stall_seconds=0.4)
                 self.assertEqual((got, d.restarts), (want, 0))
 
+    def test_no_step_taken_out_of_block_sync_is_restarted_once_and_the_watch_ends_when_it_commits(self):
+        # At the precommit step with its own precommit only, for good: not the prevote stall, a stop all the same.
+        d = self.daemon(state(222, 1, catching_up=True), state(222, 6, share="48000000000/80000000000", peers=(223,)))
+        d.after_restart = [state(222, 3), state(223, 1)]
+        got, said, took = self.watch(d, stall_seconds=0.3, still=0.6)
+        self.assertEqual(d.restarts, 1)
+        self.assertIn("consensus: no step taken for 0.6 s at 223/2/Precommit (height/round/step), out of block sync, its peers at 223", said)
+        self.assertEqual(got, "consensus: committed height 223, where its peers were when it left block sync, after the restart")
+        self.assertGreaterEqual(took, 0.6)
+        # A step taken resets the count: rounds that move on are a network at work.
+        moving = [state(222, step, rnd=r) for r in range(20) for step in (3, 4, 6)]
+        d = self.daemon(*moving)
+        got, _, _ = self.watch(d, within=1.2, stall_seconds=0.3, still=0.3)
+        self.assertEqual((got, d.restarts), ("consensus: height 223, where its peers were when it left block sync, not committed within 1.2 s of its start", 0))
+        # In block sync nothing is counted, however long it takes.
+        d = self.daemon(state(100, 1, catching_up=True))
+        got, _, _ = self.watch(d, within=1, still=0.2)
+        self.assertEqual((got, d.restarts), ("consensus: still in block sync after 1 s", 0))
+
     def test_a_daemon_without_the_dump_or_not_running_or_not_answering_ends_the_watch(self):
         d = self.daemon(state(222, 4), dump_status=404)
         got, _, took = self.watch(d)
@@ -154,6 +173,42 @@ class Watch(unittest.TestCase):
         self.assertEqual((got, d.restarts), ("consensus: height 223, where its peers were when it left block sync, not committed within 1 s of its start", 0))
 
 
+class NotCommitting(unittest.TestCase):
+    """The words of an error about a daemon that did not commit: where its consensus stands, as its
+    RPC answers (the scripted daemon above), its restarts, the watch's line, its last warnings."""
+
+    def test_where_it_stands_its_restarts_the_watch_and_its_last_warnings(self):
+        d = Daemon([state(222, 4, peers=(223,))])
+        self.addCleanup(d.close)
+        comet.status(d.url)  # the scripted daemon answers its dump after a /status
+        self.assertEqual(comet.brief(d.url), "at 223/2/Prevote, prevotes xx 1.00, precommits x_ 0.60; peers: 10.0.2.0:26756 at 223/0/Precommit")
+        log = "\n".join(["\x1b[90m5:01AM\x1b[0m \x1b[32mINF\x1b[0m Committed state height=222",
+                         "\x1b[33mWRN\x1b[0m Suggested fee recipient is not configured",
+                         "\x1b[31mERR\x1b[0m failed to prepare proposal err=\"received nil payload ID\"",
+                         "E[2026-12-07|05:01:02] Failed signing vote module=consensus height=223 err=\"step regression\"",
+                         "I[2026-12-07|05:01:03] Timed out module=consensus step=RoundStepPropose"])
+        v = mock.Mock(units={"consensus": "0gchaind-validator-1.service"}, comet_rpc=d.url, watched="consensus: committed height 222, where its peers were when it left block sync")
+        with mock.patch.object(stall, "unit_props", return_value={"NRestarts": "2"}) as props:
+            said = stall.not_committing(v, log)
+        props.assert_called_once_with("0gchaind-validator-1.service", "NRestarts")
+        self.assertEqual(said, "consensus at 223/2/Prevote, prevotes xx 1.00, precommits x_ 0.60; peers: 10.0.2.0:26756 at 223/0/Precommit; "
+                               "restarted by systemd 2 time(s); after its last start after a height rollback: consensus: committed height 222, where its peers were when it left block sync; "
+                               "its last lines that warn or fail: ERR failed to prepare proposal err=\"received nil payload ID\" | "
+                               "E[2026-12-07|05:01:02] Failed signing vote module=consensus height=223 err=\"step regression\"")
+
+    def test_what_it_cannot_read_is_said_never_raised(self):
+        gone = Daemon([state(222, 4)])
+        gone.close()
+        self.assertRegex(comet.brief(gone.url), r"^no consensus dump at http://127\.0\.0\.1:\d+ \(.*refused")
+        odd = Daemon([({"result": {}}, {"result": {"round_state": {"height": "9", "round": 0, "step": 12, "votes": [{"round": 0, "prevotes_bit_array": "nil"}]}}})])
+        self.addCleanup(odd.close)
+        comet.result(odd.url, "/status")
+        self.assertEqual(comet.brief(odd.url), "at 9/0/12, prevotes ?, precommits ?; peers: none")
+        v = mock.Mock(units={"consensus": "u"}, comet_rpc=gone.url, watched=None)
+        with mock.patch.object(stall, "unit_props", return_value={}):
+            self.assertRegex(stall.not_committing(v, ""), r"restarted by systemd \? time\(s\); after its last start after a height rollback: not watched; its last lines that warn or fail: none$")
+
+
 class PeersHeight(unittest.TestCase):
     def test_the_highest_height_a_peer_works_on_and_unreadable_peers_left_out(self):
         peers = [{"peer_state": {"round_state": {"height": "206"}}}, "id@10.0.2.2:26756", {"peer_state": None},
@@ -168,16 +223,17 @@ class StartAfterRollback(unittest.TestCase):
         for within, watched in ((0, []), (30, [("http://127.0.0.1:56657", 30)])):
             with self.subTest(within=within):
                 order = []
-                v = mock.Mock(units={"consensus": "0gchaind-validator-1.service"}, s={"ports": {"cometRpc": 56657}, "stallWatchSeconds": within})
+                v = mock.Mock(units={"consensus": "0gchaind-validator-1.service"}, s={"stallWatchSeconds": within}, comet_rpc="http://127.0.0.1:56657", watched=None)
                 v.start_consensus = lambda: order.append("start") or "a warning"
-                with mock.patch.object(stall, "watch", lambda rpc, restart, running, w: order.append((rpc, w))), \
+                with mock.patch.object(stall, "watch", lambda rpc, restart, running, w: order.append((rpc, w)) or "what it saw"), \
                         mock.patch.object(stall, "systemctl") as systemctl, mock.patch.object(stall, "active", return_value=True):
                     self.assertEqual(stall.start_after_rollback(v), "a warning")
                 self.assertEqual(order, ["start", *watched])
+                self.assertEqual(v.watched, "what it saw" if within else None)  # for an error that follows (not_committing)
                 systemctl.assert_not_called()
 
     def test_the_restart_it_hands_the_watch_restarts_the_consensus_unit(self):
-        v = mock.Mock(units={"consensus": "0gchaind-validator-1.service"}, s={"ports": {"cometRpc": 56657}})
+        v = mock.Mock(units={"consensus": "0gchaind-validator-1.service"}, s={}, comet_rpc="http://127.0.0.1:56657")
         v.start_consensus = lambda: None
         seen = {}
 

@@ -13,7 +13,7 @@ from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from tests.switchcase import CL, GETH, RETH, Chain, SwitchCase, write_unit  # noqa: E402
-from zgvalidator import handover as handover_mod, health as health_mod, node, rollback, switch  # noqa: E402
+from zgvalidator import handover as handover_mod, health as health_mod, node, rollback, stall, switch  # noqa: E402
 from zgvalidator.host import Failed  # noqa: E402
 from zgvalidator.node import Validator  # noqa: E402
 
@@ -199,6 +199,22 @@ class Step14Verify(SwitchCase):
             r = v.verify_running(RETH, 0, ["Starting consensus engine"])
         self.assertEqual(r["remedies"], 1)
         self.assertEqual(r["executionHeight"], 100)
+
+    def test_a_daemon_that_never_commits_fails_the_verification_saying_where_its_consensus_stands(self):
+        v = self.validator()
+        self.fake.state.update({RETH: "active", CL: "active"})
+        self.fake.since[CL] = 5_000_000
+        self.fake.logs[RETH] = "Starting consensus engine\n"
+        self.fake.logs[CL] = "INF Starting consensus state\n\x1b[31mERR\x1b[0m Failed signing vote height=224 err=\"step regression\"\n"
+        v.watched = "consensus: height 224, where its peers were when it left block sync, not committed within 90 s of its start and its restart"
+        clock = iter(range(0, 100_000, 10))
+        with mock.patch.object(node.time, "monotonic", lambda: next(clock)), mock.patch.object(node.time, "sleep", lambda s: None), \
+                mock.patch.object(stall.comet, "brief", lambda rpc: f"at 224/2/Prevote ({rpc})"):
+            with self.assertRaises(Failed) as e:
+                v.verify_running(RETH, 0, ["Starting consensus engine"])
+        self.assertEqual(str(e.exception), "not verified after 30 s: EL log shows Starting consensus engine: True; 0gchaind log shows Committed state: False; status: None; "
+                                           "consensus at 224/2/Prevote (http://127.0.0.1:1); restarted by systemd ? time(s); after its last start after a height rollback: "
+                                           f"{v.watched}; its last lines that warn or fail: ERR Failed signing vote height=224 err=\"step regression\"")
 
     def verify_with_no_payload_at_157(self, el):
         """verify_running on geth while 0gchaind at 156 logs its proposal of 157 refused (VALID, no

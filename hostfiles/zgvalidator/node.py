@@ -13,7 +13,7 @@ import time
 from .host import (DRIFT, Failed, active, exec_start, find_key, first_committed_time, journal, mono_to_realtime_usec, now, put, run, same_bytes, say,
                    systemctl, tree_diff, tree_stat, unit_props, wait)
 from . import comet
-from .stall import start_after_rollback
+from .stall import not_committing, start_after_rollback
 from nodefleet_rpc import RpcFailure, block_number, rpc
 
 # The host tool's directory (/usr/local/lib/nodefleet): the scripts installed beside the package.
@@ -76,6 +76,7 @@ class Validator:
         self.mig = os.path.join(s["dataRoot"], "migration")
         self.export_file = os.path.join(self.mig, "chain-export.rlp")
         self.el_url = f"http://127.0.0.1:{s['ports']['http']}"
+        self.watched = None  # what stall.watch saw after the daemon's last start after a height rollback
         self.units = s["services"]
         # The release's consensus daemon: 0gchaind (flags --chaincfg.*) or BeaconKit's beacond
         # (--beacon-kit.*); settings written before nodefleet knew beacond name none.
@@ -286,8 +287,12 @@ class Validator:
         number, logged = heads[-1]
         return int(number.replace(",", "")), (logged.lower() or None)
 
+    @property
+    def comet_rpc(self):
+        return f"http://127.0.0.1:{self.s['ports']['cometRpc']}"
+
     def cl_status(self):
-        return comet.status(f"http://127.0.0.1:{self.s['ports']['cometRpc']}")
+        return comet.status(self.comet_rpc)
 
     def height_rollback(self, expected_gap=0):
         """expected_gap: heights the consensus is known to be ahead (a rollback to geth drops the
@@ -336,7 +341,7 @@ class Validator:
                 return {"consensus": status, "executionHeight": self.el_height(), "remedies": remedies, "committedAt": first}
             if time.monotonic() > deadline:
                 raise Failed(f"not verified after {self.s['verifyTimeout']} s: EL log shows {' or '.join(el_signal)}: {signal}; "
-                             f"0gchaind log shows Committed state: {committed}; status: {status}")
+                             f"0gchaind log shows Committed state: {committed}; status: {status}; {not_committing(self, cl_log)}")
             time.sleep(2)
 
     def remedy_forkchoice(self):

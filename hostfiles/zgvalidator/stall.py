@@ -16,12 +16,17 @@ import time
 import urllib.error
 
 from . import comet
-from .host import Failed, active, say, systemctl
+from .host import Failed, active, say, systemctl, unit_props
 
 PREVOTE_STEP = 4  # CometBFT's RoundStepPrevote
-WATCH_SECONDS = 60
+WATCH_SECONDS = 90
 STALL_SECONDS = 8  # far above a prevote timeout (1 s, +0.5 s a round): the step never waits there with two thirds
+# Far above a round's timeouts in the rounds a network goes through after a validator's start
+# (propose 1 s, prevote and precommit waits 1 s, each +0.5 s a round: round 10 takes under 20 s).
+STILL_SECONDS = 30
 POLL_SECONDS = 1.0
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # BeaconKit colours its log lines, in the journal too
+WARNS = re.compile(r"(?i)\b(erro|warn|fail|panic)|\bERR\b|\bWRN\b")
 
 
 def start_after_rollback(v):
@@ -30,18 +35,31 @@ def start_after_rollback(v):
     within = v.s.get("stallWatchSeconds", WATCH_SECONDS)
     if within > 0:
         unit = v.units["consensus"]
-        watch(f"http://127.0.0.1:{v.s['ports']['cometRpc']}", lambda: systemctl("restart", unit), lambda: active(unit), within)
+        v.watched = watch(v.comet_rpc, lambda: systemctl("restart", unit), lambda: active(unit), within)
     return warning
 
 
-def watch(rpc, restart, running, within, stall=STALL_SECONDS):
+def not_committing(v, cl_log):
+    """What an error says of v's consensus daemon that did not commit (cl_log: its journal since
+    its start): where its consensus stands (comet.brief), its restarts by systemd, what the watch
+    after its last start after a height rollback saw, and its last lines that warn or fail."""
+    restarts = unit_props(v.units["consensus"], "NRestarts").get("NRestarts") or "?"
+    plain = (ANSI.sub("", line).strip() for line in cl_log.splitlines())
+    warns = [line[:200] for line in plain if WARNS.search(line) and "Suggested fee recipient" not in line][-3:]
+    return (f"consensus {comet.brief(v.comet_rpc)}; restarted by systemd {restarts} time(s); after its last start after a height rollback: "
+            f"{v.watched or 'not watched'}; its last lines that warn or fail: {' | '.join(warns) or 'none'}")
+
+
+def watch(rpc, restart, running, within, stall=STALL_SECONDS, still=STILL_SECONDS):
     """Polls the daemon's RPC for `within` seconds at most: ends once it has committed the height its
     peers worked on when it left block sync (a stall holds it below), when it is not running, or when
-    its RPC has no consensus dump (not CometBFT's); a stall held `stall` seconds is restarted once
-    through `restart`. Returns what it saw, in one line, also said."""
+    its RPC has no consensus dump (not CometBFT's). Restarted once through `restart`: a stall held
+    `stall` seconds, or, out of block sync, no step taken for `still` seconds (a stop of another
+    kind, a restart costing a few seconds of a network that is not committing anyway). Returns what
+    it saw, in one line, also said."""
     deadline = time.monotonic() + within
-    target = stalled_since = None
-    restarted = False
+    target = None
+    stalled, unmoved, restarted = Held(), Held(), False
     while time.monotonic() < deadline:
         if not running():
             return told("consensus: the daemon is not running, nothing to watch")
@@ -49,7 +67,8 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
             status = comet.status(rpc)
             height, catching_up = status["height"], status["catchingUp"]
             dump = comet.result(rpc, "/dump_consensus_state")
-            stuck, network = stall_of(dump["round_state"]), peers_height(dump)
+            rs, network = dump["round_state"], peers_height(dump)
+            stuck, at = stall_of(rs), None if catching_up else comet.hrs(rs)
         except urllib.error.HTTPError as e:
             if e.code == 404:  # a daemon without CometBFT's consensus dump
                 return told("consensus: its RPC has no /dump_consensus_state, nothing to watch")
@@ -64,18 +83,32 @@ def watch(rpc, restart, running, within, stall=STALL_SECONDS):
             target = max(network or 0, height + 1) if target is None else target
             if height >= target:
                 return told(f"consensus: committed height {height}, where its peers were when it left block sync{', after the restart' if restarted else ''}")
-        if stuck is None:
-            stalled_since = None
-        elif stalled_since is None or stalled_since[0] != stuck:
-            stalled_since = (stuck, time.monotonic())
-        elif time.monotonic() - stalled_since[1] >= stall and not restarted:
+        if not restarted and stalled.seconds(stuck) >= stall:
             say(f"consensus: stalled at height {stuck[0]} round {stuck[1]} in the prevote step with two thirds of the prevotes, "
                 "a vote it signed before the height rollback taken for its own (docs/roles.md): restarting it to replay its consensus WAL")
-            restart()
-            restarted, target, stalled_since = True, None, None
+        elif not restarted and unmoved.seconds(at) >= still:
+            say(f"consensus: no step taken for {still} s at {at} (height/round/step), out of block sync, its peers at {network} (docs/roles.md): restarting it once")
+        else:
+            time.sleep(POLL_SECONDS)
+            continue
+        restart()
+        restarted, target = True, None
         time.sleep(POLL_SECONDS)
     return told(f"consensus: height {target}, where its peers were when it left block sync, not committed within {within} s of its start{' and its restart' if restarted else ''}"
                 if target is not None else f"consensus: still in block sync after {within} s")
+
+
+class Held:
+    """How long a value polled again and again has stayed the same (None holds nothing)."""
+
+    def __init__(self):
+        self.value, self.since = None, 0.0
+
+    def seconds(self, value):
+        t = time.monotonic()
+        if value is None or value != self.value:
+            self.value, self.since = value, t
+        return 0.0 if value is None else t - self.since
 
 
 def told(line):

@@ -66,7 +66,7 @@ put_tool /usr/local/lib/nodefleet/zg-validator.py 0755 root:root 407ecb4e96e06af
 put_tool /usr/local/lib/nodefleet/zgvalidator/__init__.py 0644 root:root 6f7e88294c2489d1e562fdd3843ff3b304f2e60a68700cac9a241fa0656dd646
 put_tool /usr/local/lib/nodefleet/zgvalidator/chain.py 0644 root:root cda07bca7f71e9cc4d4fdb1747f1855d2e54fb88299328245ab18ac9c23661b1
 put_tool /usr/local/lib/nodefleet/zgvalidator/cli.py 0644 root:root 017b51e1ba6c2710dbf72ed1e298721fa74936242c508e06ba43122eadfc0085
-put_tool /usr/local/lib/nodefleet/zgvalidator/comet.py 0644 root:root 6eec9fc859da4867b00c0ce0f0b8322ea6faaab568d03e067b96e7bd6941c9bb
+put_tool /usr/local/lib/nodefleet/zgvalidator/comet.py 0644 root:root 4512d26f0ba0adb8267b5a83ba2378e0d4b70a88dee97236db4bb1d9f1cf5f41
 put_tool /usr/local/lib/nodefleet/zgvalidator/exporting.py 0644 root:root e4cd38c2965033b2ff9ec764608decfeb9c1401a2a911b72fcb5c83deb3b9cac
 put_tool /usr/local/lib/nodefleet/zgvalidator/handover.py 0644 root:root 05abcd4d879ae585d232e7e596f0a185c1bfbcc2bc9a7269df62ec2af1631c74
 put_tool /usr/local/lib/nodefleet/zgvalidator/health.py 0644 root:root a597263d231e818406fbfe123e63c285df02ed2c287599b6de19a3c3b6b3b085
@@ -75,10 +75,10 @@ put_tool /usr/local/lib/nodefleet/zgvalidator/importing.py 0644 root:root 0c3d18
 put_tool /usr/local/lib/nodefleet/zgvalidator/jobs.py 0644 root:root cb48fcfe1fea619eea7728ad1f48ee950aff57d97dce07a80b358a8f6dc7434b
 put_tool /usr/local/lib/nodefleet/zgvalidator/lock.py 0644 root:root 57aa669020fa75a47aaa3028532f26ed8eeae8d636ba1de50fe588c1bcf77fde
 put_tool /usr/local/lib/nodefleet/zgvalidator/lowdowntime.py 0644 root:root 80949682a3dc98630f9d6806c80fbb20267afbe5879ee85431387c5dd29ca63c
-put_tool /usr/local/lib/nodefleet/zgvalidator/node.py 0644 root:root 21a1878cef91d5b31891ac25599d20c36efae80a34dac82fc3a61aa9a4f87452
+put_tool /usr/local/lib/nodefleet/zgvalidator/node.py 0644 root:root 6b522ac7c860152d072202aa4548b6690a5de1a812ae554776b349d0b25dcb54
 put_tool /usr/local/lib/nodefleet/zgvalidator/rollback.py 0644 root:root d5480e0d549e9fdc1dcd16cd1c812c2c7fb99739a24375cc3af19b49b9d32b30
 put_tool /usr/local/lib/nodefleet/zgvalidator/setup.py 0644 root:root 76f5bb60d5c888beddf4be6c3da01d1594af99bc89f8f46f27b1b79ee3a10a87
-put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root ab9cfb307c286a55d6dd884a634bb53b655ef810a9d7ca2cc6f7d226dfe79da7
+put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root a1423697785acb0ac7a709792edd1d44194110877e01b2aa239d8e347905ee28
 put_tool /usr/local/lib/nodefleet/zgvalidator/starting.py 0644 root:root 0c41eedac0e446b789e138f7da12dc302de0677728b51d96f8dec5da01eff6f8
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put_tool /usr/local/lib/nodefleet/zgvalidator/switch.py 0644 root:root c5cd2ff2b49092a0a9d733aabedf50505858d4eb83b803313c65a9c8d54ac1ac
