@@ -184,12 +184,16 @@ class WaitForTheExecutionClient(SwitchCase):
 
 
 class Step14Verify(SwitchCase):
-    def test_a_38002_during_verification_is_remedied_then_verified(self):
-        v = self.validator()
+    def started_on_reth(self, cl_log):
+        """A validator whose reth and 0gchaind run, reth's log showing its start, 0gchaind's cl_log."""
         self.fake.state.update({RETH: "active", CL: "active"})
         self.fake.since[CL] = 5_000_000
         self.fake.logs[RETH] = "Starting consensus engine\n"
-        self.fake.logs[CL] = "ERR -38002 Invalid forkchoice state\n"
+        self.fake.logs[CL] = cl_log
+        return self.validator()
+
+    def test_a_38002_during_verification_is_remedied_then_verified(self):
+        v = self.started_on_reth("ERR -38002 Invalid forkchoice state\n")
 
         def remedy():
             self.fake.logs[CL] = "Committed state height=101\n"
@@ -201,11 +205,7 @@ class Step14Verify(SwitchCase):
         self.assertEqual(r["executionHeight"], 100)
 
     def test_a_daemon_that_never_commits_fails_the_verification_saying_where_its_consensus_stands(self):
-        v = self.validator()
-        self.fake.state.update({RETH: "active", CL: "active"})
-        self.fake.since[CL] = 5_000_000
-        self.fake.logs[RETH] = "Starting consensus engine\n"
-        self.fake.logs[CL] = "INF Starting consensus state\n\x1b[31mERR\x1b[0m Failed signing vote height=224 err=\"step regression\"\n"
+        v = self.started_on_reth("INF Starting consensus state\n\x1b[31mERR\x1b[0m Failed signing vote height=224 err=\"step regression\"\n")
         v.watched = "consensus: height 224, where its peers were when it left block sync, not committed within 90 s of its start and its restart"
         clock = iter(range(0, 100_000, 10))
         with mock.patch.object(node.time, "monotonic", lambda: next(clock)), mock.patch.object(node.time, "sleep", lambda s: None), \
