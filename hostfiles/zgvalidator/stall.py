@@ -20,7 +20,7 @@ from .host import Failed, active, say, systemctl, unit_props
 
 PREVOTE_STEP = 4  # CometBFT's RoundStepPrevote
 WATCH_SECONDS = 90
-STALL_SECONDS = 8  # far above a prevote timeout (1 s, +0.5 s a round): the step never waits there with two thirds
+STALL_SECONDS = 8  # the step never waits there with two thirds (CometBFT moves on as the vote lands): polls' margin
 # Far above the timeout of any step in the rounds a network goes through after a validator's start
 # (BeaconKit's config.toml: propose, prevote and precommit waits 2 s, each +0.5 s a round; the lab's
 # validator-1 waits 4 s for a proposal, docs/development.md): at round 20 a step waits 14 s at most.

@@ -78,7 +78,7 @@ put_tool /usr/local/lib/nodefleet/zgvalidator/lowdowntime.py 0644 root:root 8094
 put_tool /usr/local/lib/nodefleet/zgvalidator/node.py 0644 root:root 6b522ac7c860152d072202aa4548b6690a5de1a812ae554776b349d0b25dcb54
 put_tool /usr/local/lib/nodefleet/zgvalidator/rollback.py 0644 root:root d5480e0d549e9fdc1dcd16cd1c812c2c7fb99739a24375cc3af19b49b9d32b30
 put_tool /usr/local/lib/nodefleet/zgvalidator/setup.py 0644 root:root 76f5bb60d5c888beddf4be6c3da01d1594af99bc89f8f46f27b1b79ee3a10a87
-put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root 213574d72ba849e0eb0769f82893c9fa8f4a03ff6403a891e14427de5fff641d
+put_tool /usr/local/lib/nodefleet/zgvalidator/stall.py 0644 root:root 248c973baf057fc31cde8d021d11280519305ceeb0a667f82721ff7511b2865f
 put_tool /usr/local/lib/nodefleet/zgvalidator/starting.py 0644 root:root 0c41eedac0e446b789e138f7da12dc302de0677728b51d96f8dec5da01eff6f8
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put_tool /usr/local/lib/nodefleet/zgvalidator/switch.py 0644 root:root c5cd2ff2b49092a0a9d733aabedf50505858d4eb83b803313c65a9c8d54ac1ac
