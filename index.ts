@@ -3,11 +3,12 @@
 import { loadStack } from "./components/config/load";
 import { Fleet, previousValidatorHosts } from "./components/fleet/fleet";
 import { checkShards } from "./components/fleet/shards";
+import { withRefusalsUnstacked } from "./components/fleet/sdk";
 
 const stack = loadStack();
 const plan = stack.plan;
 /** Stack outputs: what operators look at. */
-export = async () => {
+export = () => withRefusalsUnstacked(async () => {
     // A shard of a larger fleet: refused when another shard holds one of its nodes, keys or hosts.
     const signingKeys = await checkShards(plan, (key) => plan.secrets.get(key));
     const fleet = await Fleet.build("fleet", { plan, secret: (key) => stack.secret(key), previousValidatorHosts: await previousValidatorHosts() });
@@ -27,4 +28,4 @@ export = async () => {
         /** Per existing host with `firstBoot: cloud-init`: the user-data to boot it with (a secret: it holds its first-boot key). */
         ...(Object.keys(fleet.firstBootUserData).length > 0 ? { firstBootUserData: fleet.firstBootUserData } : {}),
     };
-};
+});

@@ -67,3 +67,20 @@ export function trimSdkCosts(): void {
         log.nodefleetTrimmed = true;
     }
 }
+
+/**
+ * The program, its refusals (RunError) leaving it without their stacks. Pulumi's runner shows only a
+ * RunError's message, but it also formats every error that leaves the program with `util.inspect`
+ * in colour, for its trace span; on Node 20.20 (nodejs/node#64011, fixed in later lines) that never
+ * ends when a frame names a file right under a scope's folder, as the SDK's source maps make its own
+ * frames (`node_modules/@pulumi/resource.ts`): it grows a string until V8 refuses it, 12 CPU-s and
+ * about a gigabyte later, and a refused preview waits for it (docs/development.md).
+ */
+export async function withRefusalsUnstacked<T>(program: () => Promise<T>): Promise<T> {
+    try {
+        return await program();
+    } catch (e) {
+        if (pulumi.RunError.isInstance(e)) (e as Error).stack = "";
+        throw e;
+    }
+}

@@ -6,10 +6,13 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { trimSdkCosts } from "../../components/fleet/sdk";
+import * as pulumi from "@pulumi/pulumi";
+import { trimSdkCosts, withRefusalsUnstacked } from "../../components/fleet/sdk";
 
 const settings = require("@pulumi/pulumi/runtime/settings") as { getEngine: () => unknown };
 const log = require("@pulumi/pulumi/log") as { debug: (m: string) => Promise<void>; warn: (m: string) => Promise<void> };
+/** What Pulumi's program runner makes of an error that leaves the program, for its log and its trace span. */
+const runnerError = require("@pulumi/pulumi/cmd/run/error") as { defaultErrorMessage: (e: unknown) => string };
 const debuggable = require("@pulumi/pulumi/runtime/debuggable") as { debuggablePromise: <T>(p: Promise<T>, ctx: string) => Promise<T> };
 
 /** The messages the SDK sends to the engine while `run` runs, by severity. */
@@ -63,5 +66,25 @@ describe("the SDK as the program runs it", () => {
         const r = spawnSync(process.execPath, ["-e", program], { encoding: "utf8", cwd: path.join(__dirname, "../../.."), env: { ...process.env, NODEFLEET_SDK_DEBUG: "1" } });
         assert.equal(r.status, 0, r.stderr);
         assert.deepEqual(JSON.parse(r.stdout), { traced: true, trimmed: false });
+    });
+
+    it("a refusal leaves the program without its stack, so the runner formats its message alone; other errors and results pass as they are", async () => {
+        // What cannot be shown here without spending its 12 CPU-s: Node 20.20's inspect looping on the
+        // SDK's frames (docs/development.md); that the runner never inspects a stackless error is.
+        const refused = new pulumi.RunError("rollout: validator-1 alone would take 40.0% offline");
+        assert.match(String(refused.stack), /\n\s+at /, "a RunError is made with its stack");
+        const caught = await withRefusalsUnstacked(() => Promise.reject(refused)).catch((e: unknown) => e);
+        assert.equal(caught, refused, "the same error, still a RunError");
+        assert.ok(pulumi.RunError.isInstance(caught));
+        assert.equal(refused.stack, "");
+        assert.equal(runnerError.defaultErrorMessage(caught), "rollout: validator-1 alone would take 40.0% offline");
+
+        const bug = new Error("a fault of nodefleet's own");
+        const other = await withRefusalsUnstacked(async () => {
+            throw bug;
+        }).catch((e: unknown) => e);
+        assert.equal(other, bug);
+        assert.match(String(bug.stack), /\n\s+at /, "a fault keeps its stack: it is read to fix it");
+        assert.deepEqual(await withRefusalsUnstacked(async () => ({ hosts: 2 })), { hosts: 2 });
     });
 });
