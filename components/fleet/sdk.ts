@@ -1,5 +1,6 @@
-// What nodefleet does about the Pulumi SDK's own costs at fleet scale (measured by
-// `scripts/bench.sh scale`, which shows each choice side by side with the SDK's default).
+// What nodefleet does about the Pulumi SDK's own costs: at fleet scale (measured by
+// `scripts/bench.sh scale`, which shows each choice side by side with the SDK's default), and in its
+// program runner's report of a refusal (docs/development.md, "A refusal that took a minute").
 import * as pulumi from "@pulumi/pulumi";
 
 /**
