@@ -64,7 +64,9 @@ if [ "${1:-}" = home ]; then
     plugins="$ROOT/.tools/pulumi/plugins"
     [ -d "$plugins" ] || die "run lab/toolchain.sh first: $plugins is missing"
     mkdir -p "$2"
-    if [ ! -e "$2/plugins" ] || [ -L "$2/plugins" ]; then
+    if [ "$(readlink "$2/plugins" 2>/dev/null)" = "$plugins" ]; then
+        : # already so: left as it is (a pulumi of another run may be reading it)
+    elif [ ! -e "$2/plugins" ] || [ -L "$2/plugins" ]; then
         ln -sfn "$plugins" "$2/plugins"
     else
         home_install command "$COMMAND_VERSION" "$2"

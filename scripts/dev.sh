@@ -27,14 +27,18 @@ dev_env() {
     # NODEFLEET_STATE: where the stack's state, the hosts' disks and the dev chain live (.state; the
     # test command's e2e tier uses its own, .state/e2e, and never touches these).
     local state="${NODEFLEET_STATE:-$ROOT/.state}"
-    export PULUMI_HOME="$state/pulumi-home"
-    export PULUMI_BACKEND_URL="file://$state/backend"
+    # NODEFLEET_PULUMI_DIR: where the stack's file backend and Pulumi home are (default: the state
+    # directory); the e2e tier's first-boot file keeps a stack of its own there, beside the dev
+    # stack's scenarios on the same hosts' network (test/support/lab.ts, aStackOfItsOwn).
+    local pulumi_dir="${NODEFLEET_PULUMI_DIR:-$state}"
+    export PULUMI_HOME="$pulumi_dir/pulumi-home"
+    export PULUMI_BACKEND_URL="file://$pulumi_dir/backend"
     export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE:-nodefleet-dev}"
     export PULUMI_SKIP_UPDATE_CHECK=1 PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=1
     export PULUMI_NODEJS_TRANSPILE_ONLY=true # tsc type-checks in the test command
     # shellcheck source=scripts/pulumi-env.sh
     source "$ROOT/scripts/pulumi-env.sh"
-    mkdir -p "$state/backend" "$PULUMI_HOME"
+    mkdir -p "$pulumi_dir/backend" "$PULUMI_HOME"
     # The plugins where Pulumi looks for them, not on PATH (no "using … from $PATH" warnings).
     if [ -d "$ROOT/.tools/pulumi/plugins" ]; then bash "$ROOT/lab/toolchain.sh" home "$PULUMI_HOME"; fi
 }
