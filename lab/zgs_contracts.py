@@ -10,7 +10,8 @@ setTargetSubmissions(2), flow.initialize(market, 100).
   python3 lab/zgs_contracts.py addresses                           the addresses, without a chain
   python3 lab/zgs_contracts.py miner-key [N]                       the dev miner key N (public test keys:
                                                                    1, the default, is storage-1's; 2 and 3
-                                                                   the rollout scenario's storage-2 and -3)
+                                                                   the rollout scenario's storage-2 and -3;
+                                                                   4 the first-boot scenario's storage-4)
 
 One deployer account does it all, a public test key used for nothing else, funded from the dev
 chain's account (txgen.DEV_KEY). Its nonces 0..7 are the eight transactions above, in order, so
@@ -31,9 +32,10 @@ DEPLOYER_KEY = int.from_bytes(common.keccak256(b"nodefleet dev chain storage con
 # key. zgs_node sends a transaction with it at start (its miner id request to the mine contract) and
 # exits when the account cannot pay the gas ("insufficient funds"), so the dev chain funds it.
 DEV_MINER_KEY = int.from_bytes(common.keccak256(b"nodefleet dev storage miner key (public test key)"), "big") % txgen.N
-# The rollout scenario's two more storage nodes (Pulumi.dev.yaml's devMinerKey2 and devMinerKey3):
-# each node mines with a key of its own.
-MINER_KEYS = {1: DEV_MINER_KEY, **{n: int.from_bytes(common.keccak256(f"nodefleet dev storage miner key {n} (public test key)".encode()), "big") % txgen.N for n in (2, 3)}}
+# The rollout scenario's two more storage nodes (Pulumi.dev.yaml's devMinerKey2 and devMinerKey3) and
+# the first-boot scenario's storage-4 (devMinerKey4), which runs beside them: each node mines with a
+# key of its own.
+MINER_KEYS = {1: DEV_MINER_KEY, **{n: int.from_bytes(common.keccak256(f"nodefleet dev storage miner key {n} (public test key)".encode()), "big") % txgen.N for n in (2, 3, 4)}}
 FUNDING = 10**20  # 100 of the dev chain's coin each: gas for many transactions
 MINE_PERIOD = 100
 # (nonce, name, what it is): the CREATE transactions
