@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The e2e tier's node tests on the lab's hosts (the dev-stack scenarios, and beside them the Aztec
-# registration on the runner and the workflows run by act): the test command's long pole, started by scripts/test.sh after the cli tier
+# registration on the runner, a cloud host's first boot and the workflows run by act): the test command's long pole, started by scripts/test.sh after the cli tier
 # and the Python e2e suites, with the unit tier beside it on a warm machine. Its lines carry "[e2e] "
 # on the run's stdout and stderr and are kept whole in the state directory's e2e-tier.log. Exits with the tests' status; the hosts and
 # the dev chain are powered off whichever way it ends: scripts/test.sh sends it SIGTERM when another
@@ -57,9 +57,9 @@ rm -rf "$NODEFLEET_STATE"
 # The dev chain both files use, started once before them: the registration file (on the runner,
 # about a minute, against a rollup of its own) then runs beside the dev stack's scenarios instead
 # of before them. Neither stops a chain it did not start; the dev stack's scenarios stop it at their end.
-# Beside it the release archives the main job serves to the hosts (a cold cache packs them: about a
-# minute, mostly the Aztec release; at once on a warm one).
-bash lab/artifacts.sh build >/dev/null &
+# Beside it the release archives the hosts take, served from here on (a cold cache packs them: about a
+# minute, mostly the Aztec release; at once on a warm one): both files of hosts need them.
+bash lab/artifacts.sh serve &
 artifacts=$!
 bash lab/devchain.sh start
 wait "$artifacts"
@@ -71,11 +71,12 @@ artifacts=""
 # native code once hung a file for good), and the tier then fails at the limit, naming it, instead
 # of holding the pipeline until its job's own limit.
 # The workflows run by act (gitops-act: a runner host of its own, scripted hosts, nothing of the dev
-# stack's) run beside the dev stack's scenarios, not after them: those leave about half of two cores
-# idle (they wait on blocks, soaks and restarts; docs/development.md). The workflows' four `pulumi
-# up`s and npm installs would take the CPU the scenarios' waits are measured against, so their file
-# runs in a CPU group of a quarter of one task's weight and their runner host weighs a quarter of a
-# lab host (lab/vm.sh, NODEFLEET_HOST_CPU_SHARES): they take the idle CPU.
+# stack's) and a cloud host's first boot (first-boot: hosts dev-3 and dev-4 and a stack of its own)
+# run beside the dev stack's scenarios, not after them: those leave about half of two cores idle
+# (they wait on blocks, soaks and restarts; docs/development.md). Their `pulumi up`s, npm installs
+# and storage node would take the CPU the scenarios' waits are measured against, so their files run
+# in a CPU group of a quarter of one task's weight and their hosts weigh a quarter of a lab host
+# (lab/vm.sh, NODEFLEET_HOST_CPU_SHARES): they take the idle CPU.
 # shellcheck source=scripts/lib/cpu-group.sh
 source "$ROOT/scripts/lib/cpu-group.sh"
 runners=()
@@ -95,21 +96,21 @@ await_tests() { # PID LIMIT_MINUTES FILE...: its status; a run stopped at its li
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "e2e-lane.sh: $* did not end within ${limit} min: stopped" >&2; fi
     return "$rc"
 }
-workflows_group=""
+beside_group=""
 stop_runners() { local p; for p in "${runners[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done; for p in "${runners[@]}"; do wait "$p" 2>/dev/null || true; done; }
-trap 'stop_runners; [ -z "$workflows_group" ] || rmdir "$workflows_group" 2>/dev/null || true; exit 143' TERM
-scenarios=() workflows=()
+trap 'stop_runners; [ -z "$beside_group" ] || rmdir "$beside_group" 2>/dev/null || true; exit 143' TERM
+scenarios=() beside=()
 for f in dist/test/e2e/*.test.js; do
-    case "$f" in */gitops-act.test.js) workflows+=("$f") ;; *) scenarios+=("$f") ;; esac
+    case "$f" in */gitops-act.test.js | */first-boot.test.js) beside+=("$f") ;; *) scenarios+=("$f") ;; esac
 done
 status=0
 start_tests 65 "" "${scenarios[@]}"
 scenarios_pid="${runners[0]}"
-if [ "${#workflows[@]}" -gt 0 ]; then
-    workflows_group="$(low_cpu_group "nodefleet-workflows-$$")"
-    NODEFLEET_HOST_CPU_SHARES=256 start_tests 60 "$workflows_group" "${workflows[@]}"
+if [ "${#beside[@]}" -gt 0 ]; then
+    beside_group="$(low_cpu_group "nodefleet-beside-hosts-$$")"
+    NODEFLEET_HOST_CPU_SHARES=256 start_tests 60 "$beside_group" "${beside[@]}"
 fi
 await_tests "$scenarios_pid" 65 "${scenarios[@]}" || status=$?
-if [ "${#workflows[@]}" -gt 0 ]; then await_tests "${runners[1]}" 60 "${workflows[@]}" || status=$?; fi
-[ -z "$workflows_group" ] || rmdir "$workflows_group" 2>/dev/null || true
+if [ "${#beside[@]}" -gt 0 ]; then await_tests "${runners[1]}" 60 "${beside[@]}" || status=$?; fi
+[ -z "$beside_group" ] || rmdir "$beside_group" 2>/dev/null || true
 [ "$status" -eq 0 ] # the tier's status: a failed file fails it (on_exit reports it)

@@ -15,7 +15,6 @@ import { sequencerScenario } from "../scenarios/sequencer";
 import { validatorScenario, type ValidatorChain } from "../scenarios/validator";
 import { switchScenario } from "../scenarios/switch";
 import { monitoringScenario } from "../scenarios/monitoring";
-import { firstBootScenario } from "../scenarios/first-boot";
 import { rolloutScenario } from "../scenarios/rollout";
 import { upgradeScenario } from "../scenarios/upgrade";
 import { switchRolloutScenario } from "../scenarios/switch-rollout";
@@ -78,8 +77,6 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     validatorScenario(steps, chain);
     switchScenario(steps, chain);
     switchRolloutScenario(steps);
-    // Two hosts of its own beside the fleet (dev-3, dev-4), taken out again at its end.
-    firstBootScenario(steps);
 
     // Near the end, on the config the last up used: its own up adds the monitoring section alone.
     monitoringScenario(steps);
@@ -96,15 +93,16 @@ describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     });
 
     steps.test("shuts the hosts down cleanly with no container left running, nor a killed run's pulumi plugin", {}, () => {
-        // Its own hosts: the workflows' runner host (dev-5) may still be running beside it
-        // (scripts/lib/e2e-lane.sh); the lane powers everything off when both files have ended.
+        // Its own hosts: the first-boot file's (dev-3, dev-4) and the workflows' runner host (dev-5)
+        // may still be running beside it (scripts/lib/e2e-lane.sh); the lane powers everything off
+        // when every file has ended.
         const vms = path.join(stateDir(), "vm");
-        const own = fs.readdirSync(vms).filter((d) => /^dev-[1-4]$/.test(d));
+        const own = fs.readdirSync(vms).filter((d) => d in EXPECTED);
         for (const vm of own) {
             const stop = sh("bash", [VM, "stop", vm]);
-            if (vm in EXPECTED) assert.match(stop.output, new RegExp(`${vm}: powered off`), `${vm} did not power off cleanly:\n${stop.output}`);
+            assert.match(stop.output, new RegExp(`${vm}: powered off`), `${vm} did not power off cleanly:\n${stop.output}`);
         }
-        const ps = sh("pgrep", ["-af", `systemd-nspawn .*-D ${vms}/dev-[1-4]/`], { allowFail: true });
+        const ps = sh("pgrep", ["-af", `systemd-nspawn .*-D ${vms}/dev-[12]/`], { allowFail: true });
         const pids = own.flatMap((d) => ["supervisor.pid", "nspawn.pid"].map((f) => path.join(vms, d, f)));
         assert.ok(pids.every((p) => !fs.existsSync(p)), "pid files are removed");
         assert.equal(ps.output.trim(), "", `a host's container still running:\n${ps.output}`);

@@ -1,13 +1,14 @@
-// A cloud host's first boot on the lab (docs/hosts.md), a scenario of the dev stack's, on the fleet
-// as the scenarios before it leave it. dev-3 joins as a server booted with nodefleet's user-data
-// (an existing host with `firstBoot: cloud-init`, the path Hetzner and AWS hosts take once their
-// server exists): a first `up` targets its first-boot key alone, the stack output gives the
-// user-data, and the lab boots dev-3 as a cloud boots a server (lab/vm.sh boot-cloud: Debian's
+// A cloud host's first boot on the lab (docs/hosts.md), on a stack of its own beside the dev stack's
+// scenarios (test/e2e/first-boot.test.ts): a fleet of servers booted with nodefleet's user-data
+// (existing hosts with `firstBoot: cloud-init`, the path Hetzner and AWS hosts take once their server
+// exists). dev-3 comes first: a first `up` targets its first-boot key alone, the stack output gives
+// the user-data, and the lab boots dev-3 as a cloud boots a server (lab/vm.sh boot-cloud: Debian's
 // cloud-init, a NoCloud seed of that user-data, the lab's key as the datasource's public key). It
 // must present the first-boot key and have the admin user with sudo; then the full `up`: the host
 // makes its own key, the swap, and a storage node's first up, every step after the swap pinned to
 // the new key, which the host then presents alone. dev-4, booted with user-data of another key, is
-// refused at its first step, naming it, and nothing of nodefleet's reaches it.
+// refused at its first step, naming it, and nothing of nodefleet's reaches it. A destroy then takes
+// the stack away from the cloud-init host.
 // What the lab cannot show: the cloud's API creating the server and attaching its volume (no cloud
 // account here; the data-volume script runs only on Hetzner and AWS hosts: it stays unproven on a
 // host, its script golden and shellchecked in the unit tier), and the cloud's own injection of the
@@ -17,10 +18,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, failureOf, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
-import { DEV, lastUpConfig, onVm, previewNoChangesWith, stackOutput, timed, upWith, VM } from "../support/lab";
+import { DEV, onVm, previewNoChangesWith, stackOutput, timed, upWith, VM } from "../support/lab";
 import { renderCloudConfig } from "../../components/hosts/first-boot";
 import { ed25519PublicKey, newHostKey } from "../../components/hosts/host-key-provider";
 
+const FLEET = "urn:pulumi:dev::nodefleet::nodefleet:fleet:Fleet::fleet";
 const PREFIX = "urn:pulumi:dev::nodefleet::nodefleet:fleet:Fleet$nodefleet:host:ExistingHost";
 
 /** A host booted with nodefleet's user-data, on the lab's nat network at 10.0.2.1N. */
@@ -29,22 +31,34 @@ function cloudHost(vm: string): string {
     return `      ${vm}:\n        kind: existing\n        address: 10.0.2.1${n}\n        user: admin\n        firstBoot: cloud-init\n        sshPrivateKeyFile: .state/vm/id_ed25519\n        adminCidrs: [10.0.2.2/32]\n`;
 }
 
-/** storage-4 on dev-3, made from storage-1's entry of the dev config (a miner key of its own). */
-function storageOnDev3(yaml: string): string {
-    const start = yaml.indexOf("      - name: storage-1\n");
-    const end = yaml.indexOf("      - name: sequencer-1\n");
-    assert.ok(start > 0 && end > start, "the dev config's storage-1 entry");
-    const one = yaml.slice(start, end).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
-    const node = one.replace("name: storage-1", "name: storage-4").replace("host: dev-1", "host: dev-3").replace(/networkEnrAddress: \S+/, "networkEnrAddress: 10.77.0.13").replace("minerKeySecret: devMinerKey", "minerKeySecret: devMinerKey3");
-    return yaml.slice(0, end) + node + yaml.slice(end);
+/** Where the dev config's `key:` at `indent` spaces begins, and where its block ends (the next line indented no deeper). */
+function block(yaml: string, key: string, indent: number): [number, number] {
+    const start = yaml.indexOf(`\n${" ".repeat(indent)}${key}:\n`) + 1;
+    assert.ok(start > 0, `the dev config's ${key}`);
+    const body = start + indent + key.length + 2;
+    const next = new RegExp(`^ {0,${indent}}\\S`, "m").exec(yaml.slice(body));
+    return [start, next ? body + next.index : yaml.length];
 }
 
-function withHosts(base: string, vms: readonly string[], storage: boolean): string {
-    const i = base.indexOf("    hosts:\n");
-    assert.ok(i > 0, "the dev config's hosts");
-    const at = i + "    hosts:\n".length;
-    const withHostsText = base.slice(0, at) + vms.map(cloudHost).join("") + base.slice(at);
-    return storage ? storageOnDev3(withHostsText) : withHostsText;
+/**
+ * The dev config as a fleet of the cloud-init hosts `vms` alone, with storage-4 on dev-3 (made from
+ * storage-1's entry: a miner key of its own, its lab address): its zgs release, secrets and dev
+ * chain are the dev stack's; no host, node or other release of the dev stack's is in it.
+ */
+export function cloudFleet(yaml: string, vms: readonly string[]): string {
+    const [z0, z1] = block(yaml, "zgs", 6);
+    const [r0, r1] = block(yaml, "releases", 4);
+    const releases = `${yaml.slice(0, r0)}    releases:\n${yaml.slice(z0, z1)}${yaml.slice(r1)}`;
+    const [h0, h1] = block(releases, "hosts", 4);
+    const hosts = `${releases.slice(0, h0)}    hosts:\n${vms.map(cloudHost).join("")}${releases.slice(h1)}`;
+    const [n0, n1] = block(hosts, "nodes", 4);
+    const nodes = hosts.slice(n0, n1);
+    const i = nodes.indexOf("      - name: storage-1\n");
+    const j = nodes.indexOf("      - name: ", i + 1);
+    assert.ok(i > 0 && j > i, "the dev config's storage-1 entry");
+    const one = nodes.slice(i, j).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
+    const storage4 = one.replace("name: storage-1", "name: storage-4").replace("host: dev-1", "host: dev-3").replace(/networkEnrAddress: \S+/, "networkEnrAddress: 10.77.0.13").replace("minerKeySecret: devMinerKey", "minerKeySecret: devMinerKey4");
+    return `${hosts.slice(0, n0)}    nodes:\n${storage4}${hosts.slice(n1)}`;
 }
 
 /** The host's ed25519 key as it presents it to a client (ssh-keyscan from the runner). */
@@ -80,19 +94,17 @@ function stateOutputs(name: string): Record<string, unknown> {
     return found.outputs ?? {};
 }
 
-/** The first up of a host that is not booted yet: its component and first-boot key, nothing else. */
+/** The first up of a host that is not booted yet: its component and first-boot key (and the fleet's, on a new stack), nothing else. */
 function targetFirstBootKey(edit: (y: string) => string, vm: string) {
-    return upWith(edit, ["--target", `${PREFIX}::fleet-${vm}`, "--target", `${PREFIX}$pulumi-nodejs:dynamic:Resource::fleet-${vm}-first-boot-key`]);
+    return upWith(edit, ["--target", FLEET, "--target", `${PREFIX}::fleet-${vm}`, "--target", `${PREFIX}$pulumi-nodejs:dynamic:Resource::fleet-${vm}-first-boot-key`]);
 }
 
 export function firstBootScenario(steps: Steps): void {
-    const yaml = () => fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
-    let base = "";
     let made = "";
+    const one = (y: string) => cloudFleet(y, ["dev-3"]);
+    const two = (y: string) => cloudFleet(y, ["dev-3", "dev-4"]);
 
     steps.test("a server booted with nodefleet's cloud-init user-data presents its first-boot key, then takes its first up: its own key, the swap, a storage node, every step pinned", { timeout: 20 * 60_000 }, () => {
-        base = lastUpConfig(yaml());
-        const one = () => withHosts(base, ["dev-3"], true);
         const key = timed("pulumi up --target dev-3's first-boot key", () => targetFirstBootKey(one, "dev-3"));
         assert.equal(key.status, 0, failureOf(key.output));
         const { file, firstBootKey } = userDataFile("dev-3");
@@ -130,12 +142,11 @@ export function firstBootScenario(steps: Steps): void {
     });
 
     steps.test("a second up changes nothing on the cloud-init host (no step runs again over the first-boot key)", {}, () => {
-        const r = timed("pulumi preview --expect-no-changes", () => previewNoChangesWith(() => withHosts(base, ["dev-3"], true)));
+        const r = timed("pulumi preview --expect-no-changes", () => previewNoChangesWith(one));
         assert.equal(r.status, 0, failureOf(r.output));
     });
 
     steps.test("a host that presents another key than its first-boot key is refused at its first step, named, and nothing of nodefleet's reaches it", { timeout: 15 * 60_000 }, () => {
-        const two = () => withHosts(base, ["dev-3", "dev-4"], true);
         const key = timed("pulumi up --target dev-4's first-boot key", () => targetFirstBootKey(two, "dev-4"));
         assert.equal(key.status, 0, failureOf(key.output));
         const { firstBootKey } = userDataFile("dev-4");
@@ -156,10 +167,14 @@ export function firstBootScenario(steps: Steps): void {
         assert.equal(presented("dev-3"), made);
     });
 
-    steps.test("taking the cloud-init hosts out leaves the fleet as before", { timeout: 15 * 60_000 }, () => {
-        const r = timed("pulumi up without dev-3 and dev-4", () => upWith((y) => (base === y ? `${y}\n` : base)));
+    steps.test("pulumi destroy takes nodefleet off the cloud-init host and keeps its data", { timeout: 15 * 60_000 }, () => {
+        const r = timed("pulumi destroy", () => sh("bash", [DEV, "pulumi", "destroy", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive"], { allowFail: true, timeoutMs: 600_000 }));
         assert.equal(r.status, 0, failureOf(r.output));
-        for (const vm of ["dev-3", "dev-4"]) sh("bash", [VM, "stop", vm], { timeoutMs: 120_000 });
-        assert.equal(sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout.includes("fleet-dev-3"), false);
+        const left = onVm("dev-3", "sudo -n sh -c 'systemctl list-unit-files zgs-storage-4.service --no-legend | grep -q . && echo unit-present; nft list table inet nodefleet >/dev/null 2>&1 && echo table-present; ls -d /data/storage-4'", true);
+        assert.doesNotMatch(left.output, /present/, left.output);
+        assert.match(left.output, /^\/data\/storage-4$/m, "the chain data directory is kept");
+        const state = sh("bash", [DEV, "pulumi", "stack", "export", "--stack", "dev"], { timeoutMs: 120_000 }).stdout;
+        assert.equal(state.includes("fleet-dev-3"), false, "nothing of dev-3 left in the stack");
+        for (const vm of ["dev-3", "dev-4"]) assert.match(sh("bash", [VM, "stop", vm], { timeoutMs: 120_000 }).output, new RegExp(`${vm}: powered off`));
     });
 }

@@ -5,7 +5,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { ROOT, sh, type Run } from "./cli";
+import { ROOT, sh, stateDir, type Run } from "./cli";
 
 export const VM = path.join(ROOT, "lab/vm.sh");
 export const DEV = path.join(ROOT, "scripts/dev.sh");
@@ -83,6 +83,28 @@ export function devSecret(key: string): string {
     return sh("bash", [DEV, "pulumi", "config", "get", key, "--stack", "dev"]).stdout.trim();
 }
 
+/**
+ * What this test file's ups and previews are named by: the dev stack's config copies and logs
+ * (.state/e2e-*), or, after `aStackOfItsOwn`, its own.
+ */
+let runFiles = "e2e";
+const runFile = (name: string) => path.join(ROOT, ".state", `${runFiles}-${name}`);
+
+/**
+ * This test file's `dev.sh pulumi` runs go to a stack of its own: a stack "dev" (Pulumi.dev.yaml's
+ * secrets and their salt) in a backend and Pulumi home of its own under the tier's state directory
+ * (scripts/dev.sh, NODEFLEET_PULUMI_DIR), so that it runs beside the dev stack's scenarios on hosts
+ * of its own, on the same dev chain and artifact server.
+ */
+export function aStackOfItsOwn(name: string): void {
+    assert.match(name, /^[a-z0-9-]+$/);
+    runFiles = `e2e-${name}`;
+    const dir = path.join(stateDir(), `stack-${name}`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    process.env.NODEFLEET_PULUMI_DIR = dir;
+    sh("bash", [DEV, "pulumi", "stack", "init", "dev", "--non-interactive"]);
+}
+
 /** The edit of Pulumi.dev.yaml the stack was last brought up with (`upWith`, `upInBackground`). */
 let lastEdit: (yaml: string) => string = (y) => y;
 /** Pulumi.dev.yaml as the last `up` of a scenario had it: a later scenario changes only what it means to. */
@@ -94,18 +116,18 @@ export function upWith(edit: (yaml: string) => string, extraArgs: readonly strin
     const yaml = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
     const edited = edit(yaml);
     assert.notEqual(edited, yaml, "the edit must change the config");
-    const file = path.join(ROOT, ".state", "e2e-config.yaml");
+    const file = runFile("config.yaml");
     fs.writeFileSync(file, edited);
     const r = sh("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file, ...extraArgs], { allowFail: true, timeoutMs });
     // The whole run, for a failure's post-mortem (an assertion shows only its tail), as upInBackground keeps its own.
-    fs.writeFileSync(path.join(ROOT, ".state", `e2e-up-fg-${++foregroundRuns}.log`), `status ${r.status}\n${r.output}`);
+    fs.writeFileSync(runFile(`up-fg-${++foregroundRuns}.log`), `status ${r.status}\n${r.output}`);
     return r;
 }
 let foregroundRuns = 0;
 
 /** `pulumi preview` with an edited copy of Pulumi.dev.yaml. */
 export function previewWith(edit: (yaml: string) => string, extraArgs: readonly string[] = []) {
-    const file = path.join(ROOT, ".state", "e2e-config-preview.yaml");
+    const file = runFile("config-preview.yaml");
     fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
     return sh("bash", [DEV, "pulumi", "preview", "--stack", "dev", "--non-interactive", ...extraArgs, "--config-file", file], { allowFail: true, timeoutMs: 600_000 });
 }
@@ -160,13 +182,13 @@ let backgroundRuns = 0;
 /** `pulumi up` with an edited config, in the background: its output so far, its end, and a hard kill. */
 export function upInBackground(edit: (yaml: string) => string) {
     lastEdit = edit;
-    const file = path.join(ROOT, ".state", "e2e-config-bg.yaml");
+    const file = runFile("config-bg.yaml");
     fs.writeFileSync(file, edit(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")));
     const child = spawn("bash", [DEV, "pulumi", "up", "--stack", "dev", "--yes", "--skip-preview", "--non-interactive", "--config-file", file], { cwd: ROOT, detached: true });
     const run = { output: "", status: null as number | null, done: false };
     child.stdout.on("data", (d) => (run.output += String(d)));
     child.stderr.on("data", (d) => (run.output += String(d)));
-    const log = path.join(ROOT, ".state", `e2e-up-bg-${++backgroundRuns}.log`);
+    const log = runFile(`up-bg-${++backgroundRuns}.log`);
     const ended = new Promise<void>((resolve) => child.on("exit", (code) => {
         run.status = code;
         run.done = true;
