@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ROOT, failureOf, sh } from "../support/cli";
 import type { Steps } from "../support/steps";
-import { DEV, onVm, previewNoChangesWith, stackOutput, timed, upWith, VM } from "../support/lab";
+import { DEV, onVm, previewNoChangesWith, stackOutput, storageLike, timed, upWith, VM } from "../support/lab";
 import { renderCloudConfig } from "../../components/hosts/first-boot";
 import { ed25519PublicKey, newHostKey } from "../../components/hosts/host-key-provider";
 
@@ -52,12 +52,7 @@ export function cloudFleet(yaml: string, vms: readonly string[]): string {
     const [h0, h1] = block(releases, "hosts", 4);
     const hosts = `${releases.slice(0, h0)}    hosts:\n${vms.map(cloudHost).join("")}${releases.slice(h1)}`;
     const [n0, n1] = block(hosts, "nodes", 4);
-    const nodes = hosts.slice(n0, n1);
-    const i = nodes.indexOf("      - name: storage-1\n");
-    const j = nodes.indexOf("      - name: ", i + 1);
-    assert.ok(i > 0 && j > i, "the dev config's storage-1 entry");
-    const one = nodes.slice(i, j).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
-    const storage4 = one.replace("name: storage-1", "name: storage-4").replace("host: dev-1", "host: dev-3").replace(/networkEnrAddress: \S+/, "networkEnrAddress: 10.77.0.13").replace("minerKeySecret: devMinerKey", "minerKeySecret: devMinerKey4");
+    const storage4 = storageLike(hosts, { name: "storage-4", host: "dev-3", enr: "10.77.0.13", minerKeySecret: "devMinerKey4" });
     return `${hosts.slice(0, n0)}    nodes:\n${storage4}${hosts.slice(n1)}`;
 }
 

@@ -39,7 +39,7 @@ import { sha256FromSums } from "../../components/config/files";
 import { ROOT, sh } from "../support/cli";
 import { votedFor } from "../support/cometbft";
 import type { Steps } from "../support/steps";
-import { lastUpConfig, networkConsensus, onVm, previewWith, statusJson, timed, upWith, validator1Address, vmnetHeight, vmnetRpc } from "../support/lab";
+import { lastUpConfig, networkConsensus, onVm, previewWith, statusJson, storageLike, timed, upWith, validator1Address, vmnetHeight, vmnetRpc } from "../support/lab";
 import { freePort } from "../support/process";
 
 const SHIPPED = "zgs_node-v1.1.0";
@@ -83,15 +83,11 @@ export function repack(out: string, change: (top: string) => void, shipped = SHI
 
 /** storage-2 and storage-3, made from storage-1's entry of the dev config. */
 function moreStorageNodes(yaml: string): string {
-    const start = yaml.indexOf("      - name: storage-1\n");
     const end = yaml.indexOf("      - name: sequencer-1\n");
-    assert.ok(start > 0 && end > start, "the dev config's storage-1 entry");
-    const one = yaml.slice(start, end).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
-    const node = (name: string, host: string, enr: string, key: string, ports: string) =>
-        one.replace("name: storage-1", `name: ${name}`).replace("host: dev-1", `host: ${host}`).replace(/networkEnrAddress: \S+/, `networkEnrAddress: ${enr}`).replace("minerKeySecret: devMinerKey", `minerKeySecret: ${key}${ports}`);
+    assert.ok(end > 0, "the dev config's sequencer-1 entry");
     // storage-3 shares dev-1 with storage-1: ports of its own.
     const ports3 = "\n          p2pPort: 1244\n          rpcPort: 5688\n          adminRpcPort: 5689\n          grpcPort: 50061";
-    const added = node("storage-2", "dev-2", "10.77.0.12", "devMinerKey2", "") + node("storage-3", "dev-1", "10.77.0.11", "devMinerKey3", ports3);
+    const added = storageLike(yaml, { name: "storage-2", host: "dev-2", enr: "10.77.0.12", minerKeySecret: "devMinerKey2" }) + storageLike(yaml, { name: "storage-3", host: "dev-1", enr: "10.77.0.11", minerKeySecret: "devMinerKey3", extra: ports3 });
     return yaml.slice(0, end) + added + yaml.slice(end);
 }
 

@@ -155,6 +155,18 @@ export const settled = (y: string) => y.replace('rpcEndpoints: ["http://10.0.2.2
 export const withSwitch = (client: "geth" | "reth", sw: string, attempt = 1) => (y: string) =>
     settled(y).replace("          validatorKeySecret: devValidatorKey\n", `          validatorKeySecret: devValidatorKey\n          executionClient: ${client}\n          switch: ${sw}\n          switchAttempt: ${attempt}\n`);
 
+/**
+ * A storage node made from storage-1's entry of the dev config (its comments left out): its name,
+ * host, lab address and miner key replaced, `extra` lines after the key (ports of its own).
+ */
+export function storageLike(yaml: string, o: { name: string; host: string; enr: string; minerKeySecret: string; extra?: string }): string {
+    const i = yaml.indexOf("      - name: storage-1\n");
+    const j = yaml.indexOf("      - name: ", i + 1);
+    assert.ok(i > 0 && j > i, "the dev config's storage-1 entry");
+    const one = yaml.slice(i, j).split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
+    return one.replace("name: storage-1", `name: ${o.name}`).replace("host: dev-1", `host: ${o.host}`).replace(/networkEnrAddress: \S+/, `networkEnrAddress: ${o.enr}`).replace("minerKeySecret: devMinerKey", `minerKeySecret: ${o.minerKeySecret}${o.extra ?? ""}`);
+}
+
 /** Every process below `pid`, from /proc's parent links (read before anything is killed: orphans lose them). */
 export function descendants(pid: number): number[] {
     const children = new Map<number, number[]>();
