@@ -16,6 +16,11 @@
 #   scripts/bench.sh shards [nodes] [k]  one generated fleet (default 1000 nodes) split into k shards
 #                                     (default 4), every shard's first up at once as the pipeline
 #                                     runs them, then status --shards (test/bench/shards.ts)
+#   scripts/bench.sh steady [--toolchains nodefleet,stock] [--shards S,…] [--runners R] [nodes]
+#                                     the pipeline at fleet scale (default 1000 nodes): one shard of
+#                                     S nodes (stock 50, nodefleet 250) on an S3 backend, its first
+#                                     up, then a no-change merge's stack.sh up, drift and preview;
+#                                     the fleet's CPU and wall with R runners (test/bench/steady.ts)
 #   scripts/bench.sh trim [args…]     test/bench/bench_trim.py: trim_export.py against cp and the
 #                                     per-block approach
 #   scripts/bench.sh switch [args…]   test/bench/bench_switch.py: both switch modes' downtime on the
@@ -35,7 +40,7 @@ scale)
     npx --no-install tsc -p tsconfig.json >&2
     exec node dist/test/bench/scale.js "$@"
     ;;
-engine | shards)
+engine | shards | steady)
     bench="$1"
     shift
     source scripts/setup.sh
@@ -53,7 +58,7 @@ switch)
     exec python3 test/bench/bench_switch.py "$@"
     ;;
 *)
-    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -41,7 +41,7 @@ import { generate } from "./fleet-gen";
 /** NODEFLEET_BENCH_PARALLEL=P runs preview and up with `--parallel P` (the CLI's default is 4 per core). */
 export const PARALLEL = process.env.NODEFLEET_BENCH_PARALLEL ? ["--parallel", process.env.NODEFLEET_BENCH_PARALLEL] : [];
 
-interface Measured {
+export interface Measured {
     readonly status: number | null;
     readonly wallS: number;
     readonly cpuS: number;
@@ -105,13 +105,21 @@ export const CPU_METHOD = fs.existsSync(path.join(CPUACCT, "cpuacct.usage")) ? "
 
 /** `pulumi ARGS` in the project under GNU time (and a cpuacct cgroup); the pulumi process's VmHWM polled until it exits. */
 export function measure(project: ScratchProject, args: string[]): Promise<Measured> {
+    return measureCommand(project, ["pulumi", ...args, "--non-interactive", "--color", "never"]);
+}
+
+/**
+ * Any command (`argv`) in the project with its environment plus `env`, measured as `measure` does:
+ * its whole process tree's CPU, and the peak RSS of its pulumi (a script's, where the cgroup shows it).
+ */
+export function measureCommand(project: ScratchProject, argv: string[], env: Record<string, string> = {}): Promise<Measured> {
     const timeFile = path.join(project.dir, ".time");
     const cgroup = cpuCgroup();
-    const timed = ["/usr/bin/time", "-f", "%e %U %S", "-o", timeFile, "pulumi", ...args, "--non-interactive", "--color", "never"];
+    const timed = ["/usr/bin/time", "-f", "%e %U %S", "-o", timeFile, ...argv];
     // In the cgroup before anything is started: the shell joins it, then becomes GNU time.
     const child = cgroup
-        ? project.start("sh", ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...timed])
-        : project.start(timed[0]!, timed.slice(1));
+        ? project.start("sh", ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...timed], env)
+        : project.start(timed[0]!, timed.slice(1), env);
     let output = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
@@ -137,6 +145,8 @@ export function measure(project: ScratchProject, args: string[]): Promise<Measur
                 const c = procCpu(pid);
                 // An ended process not yet reaped has no command line: it keeps the part it had.
                 if (c) seen.set(pid, c.part === "" ? { cpuS: c.cpuS, part: seen.get(pid)?.part ?? "other" } : c);
+                // A script's pulumi is no child of time's: its peak is read here.
+                if (c?.part === "CLI") peak = Math.max(peak, vmHwmMb(Number(pid)));
             }
         }
     }, 200);

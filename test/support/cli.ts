@@ -157,9 +157,9 @@ export class ScratchProject {
         return result(spawnSync(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, encoding: "utf8", timeout: HUNG_MS, maxBuffer: 256 << 20 }));
     }
 
-    /** A command started in the project directory with the project's Pulumi environment, not waited for. */
-    start(cmd: string, args: string[]): ChildProcess {
-        return spawn(cmd, args, { cwd: this.dir, env: this.env, stdio: ["ignore", "pipe", "pipe"] });
+    /** A command started in the project directory with the project's Pulumi environment (plus `extraEnv`), not waited for. */
+    start(cmd: string, args: string[], extraEnv: Record<string, string> = {}): ChildProcess {
+        return spawn(cmd, args, { cwd: this.dir, env: { ...this.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
     }
 
     /** `preview`, without blocking: for several scratch projects previewed at once. */
