@@ -12,9 +12,11 @@ import { promisify } from "node:util";
 import { CONFIG_ENV_LIMIT, configEnvBytes, configSizeProblem, readFleetDefinition } from "../components/config/definition";
 
 /**
- * The most nodes one stack should hold on stock Pulumi. Measured with `scripts/bench.sh engine` on
- * 2 cores (docs/gitops.md, "Sizing"): a first up of 100 nodes took 283 CPU-s, 218 s and a 2.6 GB CLI
- * there (nodefleet's toolchain: 26 CPU-s, 190 MB), 50 nodes 88 CPU-s, 72 s and 1.4 GB.
+ * The most nodes one stack should hold on stock Pulumi. Measured on 2 cores as the pipeline runs a
+ * shard of a 1,000-node fleet (`scripts/bench.sh steady`: stack.sh on an S3 backend; docs/gitops.md,
+ * "Sizing"): a first up of 100 nodes took 339 CPU-s, 314 s and a 2.5 GB CLI, 50 nodes 103 CPU-s,
+ * 104 s and 1.3 GB, 25 nodes 52 CPU-s and 57 s; with 20 runners at once, shards of 50 bring the
+ * fleet up soonest (104 s; of 25, two waves: 115 s; of 100, 314 s).
  */
 export const STOCK_STACK_NODES = 50;
 
@@ -23,8 +25,9 @@ export function stockSizeWarning(stack: string, nodes: number, toolchain: string
     if (toolchain !== "stock" || nodes <= STOCK_STACK_NODES) return undefined;
     return (
         `stack ${stack} holds ${nodes} nodes: on stock Pulumi a first up grows with the square of the nodes in one stack ` +
-        `(measured on 2 cores: 100 nodes 283 CPU-s, 218 s and a 2.6 GB CLI; 50 nodes 88 CPU-s, 72 s and 1.4 GB). ` +
-        `Split the fleet into shards of at most ${STOCK_STACK_NODES} nodes (docs/gitops.md, "Shards"), or run nodefleet's toolchain (NODEFLEET_TOOLCHAIN=nodefleet: 26 CPU-s and 190 MB at 100 nodes)`
+        `(measured on 2 cores as the pipeline runs it: 100 nodes 339 CPU-s, 314 s and a 2.5 GB CLI; 50 nodes 103 CPU-s, 104 s and 1.3 GB). ` +
+        `Split the fleet into shards of at most ${STOCK_STACK_NODES} nodes (docs/gitops.md, "Shards"; 1,000 nodes as 20 shards on 20 runners: 104 s), ` +
+        `or run nodefleet's toolchain (NODEFLEET_TOOLCHAIN=nodefleet: 250 nodes 210 CPU-s, 176 s and 451 MB)`
     );
 }
 
