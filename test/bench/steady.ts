@@ -89,7 +89,8 @@ async function run(toolchain: Row["toolchain"], nodes: number, shard: number, ba
             progress(`${toolchain}, ${stack} (${shard} of ${nodes} nodes, ${k} shards): stack.sh ${action} (${phase})`);
             const r = await measureCommand(project, ["bash", "scripts/ci/stack.sh", action, stack], env);
             if (r.status !== 0) throw new Error(`${toolchain}: stack.sh ${action} ${stack} (${phase}) failed:\n${r.output.slice(-4000)}`);
-            if (phase !== "first up" && phase !== "preview" && !/\b0 to (create|update)|unchanged/.test(r.output)) progress(`${phase}: the run's summary shows changes (a steady state has none):\n${r.output.slice(-1500)}`);
+            const changed = phase === "first up" ? [] : changes(r.output);
+            if (changed.length > 0) throw new Error(`${toolchain}: stack.sh ${action} ${stack} (${phase}) changed what a steady state leaves alone: ${changed.join("; ")}`);
             progress(`${phase}: ${r.cpuS.toFixed(1)} CPU-s, ${r.wallS.toFixed(0)} s, CLI peak ${r.cliPeakMb.toFixed(0)} MB (${partsText(r)})`);
             m[phase] = r;
         }
@@ -98,6 +99,13 @@ async function run(toolchain: Row["toolchain"], nodes: number, shard: number, ba
     } finally {
         lab.dispose();
     }
+}
+
+/** The lines of a run's resource summary that say something changed (a steady state's say "N unchanged" alone). */
+function changes(output: string): string[] {
+    const summary = /^Resources:\n((?: {4}.*\n?)+)/m.exec(output)?.[1] ?? "";
+    if (summary === "") return ["no resource summary"];
+    return summary.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !/^\d+ unchanged$/.test(l));
 }
 
 function report(rows: Row[], nodes: number, runners: number): void {
