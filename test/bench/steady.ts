@@ -58,13 +58,14 @@ async function run(toolchain: Row["toolchain"], nodes: number, shard: number, ba
     const names = Array.from({ length: k }, (_, i) => `fleet-${i + 1}`);
     const stack = names[0]!;
     const lab = new ScriptedHosts();
+    let project: ScratchProject | undefined;
     process.env.NODEFLEET_TEST_TOOLCHAIN = toolchain; // the scratch project's PATH and plugins (test/support/cli.ts)
     try {
         // Every shard's config is in the project (the program reads them all: docs/gitops.md, Shards),
         // each on hosts of its own; only the first shard's are ever reached.
         const ports = await lab.listen(nodes);
         const stackFile = (name: string) => stringify({ config: { "nodefleet:fleetFile": `fleets/${name}.yaml` } });
-        const project = new ScratchProject(stack, stackFile(stack), undefined, SOURCES, "typescript");
+        project = new ScratchProject(stack, stackFile(stack), undefined, SOURCES, "typescript");
         project.writeDevFiles("generated");
         for (const [i, name] of names.entries()) {
             const first = i * shard;
@@ -94,9 +95,9 @@ async function run(toolchain: Row["toolchain"], nodes: number, shard: number, ba
             progress(`${phase}: ${r.cpuS.toFixed(1)} CPU-s, ${r.wallS.toFixed(0)} s, CLI peak ${r.cliPeakMb.toFixed(0)} MB (${partsText(r)})`);
             m[phase] = r;
         }
-        project.dispose();
         return { toolchain, shard, shards: k, m };
     } finally {
+        project?.dispose();
         lab.dispose();
     }
 }
