@@ -16,7 +16,8 @@ import { CONFIG_ENV_LIMIT, configEnvBytes, configSizeProblem, readFleetDefinitio
  * shard of a 1,000-node fleet (`scripts/bench.sh steady`: stack.sh on an S3 backend; docs/gitops.md,
  * "Sizing"): a first up of 100 nodes took 339 CPU-s, 314 s and a 2.5 GB CLI, 50 nodes 103 CPU-s,
  * 104 s and 1.3 GB, 25 nodes 52 CPU-s and 57 s; with 20 runners at once, shards of 50 bring the
- * fleet up soonest (104 s; of 25, two waves: 115 s; of 100, 314 s).
+ * fleet up as soon as shards of 25 do (one wave of 104-119 s, two of 57 s) on half the runners, and
+ * in a third of the time shards of 100 take (314 s).
  */
 export const STOCK_STACK_NODES = 50;
 
@@ -26,7 +27,7 @@ export function stockSizeWarning(stack: string, nodes: number, toolchain: string
     return (
         `stack ${stack} holds ${nodes} nodes: on stock Pulumi a first up grows with the square of the nodes in one stack ` +
         `(measured on 2 cores as the pipeline runs it: 100 nodes 339 CPU-s, 314 s and a 2.5 GB CLI; 50 nodes 103 CPU-s, 104 s and 1.3 GB). ` +
-        `Split the fleet into shards of at most ${STOCK_STACK_NODES} nodes (docs/gitops.md, "Shards"; 1,000 nodes as 20 shards on 20 runners: 104 s), ` +
+        `Split the fleet into shards of at most ${STOCK_STACK_NODES} nodes (docs/gitops.md, "Shards"; 1,000 nodes as 20 shards on 20 runners: about 2 minutes), ` +
         `or run nodefleet's toolchain (NODEFLEET_TOOLCHAIN=nodefleet: 250 nodes 210 CPU-s, 176 s and 451 MB)`
     );
 }
