@@ -9,21 +9,20 @@
 // dev VMs (test/e2e/dev-stack.test.ts). Not shown: an AWS/Hetzner stack's up (no cloud here).
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ON_STOCK, ROOT, ScratchProject, sh, toolEnv, type Run } from "../support/cli";
+import { ON_STOCK, ROOT, ScratchProject, toolEnv, type Run } from "../support/cli";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { freePort, until } from "../support/process";
+import { until } from "../support/process";
 import { validatorKeyJson } from "../support/fixtures";
 import { addressOfPrivateKey } from "../../components/config/validators";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
+import { s3Server, type S3Server } from "../support/s3";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
 const BUCKET = "nodefleet-state";
-/** A line of the drift check's docstring: how the scripted host knows the script it is sent. */
-const DRIFT_CHECK = "nodefleet's drift check of a host";
 const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "status", "scripts", "lab"];
 
 /** The dev config with both hosts at the scripted host's ports. */
@@ -37,7 +36,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     const lab = new ScriptedHosts();
     /** The two shards' hosts: each its own scripted hosts, so each answers its own drift. */
     const shardLabs = { "shard-a": new ScriptedHosts(), "shard-b": new ScriptedHosts() };
-    let s3: ChildProcess | undefined;
+    let s3: S3Server | undefined;
     let project: ScratchProject;
     let endpoint = "";
     let env: NodeJS.ProcessEnv;
@@ -49,22 +48,20 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         const stamp = path.join(ROOT, "node_modules/.nodefleet-lock.sha256");
         const lock = createHash("sha256").update(fs.readFileSync(path.join(ROOT, "package-lock.json"))).digest("hex");
         assert.ok(fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8").trim() === lock, "run scripts/setup.sh (or the test command) first: node_modules is not the one package-lock.json pins");
-        const moto = sh("bash", [path.join(ROOT, "lab/s3.sh"), "path"]).stdout.trim();
-        const port = await freePort();
-        endpoint = `http://127.0.0.1:${port}`;
-        s3 = spawn(moto, ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+        s3 = await s3Server();
+        endpoint = s3.endpoint;
         // The bucket, as an operator creates it once for the stacks' state.
-        await until("moto's S3 server", 30, async () => ((await fetch(`${endpoint}/${BUCKET}`, { method: "PUT" })).ok ? true : undefined), s3, undefined, "moto_server");
+        const backendUrl = await s3.bucket(BUCKET);
 
         let ports: number[];
         ({ project, ports } = await lab.start("ci-a", stackConfig, SOURCES));
-        answerDrift([]);
+        lab.answerDrift();
         fs.writeFileSync(path.join(project.dir, "Pulumi.ci-b.yaml"), stackConfig(ports));
         env = toolEnv({
             PULUMI_HOME: path.join(project.dir, ".pulumi-home"),
             // The backend as the workflows' PULUMI_BACKEND_URL secret names it: a bucket, here with
             // the endpoint of the local server (path-style addressing, plain HTTP on loopback).
-            PULUMI_BACKEND_URL: `s3://${BUCKET}?endpoint=${encodeURIComponent(endpoint)}&use_path_style=true&region=us-east-1`,
+            PULUMI_BACKEND_URL: backendUrl,
             AWS_ACCESS_KEY_ID: "nodefleet-test",
             AWS_SECRET_ACCESS_KEY: "nodefleet-test",
             AWS_REGION: "us-east-1",
@@ -73,15 +70,10 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         });
     });
     after(() => {
-        s3?.kill();
+        s3?.server.kill();
         lab.dispose();
         for (const l of Object.values(shardLabs)) l.dispose();
     });
-
-    /** What a lab's hosts' drift check finds from now on (its hosts answer alike). */
-    function answerDrift(drift: { group: string; item: string; change: string }[], hosts: ScriptedHosts = lab): void {
-        fs.writeFileSync(path.join(hosts.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift }) }));
-    }
 
     /** The first line of each script the hosts ran since the last call. */
     function ran(): string[] {
@@ -161,7 +153,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
 
     it("a host that drifted fails the drift check, each difference named; the next up runs that group's steps again, and the check passes", () => {
         ran();
-        answerDrift([
+        lab.answerDrift([
             { group: "storage-1.configure", item: "/data/storage-1/run/config.toml", change: "content changed" },
             { group: "storage-1.configure", item: "unit zgs-storage-1.service", change: "not running (inactive)" },
         ]);
@@ -178,7 +170,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.equal(repair.status, 0, repair.output.slice(-5000));
         const steps = ran().filter((l) => !l.startsWith("# nodefleet: the drift check"));
         assert.deepEqual(steps.map((l) => l.replace(/ on host .*/, "")), ["# nodefleet: configure 0G storage node storage-1"], steps.join("\n"));
-        answerDrift([]);
+        lab.answerDrift();
         const clean = step(["scripts/ci/stack.sh", "drift", "ci-a"]);
         assert.equal(clean.status, 0, clean.output.slice(-5000));
     });
@@ -262,7 +254,7 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
     it("two shards: previewed and brought up side by side, each its own stack; each shard's drift named for it alone", async () => {
         for (const [stack, l] of Object.entries(shardLabs)) {
             shardPorts[stack] = await l.listen(stack === "shard-b" ? 3 : 2);
-            answerDrift([], l);
+            l.answerDrift();
         }
         writeShard("shard-a", () => undefined);
         writeShard("shard-b", shardB);
@@ -293,14 +285,14 @@ describe("the pipeline on an S3 backend: preview, up, drift, promote, preview; t
         assert.ok(Object.values(a).every((k) => !Object.values(b).includes(k)));
 
         // A host of shard-b drifts: its drift check fails naming shard-b; shard-a's passes.
-        answerDrift([{ group: "storage-2.configure", item: "/data/storage-2/run/config.toml", change: "content changed" }], shardLabs["shard-b"]);
+        shardLabs["shard-b"].answerDrift([{ group: "storage-2.configure", item: "/data/storage-2/run/config.toml", change: "content changed" }]);
         const [driftA, driftB] = await Promise.all(SHARDS.map((s) => start(["scripts/ci/stack.sh", "drift", s])));
         assert.equal(driftA!.status, 0, driftA!.output.slice(-5000));
         assert.doesNotMatch(driftA!.output, /::error/);
         assert.notEqual(driftB!.status, 0, driftB!.output.slice(-5000));
         assert.match(driftB!.output, /::error title=drift on shard-b::host dev-1: \/data\/storage-2\/run\/config\.toml: content changed \[storage-2\.configure\]/);
         assert.doesNotMatch(driftB!.output, /drift on shard-a/);
-        answerDrift([], shardLabs["shard-b"]);
+        shardLabs["shard-b"].answerDrift();
     });
 
     it("nodefleet status reads every shard at once: one report per stack", () => {

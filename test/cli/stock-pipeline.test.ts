@@ -12,9 +12,10 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ROOT, ScratchProject, sh } from "../support/cli";
+import { ROOT, ScratchProject } from "../support/cli";
 import { freePort, until } from "../support/process";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
+import { s3Server, type S3Server } from "../support/s3";
 import { PULUMI_TARBALL, PULUMI_VERSION, makePulumiMirror } from "../support/pulumi-mirror";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");
@@ -36,7 +37,7 @@ describe("the pipeline on stock Pulumi, installed as the workflows install it", 
     };
     let server: ChildProcess | undefined;
     let base = "";
-    let s3: ChildProcess | undefined;
+    let s3: S3Server | undefined;
     let project: ScratchProject;
     let env: NodeJS.ProcessEnv;
 
@@ -48,12 +49,10 @@ describe("the pipeline on stock Pulumi, installed as the workflows install it", 
         base = `http://127.0.0.1:${mirrorPort}`;
         await until("the mirror", 30, async () => ((await fetch(`${base}/sdk/${TARBALL}`, { method: "HEAD" })).ok ? true : undefined), server, undefined, "http.server");
 
-        const moto = sh("bash", [path.join(ROOT, "lab/s3.sh"), "path"]).stdout.trim();
-        const port = await freePort();
-        s3 = spawn(moto, ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
-        await until("moto's S3 server", 30, async () => ((await fetch(`http://127.0.0.1:${port}/${BUCKET}`, { method: "PUT" })).ok ? true : undefined), s3, undefined, "moto_server");
+        s3 = await s3Server();
+        const backendUrl = await s3.bucket(BUCKET);
         ({ project } = await lab.start("stock", (ports) => onScriptedHosts(DEV_CONFIG, ports), SOURCES));
-        fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ "nodefleet's drift check of a host": JSON.stringify({ records: 12, drift: [] }) }));
+        lab.answerDrift();
         // A runner's environment: its own HOME, nothing of nodefleet's toolchain on PATH.
         const node = path.dirname(process.execPath);
         env = {
@@ -63,7 +62,7 @@ describe("the pipeline on stock Pulumi, installed as the workflows install it", 
             NODEFLEET_NO_SOURCE_BUILD: "1",
             PULUMI_DOWNLOAD_BASE: `${base}/sdk`,
             PULUMI_PLUGIN_SERVER: `${base}/plugins`,
-            PULUMI_BACKEND_URL: `s3://${BUCKET}?endpoint=${encodeURIComponent(`http://127.0.0.1:${port}`)}&use_path_style=true&region=us-east-1`,
+            PULUMI_BACKEND_URL: backendUrl,
             AWS_ACCESS_KEY_ID: "nodefleet-test",
             AWS_SECRET_ACCESS_KEY: "nodefleet-test",
             PULUMI_CONFIG_PASSPHRASE: "nodefleet-dev",
@@ -72,7 +71,7 @@ describe("the pipeline on stock Pulumi, installed as the workflows install it", 
     });
     after(() => {
         server?.kill();
-        s3?.kill();
+        s3?.server.kill();
         lab.dispose();
         for (const d of [mirror, home, requests]) fs.rmSync(d, { recursive: true, force: true });
     });

@@ -42,6 +42,14 @@ export class ScriptedHosts {
         return out;
     }
 
+    /**
+     * What these hosts' drift check (hostfiles/drift.py, sent on refresh) finds from now on, every
+     * host alike: `drift`, none by default. The check is known by a line of its docstring.
+     */
+    answerDrift(drift: readonly { group: string; item: string; change: string }[] = []): void {
+        fs.writeFileSync(path.join(this.dir, "answer"), JSON.stringify({ "nodefleet's drift check of a host": JSON.stringify({ records: 12, drift }) }));
+    }
+
     dispose(): void {
         this.host?.kill();
         this.project?.dispose();
