@@ -226,6 +226,20 @@ export function writeFleet(project: ScratchProject, stack: string, secretsDir: s
     fs.writeFileSync(path.join(project.dir, "fleets", `${stack}.yaml`), JSON.stringify(fleet));
 }
 
+/**
+ * A fleet of `nodes` nodes as shards `names` of `per` nodes each (the last the rest), every shard's
+ * stack file (naming its fleet file) and fleet file in the project, shard i on `ports` from i·per
+ * on, its keys in `secretsRoot`-<shard>. The first shard's stack file is the project's own.
+ */
+export function writeShards(project: ScratchProject, names: readonly string[], per: number, nodes: number, ports: readonly number[], secretsRoot: string): void {
+    for (const [i, name] of names.entries()) {
+        const first = i * per;
+        const n = Math.min(per, nodes - first);
+        if (i > 0) fs.writeFileSync(path.join(project.dir, `Pulumi.${name}.yaml`), stringify({ config: { "nodefleet:fleetFile": `fleets/${name}.yaml` } }));
+        writeFleet(project, name, `${secretsRoot}-${name}`, n, ports.slice(first, first + n), names.length > 1 ? { names: [...names], first } : undefined);
+    }
+}
+
 /** `nodefleet status` over the stack's hosts, each answering (the scripted host answers every runner alike): wall seconds, hosts that answered. */
 export function statusRun(project: ScratchProject, stack: string): { wallS: number; answered: number; hosts: number } {
     const t0 = Date.now();

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { stringify } from "yaml";
 import { ScriptedHosts } from "../support/scripted-hosts";
 import { ScratchProject } from "../support/cli";
-import { CPU_METHOD, measure, writeFleet } from "./engine";
+import { CPU_METHOD, measure, writeShards } from "./engine";
 
 const progress = (s: string) => process.stderr.write(`[bench shards] ${s}\n`);
 
@@ -26,16 +26,11 @@ async function main(): Promise<void> {
         project.writeDevFiles("generated");
         fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ print_results: JSON.stringify({ results: {} }) }));
         const per = Math.ceil(nodes / k);
-        for (const [i, name] of names.entries()) {
-            if (i > 0) {
-                const init = project.pulumi(["stack", "init", name, "--no-select"]);
-                if (init.status !== 0) throw new Error(`pulumi stack init ${name} failed:\n${init.output}`);
-                fs.writeFileSync(path.join(project.dir, `Pulumi.${name}.yaml`), stringify({ config: { "nodefleet:fleetFile": `fleets/${name}.yaml` } }));
-            }
-            const first = i * per;
-            const n = Math.min(per, nodes - first);
-            writeFleet(project, name, path.join(lab.dir, `secrets-${name}`), n, ports.slice(first, first + n), { names, first });
+        for (const name of names.slice(1)) {
+            const init = project.pulumi(["stack", "init", name, "--no-select"]);
+            if (init.status !== 0) throw new Error(`pulumi stack init ${name} failed:\n${init.output}`);
         }
+        writeShards(project, names, per, nodes, ports, path.join(lab.dir, "secrets"));
         const policy = ["--policy-pack", path.join(project.dir, "policy")];
         progress(`${nodes} nodes in ${k} shards of ${per}: every shard's first up at once`);
         const t0 = Date.now();

@@ -12,20 +12,16 @@
 //   node dist/test/bench/steady.js [--toolchains nodefleet,stock] [--shards 50,250] [--runners 20] [nodes]
 //   (scripts/bench.sh steady; default 1000 nodes, shards of 50 on stock and 250 on nodefleet's)
 // Data on stdout; progress on stderr.
-import { spawn, type ChildProcess } from "node:child_process";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { stringify } from "yaml";
 import { ROOT, ScratchProject, sh } from "../support/cli";
-import { freePort, until } from "../support/process";
 import { ScriptedHosts } from "../support/scripted-hosts";
-import { CPU_METHOD, measureCommand, partsText, writeFleet, type Measured } from "./engine";
+import { s3Server } from "../support/s3";
+import { CPU_METHOD, measureCommand, partsText, writeShards, type Measured } from "./engine";
 
 const progress = (s: string) => process.stderr.write(`[bench steady] ${s}\n`);
 /** What stack.sh runs in a checkout (test/cli/pipeline.test.ts takes the same). */
 const SOURCES = ["Pulumi.yaml", "package.json", "package-lock.json", "tsconfig.json", "index.ts", "components", "templates", "hostfiles", "policy", "status", "scripts", "lab"];
-/** A line of the drift check's docstring: how the scripted host knows the script it is sent. */
-const DRIFT_CHECK = "nodefleet's drift check of a host";
 /** The goals of docs/gitops.md's sizing, in seconds of the pipeline's wall. */
 const GOALS = { firstUpStock: 30 * 60, merge: 5 * 60, drift: 5 * 60 };
 const PHASES = ["first up", "merge: up", "drift", "preview"] as const;
@@ -36,20 +32,6 @@ interface Row {
     readonly shard: number;
     readonly shards: number;
     readonly m: Record<Phase, Measured>;
-}
-
-/** moto's S3 server on a free port, and the URL of a bucket of it as PULUMI_BACKEND_URL names one. */
-async function s3Server(): Promise<{ server: ChildProcess; bucketUrl: (bucket: string) => Promise<string> }> {
-    const moto = sh("bash", [path.join(ROOT, "lab/s3.sh"), "path"]).stdout.trim();
-    const endpoint = `http://127.0.0.1:${await freePort()}`;
-    const server = spawn(moto, ["-H", "127.0.0.1", "-p", endpoint.split(":").pop()!], { stdio: "ignore" });
-    await until("moto's S3 server", 30, async () => ((await fetch(`${endpoint}/`).catch(() => undefined))?.ok ? true : undefined), server, undefined, "moto_server");
-    const bucketUrl = async (bucket: string) => {
-        const made = await fetch(`${endpoint}/${bucket}`, { method: "PUT" });
-        if (!made.ok) throw new Error(`bucket ${bucket}: ${made.status} ${await made.text()}`);
-        return `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&use_path_style=true&region=us-east-1`;
-    };
-    return { server, bucketUrl };
 }
 
 /** One shard of `shard` nodes of a fleet of `nodes` on `toolchain`: its first up, then a no-change merge's steps. */
@@ -64,16 +46,10 @@ async function run(toolchain: Row["toolchain"], nodes: number, shard: number, ba
         // Every shard's config is in the project (the program reads them all: docs/gitops.md, Shards),
         // each on hosts of its own; only the first shard's are ever reached.
         const ports = await lab.listen(nodes);
-        const stackFile = (name: string) => stringify({ config: { "nodefleet:fleetFile": `fleets/${name}.yaml` } });
-        project = new ScratchProject(stack, stackFile(stack), undefined, SOURCES, "typescript");
+        project = new ScratchProject(stack, stringify({ config: { "nodefleet:fleetFile": `fleets/${stack}.yaml` } }), undefined, SOURCES, "typescript");
         project.writeDevFiles("generated");
-        for (const [i, name] of names.entries()) {
-            const first = i * shard;
-            const n = Math.min(shard, nodes - first);
-            if (i > 0) fs.writeFileSync(path.join(project.dir, `Pulumi.${name}.yaml`), stackFile(name));
-            writeFleet(project, name, path.join(lab.dir, `secrets-${name}`), n, ports.slice(first, first + n), k > 1 ? { names, first } : undefined);
-        }
-        fs.writeFileSync(path.join(lab.dir, "answer"), JSON.stringify({ [DRIFT_CHECK]: JSON.stringify({ records: 12, drift: [] }) }));
+        writeShards(project, names, shard, nodes, ports, path.join(lab.dir, "secrets"));
+        lab.answerDrift();
         const env = {
             PULUMI_BACKEND_URL: backendUrl,
             AWS_ACCESS_KEY_ID: "nodefleet-bench",
@@ -151,15 +127,15 @@ async function main(): Promise<void> {
     if (rest.length > 0 || !Number.isInteger(nodes) || nodes < 1 || !Number.isInteger(runners) || runners < 1 || shardArg.some((s) => !Number.isInteger(s) || s < 1 || s > nodes)) {
         throw new Error("usage: steady.js [--toolchains nodefleet,stock] [--shards S,…] [--runners R] [nodes]");
     }
-    const { server, bucketUrl } = await s3Server();
+    const s3 = await s3Server();
     const rows: Row[] = [];
     try {
         for (const toolchain of toolchains as Row["toolchain"][]) {
             const shards = shardArg.length > 0 ? shardArg : [toolchain === "stock" ? 50 : 250];
-            for (const shard of shards) rows.push(await run(toolchain, nodes, shard, await bucketUrl(`bench-${toolchain}-${shard}`)));
+            for (const shard of shards) rows.push(await run(toolchain, nodes, shard, await s3.bucket(`bench-${toolchain}-${shard}`)));
         }
     } finally {
-        server.kill();
+        s3.server.kill();
     }
     report(rows, nodes, runners);
 }
