@@ -168,3 +168,15 @@ export const WORLD_CIDRS = ["0.0.0.0/0", "::/0"] as const;
 export function sourceCidrs(rule: IngressRule): readonly string[] {
     return rule.sources === "world" ? WORLD_CIDRS : rule.sources;
 }
+
+/**
+ * Every port a host's services listen on (its nodes', and the monitoring stack's when it has one),
+ * ascending, once each: the ports its bootstrap keeps out of the kernel's ephemeral range
+ * (docs/hosts.md, "Listening ports and the ephemeral range").
+ */
+export function listeningPorts(nodes: readonly NodeSpec[], monitoring?: HostMonitoring): number[] {
+    const ports = new Set(nodes.flatMap((node) => rolePorts(node).map((p) => p.port)));
+    for (const rule of monitoringRules(monitoring, nodes)) ports.add(rule.port);
+    if (monitoring?.isMonitoringHost) for (const p of [monitoring.spec.prometheusPort, monitoring.spec.alertmanagerPort]) ports.add(p);
+    return [...ports].sort((a, b) => a - b);
+}

@@ -3,7 +3,7 @@ import * as crypto from "node:crypto";
 import type { HostPlan, ResolvedRelease } from "../config/plan";
 import type { Target } from "../config/hardware";
 import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "./firewall";
-import { ingressRules } from "../config/ports";
+import { ingressRules, listeningPorts } from "../config/ports";
 import { render, shellWord } from "../base/render";
 import { driftRecord } from "./drift";
 
@@ -28,7 +28,18 @@ export function renderBootstrap(plan: HostPlan, mount: string): string {
         operator: OPERATOR_USER,
         mount,
         dataDirs: plan.nodes.map((n) => nodeDataDir(mount, n.name)),
+        reservedPorts: listeningPorts(plan.nodes, plan.monitoring).join(","),
+        reservedPortsConf: RESERVED_PORTS_CONF,
+        reservedPortsUnit: heredocSafe(renderReservedPortsUnit(), "NODEFLEET_UNIT"),
     });
+}
+
+/** The sysctl file of the ports a host's services listen on (docs/hosts.md, "Listening ports and the ephemeral range"). */
+export const RESERVED_PORTS_CONF = "/etc/sysctl.d/90-nodefleet-reserved-ports.conf";
+
+/** The unit that applies RESERVED_PORTS_CONF at boot where systemd-sysctl.service does not (a container). */
+export function renderReservedPortsUnit(): string {
+    return render("nodefleet-reserved-ports.service", { conf: RESERVED_PORTS_CONF });
 }
 
 /** Where releases are unpacked (one directory per checksum) and linked by name. */

@@ -46,12 +46,16 @@ const PREVIOUS = "aa1f9c5";
  * validator registered (or queued) and sends nothing, the version step finds the version installed.
  * Since then the storage node's unit is stopped by a host tool of its own (docs/roles.md, the storage
  * node's "Its stop"): its configure step, replaced already, installs the tool, writes the new unit
- * and restarts zgs_node once.
+ * and restarts zgs_node once. Since then every host's bootstrap keeps the ports its services
+ * listen on out of the kernel's ephemeral range (docs/hosts.md): each host's bootstrap step is
+ * replaced once; it finds its packages, user and data directories in place and reserves the ports.
  */
 const STEPS_REPLACED = [
+    "fleet-dev-1-bootstrap",
     "fleet-dev-1-firewall-confirm",
     "fleet-dev-1-release-aztec",
     "fleet-dev-1-release-zgs",
+    "fleet-dev-2-bootstrap",
     "fleet-dev-2-firewall-confirm",
     "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure",
@@ -212,7 +216,9 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * table know its three codes (the monitoring steps, configure steps and gates replaced already put
  * them in place; the rule file gains their alerts), and a validator's removal script also removes
  * the upgrade's watcher unit: its teardown step is updated in place (its destroy runner names the
- * new script; nothing runs on the host until a destroy).
+ * new script; nothing runs on the host until a destroy). Since then too every host's bootstrap
+ * keeps its services' listening ports out of the ephemeral range (docs/hosts.md): each host's
+ * bootstrap step is replaced once and finds everything else it sets up in place.
  */
 const UPDATED_SINCE_MOVE = [
     "command:remote:Command::fleet-dev-1-release-aztec-teardown", "command:remote:Command::fleet-dev-1-release-zgs-teardown", "command:remote:Command::fleet-dev-2-release-0g-chain-teardown",
@@ -220,7 +226,8 @@ const UPDATED_SINCE_MOVE = [
     "command:remote:CopyToRemote::fleet-dev-1-tools", "command:remote:CopyToRemote::fleet-dev-2-tools",
 ];
 const STEPS_REPLACED_SINCE_MOVE = [
-    "fleet-dev-1-monitoring", "fleet-dev-1-monitoring-agent", "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs", "fleet-dev-2-monitoring-agent", "fleet-dev-2-release-0g-chain",
+    "fleet-dev-1-bootstrap", "fleet-dev-1-monitoring", "fleet-dev-1-monitoring-agent", "fleet-dev-1-release-aztec", "fleet-dev-1-release-zgs",
+    "fleet-dev-2-bootstrap", "fleet-dev-2-monitoring-agent", "fleet-dev-2-release-0g-chain",
     "fleet-sequencer-1-configure", "fleet-sequencer-1-gate", "fleet-sequencer-1-health",
     "fleet-storage-1-configure", "fleet-storage-1-gate", "fleet-storage-1-health",
     "fleet-validator-1-configure", "fleet-validator-1-gate", "fleet-validator-1-health",

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
-import { DEV, devSecret, EXPECTED, fromLab, NODES, onVm, PORTS_PY, stackHealth, stackOutput, timed } from "../support/lab";
+import { DEV, devSecret, EXPECTED, fromLab, NODES, nodeTcpPorts, onVm, PORTS_PY, reservedPorts, stackHealth, stackOutput, timed } from "../support/lab";
 
 export function hostsScenario(steps: Steps): void {
     steps.test("the host units are active under systemd (those a container cannot run, enabled and skipped by their own condition)", {}, () => {
@@ -174,6 +174,17 @@ export function hostsScenario(steps: Steps): void {
                 onVm(vm, "systemctl stop nodefleet-e2e-ports 2>/dev/null || true");
                 if (nodeUnits) onVm(vm, `systemctl start ${nodeUnits}`);
             }
+        }
+    });
+
+    // An outgoing connection whose source port is a port a node listens on makes the node's bind
+    // fail ("address already in use") when it starts next: the ports are reserved (docs/hosts.md).
+    steps.test("keeps every port its nodes listen on out of the kernel's ephemeral range, by a file applied at boot", {}, () => {
+        for (const vm of Object.keys(EXPECTED)) {
+            const reserved = reservedPorts(vm);
+            assert.deepEqual(nodeTcpPorts(vm).filter((p) => !reserved.has(p)), [], `${vm}: listening ports not reserved (reserved: ${[...reserved].join(",")})`);
+            assert.match(onVm(vm, "cat /etc/sysctl.d/90-nodefleet-reserved-ports.conf").output, /^net\.ipv4\.ip_local_reserved_ports = [0-9,-]+$/m);
+            assert.equal(onVm(vm, "systemctl is-enabled nodefleet-reserved-ports.service").output.trim(), "enabled");
         }
     });
 

@@ -51,6 +51,20 @@ export const EXPECTED: Record<string, { ip: string; open: string[]; closed: stri
     },
 };
 
+/** The ports a VM's kernel keeps out of its ephemeral range (ip_local_reserved_ports, "a,b-c" expanded). */
+export function reservedPorts(vm: string): Set<number> {
+    const list = onVm(vm, "cat /proc/sys/net/ipv4/ip_local_reserved_ports").output.trim();
+    const ports = list === "" ? [] : list.split(",").flatMap((entry) => {
+        const [lo, hi] = entry.split("-").map(Number);
+        return Array.from({ length: (hi ?? lo!) - lo! + 1 }, (_, i) => lo! + i);
+    });
+    return new Set(ports);
+}
+
+/** The TCP ports of EXPECTED a VM's nodes listen on (SSH and the ports no node binds left out). */
+export const nodeTcpPorts = (vm: string): number[] =>
+    [...EXPECTED[vm]!.open, ...EXPECTED[vm]!.closed].filter((p) => p.endsWith("/tcp")).map((p) => Number(p.split("/")[0])).filter((p) => ![22, 8545, 8551].includes(p));
+
 /** The nodes of Pulumi.dev.yaml, per VM: each gets its data directory on the data disk. */
 export const NODES: Record<string, string[]> = { "dev-1": ["storage-1", "sequencer-1"], "dev-2": ["validator-1"] };
 

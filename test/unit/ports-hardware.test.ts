@@ -1,10 +1,11 @@
 // The port table and the hardware catalog, tested as plain functions.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { rolePorts, ingressRules, prefixed } from "../../components/config/ports";
+import { rolePorts, ingressRules, prefixed, listeningPorts } from "../../components/config/ports";
 import { ROLE_TARGETS, hostTarget, compareToTarget, checkCloudHost, AWS_INSTANCE_TYPES, HETZNER_SERVER_TYPES } from "../../components/config/hardware";
 import { parseFleet } from "../../components/config/fleet";
 import { baseFleet, secretSource, awsHost, hetznerHost } from "../support/fixtures";
+import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
 
 const spec = () => parseFleet(baseFleet(), secretSource()).spec;
 
@@ -22,6 +23,14 @@ describe("port table", () => {
     it("validator: <prefix>303 TCP+UDP and <prefix>656 public; 545/546/551/657/658/660/661 local (the metrics ports opened to the monitoring host by the monitoring rules alone)", () => {
         const ports = rolePorts(spec().nodes[2]).map((p) => `${p.port}/${p.protocol}:${p.exposure.kind}`);
         assert.deepEqual(ports, ["56303/tcp:public", "56303/udp:public", "56656/tcp:public", "56545/tcp:local", "56546/tcp:local", "56551/tcp:local", "56657/tcp:local", "56658/tcp:local", "56660/tcp:local", "56661/tcp:local"]);
+    });
+
+    it("a host's listening ports: its nodes' (local ones too), and with monitoring node_exporter's, on the monitoring host Prometheus's and Alertmanager's, ascending, once each", () => {
+        const hosts = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).hosts;
+        const storage = hosts.find((h) => h.name === "h-storage")!, validator = hosts.find((h) => h.name === "h-validator")!;
+        assert.deepEqual(listeningPorts(storage.nodes, storage.monitoring), [1234, 5678, 5679, 9090, 9093, 9100, 50051]);
+        assert.deepEqual(listeningPorts(validator.nodes, validator.monitoring), [9100, 56303, 56545, 56546, 56551, 56656, 56657, 56658, 56660, 56661]);
+        assert.deepEqual(listeningPorts(validator.nodes), [56303, 56545, 56546, 56551, 56656, 56657, 56658, 56660, 56661]);
     });
 
     it("joins prefix and suffix as text", () => {

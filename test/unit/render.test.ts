@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { renderFirewallScripts, renderBootstrap, renderPreflight, renderDataVolume } from "../../components/hosts/scripts";
+import { renderFirewallScripts, renderBootstrap, renderPreflight, renderDataVolume, renderReservedPortsUnit } from "../../components/hosts/scripts";
 import { renderFirewallUnit } from "../../components/hosts/firewall";
 import { hostTarget } from "../../components/config/hardware";
 import { shellWord, tomlString, render } from "../../components/base/render";
@@ -54,6 +54,33 @@ describe("rendered host files", () => {
         });
     }
 
+    it("the bootstrap keeps every port the host listens on out of the ephemeral range: the kernel of a network namespace of its own takes the list, another's reservation stays, a port no longer listed goes, and systemd-sysctl applies the file at boot to the same list", () => {
+        const shared = plans().find((p) => p.name === "h-shared")!;
+        const script = renderBootstrap(shared, "/data");
+        assert.match(script, /^reserve_ports \/etc\/sysctl\.d\/90-nodefleet-reserved-ports\.conf \/proc\/sys\/net\/ipv4\/ip_local_reserved_ports 8080,8880,40400,47303,47545,47546,47551,47656,47657,47658,47660,47661$/m);
+        const fn = /^reserve_ports\(\) \{\n[\s\S]*?\n\}\n/m.exec(script)![0];
+        const sysctl = ["/usr/lib/systemd/systemd-sysctl", "/lib/systemd/systemd-sysctl"].find((f) => fs.existsSync(f));
+        assert.ok(sysctl, "systemd-sysctl is not installed (apt-get install systemd)");
+        const dir = fs.mkdtempSync(path.join(tmp, "sysctl-"));
+        const run = [
+            "set -eu", fn, `conf=${dir}/90-nodefleet.conf; proc=/proc/sys/net/ipv4/ip_local_reserved_ports`,
+            'echo 30000-30002 > "$proc"',
+            'reserve_ports "$conf" "$proc" 8080,47656,40400 >/dev/null; echo "first: $(cat "$proc")"',
+            'reserve_ports "$conf" "$proc" 8080,47656 >/dev/null; echo "a node gone: $(cat "$proc")"',
+            `echo > "$proc"; ${sysctl} "$conf"; echo "at boot: $(cat "$proc")"`,
+            'reserve_ports "$conf" "$proc" "" >/dev/null; echo "no node: $(cat "$proc") $(test -e "$conf" && echo file-left || echo file-gone)"',
+        ].join("\n");
+        // A user and network namespace of their own: this machine's reservations are not touched.
+        const r = runTool("unshare", ["-rn", "sh", "-c", run]);
+        assert.equal(r.status, 0, r.output);
+        assert.deepEqual(r.output.trim().split("\n"), [
+            "first: 8080,30000-30002,40400,47656",
+            "a node gone: 8080,30000-30002,47656",
+            "at boot: 8080,30000-30002,47656",
+            "no node: 30000-30002 file-gone",
+        ]);
+    });
+
     it("the data volume script matches its golden copy and passes shellcheck", () => {
         shellcheck(golden("bootstrap/data-volume.sh", renderDataVolume("h1", "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0123456789abcdef0", "/data")));
     });
@@ -63,6 +90,13 @@ describe("rendered host files", () => {
         const file = golden("firewall/nodefleet-firewall.service", renderFirewallUnit());
         // verify wants the ruleset path of ConditionPathExists= only at run time; ExecStart must exist.
         const r = runTool("systemd-analyze", ["verify", file]);
+        assert.equal(r.status, 0, r.output);
+        assert.equal(r.output.trim(), "", `systemd-analyze verify warned:\n${r.output}`);
+    });
+
+    it("the reserved-ports unit matches its golden copy and passes systemd-analyze verify", () => {
+        requireTool("systemd-analyze", "systemd");
+        const r = runTool("systemd-analyze", ["verify", golden("bootstrap/nodefleet-reserved-ports.service", renderReservedPortsUnit())]);
         assert.equal(r.status, 0, r.output);
         assert.equal(r.output.trim(), "", `systemd-analyze verify warned:\n${r.output}`);
     });
