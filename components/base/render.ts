@@ -175,19 +175,40 @@ for (const block of ["if", "unless", "each", "with"]) {
     });
 }
 
-// Partials: templates/_<name>.hbs is {{> name}} in every template (shared script pieces).
-for (const file of fs.readdirSync(TEMPLATES_DIR)) {
-    const m = /^_(.+)\.hbs$/.exec(file);
-    if (m) hb.registerPartial(m[1]!, fs.readFileSync(path.join(TEMPLATES_DIR, file), "utf8"));
+/**
+ * templates/ holds a folder per room: a role's (storage, sequencer, validator), a layer's (hosts,
+ * health, monitoring, rollout) and shared/ for the pieces several use, so a path tells whose file
+ * it is (docs/development.md, Layers). A template is named without its folder: each name once.
+ */
+export function templateFiles(): ReadonlyMap<string, string> {
+    const files = new Map<string, string>();
+    for (const room of fs.readdirSync(TEMPLATES_DIR, { withFileTypes: true })) {
+        if (!room.isDirectory()) throw new Error(`templates/${room.name}: a template sits in the folder of its room`);
+        for (const file of fs.readdirSync(path.join(TEMPLATES_DIR, room.name))) {
+            const name = file.replace(/\.hbs$/, "");
+            if (name === file) throw new Error(`templates/${room.name}/${file}: not a template (*.hbs)`);
+            if (files.has(name)) throw new Error(`templates/${room.name}/${file}: ${files.get(name)} has its name`);
+            files.set(name, `${room.name}/${file}`);
+        }
+    }
+    return files;
+}
+const TEMPLATE_FILES = templateFiles();
+
+// Partials: templates/<room>/_<name>.hbs is {{> name}} in every template (shared script pieces).
+for (const [name, file] of TEMPLATE_FILES) {
+    if (name.startsWith("_")) hb.registerPartial(name.slice(1), fs.readFileSync(path.join(TEMPLATES_DIR, file), "utf8"));
 }
 
 const compiled = new Map<string, Handlebars.TemplateDelegate>();
 
-/** Render templates/<name>.hbs with `context`; throws on any variable the context lacks. */
+/** Render templates/<room>/<name>.hbs with `context`; throws on any variable the context lacks. */
 export function render(name: string, context: object): string {
     let template = compiled.get(name);
     if (!template) {
-        const source = fs.readFileSync(path.join(TEMPLATES_DIR, `${name}.hbs`), "utf8");
+        const file = TEMPLATE_FILES.get(name);
+        if (file === undefined || name.startsWith("_")) throw new Error(`no template ${name} under templates/`);
+        const source = fs.readFileSync(path.join(TEMPLATES_DIR, file), "utf8");
         template = hb.compile(source, { strict: true, noEscape: true });
         compiled.set(name, template);
     }

@@ -94,12 +94,12 @@ export interface HostKeySwapProps {
 /** Seconds the swap, then the check after it, has to answer. */
 const SWAP_TIMEOUT_SECONDS = 120;
 
-/** The script that has sshd serve the key the host made, alone (templates/host-key-swap.sh.hbs). */
+/** The script that has sshd serve the key the host made, alone (templates/hosts/host-key-swap.sh.hbs). */
 export function swapScript(host: string, hostKey: string): string {
     return render("host-key-swap.sh", { host, hostKey, dir: HOST_KEY_DIR, conf: HOST_KEY_CONF });
 }
 
-/** The script that has the host make its own key and print the public half (templates/host-key-make.sh.hbs). */
+/** The script that has the host make its own key and print the public half (templates/hosts/host-key-make.sh.hbs). */
 export function makeKeyScript(host: string): string {
     return render("host-key-make.sh", { host, dir: HOST_KEY_DIR, comment: `nodefleet-${host}` });
 }

@@ -6,7 +6,7 @@
 //   - each host has one CopyToRemote step (NAME-tools) that copies the tools its nodes use, each in
 //     a file named by its sha256, into HOST_TOOLS_DIR under the SSH user's home; the state keeps
 //     only the bundle's path and hash;
-//   - a script installs a tool with `put_tool PATH MODE OWNER DIGEST` (templates/_put.sh.hbs): it
+//   - a script installs a tool with `put_tool PATH MODE OWNER DIGEST` (templates/shared/_put.sh.hbs): it
 //     takes the file of that digest, checks the digest, and puts it in place as `put` does;
 //   - the bundle is written on this machine under LOCAL_TOOLS_DIR/<digest of the bundle>/, made
 //     anew by every run (preview included) from hostfiles/.

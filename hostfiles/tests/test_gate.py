@@ -83,7 +83,7 @@ def health_gate(check, clock, opts):
 
 
 class HandedBase(unittest.TestCase):
-    """The health step's record of restart counts (templates/health-step.sh.hbs writes it)."""
+    """The health step's record of restart counts (templates/health/health-step.sh.hbs writes it)."""
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="nodefleet-gate-handed-")

@@ -159,7 +159,7 @@ class Node:
         return head
 
     def start_reth(self):
-        """reth with the unit's flags that matter here (templates/reth.service.hbs), on loopback, no peers."""
+        """reth with the unit's flags that matter here (templates/validator/reth.service.hbs), on loopback, no peers."""
         self.reth_log_path = os.path.join(self.dir, f"reth-{time.monotonic_ns()}.log")
         self.reth_out = open(self.reth_log_path, "wb")
         self.geth = subprocess.Popen([RETH, "node", "--chain", os.path.join(self.devnet, "eth-genesis.json"), "--datadir", os.path.join(self.dir, "reth"),

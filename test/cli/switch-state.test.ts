@@ -146,7 +146,7 @@ describe("the switch's progress in Pulumi's state (real engine, scripted host)",
 
     it("a change whose read-only health step failed is undone by setting it back (its configure step runs again); after a failed configure step it would not be", () => {
         // Why a node that does not run after its restart fails the health step and not the
-        // configure step (templates/health-step.sh.hbs): the engine records nothing of a step
+        // configure step (templates/health/health-step.sh.hbs): the engine records nothing of a step
         // that fails, so a set-back looks like no change to the step that failed.
         const before = config(ports, "geth", "rollback", 2); // as the test before left the stack
         const changed = before.replace("networkEnrAddress: 10.77.0.11", "networkEnrAddress: 10.77.0.99");

@@ -197,7 +197,7 @@ const COMPONENTS_ADDED = ["nodefleet:rollout:Gate", "nodefleet:monitoring:Agent"
  * verified directory, downloads nothing, points the link where it points and restarts nothing;
  * their teardown steps are updated (the removal they hold now also takes what an install set
  * aside), which runs only their `echo`. Since then too a gated node's health step records its
- * services' restart counts for its gate (templates/health-step.sh.hbs): the validator's health
+ * services' restart counts for its gate (templates/health/health-step.sh.hbs): the validator's health
  * step is replaced once as well, and runs its health tool again (read-only unless the consensus
  * daemon logs the fault its remedy is for). Since then too the Aztec node's unit gives it 20 s to
  * stop (docs/roles.md, "Its stop"): the sequencer's configure step, replaced already, writes the

@@ -1,4 +1,4 @@
-// The health step of storage, sequencer and validator nodes (templates/health-step.sh.hbs): the
+// The health step of storage, sequencer and validator nodes (templates/health/health-step.sh.hbs): the
 // role's health report, then a failure when the node's services do not run, which the configure
 // step only warns of. Why there and not in configure: a step that fails records nothing in
 // Pulumi's state, so a configure step that failed after restarting a node onto a bad release would

@@ -8,13 +8,13 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Handlebars from "handlebars";
-import { commentText, doubleQuoted, envFileValue, heredocBody, integer, QUOTING_HELPERS, TEMPLATES_DIR, unitValue } from "../../components/base/render";
+import { commentText, doubleQuoted, envFileValue, heredocBody, integer, QUOTING_HELPERS, TEMPLATES_DIR, templateFiles, unitValue } from "../../components/base/render";
 import { spawnSync } from "node:child_process";
 
 /** template → expression → why it needs no quoting helper. */
 const ALLOWED: Record<string, Record<string, string>> = {
-    "bootstrap.sh.hbs": { 'join packages " "': "the Debian package names are constants of the program (hosts/scripts.ts), not config" },
-    "nftables.nft.hbs": { this: "each rule line is composed by components/hosts/firewall.ts from parsed ports and CIDRs, with its comment through nftstr" },
+    "hosts/bootstrap.sh.hbs": { 'join packages " "': "the Debian package names are constants of the program (hosts/scripts.ts), not config" },
+    "hosts/nftables.nft.hbs": { this: "each rule line is composed by components/hosts/firewall.ts from parsed ports and CIDRs, with its comment through nftstr" },
 };
 
 interface Interpolation {
@@ -40,7 +40,7 @@ function interpolations(template: string): Interpolation[] {
     return out;
 }
 
-const TEMPLATES = fs.readdirSync(TEMPLATES_DIR).filter((f) => f.endsWith(".hbs"));
+const TEMPLATES = [...templateFiles().values()];
 
 describe("template lint", () => {
     it("every interpolation goes through a quoting helper, or is on the allow-list with its reason", () => {
@@ -59,6 +59,46 @@ describe("template lint", () => {
         const bad = Handlebars.parse("echo {{name}}\n# {{comment name}}\n");
         const statements = bad.body.filter((n: any) => n.type === "MustacheStatement") as any[];
         assert.deepEqual(statements.map((s) => (s.params.length ? s.path.original : "bare")), ["bare", "comment"]);
+    });
+});
+
+/** The room a components/ file renders from: a role's file its role's, any other its layer's (docs/development.md, Layers). */
+function roomOf(file: string): string {
+    const [layer, name] = file.split("/").slice(-2) as [string, string];
+    return layer === "roles" ? name.split(/[-.]/)[0]! : layer;
+}
+
+describe("templates by room", () => {
+    const root = path.dirname(TEMPLATES_DIR);
+    const sources = (dir: string): string[] =>
+        fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []));
+    const renders = sources(path.join(root, "components")).flatMap((file) =>
+        [...fs.readFileSync(file, "utf8").matchAll(/\brender\("([^"]+)"/g)].map((m) => ({ file: path.relative(root, file), name: m[1]! })));
+
+    it("every template a component renders sits in the folder of that component's room, and every template is rendered or included", () => {
+        const files = templateFiles();
+        assert.ok(renders.length > 40, `${renders.length} render calls found`);
+        const misplaced = renders.filter((r) => !files.get(r.name)?.startsWith(`${roomOf(r.file)}/`));
+        assert.deepEqual(misplaced.map((r) => `${r.file} renders ${r.name}: templates/${files.get(r.name) ?? "(none)"}, not templates/${roomOf(r.file)}/`), []);
+        const included = new Set(TEMPLATES.flatMap((t) => [...fs.readFileSync(path.join(TEMPLATES_DIR, t), "utf8").matchAll(/\{\{> ([^}\s]+)\}\}/g)].map((m) => `_${m[1]}`)));
+        const rendered = new Set(renders.map((r) => r.name));
+        assert.deepEqual([...files.keys()].filter((n) => !rendered.has(n) && !included.has(n)), [], "templates nothing renders or includes");
+    });
+
+    it("a template includes only pieces of its own room or of shared/", () => {
+        const files = templateFiles();
+        const crossing = TEMPLATES.flatMap((t) =>
+            [...fs.readFileSync(path.join(TEMPLATES_DIR, t), "utf8").matchAll(/\{\{> ([^}\s]+)\}\}/g)]
+                .map((m) => [t, files.get(`_${m[1]}`) ?? `(no _${m[1]})`] as const)
+                .filter(([from, piece]) => !piece.startsWith("shared/") && piece.split("/")[0] !== from.split("/")[0]));
+        assert.deepEqual(crossing.map(([from, piece]) => `${from} includes ${piece}`), []);
+    });
+
+    it("the room of a components/ file (the rule can tell rooms apart)", () => {
+        assert.deepEqual(
+            ["components/roles/validator-units.ts", "components/roles/storage.ts", "components/hosts/scripts.ts", "components/rollout/gate.ts"].map(roomOf),
+            ["validator", "storage", "hosts", "rollout"],
+        );
     });
 });
 

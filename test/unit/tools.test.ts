@@ -111,7 +111,7 @@ describe("host tools", () => {
             const body = "print('tool')\n";
             const digest = crypto.createHash("sha256").update(body).digest("hex");
             fs.writeFileSync(path.join(tools, digest), body);
-            const partial = fs.readFileSync(path.join(TEMPLATES_DIR, "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record'`);
+            const partial = fs.readFileSync(path.join(TEMPLATES_DIR, "shared", "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record'`);
             assert.doesNotMatch(partial, /\{\{/, "the partial has no other template field");
             const run = (d: string) =>
                 spawnSync("sh", ["-c", `set -eu\nchanged=""\n${partial}\nput_tool "$0/out/tool.py" 0755 "$(id -un):$(id -gn)" "$1"\necho "changed:$changed"`, scratch, d], {
@@ -146,7 +146,7 @@ describe("host tools", () => {
         const { scratch, bin } = scratchHost("nodefleet-put-race-");
         try {
             // Each step has a drift record of its own (the partial starts it anew): so each writer.
-            const partial = (letter: string) => fs.readFileSync(path.join(TEMPLATES_DIR, "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record-${letter}'`);
+            const partial = (letter: string) => fs.readFileSync(path.join(TEMPLATES_DIR, "shared", "_put.sh.hbs"), "utf8").replace("{{sh driftRecord}}", `'${scratch}/record-${letter}'`);
             // Each writer puts a 2 MB content of its own 40 times, as two steps of one host put a
             // shared tool: with one fixed staging name, one's `cat` and the other's `mv` met in it.
             const writer = (letter: string) => [
