@@ -6,8 +6,8 @@ import { readKeyFile } from "../config/files";
 import type { HostSpec } from "../config/schema";
 import { assertNever } from "../base/never";
 import { Host } from "../hosts/host";
-import { AwsHost } from "../hosts/aws";
-import { HetznerHost, hetznerProvider } from "../hosts/hetzner";
+import type * as awsHosts from "../hosts/aws";
+import type * as hetznerHosts from "../hosts/hetzner";
 import { ExistingHost } from "../hosts/existing";
 import { StorageNode } from "../roles/storage";
 import { SequencerNode } from "../roles/sequencer";
@@ -186,12 +186,18 @@ export class Fleet extends pulumi.ComponentResource {
         const opts = { parent: this, providers: [this.driftProvider] };
         const spec = plan.spec;
         const privateKey = sshPrivateKey(spec, args.secret);
+        // A cloud's provider SDK is loaded by the first host of that cloud: @pulumi/aws alone costs
+        // every run of a fleet without AWS hosts about 0.15 CPU-s (docs/development.md: where a run's CPU went).
         switch (spec.kind) {
-            case "aws":
+            case "aws": {
+                const { AwsHost } = require("../hosts/aws") as typeof awsHosts;
                 return new AwsHost(name, { plan: { ...plan, spec }, privateKey, secret: args.secret }, opts);
-            case "hetzner":
+            }
+            case "hetzner": {
+                const { HetznerHost, hetznerProvider } = require("../hosts/hetzner") as typeof hetznerHosts;
                 this.hcloud ??= hetznerProvider(this);
                 return new HetznerHost(name, { plan: { ...plan, spec }, privateKey, secret: args.secret }, { ...opts, providers: [this.driftProvider, this.hcloud] });
+            }
             case "existing":
                 return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck, secret: args.secret }, opts);
             default:
