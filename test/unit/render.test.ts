@@ -69,16 +69,22 @@ describe("rendered host files", () => {
             'reserve_ports "$conf" "$proc" 8080,47656 >/dev/null; echo "a node gone: $(cat "$proc")"',
             `echo > "$proc"; ${sysctl} "$conf"; echo "at boot: $(cat "$proc")"`,
             'reserve_ports "$conf" "$proc" "" >/dev/null; echo "no node: $(cat "$proc") $(test -e "$conf" && echo file-left || echo file-gone)"',
+            // A kernel setting it can read but not write (a file mounted read-only in its place, as a
+            // read-only /proc/sys is): refused, named, with the reason.
+            `echo 30000 > ${dir}/ro; mount --bind ${dir}/ro ${dir}/ro; mount -o remount,ro,bind ${dir}/ro`,
+            `if reserve_ports "$conf" ${dir}/ro 8080 2>${dir}/err; then echo "unwritable: went on"; else echo "unwritable: refused"; fi`,
         ].join("\n");
-        // A user and network namespace of their own: this machine's reservations are not touched.
-        const r = runTool("unshare", ["-rn", "sh", "-c", run]);
+        // A user, network and mount namespace of their own: this machine's reservations and mounts are not touched.
+        const r = runTool("unshare", ["-rnm", "sh", "-c", run]);
         assert.equal(r.status, 0, r.output);
         assert.deepEqual(r.output.trim().split("\n"), [
             "first: 8080,30000-30002,40400,47656",
             "a node gone: 8080,30000-30002,47656",
             "at boot: 8080,30000-30002,47656",
             "no node: 30000-30002 file-gone",
+            "unwritable: refused",
         ]);
+        assert.match(fs.readFileSync(path.join(dir, "err"), "utf8"), /^bootstrap: cannot write \S+\/ro \(its \/proc\/sys\/net is read-only here\?\): the ports its nodes listen on would stay in the ephemeral range/);
     });
 
     it("the data volume script matches its golden copy and passes shellcheck", () => {

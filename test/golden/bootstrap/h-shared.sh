@@ -24,7 +24,10 @@ reserve_ports() {
 		printf '# Written by nodefleet: the ports its services listen on, with what was reserved before.\n# nodefleet reserves: %s\nnet.ipv4.ip_local_reserved_ports = %s\n' "$ports" "$all" > "$conf.new"
 		mv "$conf.new" "$conf"
 	fi
-	printf '%s\n' "$all" > "$proc"
+	if ! (printf '%s\n' "$all" > "$proc") 2>/dev/null; then
+		echo "bootstrap: cannot write $proc (its /proc/sys/net is read-only here?): the ports its nodes listen on would stay in the ephemeral range, where an outgoing connection can take one (docs/hosts.md)" >&2
+		return 1
+	fi
 	echo "bootstrap: ports kept out of the ephemeral range: ${ports:-none}"
 }
 
