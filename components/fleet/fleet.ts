@@ -187,7 +187,7 @@ export class Fleet extends pulumi.ComponentResource {
         const spec = plan.spec;
         const privateKey = sshPrivateKey(spec, args.secret);
         // A cloud's provider SDK is loaded by the first host of that cloud: @pulumi/aws alone costs
-        // every run of a fleet without AWS hosts about 0.15 CPU-s (docs/development.md: where a run's CPU went).
+        // every run of a fleet without AWS hosts about 0.14 CPU-s (docs/development.md: where a run's CPU went).
         switch (spec.kind) {
             case "aws": {
                 const { AwsHost } = require("../hosts/aws") as typeof awsHosts;

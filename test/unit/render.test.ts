@@ -73,6 +73,7 @@ describe("rendered host files", () => {
             // read-only /proc/sys is): refused, named, with the reason.
             `echo 30000 > ${dir}/ro; mount --bind ${dir}/ro ${dir}/ro; mount -o remount,ro,bind ${dir}/ro`,
             `if reserve_ports "$conf" ${dir}/ro 8080 2>${dir}/err; then echo "unwritable: went on"; else echo "unwritable: refused"; fi`,
+            'echo "boot file: $(test -e "$conf" && echo written || echo as-it-was)"',
         ].join("\n");
         // A user, network and mount namespace of their own: this machine's reservations and mounts are not touched.
         const r = runTool("unshare", ["-rnm", "sh", "-c", run]);
@@ -83,6 +84,7 @@ describe("rendered host files", () => {
             "at boot: 8080,30000-30002,47656",
             "no node: 30000-30002 file-gone",
             "unwritable: refused",
+            "boot file: as-it-was",
         ]);
         assert.match(fs.readFileSync(path.join(dir, "err"), "utf8"), /^bootstrap: cannot write \S+\/ro \(its \/proc\/sys\/net is read-only here\?\): the ports its nodes listen on would stay in the ephemeral range/);
     });

@@ -18,15 +18,16 @@ reserve_ports() {
 	printf '%s\n' "$ports" | expand > "$work/ours"
 	all=$( { comm -23 "$work/live" "$work/before"; cat "$work/ours"; } | sort -n -u | paste -s -d, -)
 	rm -rf "$work"
+	# The kernel first: a setting it refuses leaves the boot file as it was.
+	if ! (printf '%s\n' "$all" > "$proc") 2>/dev/null; then
+		echo "bootstrap: cannot write $proc (its /proc/sys/net is read-only here?): the ports its nodes listen on would stay in the ephemeral range, where an outgoing connection can take one (docs/hosts.md)" >&2
+		return 1
+	fi
 	if [ -z "$ports" ]; then
 		rm -f "$conf"
 	else
 		printf '# Written by nodefleet: the ports its services listen on, with what was reserved before.\n# nodefleet reserves: %s\nnet.ipv4.ip_local_reserved_ports = %s\n' "$ports" "$all" > "$conf.new"
 		mv "$conf.new" "$conf"
-	fi
-	if ! (printf '%s\n' "$all" > "$proc") 2>/dev/null; then
-		echo "bootstrap: cannot write $proc (its /proc/sys/net is read-only here?): the ports its nodes listen on would stay in the ephemeral range, where an outgoing connection can take one (docs/hosts.md)" >&2
-		return 1
 	fi
 	echo "bootstrap: ports kept out of the ephemeral range: ${ports:-none}"
 }
