@@ -7,7 +7,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Steps } from "../support/steps";
 import { ROOT, sh } from "../support/cli";
-import { DEV, devSecret, EXPECTED, fromLab, NODES, nodeTcpPorts, onVm, PORTS_PY, reservedPorts, stackHealth, stackOutput, timed } from "../support/lab";
+import { RESERVED_PORTS_CONF } from "../../components/hosts/scripts";
+import { DEV, devSecret, EXPECTED, fromLab, NODES, onVm, PORTS_PY, reservedPorts, stackHealth, unreservedNodePorts, stackOutput, timed } from "../support/lab";
 
 export function hostsScenario(steps: Steps): void {
     steps.test("the host units are active under systemd (those a container cannot run, enabled and skipped by their own condition)", {}, () => {
@@ -182,8 +183,8 @@ export function hostsScenario(steps: Steps): void {
     steps.test("keeps every port its nodes listen on out of the kernel's ephemeral range, by a file applied at boot", {}, () => {
         for (const vm of Object.keys(EXPECTED)) {
             const reserved = reservedPorts(vm);
-            assert.deepEqual(nodeTcpPorts(vm).filter((p) => !reserved.has(p)), [], `${vm}: listening ports not reserved (reserved: ${[...reserved].join(",")})`);
-            assert.match(onVm(vm, "cat /etc/sysctl.d/90-nodefleet-reserved-ports.conf").output, /^net\.ipv4\.ip_local_reserved_ports = [0-9,-]+$/m);
+            assert.deepEqual(unreservedNodePorts(vm, reserved), [], `${vm}: listening ports not reserved (reserved: ${[...reserved].join(",")})`);
+            assert.match(onVm(vm, `cat ${RESERVED_PORTS_CONF}`).output, /^net\.ipv4\.ip_local_reserved_ports = [0-9,-]+$/m);
             assert.equal(onVm(vm, "systemctl is-enabled nodefleet-reserved-ports.service").output.trim(), "enabled");
         }
     });

@@ -4,7 +4,7 @@
 import * as assert from "node:assert/strict";
 import type { Steps } from "../support/steps";
 import { failureOf, sh } from "../support/cli";
-import { DEV, FAILPOINTS, marker, nodeTcpPorts, onV, onVm, previewNoChangesWith, reservedPorts, settled, stackHealth, stackHealthOnHost, stackOutput, statusJson, unitState, until, upInBackground, upWith, withSwitch } from "../support/lab";
+import { DEV, FAILPOINTS, marker, onV, onVm, previewNoChangesWith, settled, stackHealth, stackHealthOnHost, stackOutput, statusJson, unitState, unreservedNodePorts, until, upInBackground, upWith, withSwitch } from "../support/lab";
 import type { ValidatorChain } from "./validator";
 
 // Replaces an RLP file on dev-2 by an edited copy (stdlib python there): "gap" drops block number
@@ -256,8 +256,7 @@ export function switchScenario(steps: Steps, chain: ValidatorChain): void {
             assert.equal(stackOutput("validatorHosts")["validator-1"], to);
         };
         // dev-2 was rebooted above: its nodes' ports are reserved again by the boot's unit.
-        const reserved = reservedPorts("dev-2");
-        assert.deepEqual(nodeTcpPorts("dev-2").filter((p) => !reserved.has(p)), [], "dev-2's listening ports not reserved after its reboot");
+        assert.deepEqual(unreservedNodePorts("dev-2"), [], "dev-2's listening ports not reserved after its reboot");
         move("dev-2", "dev-1", (y) => settled(y).replace("        host: dev-2\n        release: 0g-chain\n", "        host: dev-1\n        release: 0g-chain\n").replace("          publicIp: 10.77.0.12\n", "          publicIp: 10.77.0.11\n"));
         move("dev-1", "dev-2", (y) => settled(y));
         const h = stackHealth()["validator-1"];

@@ -61,9 +61,11 @@ export function reservedPorts(vm: string): Set<number> {
     return new Set(ports);
 }
 
-/** The TCP ports of EXPECTED a VM's nodes listen on (SSH and the ports no node binds left out). */
-export const nodeTcpPorts = (vm: string): number[] =>
-    [...EXPECTED[vm]!.open, ...EXPECTED[vm]!.closed].filter((p) => p.endsWith("/tcp")).map((p) => Number(p.split("/")[0])).filter((p) => ![22, 8545, 8551].includes(p));
+/** The TCP ports of EXPECTED a VM's nodes listen on (SSH and the ports no node binds left out) that its kernel does not reserve. */
+export function unreservedNodePorts(vm: string, reserved = reservedPorts(vm)): number[] {
+    return [...EXPECTED[vm]!.open, ...EXPECTED[vm]!.closed].filter((p) => p.endsWith("/tcp")).map((p) => Number(p.split("/")[0]))
+        .filter((p) => ![22, 8545, 8551].includes(p) && !reserved.has(p));
+}
 
 /** The nodes of Pulumi.dev.yaml, per VM: each gets its data directory on the data disk. */
 export const NODES: Record<string, string[]> = { "dev-1": ["storage-1", "sequencer-1"], "dev-2": ["validator-1"] };

@@ -41,6 +41,9 @@ function interpolations(template: string): Interpolation[] {
 }
 
 const TEMPLATES = [...templateFiles().values()];
+/** The pieces a template includes ({{> name}}), by their names in templateFiles ("_name"). */
+const includesOf = (template: string): string[] =>
+    [...fs.readFileSync(path.join(TEMPLATES_DIR, template), "utf8").matchAll(/\{\{> ([^}\s]+)\}\}/g)].map((m) => `_${m[1]}`);
 
 describe("template lint", () => {
     it("every interpolation goes through a quoting helper, or is on the allow-list with its reason", () => {
@@ -80,7 +83,7 @@ describe("templates by room", () => {
         assert.ok(renders.length > 40, `${renders.length} render calls found`);
         const misplaced = renders.filter((r) => !files.get(r.name)?.startsWith(`${roomOf(r.file)}/`));
         assert.deepEqual(misplaced.map((r) => `${r.file} renders ${r.name}: templates/${files.get(r.name) ?? "(none)"}, not templates/${roomOf(r.file)}/`), []);
-        const included = new Set(TEMPLATES.flatMap((t) => [...fs.readFileSync(path.join(TEMPLATES_DIR, t), "utf8").matchAll(/\{\{> ([^}\s]+)\}\}/g)].map((m) => `_${m[1]}`)));
+        const included = new Set(TEMPLATES.flatMap(includesOf));
         const rendered = new Set(renders.map((r) => r.name));
         assert.deepEqual([...files.keys()].filter((n) => !rendered.has(n) && !included.has(n)), [], "templates nothing renders or includes");
     });
@@ -88,8 +91,8 @@ describe("templates by room", () => {
     it("a template includes only pieces of its own room or of shared/", () => {
         const files = templateFiles();
         const crossing = TEMPLATES.flatMap((t) =>
-            [...fs.readFileSync(path.join(TEMPLATES_DIR, t), "utf8").matchAll(/\{\{> ([^}\s]+)\}\}/g)]
-                .map((m) => [t, files.get(`_${m[1]}`) ?? `(no _${m[1]})`] as const)
+            includesOf(t)
+                .map((piece) => [t, files.get(piece) ?? `(no ${piece})`] as const)
                 .filter(([from, piece]) => !piece.startsWith("shared/") && piece.split("/")[0] !== from.split("/")[0]));
         assert.deepEqual(crossing.map(([from, piece]) => `${from} includes ${piece}`), []);
     });
