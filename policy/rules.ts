@@ -3,9 +3,12 @@
 // about to create, independently of the config checks in components/config: a second line of
 // defence that also covers resources a program adds by hand.
 import { coversWorld } from "../components/base/cidr";
-import { VALIDATOR_SUFFIXES, WORLD_CIDRS } from "../components/config/ports";
-import { AZTEC_PORTS, STORAGE_PORTS } from "../components/config/port-defaults";
-import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES, ROLE_TARGETS, type Target } from "../components/config/hardware";
+import { WORLD_CIDRS } from "../components/config/ports";
+import { VALIDATOR_SUFFIXES } from "../components/roles/validator/contract";
+import { ROLES } from "../components/roles/registry";
+import type { Target } from "../components/roles/contract";
+import { AZTEC_PORTS, STORAGE_PORTS } from "../components/values/port-defaults";
+import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES } from "../components/config/hardware";
 import { switchStep } from "../components/roles/switch-steps";
 import { MONITORING_PORTS } from "../components/config/monitoring";
 
@@ -346,17 +349,19 @@ export function migrationGuards(rs: readonly Planned[]): Violation[] {
     return out;
 }
 
-const ROLE_TYPES: Record<string, keyof typeof ROLE_TARGETS> = {
-    "nodefleet:role:StorageNode": "storage",
-    "nodefleet:role:SequencerNode": "sequencer",
-    "nodefleet:role:ValidatorNode": "validator",
-};
+/** Each role's contract (its name and hardware target), by the Pulumi type of its component. */
+const ROLE_TYPES: ReadonlyMap<string, RoleTarget> = new Map(ROLES.map((r) => [r.componentType, r]));
+
+interface RoleTarget {
+    readonly role: string;
+    readonly baseTarget: Target;
+}
 
 /** The host component each role component runs on: its steps depend on the host's steps. */
-function nodesByHost(rs: readonly Planned[], children: ReadonlyMap<string, readonly Planned[]>): Map<string, (keyof typeof ROLE_TARGETS)[]> {
+function nodesByHost(rs: readonly Planned[], children: ReadonlyMap<string, readonly Planned[]>): Map<string, RoleTarget[]> {
     const byUrn = new Map(rs.map((r) => [r.urn, r]));
-    const out = new Map<string, (keyof typeof ROLE_TARGETS)[]>();
-    for (const role of rs.filter((r) => ROLE_TYPES[r.type])) {
+    const out = new Map<string, RoleTarget[]>();
+    for (const role of rs.filter((r) => ROLE_TYPES.has(r.type))) {
         const hosts = new Set<string>();
         for (const child of children.get(role.urn) ?? []) {
             for (const d of child.dependencies) {
@@ -364,13 +369,13 @@ function nodesByHost(rs: readonly Planned[], children: ReadonlyMap<string, reado
                 if (parent && byUrn.get(parent)?.type.startsWith("nodefleet:host:")) hosts.add(parent);
             }
         }
-        for (const h of hosts) out.set(h, [...(out.get(h) ?? []), ROLE_TYPES[role.type]]);
+        for (const h of hosts) out.set(h, [...(out.get(h) ?? []), ROLE_TYPES.get(role.type)!]);
     }
     return out;
 }
 
-function sumTargets(roles: readonly (keyof typeof ROLE_TARGETS)[]): Target {
-    const ts = roles.map((r) => ROLE_TARGETS[r]);
+function sumTargets(roles: readonly RoleTarget[]): Target {
+    const ts = roles.map((r) => r.baseTarget);
     const sum = (f: (t: Target) => number) => ts.reduce((a, t) => a + f(t), 0);
     return { cores: sum((t) => t.cores), memoryGb: sum((t) => t.memoryGb), diskGb: sum((t) => t.diskGb), ssd: ts.some((t) => t.ssd), defaultDiskGb: sum((t) => t.defaultDiskGb) };
 }
@@ -391,7 +396,7 @@ export function hardwareBelowTarget(rs: readonly Planned[], cfg: RuleConfig): Vi
         const target = sumTargets(roles);
         const children = childrenOf.get(hostUrn) ?? [];
         const hostName = names.get(hostUrn) ?? hostUrn;
-        const report = (r: Planned, problems: string[]) => problems.forEach((m) => out.push({ urn: r.urn, message: `${hostName} (${roles.join(" + ")}): ${m}` }));
+        const report = (r: Planned, problems: string[]) => problems.forEach((m) => out.push({ urn: r.urn, message: `${hostName} (${roles.map((role) => role.role).join(" + ")}): ${m}` }));
         const volumeGb = (type: string) => children.filter((c) => c.type === type).reduce((a, c) => a + Number(c.props.size ?? 0), 0);
         for (const c of children) {
             if (c.type === "aws:ec2/instance:Instance" || c.type === "hcloud:index/server:Server") {

@@ -191,8 +191,9 @@ if (flags.has("--sequencer-version")) {
     const dstNodes = target.doc.getIn([...target.at, "nodes"]);
     dstNodes?.items.forEach((item, i) => {
         const node = item.toJSON();
-        const from_ = srcNodes.find((n) => n.name === node.name && n.role === "sequencer");
-        if (node.role !== "sequencer" || !from_?.sequencer?.version) return;
+        // A sequencer's settings are its node's `sequencer:` section (no other node has one).
+        const from_ = srcNodes.find((n) => n.name === node.name && n.sequencer !== undefined);
+        if (node.sequencer === undefined || !from_?.sequencer?.version) return;
         if (from_.sequencer.version === "latest") fail(`${from}: ${node.name}: sequencer.version is 'latest', not a version: pin it before promoting`);
         if (node.sequencer.version !== from_.sequencer.version) {
             if (node.sequencer.version === undefined) fail(`${to}: ${node.name}: no sequencer.version line to change (add one by hand first)`);

@@ -7,8 +7,7 @@
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import { HOSTFILES_DIR } from "../components/base/render";
-
-export type Role = "storage" | "sequencer" | "validator";
+import type { Role } from "../components/roles/registry";
 
 export interface Diagnosis {
     /** A stable name for monitoring rules (`rpc-endpoint-down`, `forkchoice-38002`, …). */

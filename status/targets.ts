@@ -5,9 +5,9 @@ import { parseFleet, type FleetPlan } from "../components/config/fleet";
 import { FleetConfigError } from "../components/config/errors";
 import { FleetDefinitionError, readFleetDefinition } from "../components/config/definition";
 import type { HostSpec } from "../components/config/schema";
-import { hostKeyReason } from "../components/config/validators";
+import { hostKeyReason } from "../components/values/validators";
 import { checkArgv } from "../components/health/checks";
-import type { Role } from "./diagnose";
+import type { Role } from "../components/roles/registry";
 
 /** A config value as `pulumi config --json` gives it (a secret's value only with --show-secrets). */
 export interface ConfigValue {

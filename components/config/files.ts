@@ -5,7 +5,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { FleetSpec } from "./schema";
 import type { ResolvedRelease } from "./plan";
-import * as v from "./validators";
+import * as v from "../values/validators";
+import { contractOf } from "../roles/registry";
 
 /** A local file named in config (key file, SHA256SUMS): `~/` is $HOME, a relative path is relative to `base`. */
 export function localPath(file: string, base: string = process.cwd()): string {
@@ -109,9 +110,9 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
     const used = new Set<string>();
     const known = Object.keys(spec.releases).join(", ") || "none";
     spec.nodes.forEach((node, i) => {
-        const upgrade = node.role === "validator" ? node.validator.upgrade?.release : undefined;
-        if (upgrade !== undefined) used.add(upgrade);
-        if (upgrade !== undefined && !Object.hasOwn(spec.releases, upgrade)) issues.push(`nodes[${i}].validator.upgrade.release: no release named "${upgrade}" under releases (known: ${known})`);
+        const upgrade = contractOf(node).upgrade?.(node);
+        if (upgrade !== undefined) used.add(upgrade.release);
+        if (upgrade !== undefined && !Object.hasOwn(spec.releases, upgrade.release)) issues.push(`nodes[${i}].${upgrade.field}.release: no release named "${upgrade.release}" under releases (known: ${known})`);
         if (node.release === undefined) return;
         used.add(node.release);
         if (!Object.hasOwn(spec.releases, node.release)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${known})`);

@@ -12,10 +12,8 @@ import { checkKeyAddresses, checkSecrets, type SecretSource } from "./secrets";
 import { checkSshKeys, resolveReleases } from "./files";
 import { withSecretsDir } from "./secret-files";
 import type { HostPlan } from "./plan";
-import * as v from "./validators";
+import * as v from "../values/validators";
 import { checkHardware, checkHostRefs, checkMachines, checkNames, checkPorts, checkRoleRules, planHosts } from "./topology";
-import { checkUpgrades } from "./upgrades";
-import { checkSharedPeers } from "./peers";
 
 /** What the config is read for: `up` (everything checked) or `status` (what a monitoring box can check). */
 export interface ParseOptions {
@@ -65,9 +63,7 @@ export function parseFleet(raw: unknown, config: SecretSource, options: ParseOpt
     checkHostRefs(spec, issues, warnings);
     checkMachines(spec, issues);
     checkPorts(spec, issues);
-    checkRoleRules(spec, issues);
-    checkUpgrades(spec, issues);
-    checkSharedPeers(spec, warnings);
+    checkRoleRules(spec, issues, warnings);
     checkSecrets(spec, secrets, issues, values);
     if (values) checkKeyAddresses(spec, secrets, issues);
     checkSshKeys(spec, issues);

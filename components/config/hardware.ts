@@ -1,30 +1,12 @@
-// Hardware targets per role (docs/spec.md §8) and the catalogs of cloud machine types the
+// Hardware targets of hosts (the sum of their nodes' roles', docs/spec.md §8) and the catalogs of cloud machine types the
 // check uses. Pure: no Pulumi resources.
-import type { HostSpec, NodeSpec, HardwareTarget } from "./schema";
+import type { HostSpec, NodeSpec } from "./schema";
+import type { Target } from "../roles/contract";
+import { contractOf } from "../roles/registry";
 import { assertNever } from "../base/never";
 
-export interface Target extends HardwareTarget {
-    /** The data disk must be solid state (storage nodes: "fast SSD", docs/spec.md §8). */
-    readonly ssd: boolean;
-    /** Default size of the data disk when the host config names none. */
-    readonly defaultDiskGb: number;
-}
-
-/** docs/spec.md §8: storage 8 cores / 32 GB / 500 GB (1 TB recommended) fast SSD; sequencer 8 / 16 / 1 TB. */
-export const ROLE_TARGETS = {
-    storage: { cores: 8, memoryGb: 32, diskGb: 500, ssd: true, defaultDiskGb: 1000 },
-    sequencer: { cores: 8, memoryGb: 16, diskGb: 1000, ssd: false, defaultDiskGb: 1000 },
-    validator: { cores: 8, memoryGb: 32, diskGb: 1000, ssd: true, defaultDiskGb: 1000 },
-} as const satisfies Record<NodeSpec["role"], Target>;
-
 export function nodeTarget(node: NodeSpec): Target {
-    const base = ROLE_TARGETS[node.role];
-    if (node.role === "validator" && node.validator.hardware) {
-        const h = node.validator.hardware;
-        const diskGb = h.diskGb ?? base.diskGb;
-        return { ...base, ...h, diskGb, defaultDiskGb: Math.max(base.defaultDiskGb, diskGb) };
-    }
-    return base;
+    return contractOf(node).target(node);
 }
 
 /** Nodes sharing a host share its cores, memory and disk: their targets add up. */

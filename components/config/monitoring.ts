@@ -5,8 +5,8 @@
 // the prometheus group only, and nothing of it is in a step's plain inputs.
 import { z } from "zod";
 import { FAULTS } from "./faults";
-import * as v from "./validators";
-import { cidr, hostName, ipv4, notWorld, port, secretRef } from "./primitives";
+import * as v from "../values/validators";
+import { cidr, hostName, ipv4, notWorld, port, secretRef } from "../values/primitives";
 
 /** The Debian packages' default ports. */
 export const MONITORING_PORTS = { prometheus: 9090, alertmanager: 9093, nodeExporter: 9100 } as const;

@@ -1,7 +1,7 @@
 // What the config resolves to for each host and release: the types the config's checks and every
 // layer above share (parseFleet makes them, components/config/fleet.ts).
 import type { HostSpec, NodeSpec } from "./schema";
-import type { ReleaseUrl } from "./primitives";
+import type { ReleaseUrl } from "../values/primitives";
 import type { HostMonitoring } from "./monitoring";
 
 /** A release with its checksum resolved: what a host installs. */

@@ -1,97 +1,14 @@
 // The one port table every firewall is built from (AWS security groups, Hetzner
-// firewalls, nftables). Pure: (role, role settings, port prefix) -> ports.
+// firewalls, nftables), from each role's ports (its contract, components/roles/<role>/contract.ts).
 import type { HostMonitoring } from "./monitoring";
 import type { HostSpec, NodeSpec } from "./schema";
-import { AZTEC_PORTS } from "./port-defaults";
 import { assertNever } from "../base/never";
+import type { PortSpec, Protocol } from "../roles/contract";
+import { contractOf } from "../roles/registry";
 
-export type Protocol = "tcp" | "udp";
-
-/**
- * public: open to the internet (peer-to-peer only).
- * restricted: open to listed CIDRs only.
- * local: bound on the host, never opened in any firewall (RPC, engine, admin).
- */
-export type Exposure = { kind: "public" } | { kind: "restricted"; cidrs: readonly string[] } | { kind: "local" };
-
-export interface PortSpec {
-    readonly port: number;
-    readonly protocol: Protocol;
-    readonly exposure: Exposure;
-    readonly purpose: string;
-}
-
-const PUBLIC: Exposure = { kind: "public" };
-const LOCAL: Exposure = { kind: "local" };
-
-function both(port: number, exposure: Exposure, purpose: string): PortSpec[] {
-    return [
-        { port, protocol: "tcp", exposure, purpose },
-        { port, protocol: "udp", exposure, purpose },
-    ];
-}
-
-/** docs/spec.md §8 port suffixes, joined to the operator's prefix as text: prefix 56 + 545 = 56545. */
-export const VALIDATOR_SUFFIXES = {
-    elHttp: 545,
-    elWs: 546,
-    engine: 551,
-    elP2p: 303,
-    cometP2p: 656,
-    cometRpc: 657,
-    proxyApp: 658,
-    prometheus: 660,
-    /** nodefleet's own choice (the community scheme has no suffix for it): the execution client's metrics. */
-    elMetrics: 661,
-} as const;
-
-export function prefixed(prefix: number, suffix: number): number {
-    return Number(`${prefix}${suffix}`);
-}
-
-/** Every port a node binds, with how far it may be reached. */
+/** Every port a node binds, with how far it may be reached: its role's port table. */
 export function rolePorts(node: NodeSpec): PortSpec[] {
-    switch (node.role) {
-        case "storage": {
-            const s = node.storage;
-            return [
-                // libp2p TCP and discovery UDP share one port (zgs_node's network settings).
-                ...both(s.p2pPort, PUBLIC, "storage p2p"),
-                { port: s.rpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage RPC" },
-                { port: s.adminRpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage admin RPC" },
-                { port: s.grpcPort, protocol: "tcp", exposure: LOCAL, purpose: "storage gRPC" },
-            ];
-        }
-        case "sequencer": {
-            const s = node.sequencer;
-            const rpc: Exposure = s.rpcAllowedCidrs.length > 0 ? { kind: "restricted", cidrs: s.rpcAllowedCidrs } : LOCAL;
-            return [
-                ...both(AZTEC_PORTS.p2p, PUBLIC, "sequencer p2p"),
-                { port: AZTEC_PORTS.rpc, protocol: "tcp", exposure: rpc, purpose: "sequencer JSON-RPC" },
-                { port: AZTEC_PORTS.admin, protocol: "tcp", exposure: LOCAL, purpose: "sequencer admin" },
-            ];
-        }
-        case "validator": {
-            const p = node.validator.portPrefix;
-            const at = (suffix: number) => prefixed(p, suffix);
-            const x = VALIDATOR_SUFFIXES;
-            const metrics = validatorMetricsPorts(p);
-            return [
-                ...both(at(x.elP2p), PUBLIC, "execution p2p"),
-                { port: at(x.cometP2p), protocol: "tcp", exposure: PUBLIC, purpose: "CometBFT p2p" },
-                { port: at(x.elHttp), protocol: "tcp", exposure: LOCAL, purpose: "execution HTTP RPC" },
-                { port: at(x.elWs), protocol: "tcp", exposure: LOCAL, purpose: "execution WebSocket RPC" },
-                { port: at(x.engine), protocol: "tcp", exposure: LOCAL, purpose: "engine API (authrpc)" },
-                { port: at(x.cometRpc), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT RPC" },
-                { port: at(x.proxyApp), protocol: "tcp", exposure: LOCAL, purpose: "CometBFT proxy_app" },
-                // Bound only when the fleet is monitored; then opened to the monitoring host alone (monitoringRules).
-                { port: metrics.consensus, protocol: "tcp", exposure: LOCAL, purpose: "CometBFT prometheus metrics" },
-                { port: metrics.execution, protocol: "tcp", exposure: LOCAL, purpose: "execution client metrics" },
-            ];
-        }
-        default:
-            return assertNever(node);
-    }
+    return contractOf(node).ports(node);
 }
 
 /** A rule that lets traffic in. `sources` are CIDRs; "world" means 0.0.0.0/0 and ::/0. */
@@ -107,11 +24,6 @@ export function sshdPort(host: HostSpec): number {
     return host.kind === "existing" ? host.sshdPort : 22;
 }
 
-/** A validator's metrics ports, served when the fleet is monitored: CometBFT's and the execution client's. */
-export function validatorMetricsPorts(prefix: number): { consensus: number; execution: number } {
-    return { consensus: prefixed(prefix, VALIDATOR_SUFFIXES.prometheus), execution: prefixed(prefix, VALIDATOR_SUFFIXES.elMetrics) };
-}
-
 /**
  * The monitoring ports a host opens: node_exporter's and its validators' metrics ports to the
  * monitoring host's address alone; on the monitoring host, Prometheus's and Alertmanager's web
@@ -122,8 +34,8 @@ export function monitoringRules(m: HostMonitoring | undefined, nodes: readonly N
     const source = [`${m.monitoringSource}/32`];
     const rules: IngressRule[] = [{ port: m.spec.nodeExporterPort, protocol: "tcp", sources: source, description: "node_exporter, for the monitoring host" }];
     for (const node of nodes) {
-        if (node.role !== "validator") continue;
-        const ports = validatorMetricsPorts(node.validator.portPrefix);
+        const ports = contractOf(node).chainMetrics?.(node);
+        if (ports === undefined) continue;
         rules.push(
             { port: ports.consensus, protocol: "tcp", sources: source, description: `${node.name} CometBFT metrics, for the monitoring host` },
             { port: ports.execution, protocol: "tcp", sources: source, description: `${node.name} execution client metrics, for the monitoring host` },

@@ -4,9 +4,9 @@
 // one at a time; storage nodes a quarter of the role at a time). The section turns the gates on:
 // without it, every node's steps run at once, as before (docs/rollouts.md).
 import { z } from "zod";
+import type { RolePolicy } from "../roles/contract";
+import { roleContract, ROLES, type Role } from "../roles/registry";
 
-export const ROLLOUT_ROLES = ["storage", "sequencer", "validator"] as const;
-export type RolloutRole = (typeof ROLLOUT_ROLES)[number];
 
 /** A batch size: a count of nodes, or a percentage of the role's nodes ("25%", rounded up, at least one). */
 export const batchSize = z
@@ -37,36 +37,17 @@ export const rolloutSpec = z
             .refine((a) => new Set(a).size === a.length, "each node once")
             .describe("Nodes to roll first, in this order (names of `nodes`); the rest of each role follows by name."),
         roles: z
-            .strictObject(Object.fromEntries(ROLLOUT_ROLES.map((r) => [r, z.strictObject(settings).optional().describe(`The ${r} nodes' settings, over the fleet-wide ones.`)])) as Record<RolloutRole, z.ZodOptional<z.ZodObject<typeof settings>>>)
+            .strictObject(Object.fromEntries(ROLES.map(({ role: r }) => [r, z.strictObject(settings).optional().describe(`The ${r} nodes' settings, over the fleet-wide ones.`)])) as Record<Role, z.ZodOptional<z.ZodObject<typeof settings>>>)
             .default({})
             .describe("Per role, settings over the fleet-wide ones."),
     })
     .describe("How changes that restart nodes are rolled out: batch by batch, each gated on health.");
 export type RolloutSpec = z.infer<typeof rolloutSpec>;
 
-/** A role's rollout, every setting resolved. */
-export interface RolePolicy {
-    readonly batchSize: BatchSize;
-    readonly healthyWithinSeconds: number;
-    readonly soakSeconds: number;
-    readonly onFailure: "halt" | "rollback";
-}
-
-/**
- * The defaults an operator would pick: a validator or a sequencer down is a missed duty, so one at
- * a time; storage nodes lose only their own PoRA rewards while down, so a quarter at a time. A
- * storage node must catch up to fewer than 5 blocks behind: its time to healthy is longer.
- */
-export const ROLE_DEFAULTS: Readonly<Record<RolloutRole, RolePolicy>> = {
-    storage: { batchSize: "25%", healthyWithinSeconds: 900, soakSeconds: 60, onFailure: "halt" },
-    sequencer: { batchSize: 1, healthyWithinSeconds: 600, soakSeconds: 120, onFailure: "halt" },
-    validator: { batchSize: 1, healthyWithinSeconds: 600, soakSeconds: 120, onFailure: "halt" },
-};
-
-/** A role's policy: its own settings, else the fleet-wide ones, else the role's defaults. */
-export function rolePolicy(spec: RolloutSpec | undefined, role: RolloutRole): RolePolicy {
+/** A role's policy: its own settings, else the fleet-wide ones, else the role's defaults (its contract's). */
+export function rolePolicy(spec: RolloutSpec | undefined, role: Role): RolePolicy {
     const own = spec?.roles[role] ?? {};
-    const pick = <K extends keyof RolePolicy>(k: K): RolePolicy[K] => (own[k] ?? spec?.[k] ?? ROLE_DEFAULTS[role][k]) as RolePolicy[K];
+    const pick = <K extends keyof RolePolicy>(k: K): RolePolicy[K] => (own[k] ?? spec?.[k] ?? roleContract(role)!.rollout[k]) as RolePolicy[K];
     return { batchSize: pick("batchSize"), healthyWithinSeconds: pick("healthyWithinSeconds"), soakSeconds: pick("soakSeconds"), onFailure: pick("onFailure") };
 }
 

@@ -3,11 +3,12 @@
 // Each field's description is the operator's documentation: docs/configuration.md and
 // docs/fleet.schema.json are generated from this file (`scripts/docs.sh`).
 import { z } from "zod";
-import * as v from "./validators";
-import { AZTEC_PORTS, STORAGE_PORTS } from "./port-defaults";
+import * as v from "../values/validators";
 import { monitoringSpec } from "./monitoring";
 import { rolloutSpec } from "./rollout";
-import { checked, cidr, cometPeer, enode, hostName, ipv4, multiaddr, notWorld, port, releaseUrl, rpcUrl, secretRef, unixUser, usableAddress } from "./primitives";
+import { releaseName } from "../roles/contract";
+import { ROLE_NODES, ROLES } from "../roles/registry";
+import { checked, cidr, hostName, notWorld, port, releaseUrl, secretRef, unixUser } from "../values/primitives";
 
 const adminCidrs = z
     .array(cidr)
@@ -102,204 +103,6 @@ export const hostSpec = z.discriminatedUnion("kind", [awsHost, hetznerHost, exis
     error: (issue) => (issue.code === "invalid_union" ? "kind must be one of aws, hetzner, existing" : undefined),
 });
 
-const hardwareTarget = z.strictObject({
-    cores: z.number().int().min(1).describe("CPU cores."),
-    memoryGb: z.number().int().min(1).describe("Memory in GB."),
-    diskGb: z.number().int().min(1).describe("Data disk in GB."),
-});
-
-export const storageSettings = z
-    .strictObject({
-        rpcEndpoints: z
-            .array(rpcUrl)
-            .min(1, "at least one RPC endpoint is needed")
-            .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference, each a URL or {secret: <name>} (an endpoint with an API key): `pulumi up` writes the first one that answers into config.toml (failover)."),
-        logContractAddress: usableAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
-        mineContractAddress: usableAddress.describe("The mine (PoRA) contract: config.toml's mine_contract_address. The real node does not start without it (\"Unable to parse mine_address\"), miner key or not."),
-        rewardContractAddress: usableAddress.optional().describe("The reward contract: config.toml's reward_contract_address (the node reads it when it prunes data)."),
-        networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
-        networkEnrAddress: ipv4.optional().describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
-        p2pPort: port.default(STORAGE_PORTS.p2p).describe("libp2p TCP and discovery UDP port; open to the world."),
-        rpcPort: port.default(STORAGE_PORTS.rpc).describe("The node's JSON-RPC port; local only."),
-        adminRpcPort: port.default(STORAGE_PORTS.adminRpc).describe("The node's admin RPC port; local only."),
-        grpcPort: port.default(STORAGE_PORTS.grpc).describe("The node's gRPC port; local only."),
-        minerKeySecret: secretRef.describe("Config key holding the miner key (64 hex digits); written to config.toml readable by the service user only."),
-        rpcBind: ipv4.default("127.0.0.1").describe("Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy on another address needs it."),
-        logSyncStartBlock: z.number().int().min(0).default(0).describe("log_sync_start_block_number: where the log sync starts (the flow contract's deploy block)."),
-    })
-    .describe("A 0G storage node (zgs_node).");
-
-/**
- * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
- * (components/roles/aztec-versions.ts). 2.0.x is the spec's 2.x (alpha-testnet, a staking asset
- * handler, getInfo on a validator registry; no registry serves it: the simulator speaks it); 4.1.2
- * is what the npm registry serves (direct deposit into the rollup with a BLS key, getStatus and the
- * entry queue), checked against the real CLI. An unknown version is refused: its flags and
- * variables are not known, and a renamed one would be ignored silently.
- */
-export const SEQUENCER_VERSIONS = ["2.0.x", "4.1.2"] as const;
-const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the spec's 2.x), 4.1.2 (each version names its flags and variables differently; pin the one aztec-up installs)`;
-
-const sequencerCommon = {
-    l1RpcUrls: z.array(rpcUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (the node's ETHEREUM_HOSTS, in its root-only env file; each a URL or {secret: <name>})."),
-    l1ConsensusHostUrls: z.array(rpcUrl).min(1, "at least one L1 beacon URL is needed").describe("L1 beacon (consensus) URLs (the node's L1_CONSENSUS_HOST_URLS, in its root-only env file; each a URL or {secret: <name>})."),
-    coinbase: usableAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
-    validatorAddress: usableAddress.describe("The validator's (attester's) address, registered on L1 by `pulumi up` when it is not yet."),
-    validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line."),
-    runtime: z
-        .enum(["docker", "release"])
-        .default("release")
-        .describe("How the node runs: `release` (the default: the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the runtime the lab proves on hosts with the real 4.1.2) or `docker` (docker run of the image with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line; nodefleet does not install docker, and no host here runs it: its rendered unit and arguments are checked, not run)."),
-    publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
-    rpcAllowedCidrs: z
-        .array(cidr)
-        .default([])
-        .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front"))
-        .describe(`Who may reach the JSON-RPC port ${AZTEC_PORTS.rpc} (empty: local only); never the whole internet. The admin port ${AZTEC_PORTS.admin} is never opened.`),
-};
-
-const sequencerV2 = z
-    .strictObject({
-        // Typed as a template literal so that `version === "4.1.2"` tells the two apart.
-        // abort: a version that is not 2.0.x ends this branch, so the union reports the other's issues.
-        version: z
-            .string()
-            .regex(/^2\.0\.(0|[1-9][0-9]{0,3})$/, { message: UNKNOWN_VERSION, abort: true })
-            .meta({ title: "2.0.x", description: "Aztec 2.0.x: the spec's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)." }) as unknown as z.ZodType<`2.0.${number}`, string>,
-        ...sequencerCommon,
-        network: z.literal("alpha-testnet", { error: "the 2.0.x sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
-        l1ChainId: z.literal(11155111, { error: "the 2.0.x L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
-        stakingAssetHandler: usableAddress.describe("2.0.x: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
-        registryAddress: usableAddress.describe("2.0.x: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
-    })
-    .describe("An Aztec 2.0.x sequencer.");
-
-const sequencerV4 = z
-    .strictObject({
-        version: z.literal("4.1.2", { error: UNKNOWN_VERSION }).describe("Aztec 4.1.2: `--sequencer.validatorPrivateKeys` as VALIDATOR_PRIVATE_KEYS, add-l1-validator as a direct deposit into the rollup with a BLS key."),
-        ...sequencerCommon,
-        network: z
-            .enum(["testnet", "mainnet", "local"])
-            .describe("The Aztec network (`--network`): `testnet` (L1 Sepolia) or `mainnet` take the network's bootnodes and registry from Aztec's published network config; `local` is an L1 of your own (a dev chain), named by `registryAddress` and `l1ChainId`."),
-        l1ChainId: z.number().int().min(1).max(2 ** 53 - 1).describe("The L1 chain id (`--l1-chain-id`; 11155111 for testnet, 1 for mainnet); the registration refuses an L1 that answers another."),
-        registryAddress: usableAddress.optional().describe("4.1.2 with network `local`: the L1 registry of your deployment (REGISTRY_CONTRACT_ADDRESS; 4.1.2 drops its `--registry-address` flag)."),
-        l1SlotSeconds: z
-            .number()
-            .int()
-            .min(1)
-            .max(3600)
-            .optional()
-            .describe("4.1.2 with network `local`: how many seconds your L1 makes a block in (the node's ETHEREUM_SLOT_DURATION; 12 when absent). The node times its proposals by it: with 12 on an L1 of 2 s blocks each proposal lands a slot early and is dropped."),
-        rollupAddress: usableAddress.describe("4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered."),
-        withdrawerAddress: usableAddress.describe("4.1.2: who may withdraw the stake (`--withdrawer`)."),
-        blsSecretKeySecret: secretRef.describe("4.1.2: config key holding the attester's BLS secret key (a BN254 scalar, 0x and up to 64 hex digits) the registration proves possession of; never on a command line."),
-    })
-    .superRefine((s, ctx) => {
-        const expected = { testnet: 11155111, mainnet: 1 }[s.network as "testnet" | "mainnet"];
-        if (expected !== undefined && s.l1ChainId !== expected)
-            ctx.addIssue({ code: "custom", path: ["l1ChainId"], message: `network ${s.network} runs on L1 chain ${expected}, not ${s.l1ChainId}` });
-        if (s.network === "local" && s.registryAddress === undefined)
-            ctx.addIssue({ code: "custom", path: ["registryAddress"], message: "network local needs the registry of your L1 deployment (registryAddress)" });
-        if (s.network !== "local" && s.registryAddress !== undefined)
-            ctx.addIssue({ code: "custom", path: ["registryAddress"], message: `network ${s.network} takes its registry from the network config; registryAddress is only for network local` });
-        if (s.network !== "local" && s.l1SlotSeconds !== undefined)
-            ctx.addIssue({ code: "custom", path: ["l1SlotSeconds"], message: `network ${s.network} runs on L1 slots of 12 s; l1SlotSeconds is only for network local` });
-    })
-    .describe("An Aztec 4.1.2 sequencer.");
-
-// A union, not a discriminated one (2.0.x is a pattern): parseFleet reports the issues of the
-// branch whose version matched, or the unknown version.
-export const sequencerSettings = z
-    .union([sequencerV2, sequencerV4], { error: (issue) => (issue.code === "invalid_union" ? UNKNOWN_VERSION : undefined) })
-    .describe("An Aztec sequencer node; its `version` decides the flags, variables and registration nodefleet renders.");
-
-/** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (docs/spec.md §8). */
-export const portPrefix = z
-    .union([z.number(), z.string()])
-    .describe("The validator's port prefix P: its ports are P + a fixed suffix (P303 execution p2p, P656 CometBFT p2p, the rest local only); 1-64.")
-    .transform((p, ctx) => {
-        const text = String(p);
-        if (!/^[1-9][0-9]?$/.test(text) || Number(text) > 64) {
-            ctx.addIssue({ code: "custom", message: `port prefix ${text} must be a number 1-64 so that every <prefix><suffix> port (up to <prefix>660) is a valid port` });
-            return z.NEVER;
-        }
-        return Number(text);
-    });
-
-const RELEASE_NAME = /^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/;
-const RELEASE_NAME_RULE = "release names are 2-32 lowercase letters, digits and dashes";
-
-export const validatorSettings = z
-    .strictObject({
-        portPrefix,
-        executionClient: z.enum(["geth", "reth"]).default("geth").describe("The execution client the validator runs (after the switch, when one is asked)."),
-        switch: z
-            .enum(["migrate", "rollback", "cleanup"])
-            .optional()
-            .describe("The geth -> reth switch: `migrate` (with executionClient: reth) runs its 14 steps, `rollback` (executionClient: geth) restores geth from the backup, `cleanup` (executionClient: reth) removes the export files after 24 h of reth running. See docs/switch.md."),
-        switchAttempt: z
-            .number()
-            .int()
-            .min(1)
-            .max(1000)
-            .default(1)
-            .describe("Which attempt of the switch this is. Pulumi's state records each completed step (it is not run again and previews as unchanged), so going back to a mode already recorded for this attempt (migrate again after a rollback, rollback again after a failed migrate) needs a new attempt: raise it by one. See docs/switch.md."),
-        lowDowntime: z
-            .boolean()
-            .default(false)
-            .describe("With `switch: migrate`: the low-downtime switch (steps l01..l14): the running geth exports the chain and reth imports it while 0gchaind keeps committing on geth; the validator stops only for the cutover (the blocks made meanwhile exported and imported, the head's hash compared). geth's datadir is kept whole as the way back (no backup copy); needs 2x the geth datadir free and geth's IPC socket. Choose it when the switch starts: the two modes never mix on a host. See docs/switch.md."),
-        referenceRpcUrl: rpcUrl.optional().describe("A URL or {secret: <name>}: a public endpoint of the chain: step 10 also checks reth's block hash at the imported head against it (besides geth's), and reports the gap to its head as the catch-up 0gchaind drives."),
-        consensusRpcUrl: rpcUrl
-            .optional()
-            .describe("A URL or {secret: <name>}: a CometBFT RPC of the validator's network that the machine running pulumi reaches (a sentry's, or a public one; not this validator's own, which listens on its loopback). With a `rollout` section, preview and up read the network's validator set there (`/status`, `/validators`) and keep what each batch takes offline within `rollout.maxOfflinePower`. Unset: the validator's voting power is not known and the rollout counts it as a node only."),
-        heightTolerance: z.number().int().min(0).max(64).default(5).describe("How many blocks the execution client may be behind the reference (else the noted head) when the -38002 remedy starts 0gchaind again."),
-        importRetries: z.number().int().min(0).max(20).default(5).describe("Re-imports after an import that did not complete (reth's `mismatched parent hash` or `block number X does not match parent block number Y`, a kill, a host restart), each from the last block every stage of reth finished."),
-        cleanup: z
-            .strictObject({
-                removeGethBinary: z.boolean().default(false).describe("Also remove the geth binary."),
-                removeBackup: z.boolean().default(false).describe("Also remove geth's data backup (the way back)."),
-            })
-            .default({ removeGethBinary: false, removeBackup: false })
-            .describe("What `switch: cleanup` removes besides the RLP export files."),
-        abandonHost: hostName
-            .optional()
-            .describe("The override for a validator moving off a host nodefleet cannot reach or no longer has in the config: that host's name. nodefleet then does not stop 0gchaind there first; set it only when that host is gone for good or its 0gchaind is stopped and its key removed (one key must never sign on two machines). See docs/operations.md."),
-        bootnode: enode.describe("The execution client's boot node."),
-        consensusSeeds: z
-            .array(cometPeer)
-            .max(32)
-            .default([])
-            .describe("The consensus daemon's CometBFT seed nodes (`--p2p.seeds`), each `<node id>@<host>:<port>`; empty: the consensus home's own config.toml decides."),
-        consensusPeers: z
-            .array(cometPeer)
-            .max(32)
-            .default([])
-            .describe("The consensus daemon's CometBFT persistent peers (`--p2p.persistent_peers`), each `<node id>@<host>:<port>`: the network's nodes it always keeps a connection to."),
-        validatorKeySecret: secretRef.describe("Config key holding priv_validator_key.json (the CometBFT validator key); never on two hosts."),
-        publicIp: ipv4.optional().describe("Public IP announced to peers; defaults to the host's public address."),
-        hardware: hardwareTarget.partial().optional().describe("This validator's hardware target, where it differs from the default 8 cores / 32 GB / 1000 GB."),
-        upgrade: z
-            .strictObject({
-                release: z.string().regex(RELEASE_NAME, RELEASE_NAME_RULE).describe("The entry of `releases` the node moves to at the height (its host installs it ahead, beside the running one)."),
-                height: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe("The network's agreed upgrade height: the node commits it on its release, then stops and starts the new one, which signs the next height."),
-            })
-            .optional()
-            .describe("An upgrade at an agreed height: `pulumi up` installs the release beforehand and arms a watcher on the host (nothing restarts); at the height the watcher stops the consensus daemon and starts the execution client and the daemon on the new release. Afterwards name the release in the node's `release` and remove this. See docs/rollouts.md."),
-    })
-    .superRefine((s, ctx) => {
-        const needs = { migrate: "reth", rollback: "geth", cleanup: "reth" } as const;
-        if (s.switch !== undefined && s.executionClient !== needs[s.switch]) {
-            ctx.addIssue({ code: "custom", path: ["switch"], message: `switch: ${s.switch} goes with executionClient: ${needs[s.switch]} (the client the validator runs afterwards), not ${s.executionClient}` });
-        }
-        if (s.upgrade !== undefined && (s.switch === "migrate" || s.switch === "rollback")) {
-            ctx.addIssue({ code: "custom", path: ["upgrade"], message: `an upgrade at a height and switch: ${s.switch} change the node's units both: finish the switch first (or schedule the upgrade after it)` });
-        }
-        if (s.lowDowntime && s.switch !== "migrate") {
-            ctx.addIssue({ code: "custom", path: ["lowDowntime"], message: `lowDowntime chooses how switch: migrate runs; it means nothing with switch: ${s.switch ?? "(none)"} (rollback and cleanup know the mode from the host): remove it` });
-        }
-    })
-    .describe("A 0G chain validator: 0gchaind with geth or reth.");
-
 /**
  * Node software: a release archive (.tar.gz) fetched by URL on the host and checked against its
  * sha256, given inline or as a SHA256SUMS-format file (as releases publish them) on the machine
@@ -344,22 +147,9 @@ export const release = z
             .describe("A validator release only: the consensus daemon it carries. Unset: 0gchaind with its default chain spec."),
     })
     .describe("Node software: a release archive, installed only when its sha256 matches.");
-const releaseName = z.string().regex(RELEASE_NAME, RELEASE_NAME_RULE);
-const nodeRelease = releaseName.optional().describe("Name of the entry of `releases` this node's host installs for it.");
-
-const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");
-const hostRef = z.string().min(1).describe("Name of the entry of `hosts` the node runs on; nodes sharing a host add up their hardware targets.");
-const nodeNameField = nodeName.describe("The node's name: its units, data directory and resources are named after it.");
-
-export const nodeSpec = z.discriminatedUnion(
-    "role",
-    [
-        z.strictObject({ name: nodeNameField, role: z.literal("storage").describe("A 0G storage node."), host: hostRef, release: nodeRelease, storage: storageSettings }).describe("A storage node."),
-        z.strictObject({ name: nodeNameField, role: z.literal("sequencer").describe("An Aztec sequencer."), host: hostRef, release: nodeRelease, sequencer: sequencerSettings }).describe("A sequencer node."),
-        z.strictObject({ name: nodeNameField, role: z.literal("validator").describe("A 0G chain validator."), host: hostRef, release: nodeRelease, validator: validatorSettings }).describe("A validator node."),
-    ],
-    { error: (issue) => (issue.code === "invalid_union" ? "role must be one of storage, sequencer, validator" : undefined) },
-);
+export const nodeSpec = z.discriminatedUnion("role", ROLE_NODES, {
+    error: (issue) => (issue.code === "invalid_union" ? `role must be one of ${ROLES.map((r) => r.role).join(", ")}` : undefined),
+});
 
 export const fleetSpec = z
     .strictObject({
@@ -404,7 +194,3 @@ export type HetznerHostSpec = z.infer<typeof hetznerHost>;
 export type ExistingHostSpec = z.infer<typeof existingHost>;
 export type NodeSpec = z.infer<typeof nodeSpec>;
 export type Role = NodeSpec["role"];
-export type StorageSettings = z.infer<typeof storageSettings>;
-export type SequencerSettings = z.infer<typeof sequencerSettings>;
-export type ValidatorSettings = z.infer<typeof validatorSettings>;
-export type HardwareTarget = z.infer<typeof hardwareTarget>;

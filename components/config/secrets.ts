@@ -2,9 +2,10 @@
 // format checked, and no key used by two nodes; no message carries a secret's value.
 import * as crypto from "node:crypto";
 import type { FleetSpec } from "./schema";
-import type { RpcUrl } from "./primitives";
-import * as v from "./validators";
+import * as v from "../values/validators";
 import { receiverSecrets } from "./monitoring";
+import type { SecretKind, SecretUse } from "../roles/contract";
+import { contractOf } from "../roles/registry";
 
 export interface SecretSource {
     /** The value of config key `nodefleet:<key>`, or undefined when unset. */
@@ -19,7 +20,6 @@ export interface SecretSource {
     readonly missingHint?: string;
 }
 
-type SecretKind = "sshPrivateKey" | "privateKey" | "minerKey" | "validatorKey" | "blsSecretKey" | "url";
 const SECRET_FORMAT: Record<SecretKind, (s: string) => v.Reason> = {
     sshPrivateKey: v.sshPrivateKeyReason,
     privateKey: v.privateKeyReason,
@@ -29,56 +29,26 @@ const SECRET_FORMAT: Record<SecretKind, (s: string) => v.Reason> = {
     url: v.secretUrlReason,
 };
 
-interface SecretUse {
-    readonly path: string;
-    readonly key: string;
-    readonly kind: SecretKind;
+interface FleetSecretUse extends SecretUse {
     /** The value's format, where the kind's is not it (the monitoring receivers'). */
     readonly format?: (value: string) => v.Reason;
 }
 
-/** The URL fields given as {secret: <name>} (RPC URLs, releases' URLs), each with its config path. */
-function urlSecretUses(spec: FleetSpec): SecretUse[] {
-    const uses: SecretUse[] = [];
-    const add = (path: string, list: readonly RpcUrl[]) =>
-        list.forEach((u, j) => typeof u !== "string" && uses.push({ path: `${path}[${j}].secret`, key: u.secret, kind: "url" }));
-    spec.nodes.forEach((node, i) => {
-        if (node.role === "storage") add(`nodes[${i}].storage.rpcEndpoints`, node.storage.rpcEndpoints);
-        if (node.role === "sequencer") {
-            add(`nodes[${i}].sequencer.l1RpcUrls`, node.sequencer.l1RpcUrls);
-            add(`nodes[${i}].sequencer.l1ConsensusHostUrls`, node.sequencer.l1ConsensusHostUrls);
-        }
-        if (node.role === "validator") {
-            for (const field of ["referenceRpcUrl", "consensusRpcUrl"] as const) {
-                const ref = node.validator[field];
-                if (ref !== undefined && typeof ref !== "string") uses.push({ path: `nodes[${i}].validator.${field}.secret`, key: ref.secret, kind: "url" });
-            }
-        }
-    });
-    for (const [name, r] of Object.entries(spec.releases)) if (r.url !== undefined && typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
-    return uses;
-}
+/** A node's secret at its path in the config (`nodes[3].storage.minerKeySecret`). */
+const atNode = (i: number) => (use: SecretUse): SecretUse => ({ ...use, path: `nodes[${i}].${use.path}` });
 
-function secretUses(spec: FleetSpec): SecretUse[] {
-    const uses: SecretUse[] = [...urlSecretUses(spec), ...receiverSecrets(spec.monitoring).map((r) => ({ ...r, kind: "url" as const }))];
+/**
+ * Every secret the fleet names, each with its config path: the URL fields given as {secret: <name>}
+ * (nodes' RPC URLs, releases' URLs, monitoring's receivers), then hosts' SSH keys, then nodes' keys.
+ */
+function secretUses(spec: FleetSpec): FleetSecretUse[] {
+    const uses: FleetSecretUse[] = spec.nodes.flatMap((node, i) => contractOf(node).urlSecrets(node).map(atNode(i)));
+    for (const [name, r] of Object.entries(spec.releases)) if (r.url !== undefined && typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
+    uses.push(...receiverSecrets(spec.monitoring).map((r) => ({ ...r, kind: "url" as const })));
     for (const [name, host] of Object.entries(spec.hosts)) {
         if (host.sshPrivateKeySecret !== undefined) uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
     }
-    spec.nodes.forEach((node, i) => {
-        switch (node.role) {
-            case "storage":
-                uses.push({ path: `nodes[${i}].storage.minerKeySecret`, key: node.storage.minerKeySecret, kind: "minerKey" });
-                break;
-            case "sequencer":
-                uses.push({ path: `nodes[${i}].sequencer.validatorPrivateKeySecret`, key: node.sequencer.validatorPrivateKeySecret, kind: "privateKey" });
-                if (node.sequencer.version === "4.1.2")
-                    uses.push({ path: `nodes[${i}].sequencer.blsSecretKeySecret`, key: node.sequencer.blsSecretKeySecret, kind: "blsSecretKey" });
-                break;
-            case "validator":
-                uses.push({ path: `nodes[${i}].validator.validatorKeySecret`, key: node.validator.validatorKeySecret, kind: "validatorKey" });
-                break;
-        }
-    });
+    spec.nodes.forEach((node, i) => uses.push(...contractOf(node).keySecrets(node).map(atNode(i))));
     return uses;
 }
 
@@ -125,20 +95,17 @@ export function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: str
 }
 
 /**
- * A key must be the key of the address that names it: the sequencer's validatorAddress is the
- * attester (and in 2.0.x the proposer) whose key signs as the validator and sends the
- * registration; a mismatch registers one address and signs with another. The error gives the
- * key's address (public) and neither key.
+ * A key must be the key of the address the config gives for it (its role's `signing.mismatch`, a
+ * sequencer's validatorAddress): a mismatch registers one address and signs with another.
  */
 export function checkKeyAddresses(spec: FleetSpec, secrets: SecretSource, issues: string[]): void {
     spec.nodes.forEach((node, i) => {
-        if (node.role !== "sequencer") return;
-        const s = node.sequencer;
-        const key = secrets.get(s.validatorPrivateKeySecret);
-        if (key === undefined || !secrets.isSecret(s.validatorPrivateKeySecret) || v.privateKeyReason(key) !== undefined) return; // said by checkSecrets
-        const own = v.addressOfPrivateKey(key);
-        if (own.toLowerCase() !== s.validatorAddress.toLowerCase()) {
-            issues.push(`nodes[${i}].sequencer.validatorAddress: ${s.validatorAddress} is not the address of the key nodes[${i}].sequencer.validatorPrivateKeySecret names; that key's address is ${own} (what \`cast wallet address --private-key\` prints for it). Put that address here, or name the key of ${s.validatorAddress}`);
-        }
+        const signing = contractOf(node).signing;
+        if (signing?.mismatch === undefined) return;
+        const name = signing.secret(node);
+        const key = secrets.get(name);
+        if (key === undefined || !secrets.isSecret(name)) return; // said by checkSecrets
+        const problem = signing.mismatch(node, key, `nodes[${i}]`);
+        if (problem !== undefined) issues.push(problem);
     });
 }

@@ -1,6 +1,7 @@
 // What a fleet config says about its machines: node and host names, which machine each host is,
 // the ports each one binds, the rules of each role, and each host's plan and hardware.
-import type { FleetSpec, HostSpec } from "./schema";
+import type { FleetSpec, HostSpec, NodeSpec } from "./schema";
+import { contractOf, CONTRACTS } from "../roles/registry";
 import type { HostPlan, ResolvedRelease } from "./plan";
 import { addressKey } from "../base/cidr";
 import { rolePorts, sshdPort } from "./ports";
@@ -22,10 +23,6 @@ export function checkHostRefs(spec: FleetSpec, issues: string[], warnings: strin
     spec.nodes.forEach((node, i) => {
         if (!Object.hasOwn(spec.hosts, node.host)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
         used.add(node.host);
-        // abandonHost names the host a validator leaves (checked against the last up's
-        // validatorHosts in components/fleet/fleet.ts); never the one it runs on.
-        if (node.role === "validator" && node.validator.abandonHost === node.host)
-            issues.push(`nodes[${i}].validator.abandonHost: "${node.host}" is the host this validator runs on (nodes[${i}].host); abandonHost names the host it leaves`);
     });
     // A host with no node is kept (bootstrap and firewall only) with a warning: a validator that
     // just moved off it needs it configured for one more `up`, so its handover can run there.
@@ -81,31 +78,32 @@ function monitoringPorts(spec: FleetSpec, host: string): { port: number; owner: 
     return ports;
 }
 
-export function checkRoleRules(spec: FleetSpec, issues: string[]): void {
+/** Each role's rules (its contract's): the release it needs, the consensus daemon only a chain node's carries, its own. */
+export function checkRoleRules(spec: FleetSpec, issues: string[], warnings: string[]): void {
     spec.nodes.forEach((node, i) => {
-        if (node.role === "storage" && node.release === undefined) {
-            issues.push(`nodes[${i}].release: required: the host installs the storage node's software (zgs_node) from a release (see releases)`);
-        }
-        if (node.role === "validator" && node.release === undefined) {
-            issues.push(`nodes[${i}].release: required: the host installs 0gchaind, geth and reth from the 0G release package (1.0.6 or later, see releases)`);
-        }
-        if (node.role !== "validator" && node.release !== undefined && spec.releases[node.release]?.consensus !== undefined) {
+        const contract = contractOf(node);
+        if (contract.releaseRequired !== undefined && node.release === undefined) issues.push(`nodes[${i}].release: required: ${contract.releaseRequired}`);
+        if (!contract.consensusRelease && node.release !== undefined && spec.releases[node.release]?.consensus !== undefined) {
             issues.push(`releases.${node.release}.consensus: only a validator's release carries a consensus daemon, and ${node.role} nodes[${i}] installs this one`);
         }
-        if (node.role === "sequencer" && node.release === undefined) {
-            issues.push(`nodes[${i}].release: required: the host installs the aztec CLI and its version manager (aztec-up) from a release (see releases)`);
-        }
-        if (node.role === "storage" && node.storage.networkBootNodes.length > 0 && !node.storage.networkEnrAddress) {
-            issues.push(`nodes[${i}].storage.networkEnrAddress: required when networkBootNodes is set (UDP discovery needs both)`);
-        }
+        issues.push(...contract.rules(node, `nodes[${i}]`));
     });
+    for (const contract of CONTRACTS) {
+        const nodes = spec.nodes.flatMap((node, i) => (node.role === contract.role ? [{ node, i }] : []));
+        contract.fleetRules?.(nodes, spec.releases, issues, warnings);
+    }
+}
+
+/** The releases a node's host installs: its own, and the one of an upgrade at a height, ahead. */
+export function nodeReleases(node: NodeSpec): string[] {
+    const upgrade = contractOf(node).upgrade?.(node);
+    return [node.release, upgrade?.release].filter((r) => r !== undefined);
 }
 
 export function planHosts(spec: FleetSpec, releases: Map<string, ResolvedRelease>): HostPlan[] {
     return Object.entries(spec.hosts).map(([name, hostSpec]) => {
         const nodes = spec.nodes.filter((n) => n.host === name);
-        // A validator's upgrade at a height: its release is installed ahead, beside the running one.
-        const names = [...new Set(nodes.flatMap((n) => [n.release, n.role === "validator" ? n.validator.upgrade?.release : undefined].filter((r) => r !== undefined)))].sort();
+        const names = [...new Set(nodes.flatMap(nodeReleases))].sort();
         const monitoring = hostMonitoring(spec.monitoring, spec.hosts, name);
         return {
             name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])),

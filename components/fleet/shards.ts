@@ -16,7 +16,7 @@ import { parse as parseYaml } from "yaml";
 import type { FleetPlan } from "../config/fleet";
 import { FleetDefinitionError, fleetOfStackFile } from "../config/definition";
 import type { FleetSpec } from "../config/schema";
-import { addressOfPrivateKey, validatorKeyAddress } from "../config/validators";
+import { contractOf, roleContract } from "../roles/registry";
 
 /** A key that signs, as the stack output `signingKeys` names it: public, never the key. */
 export type SigningKey = string;
@@ -38,26 +38,13 @@ export function siblingShards(spec: FleetSpec, stack: string): string[] {
 export function signingKeys(spec: FleetSpec, value: (key: string) => string | undefined): Record<string, SigningKey> {
     const out: Record<string, SigningKey> = {};
     for (const node of spec.nodes) {
-        if (node.role === "validator") {
-            const json = value(node.validator.validatorKeySecret);
-            const address = json === undefined ? undefined : consensusAddress(json);
-            if (address !== undefined) out[node.name] = `0g-consensus:${address}`;
-        } else if (node.role === "sequencer") {
-            const key = value(node.sequencer.validatorPrivateKeySecret);
-            if (key !== undefined && /^(0x)?[0-9a-fA-F]{64}$/.test(key)) out[node.name] = `aztec-attester:${addressOfPrivateKey(key).toLowerCase()}`;
-        }
+        const signing = contractOf(node).signing;
+        if (signing === undefined) continue;
+        const key = value(signing.secret(node));
+        const identity = key === undefined ? undefined : signing.identity(key);
+        if (identity !== undefined) out[node.name] = identity;
     }
     return out;
-}
-
-/** CometBFT's address of an ed25519 key: the first 20 bytes of the sha256 of its public key (uppercase hex). */
-/** A validator key file's consensus address, ed25519 or BLS12-381 (the address the file says, once checked against its key). */
-function consensusAddress(json: string): string | undefined {
-    try {
-        return validatorKeyAddress(json);
-    } catch {
-        return undefined;
-    }
 }
 
 interface ShardFacts {
@@ -76,12 +63,15 @@ function facts(fleet: unknown): ShardFacts {
     const addresses = new Map<string, string>();
     const hosts = new Map<string, string>();
     for (const n of Array.isArray(f.nodes) ? f.nodes : []) {
-        const node = (n ?? {}) as { name?: unknown; role?: unknown; validator?: { validatorKeySecret?: unknown }; sequencer?: { validatorPrivateKeySecret?: unknown; validatorAddress?: unknown } };
-        if (typeof node.name !== "string" || (node.role !== "validator" && node.role !== "sequencer")) continue;
+        const node = (n ?? {}) as Record<string, unknown>;
+        const signing = roleContract(node.role)?.signing;
+        if (typeof node.name !== "string" || signing === undefined) continue;
         nodes.set(node.name, node.name);
-        const secret = node.role === "validator" ? node.validator?.validatorKeySecret : node.sequencer?.validatorPrivateKeySecret;
+        const settings = (node[node.role as string] ?? {}) as Record<string, unknown>;
+        const secret = settings[signing.secretField];
         if (typeof secret === "string") keySecrets.set(secret, node.name);
-        if (node.role === "sequencer" && typeof node.sequencer?.validatorAddress === "string") addresses.set(node.sequencer.validatorAddress.toLowerCase(), node.name);
+        const address = signing.addressField === undefined ? undefined : settings[signing.addressField];
+        if (typeof address === "string") addresses.set(address.toLowerCase(), node.name);
     }
     for (const [name, h] of Object.entries(typeof f.hosts === "object" && f.hosts !== null ? f.hosts : {})) {
         const host = (h ?? {}) as { kind?: unknown; address?: unknown; port?: unknown };
@@ -111,16 +101,14 @@ export function shardConfigConflicts(spec: FleetSpec, stack: string, dir: string
         const sameList = theirs.shards !== undefined && [...theirs.shards].sort().join(",") === [...(spec.shards ?? [])].sort().join(",");
         if (!sameList) problems.push(`shards: shard ${shard} lists ${theirs.shards === undefined ? "no shards" : theirs.shards.join(", ")}, this stack ${spec.shards!.join(", ")}: every shard names the same stacks`);
         spec.nodes.forEach((node, i) => {
-            if (node.role !== "validator" && node.role !== "sequencer") return;
+            const signing = contractOf(node).signing;
+            if (signing === undefined) return;
             if (theirs.nodes.has(node.name)) problems.push(`nodes[${i}].name: ${node.name} is also a node of shard ${shard}: a ${node.role} belongs to one shard; to move it, remove it there and run that shard's up first`);
-            const secret = node.role === "validator" ? node.validator.validatorKeySecret : node.sequencer.validatorPrivateKeySecret;
-            const field = node.role === "validator" ? "validator.validatorKeySecret" : "sequencer.validatorPrivateKeySecret";
-            const other = theirs.keySecrets.get(secret);
-            if (other !== undefined) problems.push(`nodes[${i}].${field}: shard ${shard}'s ${other} signs with the key of the same config key: one key must never sign on two machines`);
-            if (node.role === "sequencer") {
-                const same = theirs.addresses.get(node.sequencer.validatorAddress.toLowerCase());
-                if (same !== undefined) problems.push(`nodes[${i}].sequencer.validatorAddress: shard ${shard}'s ${same} has the same address: one key must never sign on two machines`);
-            }
+            const other = theirs.keySecrets.get(signing.secret(node));
+            if (other !== undefined) problems.push(`nodes[${i}].${node.role}.${signing.secretField}: shard ${shard}'s ${other} signs with the key of the same config key: one key must never sign on two machines`);
+            const address = signing.addressField === undefined ? undefined : (node as unknown as Record<string, Record<string, unknown>>)[node.role]![signing.addressField];
+            const same = typeof address === "string" ? theirs.addresses.get(address.toLowerCase()) : undefined;
+            if (same !== undefined) problems.push(`nodes[${i}].${node.role}.${signing.addressField}: shard ${shard}'s ${same} has the same address: one key must never sign on two machines`);
         });
         for (const [where, name] of mine.hosts) {
             const other = theirs.hosts.get(where);

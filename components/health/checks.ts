@@ -1,39 +1,21 @@
 // Each node's read-only health command, as an argv (no shell on the host): what `nodefleet status`
 // runs over SSH and the host's health timer runs every interval; the answer goes through the one
 // diagnosis table (hostfiles/nodefleet_health.py) either way.
-import * as path from "node:path";
 import type { NodeSpec } from "../config/schema";
-import { HOST_LIB } from "../hosts/scripts";
 import { render } from "../base/render";
-import { sequencerPaths, storagePaths, validatorPaths } from "./paths";
+import { contractOf } from "../roles/registry";
 
+/** A node's health command: its role's. */
 export function checkArgv(node: NodeSpec): readonly string[] {
-    switch (node.role) {
-        case "storage":
-            return ["python3", `${HOST_LIB}/zgs-health.py`, node.name];
-        case "sequencer":
-            return ["python3", `${HOST_LIB}/aztec-health.py`, node.name];
-        case "validator":
-            return ["python3", "-S", `${HOST_LIB}/zg-validator.py`, path.posix.join(validatorPaths(node, "/").etcDir, "validator.json"), "status"];
-    }
+    return contractOf(node).health(node);
 }
 
 /**
- * The node's long-running services, as its roles name their units: what a rollout's gate watches
- * for a crash loop (hostfiles/nodefleet_gate.py --unit). A validator's are both execution clients
- * (only the one it runs is started) and its consensus daemon.
+ * The node's long-running services, as its role names their units: what a rollout's gate watches
+ * for a crash loop (hostfiles/nodefleet_gate.py --unit).
  */
 export function serviceUnits(node: NodeSpec): readonly string[] {
-    switch (node.role) {
-        case "storage":
-            return [storagePaths(node, "/").service];
-        case "sequencer":
-            return [sequencerPaths(node, "/").service];
-        case "validator": {
-            const p = validatorPaths(node, "/");
-            return [p.gethService, p.rethService, p.consensusService];
-        }
-    }
+    return contractOf(node).units(node);
 }
 
 /**

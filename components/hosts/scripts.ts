@@ -1,21 +1,16 @@
 // Renders the scripts of the common host steps. Pure: plain values in, text out.
 import * as crypto from "node:crypto";
 import type { HostPlan, ResolvedRelease } from "../config/plan";
-import type { Target } from "../config/hardware";
+import type { Target } from "../roles/contract";
 import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "./firewall";
 import { ingressRules, listeningPorts } from "../config/ports";
 import { render, shellWord } from "../base/render";
+import { nodeDataDir } from "../base/layout";
 import { driftRecord } from "./drift";
 
 /** The unprivileged user every node service runs as. */
 export const OPERATOR_USER = "nodefleet";
-/** Where the host tools (hostfiles/) are installed on every host. */
-export const HOST_LIB = "/usr/local/lib/nodefleet";
 export const BASE_PACKAGES = ["ca-certificates", "curl", "chrony", "nftables", "python3"] as const;
-
-export function nodeDataDir(mount: string, nodeName: string): string {
-    return `${mount.replace(/\/$/, "")}/${nodeName}`;
-}
 
 export function renderPreflight(host: string, mode: "enforce" | "warn", mount: string, target: Target): string {
     return render("preflight.sh", { host, mode, mount, cores: target.cores, memoryGb: target.memoryGb, diskGb: target.diskGb, ssd: target.ssd });

@@ -18,6 +18,8 @@ import * as command from "@pulumi/command";
 import { hostFile, HOSTFILES_DIR } from "../base/render";
 import type { Connection } from "./connection";
 import { secretAssignments, type SecretScript } from "./scripts";
+import { DIAGNOSIS_TOOLS, type ToolEntry } from "../roles/contract";
+import { roleContract, type Role } from "../roles/registry";
 
 /** Where the tools are copied on a host: relative to the SSH user's home (SFTP starts there). */
 export const HOST_TOOLS_DIR = ".nodefleet/tools";
@@ -41,52 +43,31 @@ export function hostTool(name: string, mode: HostTool["mode"]): HostTool {
     return { name, path: name, mode, digest: crypto.createHash("sha256").update(hostFile(name)).digest("hex") };
 }
 
-export type ToolRole = "storage" | "sequencer" | "validator";
+const ROLE_TOOLS = new Map<string, readonly HostTool[]>();
 
-const ROLE_TOOLS = new Map<ToolRole, readonly HostTool[]>();
-
-/**
- * The tools a role's steps install and run. The validator's: the entry point zg-validator.py, its
- * package (every module and data file of hostfiles/zgvalidator) and the scripts it shares with the
- * other roles or runs as commands (the consensus daemon's unit runs consensus-stop.py as its ExecStop).
- */
-export function roleTools(role: ToolRole): readonly HostTool[] {
+/** The tools a role's steps install and run (its contract's list, in bundle order). */
+export function roleTools(role: Role): readonly HostTool[] {
     let tools = ROLE_TOOLS.get(role);
     if (tools === undefined) {
-        switch (role) {
-            case "storage":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...diagnosisTableTools(), hostTool("zgs-endpoint.py", "0755"), hostTool("zgs-health.py", "0755"), hostTool("zgs-stop.py", "0755")];
-                break;
-            case "sequencer":
-                tools = [hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...diagnosisTableTools(), hostTool("aztec-register.py", "0755"), hostTool("aztec-argv.mjs", "0644"), hostTool("aztec-health.py", "0755")];
-                break;
-            case "validator": {
-                const scripts = ["trim_export.py", "set-rpc-dial-url.py", "consensus-height-rollback.py", "consensus-stop.py", "zg-validator.py"];
-                const modules = fs
-                    .readdirSync(path.join(HOSTFILES_DIR, "zgvalidator"))
-                    .filter((f) => f.endsWith(".py") || f.endsWith(".json"))
-                    .sort()
-                    .map((f) => `zgvalidator/${f}`);
-                tools = [hostTool("nodefleet_rpc.py", "0644"), ...diagnosisTableTools(), ...scripts.map((f) => hostTool(f, "0755")), ...modules.map((f) => hostTool(f, "0644"))];
-                break;
-            }
-        }
+        tools = roleContract(role)!.tools.flatMap(toolsOf);
         ROLE_TOOLS.set(role, tools);
     }
     return tools;
 }
 
-/**
- * The one diagnosis table (hostfiles/nodefleet_health.py), the fault table it names remedies from
- * and that table's reader: every role's health tool reports the table's diagnoses of its facts.
- */
-function diagnosisTableTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_faults.py", "0644"), hostTool("faults.json", "0644"), hostTool("nodefleet_health.py", "0644")];
+/** A tool entry as host tools: a file, or every module and data file of a package (sorted). */
+function toolsOf(entry: ToolEntry): HostTool[] {
+    if ("file" in entry) return [hostTool(entry.file, entry.mode)];
+    return fs
+        .readdirSync(path.join(HOSTFILES_DIR, entry.packageDir))
+        .filter((f) => f.endsWith(".py") || f.endsWith(".json"))
+        .sort()
+        .map((f) => hostTool(`${entry.packageDir}/${f}`, "0644"));
 }
 
 /** The tools the health timer runs: the checks' runner, the one diagnosis table, its metrics half, and the switch's step list it reads. */
 export function monitoringTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_checks.py", "0644"), ...diagnosisTableTools(), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
+    return [hostTool("nodefleet_checks.py", "0644"), ...DIAGNOSIS_TOOLS.flatMap(toolsOf), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
 }
 
 /**

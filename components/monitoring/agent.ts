@@ -4,7 +4,7 @@
 // writes the rows of the one diagnosis table (hostfiles/nodefleet_health.py) as metrics. Pure.
 import type { HostPlan } from "../config/plan";
 import type { MonitoringSpec } from "../config/monitoring";
-import { HOST_LIB } from "../hosts/scripts";
+import { HOST_LIB } from "../base/layout";
 import { render } from "../base/render";
 import { checkArgv } from "../health/checks";
 

@@ -5,7 +5,7 @@
 import { Scalar, stringify } from "yaml";
 import type { MonitoringSpec, ReceiverSpec } from "../config/monitoring";
 import type { NodeSpec } from "../config/schema";
-import { validatorMetricsPorts } from "../config/ports";
+import { contractOf } from "../roles/registry";
 
 /**
  * nodefleet's own directory for the monitoring host's files: the packages' conffiles under
@@ -27,8 +27,8 @@ export interface ScrapeHost {
     readonly host: string;
     /** The address the monitoring host scrapes it at. */
     readonly address: string;
-    /** The validators on it, with their metrics ports (ports.ts validatorMetricsPorts). */
-    readonly validators: readonly { readonly node: string; readonly consensusPort: number; readonly executionPort: number }[];
+    /** The validators on it, with their metrics ports (their role's chainMetrics). */
+    readonly validators: readonly { readonly node: string; readonly role: string; readonly consensusPort: number; readonly executionPort: number }[];
 }
 
 /** The monitoring host's prometheus.yml: its rule file and the targets' files beside it (a job per exporter kind). */
@@ -56,9 +56,8 @@ export function renderNodeTargets(m: MonitoringSpec, hosts: readonly ScrapeHost[
 /** A host's validators as its scrape targets name them. */
 export function scrapedValidators(nodes: readonly NodeSpec[]): ScrapeHost["validators"] {
     return nodes.flatMap((n) => {
-        if (n.role !== "validator") return [];
-        const p = validatorMetricsPorts(n.validator.portPrefix);
-        return [{ node: n.name, consensusPort: p.consensus, executionPort: p.execution }];
+        const p = contractOf(n).chainMetrics?.(n);
+        return p === undefined ? [] : [{ node: n.name, role: n.role, consensusPort: p.consensus, executionPort: p.execution }];
     });
 }
 
@@ -67,7 +66,7 @@ export function renderValidatorTargets(kind: "cometbft" | "execution", hosts: re
     const groups = [...hosts].sort((a, b) => a.host.localeCompare(b.host)).flatMap((h) =>
         [...h.validators].sort((a, b) => a.node.localeCompare(b.node)).map((v) => ({
             targets: [`${h.address}:${kind === "cometbft" ? v.consensusPort : v.executionPort}`],
-            labels: { host: h.host, node: v.node, role: "validator" },
+            labels: { host: h.host, node: v.node, role: v.role },
         })),
     );
     return `${JSON.stringify(groups, null, 2)}\n`;

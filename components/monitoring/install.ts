@@ -8,7 +8,8 @@ import type { HostPlan } from "../config/plan";
 import type { MonitoringSpec } from "../config/monitoring";
 import { driftRecord } from "../hosts/drift";
 import { movedUnder, remoteStep, type Host } from "../hosts/host";
-import { heredocSafe, HOST_LIB, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, type SecretScript } from "../hosts/scripts";
+import { HOST_LIB } from "../base/layout";
 import { monitoringTools } from "../hosts/tools";
 
 import { render } from "../base/render";

@@ -7,17 +7,18 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB as LIB, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
+import { HOST_LIB as LIB } from "../base/layout";
 import type { ResolvedRelease } from "../config/plan";
-import { AZTEC_PORTS } from "../config/port-defaults";
+import { AZTEC_PORTS } from "../values/port-defaults";
 import { render, contentHash, envFileValue } from "../base/render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
-import { blsSecretKeyReason } from "../config/validators";
+import { blsSecretKeyReason } from "../values/validators";
 import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
-import type { RolePolicy } from "../config/rollout";
+import type { RolePolicy } from "./contract";
 import { renderHealthStep } from "../health/checks";
-import { sequencerPaths } from "../health/paths";
+import { sequencerPaths } from "./sequencer/contract";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";

@@ -8,14 +8,15 @@ import { Host, remoteStep, stepReport } from "../hosts/host";
 import { rolePrelude } from "./prelude";
 import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { roleTools } from "../hosts/tools";
-import { heredocSafe, HOST_LIB, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
+import { heredocSafe, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
+import { HOST_LIB } from "../base/layout";
 import type { ResolvedRelease } from "../config/plan";
 import { render, contentHash } from "../base/render";
 import { urlsHash } from "./urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
-import type { RolePolicy } from "../config/rollout";
+import type { RolePolicy } from "./contract";
 import { renderHealthStep } from "../health/checks";
-import { storagePaths } from "../health/paths";
+import { storagePaths } from "./storage/contract";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 

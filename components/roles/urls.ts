@@ -4,7 +4,7 @@
 // read that file when one changes. No URL is on a command line, in a step's plain inputs or in a
 // host tool's output (they print scheme://host only).
 import * as pulumi from "@pulumi/pulumi";
-import type { RpcUrl } from "../config/primitives";
+import type { RpcUrl } from "../values/primitives";
 import { contentHash } from "../base/render";
 
 /** A secret config value by its key (the stack config's `secret`). */

@@ -4,10 +4,11 @@
 // and an upgrade at a height (validator-upgrade.ts) stage them on the host.
 import type { NodeSpec, ReleaseSpec } from "../config/schema";
 import type { ResolvedRelease } from "../config/plan";
-import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "../config/ports";
-import { HOST_LIB, OPERATOR_USER, releaseDir, releaseLink } from "../hosts/scripts";
+import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "./validator/contract";
+import { OPERATOR_USER, releaseDir, releaseLink } from "../hosts/scripts";
+import { HOST_LIB } from "../base/layout";
 import { render } from "../base/render";
-import { validatorPaths, type ValidatorPaths } from "../health/paths";
+import { validatorPaths, type ValidatorPaths } from "./validator/contract";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 

@@ -8,13 +8,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import type { NodeSpec } from "../config/schema";
-import type { RolePolicy } from "../config/rollout";
+import type { RolePolicy } from "../roles/contract";
 import { Host, movedUnder, remoteStep } from "../hosts/host";
 import { driftRecord, nodeDriftGroup } from "../hosts/drift";
 import { gateTools } from "../hosts/tools";
 import { checkArgv, serviceUnits } from "../health/checks";
 import { render } from "../base/render";
-import { GATE_DIR, HOST_LIB } from "../hosts/scripts";
+import { GATE_DIR } from "../hosts/scripts";
+import { HOST_LIB } from "../base/layout";
 
 /**
  * A node's first-deploy marker. Beside it, with

@@ -2,15 +2,17 @@
 // order (the config's `rollout.order` first, then by name). Pure. What a node's change is, and
 // which nodes have one, is the caller's: nodes that restart nothing are not held back and are in
 // no batch.
-import { ROLLOUT_ROLES, rolePolicy, type BatchSize, type RolePolicy, type RolloutRole, type RolloutSpec } from "../config/rollout";
+import { rolePolicy, type BatchSize, type RolloutSpec } from "../config/rollout";
+import type { RolePolicy } from "../roles/contract";
+import { ROLES, type Role } from "../roles/registry";
 
 export interface RolloutNode {
     readonly name: string;
-    readonly role: RolloutRole;
+    readonly role: Role;
 }
 
 export interface RoleRollout {
-    readonly role: RolloutRole;
+    readonly role: Role;
     readonly policy: RolePolicy;
     /** Nodes per batch (the policy's batch size for this role's size). */
     readonly batchSize: number;
@@ -43,7 +45,7 @@ export function rolloutOrder(names: readonly string[], order: readonly string[] 
  */
 export function planRollout(nodes: readonly RolloutNode[], changing: ReadonlySet<string>, spec?: RolloutSpec): RoleRollout[] {
     const out: RoleRollout[] = [];
-    for (const role of ROLLOUT_ROLES) {
+    for (const { role } of ROLES) {
         const all = nodes.filter((n) => n.role === role).map((n) => n.name);
         const moving = rolloutOrder(all.filter((n) => changing.has(n)), spec?.order);
         if (moving.length === 0) continue;

@@ -6,7 +6,7 @@
 // The limit counts only what the batch takes offline: validators of other operators already down
 // are not seen here (docs/rollouts.md, "Voting power").
 import type { FleetPlan } from "../config/fleet";
-import { validatorKeyAddress } from "../config/validators";
+import { contractOf } from "../roles/registry";
 import type { RoleRollout } from "./plan";
 
 /** A network's validator set as its RPC answers it. */
@@ -168,43 +168,46 @@ export function percentOf(part: bigint, total: bigint): string {
 }
 
 /**
- * The batches of the validators' rollout that would take more of a network's voting power offline
- * at once than `maxPercent` allows, each told with its figures. `power`: the validators whose power
- * is known (one with no `consensusRpcUrl` counts for nothing here).
+ * The batches of a rollout that would take more of a network's voting power offline at once than
+ * `maxPercent` allows, each told with its figures. `power`: the nodes whose power is known (the
+ * validators with a `consensusRpcUrl`; any other node counts for nothing here).
  */
 export function powerViolations(plan: readonly RoleRollout[], power: ReadonlyMap<string, ValidatorPower>, maxPercent: number): string[] {
-    const validators = plan.find((r) => r.role === "validator");
-    if (validators === undefined) return [];
+    // Only the nodes whose power is known count (validatorPowers: the roles that vote in a network).
+    return plan.flatMap((role) => role.batches.flatMap((batch, i) => batchViolations(role.role, batch, i, power, maxPercent)));
+}
+
+/** One batch's networks whose power it would take offline beyond `maxPercent`, each told with its figures. */
+function batchViolations(role: string, batch: readonly string[], i: number, power: ReadonlyMap<string, ValidatorPower>, maxPercent: number): string[] {
     const out: string[] = [];
-    validators.batches.forEach((batch, i) => {
-        const byNetwork = new Map<string, { nodes: string[]; power: bigint; total: bigint }>();
-        for (const node of batch) {
-            const p = power.get(node);
-            if (p === undefined) continue;
-            const n = byNetwork.get(p.network) ?? { nodes: [], power: 0n, total: p.total };
-            n.nodes.push(`${node} ${p.power}`);
-            n.power += p.power;
-            byNetwork.set(p.network, n);
-        }
-        for (const [network, n] of byNetwork) {
-            // offline/total > max/100, in whole numbers
-            if (n.power * 100n <= BigInt(maxPercent) * n.total) continue;
-            const who = batch.length === 1 ? `${batch[0]} alone` : `batch ${i + 1} of the validators (${batch.join(", ")})`;
-            out.push(
-                `rollout: ${who} would take ${n.power} of network ${network}'s voting power ${n.total} offline at once (${percentOf(n.power, n.total)}: ${n.nodes.join(", ")}), more than rollout.maxOfflinePower (${maxPercent}%); ` +
-                    `CometBFT stops committing with a third or more offline. ${batch.length > 1 ? "Lower rollout.roles.validator.batchSize, or raise" : "Raise"} rollout.maxOfflinePower (above 33% accepts that the network halts while the batch restarts)`,
-            );
-        }
-    });
+    const byNetwork = new Map<string, { nodes: string[]; power: bigint; total: bigint }>();
+    for (const node of batch) {
+        const p = power.get(node);
+        if (p === undefined) continue;
+        const n = byNetwork.get(p.network) ?? { nodes: [], power: 0n, total: p.total };
+        n.nodes.push(`${node} ${p.power}`);
+        n.power += p.power;
+        byNetwork.set(p.network, n);
+    }
+    for (const [network, n] of byNetwork) {
+        // offline/total > max/100, in whole numbers
+        if (n.power * 100n <= BigInt(maxPercent) * n.total) continue;
+        const who = batch.length === 1 ? `${batch[0]} alone` : `batch ${i + 1} of the ${role}s (${batch.join(", ")})`;
+        out.push(
+            `rollout: ${who} would take ${n.power} of network ${network}'s voting power ${n.total} offline at once (${percentOf(n.power, n.total)}: ${n.nodes.join(", ")}), more than rollout.maxOfflinePower (${maxPercent}%); ` +
+                `CometBFT stops committing with a third or more offline. ${batch.length > 1 ? `Lower rollout.roles.${role}.batchSize, or raise` : "Raise"} rollout.maxOfflinePower (above 33% accepts that the network halts while the batch restarts)`,
+        );
+    }
     return out;
 }
 
 /**
- * A validator's `consensusRpcUrl` (nodes[i]): the URL (undefined when its secret is not set) and
- * how messages name it (the URL only when it is plain config, never a secret's value).
+ * A node's network RPC (`field`: its config path, `nodes[3].validator.consensusRpcUrl`): the URL
+ * (undefined when its secret is not set) and how messages name it (the URL only when it is plain
+ * config, never a secret's value).
  */
-export function consensusRpc(plan: FleetPlan, i: number, ref: string | { readonly secret: string }): { readonly where: string; readonly url: string | undefined } {
-    const where = `nodes[${i}].validator.consensusRpcUrl${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
+export function consensusRpc(plan: FleetPlan, field: string, ref: string | { readonly secret: string }): { readonly where: string; readonly url: string | undefined } {
+    const where = `${field}${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
     return { where, url: typeof ref === "string" ? ref : plan.secrets.get(ref.secret) };
 }
 
@@ -219,13 +222,14 @@ export async function validatorPowers(plan: FleetPlan, warn: (message: string) =
     const sets = new Map<string, Promise<ValidatorSet>>();
     const unknown: string[] = [];
     for (const [i, node] of plan.spec.nodes.entries()) {
-        if (node.role !== "validator") continue;
-        const ref = node.validator.consensusRpcUrl;
-        if (ref === undefined) {
+        const contract = contractOf(node);
+        if (contract.network === undefined || contract.signing?.consensusAddress === undefined) continue;
+        const rpc = contract.network(node);
+        if (rpc === undefined) {
             unknown.push(node.name);
             continue;
         }
-        const { where, url } = consensusRpc(plan, i, ref);
+        const { where, url } = consensusRpc(plan, `nodes[${i}].${rpc.field}`, rpc.url);
         if (url === undefined) throw new Error(`${where}: the secret is not set`);
         if (!sets.has(url)) sets.set(url, readValidatorSet(url, get));
         let set: ValidatorSet;
@@ -234,9 +238,9 @@ export async function validatorPowers(plan: FleetPlan, warn: (message: string) =
         } catch (e) {
             throw new Error(`${where}: the network's validator set cannot be read, so the rollout cannot keep its voting power online: ${e instanceof RpcAnswerError ? e.message : "request failed"}`);
         }
-        const json = plan.secrets.get(node.validator.validatorKeySecret);
-        const address = json === undefined ? undefined : validatorKeyAddress(json);
-        if (address === undefined) throw new Error(`nodes[${i}].validator.validatorKeySecret: no consensus address in the key (checked with the config)`);
+        const json = plan.secrets.get(contract.signing.secret(node));
+        const address = json === undefined ? undefined : contract.signing.consensusAddress(json);
+        if (address === undefined) throw new Error(`nodes[${i}].${node.role}.${contract.signing.secretField}: no consensus address in the key (checked with the config)`);
         out.set(node.name, { network: set.network, power: set.power.get(address) ?? 0n, total: set.total });
     }
     if (unknown.length > 0)

@@ -4,6 +4,7 @@
 // happened (name its release in the node's release) or was agreed too late. Without the URL the
 // host alone checks the node's own height (zgvalidator/upgrade.py).
 import type { FleetPlan } from "../config/fleet";
+import { contractOf } from "../roles/registry";
 import { consensusRpc, httpGet, parseNetworkStatus, rpcText, RpcAnswerError, type Get } from "./power";
 
 /** Each scheduled upgrade's figures (logged), or the refusals, each naming the field and the numbers. */
@@ -12,15 +13,16 @@ export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): 
     const refused: string[] = [];
     const reads = new Map<string, Promise<{ network: string; height: number }>>();
     for (const [i, node] of plan.spec.nodes.entries()) {
-        if (node.role !== "validator" || node.validator.upgrade === undefined) continue;
-        const up = node.validator.upgrade;
-        const at = `nodes[${i}].validator.upgrade.height`;
-        const ref = node.validator.consensusRpcUrl;
-        if (ref === undefined) {
+        const contract = contractOf(node);
+        const up = contract.upgrade?.(node);
+        if (up === undefined) continue;
+        const at = `nodes[${i}].${up.field}.height`;
+        const rpc = contract.network?.(node);
+        if (rpc === undefined) {
             lines.push(`upgrade: ${node.name} moves to ${up.release} at height ${up.height}; the network's height is not known here (no consensusRpcUrl): the host refuses a height its node has passed`);
             continue;
         }
-        const { where, url } = consensusRpc(plan, i, ref);
+        const { where, url } = consensusRpc(plan, `nodes[${i}].${rpc.field}`, rpc.url);
         if (url === undefined) {
             refused.push(`${where}: the secret is not set`);
             continue;

@@ -3,7 +3,7 @@
 // a key of its own. Test keys only: none controls funds or a validator anywhere.
 import * as crypto from "node:crypto";
 import { existingHost, FAKE_SSH_KEY, RELEASES, sequencerNode, storageNode, validatorKeyJson, validatorNode } from "../support/fixtures";
-import { addressOfPrivateKey } from "../../components/config/validators";
+import { addressOfPrivateKey } from "../../components/values/validators";
 
 export interface GeneratedFleet {
     /** The `nodefleet:fleet` config object. */

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit } from "../../components/roles/sequencer";
-import { sequencerPaths } from "../../components/health/paths";
+import { sequencerPaths } from "../../components/roles/sequencer/contract";
 import { HOSTFILES_DIR } from "../../components/base/render";
 import { aztecRelease, ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";
 import { aztecInstall, heredocOf, HOST_COMPUTED, probe, registrationSettings, type ProbeResult, unitLaunch } from "../support/aztec";

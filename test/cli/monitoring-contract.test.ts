@@ -80,7 +80,7 @@ describe("monitoring files, read by Debian's Prometheus 2.42 and Alertmanager 0.
     it("promtool checks prometheus.yml with its rule file and the node targets' file beside it; a misspelt key fails, and so does a malformed target", () => {
         const m = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
         write(RULES_FILE, renderRules(CTX));
-        const hosts = [{ host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-1", consensusPort: 56660, executionPort: 56661 }] }];
+        const hosts = [{ host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-1", role: "validator", consensusPort: 56660, executionPort: 56661 }] }];
         const targets = renderNodeTargets(m, hosts);
         write(path.join(TARGETS_DIR, NODE_TARGETS_FILE), targets);
         write(path.join(TARGETS_DIR, COMETBFT_TARGETS_FILE), renderValidatorTargets("cometbft", hosts));

@@ -17,7 +17,7 @@ import { ON_STOCK, ROOT, ScratchProject, toolEnv, type Run } from "../support/cl
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { until } from "../support/process";
 import { validatorKeyJson } from "../support/fixtures";
-import { addressOfPrivateKey } from "../../components/config/validators";
+import { addressOfPrivateKey } from "../../components/values/validators";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
 import { s3Server, type S3Server } from "../support/s3";
 

@@ -21,7 +21,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { renderStorageConfig, renderStorageUnits } from "../../components/roles/storage";
-import { storagePaths } from "../../components/health/paths";
+import { storagePaths } from "../../components/roles/storage/contract";
 import { baseFleet, secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";
 import { until } from "../support/process";

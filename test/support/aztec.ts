@@ -6,7 +6,8 @@ import { createHash } from "node:crypto";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { HOST_LIB, releaseLink } from "../../components/hosts/scripts";
+import { releaseLink } from "../../components/hosts/scripts";
+import { HOST_LIB } from "../../components/base/layout";
 import { HOSTFILES_DIR } from "../../components/base/render";
 import { ROOT, sh, stateDir } from "./cli";
 

@@ -10,8 +10,8 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { parseFleet } from "../../components/config/fleet";
 import { FleetConfigError } from "../../components/config/errors";
-import * as v from "../../components/config/validators";
-import { BLS_ORDER } from "../../components/config/bls12381";
+import * as v from "../../components/values/validators";
+import { BLS_ORDER } from "../../components/values/bls12381";
 import { ADDR, SECRETS, SEQUENCER_KEY_ADDRESS, baseFleet, secretSource, sequencerV4Settings, validatorKeyJson } from "../support/fixtures";
 
 const S = 0, Q = 1, V = 2;

@@ -8,7 +8,8 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fc from "fast-check";
-import { diagnoseAll, METRICS_MODULE, type Asked, type NodeRow, type Role } from "../../status/diagnose";
+import { diagnoseAll, METRICS_MODULE, type Asked, type NodeRow } from "../../status/diagnose";
+import type { Role } from "../../components/roles/registry";
 import { FAULTS } from "../../components/config/faults";
 
 const SEED = 41;

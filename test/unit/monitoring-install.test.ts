@@ -45,7 +45,7 @@ describe("monitoring: the install scripts", () => {
             golden("monitoring/agent-remove.sh", agent.remove),
             golden("monitoring/server.sh", wholeScript(server)),
             golden("monitoring/server-remove.sh", renderServerRemove("h-storage")),
-            golden("monitoring/targets.sh", renderTargetsScript("h-storage", m, [{ host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-1", consensusPort: 56660, executionPort: 56661 }] }])),
+            golden("monitoring/targets.sh", renderTargetsScript("h-storage", m, [{ host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-1", role: "validator", consensusPort: 56660, executionPort: 56661 }] }])),
         ];
         for (const f of files) {
             const r = runTool("shellcheck", ["--shell=sh", "--severity=style", f]);

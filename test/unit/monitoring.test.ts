@@ -271,7 +271,7 @@ describe("monitoring: what every host runs (node_exporter's drop-in, the health 
 
 describe("monitoring: the monitoring host's files", () => {
     const spec = () => parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS)).spec.monitoring!;
-    const HOSTS = [{ host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-2", consensusPort: 57660, executionPort: 57661 }, { node: "validator-1", consensusPort: 56660, executionPort: 56661 }] }, { host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-sequencer", address: "192.0.2.11", validators: [] }];
+    const HOSTS = [{ host: "h-validator", address: "192.0.2.12", validators: [{ node: "validator-2", role: "validator", consensusPort: 57660, executionPort: 57661 }, { node: "validator-1", role: "validator", consensusPort: 56660, executionPort: 56661 }] }, { host: "h-storage", address: "192.0.2.10", validators: [] }, { host: "h-sequencer", address: "192.0.2.11", validators: [] }];
 
     it("prometheus.yml: the rule file beside it, a job per exporter kind with its targets from their file, Alertmanager on loopback", () => {
         const text = renderPrometheusConfig(spec(), "prod");
@@ -310,7 +310,7 @@ describe("monitoring: the monitoring host's files", () => {
         assert.equal(renderValidatorTargets("execution", HOSTS.filter((h) => h.validators.length === 0)), "[]\n");
         const plan = parseFleet(monitoredFleet(), secretSource(MONITORING_SECRETS));
         const validatorHost = plan.hosts.find((h) => h.nodes.some((n) => n.role === "validator"))!;
-        assert.deepEqual(scrapedValidators(validatorHost.nodes), [{ node: "validator-1", consensusPort: 56660, executionPort: 56661 }]);
+        assert.deepEqual(scrapedValidators(validatorHost.nodes), [{ node: "validator-1", role: "validator", consensusPort: 56660, executionPort: 56661 }]);
     });
 
     it("alertmanager.yml: a route per receiver by severity, the secrets double-quoted, host-level alerts silence their host's others", () => {

@@ -1,8 +1,12 @@
 // The port table and the hardware catalog, tested as plain functions.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { rolePorts, ingressRules, prefixed, listeningPorts } from "../../components/config/ports";
-import { ROLE_TARGETS, hostTarget, compareToTarget, checkCloudHost, AWS_INSTANCE_TYPES, HETZNER_SERVER_TYPES } from "../../components/config/hardware";
+import { rolePorts, ingressRules, listeningPorts } from "../../components/config/ports";
+import { prefixed } from "../../components/roles/validator/contract";
+import { storageRole } from "../../components/roles/storage/contract";
+import { sequencerRole } from "../../components/roles/sequencer/contract";
+import { validatorRole } from "../../components/roles/validator/contract";
+import { hostTarget, compareToTarget, checkCloudHost, AWS_INSTANCE_TYPES, HETZNER_SERVER_TYPES } from "../../components/config/hardware";
 import { parseFleet } from "../../components/config/fleet";
 import { baseFleet, secretSource, awsHost, hetznerHost } from "../support/fixtures";
 import { MONITORING_SECRETS, monitoredFleet } from "../support/monitoring";
@@ -57,21 +61,21 @@ describe("port table", () => {
 
 describe("hardware targets", () => {
     it("follow docs/spec.md §8 per role", () => {
-        assert.deepEqual([ROLE_TARGETS.storage.cores, ROLE_TARGETS.storage.memoryGb, ROLE_TARGETS.storage.diskGb, ROLE_TARGETS.storage.ssd], [8, 32, 500, true]);
-        assert.deepEqual([ROLE_TARGETS.sequencer.cores, ROLE_TARGETS.sequencer.memoryGb, ROLE_TARGETS.sequencer.diskGb], [8, 16, 1000]);
-        assert.deepEqual([ROLE_TARGETS.validator.cores, ROLE_TARGETS.validator.memoryGb, ROLE_TARGETS.validator.diskGb], [8, 32, 1000]);
-        assert.equal(ROLE_TARGETS.storage.defaultDiskGb, 1000);
+        assert.deepEqual([storageRole.baseTarget.cores, storageRole.baseTarget.memoryGb, storageRole.baseTarget.diskGb, storageRole.baseTarget.ssd], [8, 32, 500, true]);
+        assert.deepEqual([sequencerRole.baseTarget.cores, sequencerRole.baseTarget.memoryGb, sequencerRole.baseTarget.diskGb], [8, 16, 1000]);
+        assert.deepEqual([validatorRole.baseTarget.cores, validatorRole.baseTarget.memoryGb, validatorRole.baseTarget.diskGb], [8, 32, 1000]);
+        assert.equal(storageRole.baseTarget.defaultDiskGb, 1000);
     });
 
     it("name each shortfall with what is there and what is needed", () => {
-        const f = compareToTarget({ cores: 4, memoryGb: 16, diskGb: 400, ssd: false, arch: "x86_64" }, ROLE_TARGETS.storage);
+        const f = compareToTarget({ cores: 4, memoryGb: 16, diskGb: 400, ssd: false, arch: "x86_64" }, storageRole.baseTarget);
         assert.deepEqual(f.map((x) => x.message), [
             "cores: has 4, needs 8 (short by 4)",
             "memory: has 16 GB, needs 32 GB (short by 16 GB)",
             "data disk: has 400 GB, needs 500 GB (short by 100 GB)",
             "data disk: is not solid state, needs an SSD",
         ]);
-        assert.deepEqual(compareToTarget({ cores: 8, memoryGb: 32, diskGb: 500, ssd: true, arch: "x86_64" }, ROLE_TARGETS.storage), []);
+        assert.deepEqual(compareToTarget({ cores: 8, memoryGb: 32, diskGb: 500, ssd: true, arch: "x86_64" }, storageRole.baseTarget), []);
     });
 
     it("an unknown cloud type is a finding of its own, never a pass", () => {

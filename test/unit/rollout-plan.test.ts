@@ -3,7 +3,8 @@
 // Pure. The gate steps and their dependsOn chains: rollout-gates.test.ts.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { checkRollout, rolePolicy, rolloutSpec, ROLE_DEFAULTS } from "../../components/config/rollout";
+import { checkRollout, rolePolicy, rolloutSpec } from "../../components/config/rollout";
+import { storageRole } from "../../components/roles/storage/contract";
 import { batchSizeOf, describeRollout, planRollout, rolloutOrder, type RolloutNode } from "../../components/rollout/plan";
 
 const fleet = (storage: number, sequencers = 0, validators = 0): RolloutNode[] => [
@@ -36,7 +37,7 @@ describe("rollout config", () => {
     });
 
     it("a role's setting wins over the fleet-wide one, which wins over the role's default", () => {
-        assert.deepEqual(rolePolicy(undefined, "storage"), ROLE_DEFAULTS.storage);
+        assert.deepEqual(rolePolicy(undefined, "storage"), storageRole.rollout);
         assert.deepEqual(rolePolicy(undefined, "validator").batchSize, 1);
         const spec = rolloutSpec.parse({ soakSeconds: 30, onFailure: "rollback", roles: { storage: { batchSize: 2, soakSeconds: 0 } } });
         assert.deepEqual(rolePolicy(spec, "storage"), { batchSize: 2, healthyWithinSeconds: 900, soakSeconds: 0, onFailure: "rollback" });

@@ -11,7 +11,7 @@ import * as http from "node:http";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { rolloutSpec } from "../../components/config/rollout";
-import { validatorKeyAddress } from "../../components/config/validators";
+import { validatorKeyAddress } from "../../components/values/validators";
 import { planRollout } from "../../components/rollout/plan";
 import { parseStatus, parseValidatorsPage, percentOf, powerViolations, readValidatorSet, RpcAnswerError, type Get, type ValidatorPower } from "../../components/rollout/power";
 import { buildStack } from "../support/stack";

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { renderValidatorConfigure, renderValidatorKey, renderValidatorRemove, validatorSettingsJson } from "../../components/roles/validator";
 import { renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit } from "../../components/roles/validator-units";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "../../components/roles/switch-steps";
-import { validatorPaths } from "../../components/health/paths";
+import { validatorPaths } from "../../components/roles/validator/contract";
 import { roleTools } from "../../components/hosts/tools";
 import { HOSTFILES_DIR } from "../../components/base/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
