@@ -9,7 +9,7 @@ import { ROLES } from "../components/roles/registry";
 import type { Target } from "../components/roles/contract";
 import { AZTEC_PORTS, STORAGE_PORTS } from "../components/values/port-defaults";
 import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES } from "../components/config/hardware";
-import { switchStep } from "../components/roles/switch-steps";
+import { switchStep } from "../components/roles/validator/switch-steps";
 import { MONITORING_PORTS } from "../components/config/monitoring";
 
 /** One planned resource. Values the engine does not know yet (preview) read as `undefined`. */

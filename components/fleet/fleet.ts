@@ -1,7 +1,7 @@
 // The fleet: one host component per configured host, built from validated config.
 import * as pulumi from "@pulumi/pulumi";
 import { type FleetPlan } from "../config/fleet";
-import { type HostPlan, type ResolvedRelease } from "../config/plan";
+import { type HostPlan } from "../config/plan";
 import { readKeyFile } from "../config/files";
 import type { HostSpec } from "../config/schema";
 import { assertNever } from "../base/never";
@@ -9,12 +9,10 @@ import { Host } from "../hosts/host";
 import type * as awsHosts from "../hosts/aws";
 import type * as hetznerHosts from "../hosts/hetzner";
 import { ExistingHost } from "../hosts/existing";
-import { StorageNode } from "../roles/storage";
-import { SequencerNode } from "../roles/sequencer";
-import { validatorHandover, ValidatorNode } from "../roles/validator";
-import { validatorRelease } from "../roles/validator-units";
-import { ValidatorMoves } from "../roles/moves";
-import { resolveUrls } from "../roles/urls";
+import { validatorHandover } from "../roles/validator/node";
+import { ValidatorMoves } from "../roles/validator/moves";
+import { buildNode } from "../roles/nodes";
+import { contractOf } from "../roles/registry";
 import { dropResourceStackTraces, trimSdkCosts, withoutPromiseTraces } from "./sdk";
 import { DriftCheckProvider } from "../hosts/drift";
 import { receiverSecrets } from "../config/monitoring";
@@ -84,7 +82,7 @@ export class Fleet extends pulumi.ComponentResource {
         if (upgrades.refused.length > 0) throw new pulumi.RunError(upgrades.refused.join("\n"));
         const fleet = new Fleet(name, moves, rollout, opts);
         for (const line of upgrades.lines) pulumi.log.info(line, fleet);
-        for (const host of args.plan.hosts) for (const node of host.nodes) if (node.role === "validator") fleet.validatorHosts[node.name] = node.host;
+        for (const host of args.plan.hosts) for (const node of host.nodes) if (contractOf(node).movable) fleet.validatorHosts[node.name] = node.host;
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
@@ -116,42 +114,14 @@ export class Fleet extends pulumi.ComponentResource {
         this.moves.leaving(plan.name, args.plan.spec.nodes, (node) => validatorHandover(`${name}-${node.name}`, node, host, sshUser(plan.spec), { parent: this }));
         this.summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name), ...(host.learnedHostKey ? { hostKey: host.learnedHostKey } : {}) };
         const user = sshUser(plan.spec);
+        const site = { plan, host, user, secret: args.secret, releases: args.plan.spec.releases, moves: this.moves };
         for (const node of plan.nodes) {
-            const roleName = `${name}-${node.name}`;
             const gated = this.gates.node(node.name);
-            switch (node.role) {
-                case "storage": {
-                    const release = installedRelease(plan, node);
-                    const role = new StorageNode(roleName, { node, host, user, minerKey: args.secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, args.secret), release, rollout: gated.rollout }, { parent: this });
-                    gated.made(role.gate?.step);
-                    this.health[node.name] = role.health;
-                    break;
-                }
-                case "sequencer": {
-                    const blsSecretKey = node.sequencer.version === "4.1.2" ? args.secret(node.sequencer.blsSecretKeySecret) : undefined;
-                    const release = installedRelease(plan, node);
-                    const role = new SequencerNode(roleName, { node, host, user, release, validatorKey: args.secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret: args.secret, rollout: gated.rollout }, { parent: this });
-                    gated.made(role.gate?.step);
-                    this.health[node.name] = role.health;
-                    this.registration[node.name] = role.registration;
-                    break;
-                }
-                case "validator": {
-                    const handover = this.moves.arriving(node.name);
-                    // A release this host installs for the node, with its config entry's consensus daemon.
-                    const named = (r: string | undefined) => validatorRelease(installedRelease(plan, { name: node.name, release: r }), r === undefined ? undefined : args.plan.spec.releases[r]);
-                    const release = named(node.release);
-                    const up = node.validator.upgrade;
-                    const upgrade = up && { release: named(up.release), height: up.height };
-                    const role = new ValidatorNode(roleName, { node, host, user, release, validatorKey: args.secret(node.validator.validatorKeySecret), secret: args.secret, handover, metrics: plan.monitoring !== undefined, rollout: gated.rollout, upgrade }, { parent: this });
-                    gated.made(role.gate?.step);
-                    this.health[node.name] = role.health;
-                    if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
-                    break;
-                }
-                default:
-                    assertNever(node);
-            }
+            const role = buildNode(`${name}-${node.name}`, node, { ...site, rollout: gated.rollout }, { parent: this });
+            gated.made(role.gate?.step);
+            this.health[node.name] = role.health;
+            if (role.registration !== undefined) this.registration[node.name] = role.registration;
+            if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
         }
         if (plan.monitoring !== undefined) {
             const agent = new MonitoringAgent(`${name}-${plan.name}-monitoring-agent`, { plan, monitoring: plan.monitoring.spec, host, user }, { parent: this });
@@ -204,13 +174,6 @@ export class Fleet extends pulumi.ComponentResource {
                 return assertNever(spec);
         }
     }
-}
-
-/** The release a node runs, as its host installs it (digest resolved). */
-function installedRelease(plan: HostPlan, node: { readonly name: string; readonly release?: string }): ResolvedRelease {
-    const release = plan.releases.find((r) => r.name === node.release);
-    if (release === undefined) throw new Error(`unreachable: ${node.name}: its release is checked by parseFleet and installed by its host`);
-    return release;
 }
 
 /** The host's SSH key as a secret Output, from its config key or (existing hosts) its key file. */

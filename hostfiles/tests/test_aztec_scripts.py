@@ -93,7 +93,7 @@ class Register(unittest.TestCase):
         return {"dialect": "staking-asset-handler", "runtime": "release", "binary": self.binary, "image": "aztecprotocol/aztec",
                 "versionFile": "/nonexistent", "dataDir": self.data, "l1ChainId": 11155111, "registryAddress": REGISTRY,
                 "validatorAddress": VALIDATOR, "stakingAssetHandler": handler, "registerEnvFile": self.env_file, "argvPreload": None,
-                # What nodefleet renders for 2.0.2 (components/roles/aztec-versions.ts).
+                # What nodefleet renders for 2.0.2 (components/roles/sequencer/aztec-versions.ts).
                 "args": ["add-l1-validator", "--attester", VALIDATOR, "--proposer-eoa", VALIDATOR,
                          "--staking-asset-handler", handler, "--l1-chain-id", "11155111"]}
 

@@ -11,7 +11,7 @@ import * as assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit } from "../../components/roles/sequencer";
+import { renderSequencerKey, renderSequencerRegistration, renderSequencerUnit } from "../../components/roles/sequencer/node";
 import { sequencerPaths } from "../../components/roles/sequencer/contract";
 import { HOSTFILES_DIR } from "../../components/base/render";
 import { aztecRelease, ADDR, baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";

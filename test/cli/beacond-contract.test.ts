@@ -21,7 +21,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
 import { validatorKeyFileReason } from "../../components/values/validators";
-import { renderAppToml, renderConfigToml, renderConsensusUnit } from "../../components/roles/validator-units";
+import { renderAppToml, renderConfigToml, renderConsensusUnit } from "../../components/roles/validator/units";
 import { validatorPaths } from "../../components/roles/validator/contract";
 import { releaseLink } from "../../components/hosts/scripts";
 import { HOSTFILES_DIR } from "../../components/base/render";

@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { executionPorts, renderGethUnit } from "../../components/roles/validator-units";
+import { executionPorts, renderGethUnit } from "../../components/roles/validator/units";
 import { validatorPaths } from "../../components/roles/validator/contract";
 import { releaseDir } from "../../components/hosts/scripts";
 import { baseFleet, chainRelease, NODE_ID, secretSource } from "../support/fixtures";

@@ -16,7 +16,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { executionPorts, RETH_BINARY, renderRethUnit } from "../../components/roles/validator-units";
+import { executionPorts, RETH_BINARY, renderRethUnit } from "../../components/roles/validator/units";
 import { validatorPaths } from "../../components/roles/validator/contract";
 import { releaseLink } from "../../components/hosts/scripts";
 import { baseFleet, chainRelease, NODE_ID, secretSource } from "../support/fixtures";

@@ -14,7 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ON_STOCK, ROOT, ScratchProject } from "../support/cli";
 import { ScriptedHosts, onScriptedHosts } from "../support/scripted-hosts";
-import { SWITCH_STEPS } from "../../components/roles/switch-steps";
+import { SWITCH_STEPS } from "../../components/roles/validator/switch-steps";
 import { HOST_TOOLS_DIR, roleTools } from "../../components/hosts/tools";
 
 const DEV_CONFIG = fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8");

@@ -20,7 +20,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseFleet } from "../../components/config/fleet";
-import { renderStorageConfig, renderStorageUnits } from "../../components/roles/storage";
+import { renderStorageConfig, renderStorageUnits } from "../../components/roles/storage/node";
 import { storagePaths } from "../../components/roles/storage/contract";
 import { baseFleet, secretSource } from "../support/fixtures";
 import { ROOT } from "../support/cli";

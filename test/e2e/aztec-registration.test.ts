@@ -22,7 +22,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { parseFleet } from "../../components/config/fleet";
-import { renderSequencerKey, renderSequencerRegistration } from "../../components/roles/sequencer";
+import { renderSequencerKey, renderSequencerRegistration } from "../../components/roles/sequencer/node";
 import { sequencerPaths } from "../../components/roles/sequencer/contract";
 import { releaseLink } from "../../components/hosts/scripts";
 import { baseFleet, SECRETS, secretSource, sequencerV4Settings, l1Urls } from "../support/fixtures";

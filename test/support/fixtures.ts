@@ -7,7 +7,7 @@ import { FleetConfigError } from "../../components/config/errors";
 import { type SecretSource } from "../../components/config/secrets";
 import type { ReleaseSpec } from "../../components/config/schema";
 import { cometAddressOf, ed25519PublicOfSeed } from "../../components/values/validators";
-import { validatorRelease, type ValidatorRelease } from "../../components/roles/validator-units";
+import { validatorRelease, type ValidatorRelease } from "../../components/roles/validator/units";
 
 /** EIP-55 test vectors from the EIP itself. */
 export const ADDR = {

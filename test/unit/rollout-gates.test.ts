@@ -13,9 +13,9 @@ import { inputsOf, registered, scriptOf } from "../support/mocks";
 import { golden, runTool } from "../support/golden";
 import { gateEverySeconds, renderGate } from "../../components/rollout/gate";
 import { parseFleet } from "../../components/config/fleet";
-import { renderStorageRemove } from "../../components/roles/storage";
-import { renderSequencerRemove } from "../../components/roles/sequencer";
-import { renderValidatorRemove } from "../../components/roles/validator";
+import { renderStorageRemove } from "../../components/roles/storage/node";
+import { renderSequencerRemove } from "../../components/roles/sequencer/node";
+import { renderValidatorRemove } from "../../components/roles/validator/node";
 import { secretSource } from "../support/fixtures";
 
 /** The base fleet with four storage nodes on two hosts (ports apart on each) and `rollout`. */

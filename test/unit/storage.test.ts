@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import * as pulumi from "@pulumi/pulumi";
 import { parseFleet } from "../../components/config/fleet";
-import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageRemove, renderStorageUnits } from "../../components/roles/storage";
+import { renderStorageConfig, renderStorageConfigure, renderStorageKey, renderStorageRemove, renderStorageUnits } from "../../components/roles/storage/node";
 import { HOSTFILES_DIR } from "../../components/base/render";
 import { golden, requireTool, runTool, verifyUnits } from "../support/golden";
 import { baseFleet, secretSource, SECRETS, PEER_ID, RELEASES } from "../support/fixtures";

@@ -67,8 +67,8 @@ describe("template lint", () => {
 
 /** The room a components/ file renders from: a role's file its role's, any other its layer's (docs/development.md, Layers). */
 function roomOf(file: string): string {
-    const [layer, name] = file.split("/").slice(-2) as [string, string];
-    return layer === "roles" ? name.split(/[-.]/)[0]! : layer;
+    const [, layer, role, name] = file.split("/");
+    return layer === "roles" && name !== undefined ? role! : layer!;
 }
 
 describe("templates by room", () => {
@@ -99,7 +99,7 @@ describe("templates by room", () => {
 
     it("the room of a components/ file (the rule can tell rooms apart)", () => {
         assert.deepEqual(
-            ["components/roles/validator-units.ts", "components/roles/storage.ts", "components/hosts/scripts.ts", "components/rollout/gate.ts"].map(roomOf),
+            ["components/roles/validator/units.ts", "components/roles/storage/node.ts", "components/hosts/scripts.ts", "components/rollout/gate.ts"].map(roomOf),
             ["validator", "storage", "hosts", "rollout"],
         );
     });

@@ -10,7 +10,7 @@ import { both, DIAGNOSIS_TOOLS, LOCAL, PUBLIC, RPC_TOOL, UNITS_TOOL, urlSecrets,
 
 /**
  * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
- * (components/roles/aztec-versions.ts). 2.0.x is the spec's 2.x (alpha-testnet, a staking asset
+ * (components/roles/sequencer/aztec-versions.ts). 2.0.x is the spec's 2.x (alpha-testnet, a staking asset
  * handler, getInfo on a validator registry; no registry serves it: the simulator speaks it); 4.1.2
  * is what the npm registry serves (direct deposit into the rollup with a BLS key, getStatus and the
  * entry queue), checked against the real CLI. An unknown version is refused: its flags and

@@ -5,8 +5,8 @@
 // against the real CLI's option parser and config mappings by the cli tier's contract tests
 // (test/cli/aztec-contract.test.ts); 2.0.x is the spec's text, served by no registry, and only
 // the simulator (lab/sim/nodefleet_sim/aztec.py) speaks it.
-import type { NodeSpec } from "../config/schema";
-import { AZTEC_PORTS } from "../values/port-defaults";
+import type { NodeSpec } from "../../config/schema";
+import { AZTEC_PORTS } from "../../values/port-defaults";
 
 export type SequencerSpec = Extract<NodeSpec, { role: "sequencer" }>;
 

@@ -4,12 +4,18 @@
 // the new one. The host it leaves may be built after the one it moves to: the handover is a
 // promise until then.
 import * as pulumi from "@pulumi/pulumi";
-import type { FleetPlan } from "../config/fleet";
-import type { NodeSpec } from "../config/schema";
-import { deferred, type Deferred } from "../base/deferred";
-import type { Handover } from "./validator";
+import type { FleetPlan } from "../../config/fleet";
+import type { NodeSpec } from "../../config/schema";
+import { deferred, type Deferred } from "../../base/deferred";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
+
+/** A validator's handover on the host it leaves (see `validatorHandover`). */
+export interface Handover {
+    readonly step: pulumi.Resource | Promise<pulumi.Resource>;
+    /** The signing state (priv_validator_state.json) the old host reported, carried on by setup here. */
+    readonly signingState: pulumi.Output<unknown>;
+}
 
 export class ValidatorMoves {
     private readonly moves = new Map<string, { readonly from: string; readonly handover: Deferred<Handover> }>();

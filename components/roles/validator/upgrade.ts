@@ -3,12 +3,12 @@
 // <etcDir>/upgrade/, the watcher's unit, and the settings the host tool reads
 // (hostfiles/zgvalidator/upgrade.py, which arms the watcher and swaps the units at the height).
 // Pure rendering; the fleet installs the release itself ahead, as any release a host's nodes name.
-import type { NodeSpec } from "../config/schema";
-import { releaseDir } from "../hosts/scripts";
-import { HOST_LIB } from "../base/layout";
-import { render } from "../base/render";
-import { validatorPaths } from "./validator/contract";
-import { renderConsensusUnit, renderGethUnit, renderRethUnit, unitNames, type ValidatorRelease } from "./validator-units";
+import type { NodeSpec } from "../../config/schema";
+import { releaseDir } from "../../hosts/scripts";
+import { HOST_LIB } from "../../base/layout";
+import { render } from "../../base/render";
+import { validatorPaths } from "./contract";
+import { renderConsensusUnit, renderGethUnit, renderRethUnit, unitNames, type ValidatorRelease } from "./units";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 

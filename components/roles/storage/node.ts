@@ -3,20 +3,22 @@
 // from there alone), a systemd unit, RPC endpoint failover, the snapshot guard, and a health
 // report. Rendering is pure; StorageNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
-import type { NodeSpec } from "../config/schema";
-import { Host, remoteStep, stepReport } from "../hosts/host";
-import { rolePrelude } from "./prelude";
-import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
-import { roleTools } from "../hosts/tools";
-import { heredocSafe, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../hosts/scripts";
-import { HOST_LIB } from "../base/layout";
-import type { ResolvedRelease } from "../config/plan";
-import { render, contentHash } from "../base/render";
-import { urlsHash } from "./urls";
-import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
-import type { RolePolicy } from "./contract";
-import { renderHealthStep } from "../health/checks";
-import { storagePaths } from "./storage/contract";
+import type { NodeSpec } from "../../config/schema";
+import { Host, remoteStep, stepReport } from "../../hosts/host";
+import { rolePrelude } from "../prelude";
+import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../../hosts/drift";
+import { roleTools } from "../../hosts/tools";
+import { heredocSafe, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../../hosts/scripts";
+import { HOST_LIB } from "../../base/layout";
+import type { ResolvedRelease } from "../../config/plan";
+import { render, contentHash } from "../../base/render";
+import { urlsHash } from "../urls";
+import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
+import type { RolePolicy } from "../contract";
+import { renderHealthStep } from "../../health/checks";
+import { storagePaths } from "./contract";
+import { resolveUrls } from "../urls";
+import { installedRelease, type NodeComponent, type NodeSite } from "../site";
 
 type StorageSpec = Extract<NodeSpec, { role: "storage" }>;
 
@@ -225,4 +227,11 @@ export class StorageNode extends pulumi.ComponentResource {
         if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => storageRollbackSet(node, host.dataMountPoint) }, { parent: this });
         this.registerOutputs({ health: this.health });
     }
+}
+
+/** The fleet's storage node (components/roles/nodes.ts). */
+export function buildStorageNode(name: string, node: StorageSpec, site: NodeSite, opts: pulumi.ComponentResourceOptions): NodeComponent {
+    const { host, user, secret, rollout } = site;
+    const args = { node, host, user, minerKey: secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, secret), release: installedRelease(site.plan, node), rollout };
+    return new StorageNode(name, args, opts);
 }

@@ -2,13 +2,13 @@
 // (geth or reth) and the consensus daemon's (0gchaind or BeaconKit's beacond), and the app.toml and
 // config.toml written into a consensus home that has none. Pure rendering; the role (validator.ts)
 // and an upgrade at a height (validator-upgrade.ts) stage them on the host.
-import type { NodeSpec, ReleaseSpec } from "../config/schema";
-import type { ResolvedRelease } from "../config/plan";
-import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "./validator/contract";
-import { OPERATOR_USER, releaseDir, releaseLink } from "../hosts/scripts";
-import { HOST_LIB } from "../base/layout";
-import { render } from "../base/render";
-import { validatorPaths, type ValidatorPaths } from "./validator/contract";
+import type { NodeSpec, ReleaseSpec } from "../../config/schema";
+import type { ResolvedRelease } from "../../config/plan";
+import { prefixed, validatorMetricsPorts, VALIDATOR_SUFFIXES } from "./contract";
+import { OPERATOR_USER, releaseDir, releaseLink } from "../../hosts/scripts";
+import { HOST_LIB } from "../../base/layout";
+import { render } from "../../base/render";
+import { validatorPaths, type ValidatorPaths } from "./contract";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 

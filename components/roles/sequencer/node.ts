@@ -3,22 +3,23 @@
 // manager on a version change, the validator registration, and a health report. Rendering is
 // pure; SequencerNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
-import { Host, remoteStep, stepReport } from "../hosts/host";
-import { rolePrelude } from "./prelude";
-import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
-import { roleTools } from "../hosts/tools";
-import { heredocSafe, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
-import { HOST_LIB as LIB } from "../base/layout";
-import type { ResolvedRelease } from "../config/plan";
-import { AZTEC_PORTS } from "../values/port-defaults";
-import { render, contentHash, envFileValue } from "../base/render";
+import { Host, remoteStep, stepReport } from "../../hosts/host";
+import { rolePrelude } from "../prelude";
+import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../../hosts/drift";
+import { roleTools } from "../../hosts/tools";
+import { heredocSafe, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../../hosts/scripts";
+import { HOST_LIB as LIB } from "../../base/layout";
+import type { ResolvedRelease } from "../../config/plan";
+import { AZTEC_PORTS } from "../../values/port-defaults";
+import { render, contentHash, envFileValue } from "../../base/render";
 import { dialectOf, registrationArgs, sequencerEnvironment, sequencerStartArgs, versionFamily, type SequencerSpec } from "./aztec-versions";
-import { blsSecretKeyReason } from "../values/validators";
-import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
-import type { RolePolicy } from "./contract";
-import { renderHealthStep } from "../health/checks";
-import { sequencerPaths } from "./sequencer/contract";
+import { blsSecretKeyReason } from "../../values/validators";
+import { resolveUrls, urlsHash, type SecretLookup } from "../urls";
+import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
+import type { RolePolicy } from "../contract";
+import { renderHealthStep } from "../../health/checks";
+import { sequencerPaths } from "./contract";
+import { installedRelease, type NodeComponent, type NodeSite } from "../site";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
 export const AZTEC_IMAGE = "aztecprotocol/aztec";
@@ -282,4 +283,12 @@ export class SequencerNode extends pulumi.ComponentResource {
         if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => sequencerRollbackSet(node, mount) }, { parent: this });
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
+}
+
+/** The fleet's sequencer (components/roles/nodes.ts): 4.x registers with a BLS key too. */
+export function buildSequencerNode(name: string, node: SequencerSpec, site: NodeSite, opts: pulumi.ComponentResourceOptions): NodeComponent {
+    const { host, user, secret, rollout } = site;
+    const blsSecretKey = node.sequencer.version === "4.1.2" ? secret(node.sequencer.blsSecretKeySecret) : undefined;
+    const args = { node, host, user, release: installedRelease(site.plan, node), validatorKey: secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret, rollout };
+    return new SequencerNode(name, args, opts);
 }

@@ -4,23 +4,24 @@
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
-import type { NodeSpec } from "../config/schema";
-import { Host, remoteStep, stepReport } from "../hosts/host";
-import { rolePrelude, type Prelude } from "./prelude";
-import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
-import { roleTools } from "../hosts/tools";
-import { heredocSafe, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../hosts/scripts";
-import { HOST_LIB as LIB } from "../base/layout";
-import { contentHash, render } from "../base/render";
+import type { NodeSpec } from "../../config/schema";
+import { Host, remoteStep, stepReport } from "../../hosts/host";
+import { rolePrelude, type Prelude } from "../prelude";
+import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../../hosts/drift";
+import { roleTools } from "../../hosts/tools";
+import { heredocSafe, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../../hosts/scripts";
+import { HOST_LIB as LIB } from "../../base/layout";
+import { contentHash, render } from "../../base/render";
 import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
-import { resolveUrls, urlsHash, type SecretLookup } from "./urls";
-import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../rollout/gate";
-import type { RolePolicy } from "./contract";
-import { renderHealthStep } from "../health/checks";
-import { validatorPaths } from "./validator/contract";
-import { VALIDATOR_SUFFIXES } from "./validator/contract";
-import { cometPort, engineDialUrl, executionPorts, RETH_BINARY, renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, unitNames, validatorMetrics, type ValidatorRelease } from "./validator-units";
-import { upgradeFiles, upgradeSettings, type ValidatorUpgrade } from "./validator-upgrade";
+import { resolveUrls, urlsHash, type SecretLookup } from "../urls";
+import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
+import type { RolePolicy } from "../contract";
+import { renderHealthStep } from "../../health/checks";
+import { VALIDATOR_SUFFIXES, validatorPaths } from "./contract";
+import type { Handover } from "./moves";
+import { installedRelease, type NodeComponent, type NodeSite } from "../site";
+import { cometPort, engineDialUrl, executionPorts, RETH_BINARY, renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, unitNames, validatorMetrics, validatorRelease, type ValidatorRelease } from "./units";
+import { upgradeFiles, upgradeSettings, type ValidatorUpgrade } from "./upgrade";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
@@ -219,13 +220,6 @@ export interface ValidatorNodeArgs {
     readonly upgrade?: ValidatorUpgrade;
 }
 
-/** A validator's handover on the host it leaves (see `validatorHandover`). */
-export interface Handover {
-    readonly step: pulumi.Resource | Promise<pulumi.Resource>;
-    /** The signing state (priv_validator_state.json) the old host reported, carried on by setup here. */
-    readonly signingState: pulumi.Output<unknown>;
-}
-
 /**
  * The handover of a validator moving off host `from`, run there before anything is written or
  * started with the key on its new host: 0gchaind and the execution client stopped and disabled,
@@ -335,4 +329,22 @@ export class ValidatorNode extends pulumi.ComponentResource {
         this.switchReport = report;
         this.registerOutputs({ health: this.health, switch: report });
     }
+}
+
+/**
+ * The fleet's validator (components/roles/nodes.ts): its releases as its host installs them, each
+ * with its config entry's consensus daemon, and the handover it waits for when it moves here.
+ */
+export function buildValidatorNode(name: string, node: ValidatorSpec, site: NodeSite, opts: pulumi.ComponentResourceOptions): NodeComponent {
+    const named = (r: string | undefined) => validatorRelease(installedRelease(site.plan, { name: node.name, release: r }), r === undefined ? undefined : site.releases[r]);
+    const up = node.validator.upgrade;
+    const upgrade = up && { release: named(up.release), height: up.height };
+    return new ValidatorNode(
+        name,
+        {
+            node, host: site.host, user: site.user, release: named(node.release), validatorKey: site.secret(node.validator.validatorKeySecret), secret: site.secret,
+            handover: site.moves.arriving(node.name), metrics: site.plan.monitoring !== undefined, rollout: site.rollout, upgrade,
+        },
+        opts,
+    );
 }

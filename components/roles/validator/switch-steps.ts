@@ -1,7 +1,7 @@
 // The geth -> reth switch's steps, in order, for each mode: one file, hostfiles/zgvalidator/steps.json,
 // which the host tool (installed with it) reads too. The program names the switch's resources after
 // these names; the policy pack finds the guarded step through them.
-import steps from "../../hostfiles/zgvalidator/steps.json";
+import steps from "../../../hostfiles/zgvalidator/steps.json";
 
 /** The ordered switch (docs/spec.md §4.5's 14 steps). */
 export const SWITCH_STEPS: readonly string[] = steps.ordered;
