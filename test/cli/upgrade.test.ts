@@ -284,3 +284,33 @@ describe("upgrading a monitored, gated fleet across the components' move (real e
         assert.equal(again.status, 0, again.output.slice(-4000));
     });
 });
+
+/**
+ * The last version before each role's knowledge moved into a folder of its own (components/roles/
+ * <role>/: its contract, its components) and the fleet made its nodes through the roles' registry:
+ * files and functions moved, no resource, script or input did.
+ */
+const BEFORE_ROOMS = "07b5dcc";
+
+describe("upgrading a monitored, gated fleet across the roles' rooms (real engine, scripted hosts)", { timeout: 15 * 60_000 }, () => {
+    const fleet = new UpgradedProject();
+
+    before(() => fleet.start("upgrade-rooms", MONITORED_CONFIG));
+    after(() => fleet.dispose());
+
+    it(`from ${BEFORE_ROOMS}: every resource the same, nothing to do`, (t) => {
+        if (!hasCommit(t, BEFORE_ROOMS)) return;
+        fleet.program(BEFORE_ROOMS);
+        const first = fleet.up();
+        assert.equal(first.status, 0, first.output.slice(-4000));
+        assert.match(first.output, /fleet-validator-1-gate/, "the old version made the gated, monitored fleet");
+
+        fleet.program();
+        const ops = fleet.plan();
+        console.log(`# the rooms' move: ${JSON.stringify(Object.fromEntries([...ops].map(([op, n]) => [op, n.length])))}`);
+        // The stack reference is read on every run; nothing is created, updated, replaced or deleted.
+        assert.deepEqual([...ops.keys()].filter((op) => op !== "read"), ["same"], JSON.stringify(Object.fromEntries(ops)));
+        const again = fleet.project.preview("--expect-no-changes");
+        assert.equal(again.status, 0, again.output.slice(-4000));
+    });
+});
