@@ -92,6 +92,18 @@ export const DIAGNOSIS_TOOLS: readonly ToolEntry[] = [
     { file: "nodefleet_health.py", mode: "0644" },
 ];
 
+type NodeShape<R extends string, S extends z.ZodType> = typeof NODE_FIELDS & { readonly role: z.ZodLiteral<R> } & { readonly [K in R]: S };
+
+/**
+ * A role's node schema: NODE_FIELDS, its role (`describe.role`) and its settings under the role's
+ * name, in that order (the order docs/configuration.md lists them in).
+ */
+export function roleNode<R extends string, S extends z.ZodType>(role: R, describe: { readonly role: string; readonly node: string }, settings: S) {
+    const { name, host, release } = NODE_FIELDS;
+    const shape = { name, role: z.literal(role).describe(describe.role), host, release, [role]: settings } as unknown as NodeShape<R, S>;
+    return z.strictObject(shape).describe(describe.node);
+}
+
 /** The releases a fleet names, as far as a role's rules read them. */
 export type ReleaseFacts = Readonly<Record<string, { readonly consensus?: { readonly daemon: string } }>>;
 

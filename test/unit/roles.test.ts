@@ -63,8 +63,8 @@ describe("the roles' registry", () => {
                 path.join(dir, "components/roles/archive/contract.ts"),
                 [
                     'import { z } from "zod";',
-                    'import { NODE_FIELDS, type RoleContract } from "../contract";',
-                    'export const archiveNode = z.strictObject({ name: NODE_FIELDS.name, role: z.literal("archive"), host: NODE_FIELDS.host, release: NODE_FIELDS.release, archive: z.strictObject({}) });',
+                    'import { roleNode, type RoleContract } from "../contract";',
+                    'export const archiveNode = roleNode("archive", { role: "An archive node.", node: "An archive node." }, z.strictObject({}));',
                     "export const archiveRole = { role: \"archive\", node: archiveNode } satisfies RoleContract<z.infer<typeof archiveNode>>;",
                     "",
                 ].join("\n"),

@@ -6,7 +6,7 @@ import { cidr, ipv4, notWorld, rpcUrl, secretRef, usableAddress } from "../../va
 import { AZTEC_PORTS } from "../../values/port-defaults";
 import { addressOfPrivateKey, privateKeyReason } from "../../values/validators";
 import { HOST_LIB, nodeDataDir } from "../../base/layout";
-import { both, DIAGNOSIS_TOOLS, LOCAL, PUBLIC, RPC_TOOL, UNITS_TOOL, urlSecrets, type Exposure, type RoleContract, NODE_FIELDS, type SecretUse } from "../contract";
+import { both, DIAGNOSIS_TOOLS, LOCAL, PUBLIC, RPC_TOOL, UNITS_TOOL, urlSecrets, type Exposure, type RoleContract, roleNode, type SecretUse } from "../contract";
 
 /**
  * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
@@ -93,9 +93,7 @@ export const sequencerSettings = z
     .describe("An Aztec sequencer node; its `version` decides the flags, variables and registration nodefleet renders.");
 
 export type SequencerSettings = z.infer<typeof sequencerSettings>;
-export const sequencerNode = z
-    .strictObject({ name: NODE_FIELDS.name, role: z.literal("sequencer").describe("An Aztec sequencer."), host: NODE_FIELDS.host, release: NODE_FIELDS.release, sequencer: sequencerSettings })
-    .describe("A sequencer node.");
+export const sequencerNode = roleNode("sequencer", { role: "An Aztec sequencer.", node: "A sequencer node." }, sequencerSettings);
 export type SequencerNode = z.infer<typeof sequencerNode>;
 
 export interface SequencerPaths {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { ipv4, multiaddr, port, rpcUrl, secretRef, usableAddress } from "../../values/primitives";
 import { STORAGE_PORTS } from "../../values/port-defaults";
 import { HOST_LIB, nodeDataDir } from "../../base/layout";
-import { both, DIAGNOSIS_TOOLS, LOCAL, PUBLIC, RPC_TOOL, UNITS_TOOL, urlSecrets, type RoleContract, NODE_FIELDS } from "../contract";
+import { both, DIAGNOSIS_TOOLS, LOCAL, PUBLIC, RPC_TOOL, UNITS_TOOL, urlSecrets, type RoleContract, roleNode } from "../contract";
 
 export const storageSettings = z
     .strictObject({
@@ -29,9 +29,7 @@ export const storageSettings = z
     .describe("A 0G storage node (zgs_node).");
 
 export type StorageSettings = z.infer<typeof storageSettings>;
-export const storageNode = z
-    .strictObject({ name: NODE_FIELDS.name, role: z.literal("storage").describe("A 0G storage node."), host: NODE_FIELDS.host, release: NODE_FIELDS.release, storage: storageSettings })
-    .describe("A storage node.");
+export const storageNode = roleNode("storage", { role: "A 0G storage node.", node: "A storage node." }, storageSettings);
 export type StorageNode = z.infer<typeof storageNode>;
 
 export interface StoragePaths {

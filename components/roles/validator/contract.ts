@@ -7,7 +7,7 @@ import { z } from "zod";
 import { cometPeer, enode, hostName, ipv4, rpcUrl, secretRef } from "../../values/primitives";
 import { validatorKeyAddress } from "../../values/validators";
 import { HOST_LIB, nodeDataDir } from "../../base/layout";
-import { both, DIAGNOSIS_TOOLS, hardwareTarget, LOCAL, PUBLIC, RELEASE_NAME, RELEASE_NAME_RULE, RPC_TOOL, urlSecrets, type Indexed, type ReleaseFacts, type RoleContract, NODE_FIELDS, type ChainMetrics } from "../contract";
+import { both, DIAGNOSIS_TOOLS, hardwareTarget, LOCAL, PUBLIC, RELEASE_NAME, RELEASE_NAME_RULE, RPC_TOOL, urlSecrets, type Indexed, type ReleaseFacts, type RoleContract, roleNode, type ChainMetrics } from "../contract";
 
 /** <prefix><suffix> ports, prefix 1-64 so that <prefix>660 stays <= 65535 (docs/spec.md §8). */
 export const portPrefix = z
@@ -94,9 +94,7 @@ export const validatorSettings = z
     .describe("A 0G chain validator: 0gchaind with geth or reth.");
 
 export type ValidatorSettings = z.infer<typeof validatorSettings>;
-export const validatorNode = z
-    .strictObject({ name: NODE_FIELDS.name, role: z.literal("validator").describe("A 0G chain validator."), host: NODE_FIELDS.host, release: NODE_FIELDS.release, validator: validatorSettings })
-    .describe("A validator node.");
+export const validatorNode = roleNode("validator", { role: "A 0G chain validator.", node: "A validator node." }, validatorSettings);
 export type ValidatorNode = z.infer<typeof validatorNode>;
 
 export interface ValidatorPaths {
