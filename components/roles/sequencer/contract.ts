@@ -92,7 +92,6 @@ export const sequencerSettings = z
     .union([sequencerV2, sequencerV4], { error: (issue) => (issue.code === "invalid_union" ? UNKNOWN_VERSION : undefined) })
     .describe("An Aztec sequencer node; its `version` decides the flags, variables and registration nodefleet renders.");
 
-export type SequencerSettings = z.infer<typeof sequencerSettings>;
 export const sequencerNode = roleNode("sequencer", { role: "An Aztec sequencer.", node: "A sequencer node." }, sequencerSettings);
 export type SequencerNode = z.infer<typeof sequencerNode>;
 

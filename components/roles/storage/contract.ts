@@ -28,7 +28,6 @@ export const storageSettings = z
     })
     .describe("A 0G storage node (zgs_node).");
 
-export type StorageSettings = z.infer<typeof storageSettings>;
 export const storageNode = roleNode("storage", { role: "A 0G storage node.", node: "A storage node." }, storageSettings);
 export type StorageNode = z.infer<typeof storageNode>;
 

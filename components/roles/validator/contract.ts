@@ -93,7 +93,6 @@ export const validatorSettings = z
     })
     .describe("A 0G chain validator: 0gchaind with geth or reth.");
 
-export type ValidatorSettings = z.infer<typeof validatorSettings>;
 export const validatorNode = roleNode("validator", { role: "A 0G chain validator.", node: "A validator node." }, validatorSettings);
 export type ValidatorNode = z.infer<typeof validatorNode>;
 
