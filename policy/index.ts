@@ -5,6 +5,7 @@ import { PolicyPack, type PolicyResource, type ResourceValidationPolicy, type St
 import * as path from "node:path";
 import { bundledScriptReader, runnerDigest } from "../components/hosts/tools";
 import * as rules from "./rules";
+import { hardwareBelowTarget } from "./hardware";
 
 /** Props, where a value the engine does not know yet reads as undefined. */
 function known(props: Record<string, unknown>): Record<string, unknown> {
@@ -122,7 +123,11 @@ function plan(resources: PolicyResource[]): rules.Planned[] {
         }));
 }
 
-function stackRule(name: string, description: string, check: (rs: rules.Planned[], cfg: rules.RuleConfig) => rules.Violation[]): StackValidationPolicy {
+function stackRule(
+    name: string,
+    description: string,
+    check: (rs: rules.Planned[], cfg: rules.RuleConfig) => rules.Violation[],
+): StackValidationPolicy {
     return {
         name,
         description,
@@ -136,15 +141,27 @@ function stackRule(name: string, description: string, check: (rs: rules.Planned[
 
 new PolicyPack("nodefleet", {
     policies: [
-        stackRule("hardware-below-target", "Hosts meet the summed hardware targets of their nodes.", rules.hardwareBelowTarget),
-        stackRule("rpc-open-to-world", "No RPC, engine, consensus-RPC or admin port is open to 0.0.0.0/0 or ::/0.", (rs) => rules.rpcOpenToWorld(rs)),
+        stackRule("hardware-below-target", "Hosts meet the summed hardware targets of their nodes.", hardwareBelowTarget),
+        stackRule("rpc-open-to-world", "No RPC, engine, consensus-RPC or admin port is open to 0.0.0.0/0 or ::/0.", (rs) =>
+            rules.rpcOpenToWorld(rs),
+        ),
         stackRule("ssh-open-to-world", "SSH is reachable from admin CIDRs only.", (rs) => rules.sshOpenToWorld(rs)),
-        stackRule("metrics-open-to-world", "No metrics or monitoring port (node_exporter, Prometheus, Alertmanager, CometBFT's) is open to 0.0.0.0/0 or ::/0.", (rs) => rules.metricsOpenToWorld(rs)),
+        stackRule(
+            "metrics-open-to-world",
+            "No metrics or monitoring port (node_exporter, Prometheus, Alertmanager, CometBFT's) is open to 0.0.0.0/0 or ::/0.",
+            (rs) => rules.metricsOpenToWorld(rs),
+        ),
         stackRule("same-validator-key", "One validator key signs on one node only.", (rs) => rules.sameValidatorKey(rs)),
         stackRule("unpinned-host-key", "Every SSH connection pins the host key (when required: prod).", rules.unpinnedHostKey),
-        stackRule("key-in-plain-text", "Key material reaches no resource input except the key steps' secret stdin.", (rs) => rules.keyOutsideKeySteps(rs)),
-        stackRule("scripts-unread", "Every script the firewall, hardware and key rules read is there to read.", (rs) => rules.scriptsUnread(rs)),
+        stackRule("key-in-plain-text", "Key material reaches no resource input except the key steps' secret stdin.", (rs) =>
+            rules.keyOutsideKeySteps(rs),
+        ),
+        stackRule("scripts-unread", "Every script the firewall, hardware and key rules read is there to read.", (rs) =>
+            rules.scriptsUnread(rs),
+        ),
         stepInputs,
-        stackRule("migration-guard-order", "The switch deletes the geth datadir only after the backup and the export.", (rs) => rules.migrationGuards(rs)),
+        stackRule("migration-guard-order", "The switch deletes the geth datadir only after the backup and the export.", (rs) =>
+            rules.migrationGuards(rs),
+        ),
     ],
 });

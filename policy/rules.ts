@@ -5,10 +5,7 @@
 import { coversWorld } from "../components/base/cidr";
 import { WORLD_CIDRS } from "../components/config/ports";
 import { VALIDATOR_SUFFIXES } from "../components/roles/validator/contract";
-import { ROLES } from "../components/roles/registry";
-import type { Target } from "../components/roles/contract";
 import { AZTEC_PORTS, STORAGE_PORTS } from "../components/values/port-defaults";
-import { AWS_INSTANCE_TYPES, compareToTarget, HETZNER_SERVER_TYPES } from "../components/config/hardware";
 import { switchStep } from "../components/roles/validator/switch-steps";
 import { MONITORING_PORTS } from "../components/config/monitoring";
 
@@ -34,7 +31,7 @@ export interface RuleConfig {
     readonly requireEnforcedHardwareCheck?: boolean;
 }
 
-const COMMAND = "command:remote:Command";
+export const COMMAND = "command:remote:Command";
 
 /** A connection's host key that is set but not known yet during preview (policy/index.ts). */
 export const UNKNOWN_PIN = "(a host key pinned during the run)";
@@ -50,7 +47,7 @@ export function isRpcPort(port: number): boolean {
     return port >= 1000 && local.includes(port % 1000);
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const commands = (rs: readonly Planned[]) => rs.filter((r) => r.type === COMMAND);
 
@@ -86,13 +83,20 @@ function openings(r: Planned): Opening[] {
     if (r.type === COMMAND && /-firewall-apply$/.test(r.name)) return nftOpenings(str(p.stdin) ?? "");
     if (r.type === "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") {
         const sources = [str(p.cidrIpv4), str(p.cidrIpv6)].filter((x): x is string => x !== undefined);
-        const from = Number(p.fromPort ?? 0), to = Number(p.toPort ?? 65535);
+        const from = Number(p.fromPort ?? 0),
+            to = Number(p.toPort ?? 65535);
         return [opening(from, to, String(p.ipProtocol), sources, `${p.ipProtocol} ${from}-${to} from ${sources.join(",")}`)];
     }
     if (r.type === "aws:ec2/securityGroup:SecurityGroup") {
         return ((p.ingress as Record<string, unknown>[] | undefined) ?? []).map((i) => {
             const cidrs = [...strs(i.cidrBlocks), ...strs(i.ipv6CidrBlocks)];
-            return opening(Number(i.fromPort), Number(i.toPort), String(i.protocol), cidrs, `${i.protocol} ${i.fromPort}-${i.toPort} from ${cidrs.join(",")}`);
+            return opening(
+                Number(i.fromPort),
+                Number(i.toPort),
+                String(i.protocol),
+                cidrs,
+                `${i.protocol} ${i.fromPort}-${i.toPort} from ${cidrs.join(",")}`,
+            );
         });
     }
     if (r.type === "hcloud:index/firewall:Firewall") {
@@ -100,7 +104,13 @@ function openings(r: Planned): Opening[] {
             .filter((x) => x.direction === "in" && (x.protocol === "tcp" || x.protocol === "udp") && x.port !== undefined)
             .map((x) => {
                 const [from, to] = String(x.port).split("-").map(Number);
-                return opening(from!, to ?? from!, String(x.protocol), strs(x.sourceIps), `${x.protocol} ${x.port} from ${strs(x.sourceIps).join(",")}`);
+                return opening(
+                    from!,
+                    to ?? from!,
+                    String(x.protocol),
+                    strs(x.sourceIps),
+                    `${x.protocol} ${x.port} from ${strs(x.sourceIps).join(",")}`,
+                );
             });
     }
     return [];
@@ -120,7 +130,11 @@ function sshPorts(rs: readonly Planned[]): Set<number> {
  * rules of one host (resources with the same parent), however the ranges are spelled or split.
  * One violation per rule, at the first such port of its range.
  */
-function openToWorld(rs: readonly Planned[], watched: (port: number, protocol: string) => boolean, say: (port: string, how: string) => string): Violation[] {
+function openToWorld(
+    rs: readonly Planned[],
+    watched: (port: number, protocol: string) => boolean,
+    say: (port: string, how: string) => string,
+): Violation[] {
     const byPort = new Map<string, { r: Planned; o: Opening }[]>();
     for (const r of rs) {
         for (const o of openings(r)) {
@@ -155,7 +169,11 @@ function openToWorld(rs: readonly Planned[], watched: (port: number, protocol: s
 
 /** Rule: no RPC, engine, consensus-RPC or admin port open to the world. */
 export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
-    return openToWorld(rs, (port) => isRpcPort(port), (port, how) => `port ${port} is an RPC/engine/admin port and is open to the world ${how}`);
+    return openToWorld(
+        rs,
+        (port) => isRpcPort(port),
+        (port, how) => `port ${port} is an RPC/engine/admin port and is open to the world ${how}`,
+    );
 }
 
 /**
@@ -164,7 +182,12 @@ export function rpcOpenToWorld(rs: readonly Planned[]): Violation[] {
  * `<prefix>661` (the execution client's).
  */
 export function isMetricsPort(port: number): boolean {
-    const fixed: readonly number[] = [MONITORING_PORTS.nodeExporter, MONITORING_PORTS.prometheus, MONITORING_PORTS.alertmanager, ALERTMANAGER_CLUSTER_PORT];
+    const fixed: readonly number[] = [
+        MONITORING_PORTS.nodeExporter,
+        MONITORING_PORTS.prometheus,
+        MONITORING_PORTS.alertmanager,
+        ALERTMANAGER_CLUSTER_PORT,
+    ];
     const suffixes: readonly number[] = [VALIDATOR_SUFFIXES.prometheus, VALIDATOR_SUFFIXES.elMetrics];
     return fixed.includes(port) || (port >= 1000 && suffixes.includes(port % 1000));
 }
@@ -174,13 +197,22 @@ const ALERTMANAGER_CLUSTER_PORT = 9094;
 
 /** Rule: no metrics or monitoring port open to the world (they tell an attacker the fleet's layout and its state). */
 export function metricsOpenToWorld(rs: readonly Planned[]): Violation[] {
-    return openToWorld(rs, (port, protocol) => protocol === "tcp" && isMetricsPort(port), (port, how) => `port ${port} serves metrics or the monitoring stack and is open to the world ${how}; open it to the monitoring host only`);
+    return openToWorld(
+        rs,
+        (port, protocol) => protocol === "tcp" && isMetricsPort(port),
+        (port, how) =>
+            `port ${port} serves metrics or the monitoring stack and is open to the world ${how}; open it to the monitoring host only`,
+    );
 }
 
 /** Rule: SSH is reachable from admin CIDRs only. */
 export function sshOpenToWorld(rs: readonly Planned[]): Violation[] {
     const ssh = sshPorts(rs);
-    return openToWorld(rs, (port, protocol) => protocol === "tcp" && ssh.has(port), (_port, how) => `SSH is open to the world ${how}; allow the admin CIDRs only`);
+    return openToWorld(
+        rs,
+        (port, protocol) => protocol === "tcp" && ssh.has(port),
+        (_port, how) => `SSH is open to the world ${how}; allow the admin CIDRs only`,
+    );
 }
 
 /** Key material in a text: hex private keys and the base64 private key of priv_validator_key.json. */
@@ -226,11 +258,17 @@ export function knownKeyFinder(known: ReadonlySet<string>): (text: string) => bo
 export function sameValidatorKey(rs: readonly Planned[]): Violation[] {
     const seen = new Map<string, Planned>();
     const out: Violation[] = [];
-    const keySteps = commands(rs).filter((r) => /-validator-key$/.test(r.name)).sort((a, b) => a.name.localeCompare(b.name));
+    const keySteps = commands(rs)
+        .filter((r) => /-validator-key$/.test(r.name))
+        .sort((a, b) => a.name.localeCompare(b.name));
     for (const c of keySteps) {
         for (const key of keyMaterial(str(c.props.stdin) ?? "")) {
             const first = seen.get(key);
-            if (first && first.parent !== c.parent) out.push({ urn: c.urn, message: `${c.name}: the same validator key as ${first.name}: one key must never sign on two nodes` });
+            if (first && first.parent !== c.parent)
+                out.push({
+                    urn: c.urn,
+                    message: `${c.name}: the same validator key as ${first.name}: one key must never sign on two nodes`,
+                });
             else seen.set(key, c);
         }
     }
@@ -247,7 +285,10 @@ export function unpinnedHostKey(rs: readonly Planned[], cfg: RuleConfig): Violat
         // is a pin: policy/index.ts reads it as UNKNOWN_PIN.
         if (conn && !str(conn.hostKey)) hosts.set(`${conn.host ?? "(a new host)"}:${conn.port ?? 22}`, c);
     }
-    return [...hosts.entries()].map(([host, c]) => ({ urn: c.urn, message: `${c.name}: SSH to ${host} does not pin the host key (set hosts.<name>.hostKey)` }));
+    return [...hosts.entries()].map(([host, c]) => ({
+        urn: c.urn,
+        message: `${c.name}: SSH to ${host} does not pin the host key (set hosts.<name>.hostKey)`,
+    }));
 }
 
 /**
@@ -261,7 +302,12 @@ export function keyOutsideKeySteps(rs: readonly Planned[]): Violation[] {
     for (const c of commands(rs).filter((r) => KEY_STEPS.test(r.name))) for (const k of keyMaterial(str(c.props.stdin) ?? "")) known.add(k);
     const includesKey = knownKeyFinder(known);
     const leaks = (text: string) => includesKey(text) || /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text);
-    const firstBootKeys = new Set(rs.filter(isFirstBootKey).map((r) => str(r.props.privateKey)).filter((k): k is string => k !== undefined));
+    const firstBootKeys = new Set(
+        rs
+            .filter(isFirstBootKey)
+            .map((r) => str(r.props.privateKey))
+            .filter((k): k is string => k !== undefined),
+    );
     const out: Violation[] = [];
     for (const r of rs) {
         for (const [field, value] of Object.entries(r.props)) {
@@ -273,8 +319,13 @@ export function keyOutsideKeySteps(rs: readonly Planned[]): Violation[] {
                 const { privateKey: _key, ...rest } = (value ?? {}) as Record<string, unknown>;
                 text = JSON.stringify(rest);
             }
-            if (field === "userData" && CLOUD_SERVERS.has(r.type)) text = JSON.stringify(withoutFirstBootKey(str(value) ?? "", firstBootKeys));
-            if (leaks(text)) out.push({ urn: r.urn, message: `${r.name}: a key reaches the input '${field}' in plain text; keys go to the key steps only, as secrets` });
+            if (field === "userData" && CLOUD_SERVERS.has(r.type))
+                text = JSON.stringify(withoutFirstBootKey(str(value) ?? "", firstBootKeys));
+            if (leaks(text))
+                out.push({
+                    urn: r.urn,
+                    message: `${r.name}: a key reaches the input '${field}' in plain text; keys go to the key steps only, as secrets`,
+                });
         }
     }
     return out;
@@ -319,7 +370,10 @@ const READ_SCRIPTS = /-(firewall-apply|preflight|miner-key|validator-key)$/;
 export function scriptsUnread(rs: readonly Planned[]): Violation[] {
     return commands(rs)
         .filter((r) => READ_SCRIPTS.test(r.name) && !("stdin" in r.props))
-        .map((r) => ({ urn: r.urn, message: `${r.name}: its script is not in what the engine showed the policy pack, so the firewall, hardware and key rules cannot check it (run without --target, from the project the program ran in)` }));
+        .map((r) => ({
+            urn: r.urn,
+            message: `${r.name}: its script is not in what the engine showed the policy pack, so the firewall, hardware and key rules cannot check it (run without --target, from the project the program ran in)`,
+        }));
 }
 
 /** Rule: the destructive switch step depends on the backup and the export (transitively). */
@@ -342,85 +396,10 @@ export function migrationGuards(rs: readonly Planned[]): Violation[] {
         const before = [...ancestors(del)].map((u) => byUrn.get(u)).filter((r): r is Planned => !!r);
         for (const guard of [switchStep("backup"), switchStep("export")]) {
             if (!before.some((r) => r.name.endsWith(`-switch-${guard}`) && r.parent === del.parent)) {
-                out.push({ urn: del.urn, message: `${del.name} deletes the geth datadir but does not depend on ${del.name.slice(0, -deleteGeth.length)}${guard}` });
-            }
-        }
-    }
-    return out;
-}
-
-/** Each role's contract (its name and hardware target), by the Pulumi type of its component. */
-const ROLE_TYPES: ReadonlyMap<string, RoleTarget> = new Map(ROLES.map((r) => [r.componentType, r]));
-
-interface RoleTarget {
-    readonly role: string;
-    readonly baseTarget: Target;
-}
-
-/** The host component each role component runs on: its steps depend on the host's steps. */
-function nodesByHost(rs: readonly Planned[], children: ReadonlyMap<string, readonly Planned[]>): Map<string, RoleTarget[]> {
-    const byUrn = new Map(rs.map((r) => [r.urn, r]));
-    const out = new Map<string, RoleTarget[]>();
-    for (const role of rs.filter((r) => ROLE_TYPES.has(r.type))) {
-        const hosts = new Set<string>();
-        for (const child of children.get(role.urn) ?? []) {
-            for (const d of child.dependencies) {
-                const parent = byUrn.get(d)?.parent;
-                if (parent && byUrn.get(parent)?.type.startsWith("nodefleet:host:")) hosts.add(parent);
-            }
-        }
-        for (const h of hosts) out.set(h, [...(out.get(h) ?? []), ROLE_TYPES.get(role.type)!]);
-    }
-    return out;
-}
-
-function sumTargets(roles: readonly RoleTarget[]): Target {
-    const ts = roles.map((r) => r.baseTarget);
-    const sum = (f: (t: Target) => number) => ts.reduce((a, t) => a + f(t), 0);
-    return { cores: sum((t) => t.cores), memoryGb: sum((t) => t.memoryGb), diskGb: sum((t) => t.diskGb), ssd: ts.some((t) => t.ssd), defaultDiskGb: sum((t) => t.defaultDiskGb) };
-}
-
-/** Rule: every host meets the summed docs/spec.md §8 targets of the nodes on it. */
-export function hardwareBelowTarget(rs: readonly Planned[], cfg: RuleConfig): Violation[] {
-    const out: Violation[] = [];
-    // Indexed once: a fleet of a thousand hosts would otherwise scan the stack per host.
-    const childrenOf = new Map<string, Planned[]>();
-    for (const r of rs) {
-        if (r.parent === undefined) continue;
-        const list = childrenOf.get(r.parent);
-        if (list) list.push(r);
-        else childrenOf.set(r.parent, [r]);
-    }
-    const names = new Map(rs.map((r) => [r.urn, r.name]));
-    for (const [hostUrn, roles] of nodesByHost(rs, childrenOf)) {
-        const target = sumTargets(roles);
-        const children = childrenOf.get(hostUrn) ?? [];
-        const hostName = names.get(hostUrn) ?? hostUrn;
-        const report = (r: Planned, problems: string[]) => problems.forEach((m) => out.push({ urn: r.urn, message: `${hostName} (${roles.map((role) => role.role).join(" + ")}): ${m}` }));
-        const volumeGb = (type: string) => children.filter((c) => c.type === type).reduce((a, c) => a + Number(c.props.size ?? 0), 0);
-        for (const c of children) {
-            if (c.type === "aws:ec2/instance:Instance" || c.type === "hcloud:index/server:Server") {
-                const aws = c.type === "aws:ec2/instance:Instance";
-                const kind = str(aws ? c.props.instanceType : c.props.serverType) ?? "";
-                const machine = (aws ? AWS_INSTANCE_TYPES : HETZNER_SERVER_TYPES)[kind];
-                if (!machine) {
-                    report(c, [`${aws ? "instance" : "server"} type ${kind || "(unknown)"} is not in nodefleet's catalog: its size cannot be checked`]);
-                    continue;
-                }
-                const diskGb = volumeGb(aws ? "aws:ebs/volume:Volume" : "hcloud:index/volume:Volume");
-                report(c, compareToTarget({ cores: machine.vcpus, memoryGb: machine.memoryGb, diskGb, ssd: true, arch: machine.arch }, target).map((f) => f.message));
-            }
-            if (c.type === COMMAND && /-preflight$/.test(c.name)) {
-                const script = str(c.props.stdin) ?? "";
-                const want = (k: string) => Number(new RegExp(`^want_${k}=(\\d+)$`, "m").exec(script)?.[1] ?? NaN);
-                const problems: string[] = [];
-                const have = { cores: want("cores"), memoryGb: want("mem_gb"), diskGb: want("disk_gb") };
-                if (Object.values(have).some(Number.isNaN)) problems.push("the preflight script names no hardware target");
-                if (have.cores < target.cores) problems.push(`the preflight checks for ${have.cores} cores, the nodes need ${target.cores}`);
-                if (have.memoryGb < target.memoryGb) problems.push(`the preflight checks for ${have.memoryGb} GB memory, the nodes need ${target.memoryGb}`);
-                if (have.diskGb < target.diskGb) problems.push(`the preflight checks for ${have.diskGb} GB disk, the nodes need ${target.diskGb}`);
-                if (cfg.requireEnforcedHardwareCheck && /^mode='?warn'?$/m.test(script)) problems.push("hardwareCheck is warn: a host below target would be used (set hardwareCheck: enforce)");
-                report(c, problems);
+                out.push({
+                    urn: del.urn,
+                    message: `${del.name} deletes the geth datadir but does not depend on ${del.name.slice(0, -deleteGeth.length)}${guard}`,
+                });
             }
         }
     }

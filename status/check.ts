@@ -33,7 +33,10 @@ export function stockSizeWarning(stack: string, nodes: number, toolchain: string
 }
 
 /** The nodes of the stack's fleet (inline or in its fleet file), or undefined when it cannot be read here (the program says why). */
-export function fleetNodes(listed: Record<string, { value?: string; objectValue?: unknown; secret?: boolean }>, projectDir: string): number | undefined {
+export function fleetNodes(
+    listed: Record<string, { value?: string; objectValue?: unknown; secret?: boolean }>,
+    projectDir: string,
+): number | undefined {
     const values = configValues(listed);
     try {
         const fleet = readFleetDefinition((key) => {
@@ -47,7 +50,8 @@ export function fleetNodes(listed: Record<string, { value?: string; objectValue?
     }
 }
 
-export const CHECK_USAGE = "usage: nodefleet check --stack S   (needs the stack's passphrase or secrets provider: it sizes the config as pulumi decrypts it)";
+export const CHECK_USAGE =
+    "usage: nodefleet check --stack S   (needs the stack's passphrase or secrets provider: it sizes the config as pulumi decrypts it)";
 
 /** The config values by full key, as `pulumi config --json --show-secrets` lists them. */
 export function configValues(listed: Record<string, { value?: string; objectValue?: unknown }>): Record<string, string> {
@@ -65,15 +69,23 @@ export async function checkMain(argv: readonly string[], cwd = process.cwd()): P
     }
     let listed: string;
     try {
-        listed = (await promisify(execFile)("pulumi", ["config", "--json", "--show-secrets", "--stack", stack], { cwd, maxBuffer: 256 << 20 })).stdout;
+        listed = (
+            await promisify(execFile)("pulumi", ["config", "--json", "--show-secrets", "--stack", stack], { cwd, maxBuffer: 256 << 20 })
+        ).stdout;
     } catch (e) {
-        const err = String((e as { stderr?: string }).stderr ?? e).split("\n").filter(Boolean).slice(0, 5).join("\n");
+        const err = String((e as { stderr?: string }).stderr ?? e)
+            .split("\n")
+            .filter(Boolean)
+            .slice(0, 5)
+            .join("\n");
         process.stderr.write(`nodefleet check: cannot read stack ${stack}'s config: ${err}\n`);
         return 2;
     }
     const config = JSON.parse(listed) as Record<string, { value?: string; objectValue?: unknown; secret?: boolean }>;
     const bytes = configEnvBytes(configValues(config));
-    process.stdout.write(`stack ${stack}: config ${bytes} bytes of the ${CONFIG_ENV_LIMIT} one environment variable holds (${((100 * bytes) / CONFIG_ENV_LIMIT).toFixed(0)} %)\n`);
+    process.stdout.write(
+        `stack ${stack}: config ${bytes} bytes of the ${CONFIG_ENV_LIMIT} one environment variable holds (${((100 * bytes) / CONFIG_ENV_LIMIT).toFixed(0)} %)\n`,
+    );
     const nodes = fleetNodes(config, cwd);
     const large = nodes === undefined ? undefined : stockSizeWarning(stack, nodes, process.env.NODEFLEET_TOOLCHAIN);
     if (large !== undefined) process.stderr.write(`nodefleet check: warning: ${large}\n`);

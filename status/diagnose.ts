@@ -68,7 +68,10 @@ export interface NodeRow {
         readonly latestBlock: number | null;
         readonly siblingPath: boolean | null;
         readonly peerId: string | null;
-        /** What L1 says of the validator: NONE, VALIDATING, …, `QUEUED #n`; unknown when L1 did not answer; null before any registration step. */
+        /**
+         * What L1 says of the validator: NONE, VALIDATING, …, `QUEUED #n`; unknown when L1 did not
+         * answer; null before any registration step.
+         */
         readonly registration: string | null;
     };
     readonly validator?: {
@@ -99,8 +102,13 @@ export const METRICS_MODULE = path.join(HOSTFILES_DIR, "nodefleet_metrics.py");
 /** Every node's row, in order, from one run of the host module. */
 export function diagnoseAll(items: readonly Asked[]): NodeRow[] {
     if (items.length === 0) return [];
-    const r = spawnSync("python3", ["-S", HEALTH_MODULE, "rows"], { input: JSON.stringify({ rows: items }), encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
-    if (r.error !== undefined || r.status !== 0) throw new Error(`${HEALTH_MODULE} could not make the rows: ${r.error?.message ?? r.stderr.trim().split("\n").pop()}`);
+    const r = spawnSync("python3", ["-S", HEALTH_MODULE, "rows"], {
+        input: JSON.stringify({ rows: items }),
+        encoding: "utf8",
+        maxBuffer: 1024 * 1024 * 1024,
+    });
+    if (r.error !== undefined || r.status !== 0)
+        throw new Error(`${HEALTH_MODULE} could not make the rows: ${r.error?.message ?? r.stderr.trim().split("\n").pop()}`);
     const rows = (JSON.parse(r.stdout) as { rows: NodeRow[] }).rows;
     if (rows.length !== items.length) throw new Error(`${HEALTH_MODULE} gave ${rows.length} rows for ${items.length} nodes`);
     return rows;

@@ -44,7 +44,10 @@ export class UsageError extends Error {}
 
 function positive(flag: string, value: string | undefined, integer: boolean): number {
     const n = Number(value);
-    if (value === undefined || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new UsageError(`${flag}: needs a positive ${integer ? "whole " : ""}number, got ${value === undefined ? "nothing" : JSON.stringify(value)}`);
+    if (value === undefined || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+        throw new UsageError(
+            `${flag}: needs a positive ${integer ? "whole " : ""}number, got ${value === undefined ? "nothing" : JSON.stringify(value)}`,
+        );
     return n;
 }
 
@@ -58,12 +61,16 @@ export function parseArgs(argv: readonly string[]): StatusArgs {
     let parallel = 64;
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i]!;
-        const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
+        const [flag, inline] =
+            a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
         const value = () => (inline !== undefined ? inline : argv[++i]);
         switch (flag) {
             case "--stack": {
                 const s = value();
-                if (s === undefined || !/^[A-Za-z0-9_.\-/]+$/.test(s)) throw new UsageError(`--stack: needs a stack name (letters, digits, - _ . /), got ${s === undefined ? "nothing" : JSON.stringify(s)}`);
+                if (s === undefined || !/^[A-Za-z0-9_.\-/]+$/.test(s))
+                    throw new UsageError(
+                        `--stack: needs a stack name (letters, digits, - _ . /), got ${s === undefined ? "nothing" : JSON.stringify(s)}`,
+                    );
                 if (!stacks.includes(s)) stacks.push(s);
                 break;
             }
@@ -117,7 +124,11 @@ async function readStack(workDir: string, wanted: string | undefined): Promise<S
     // The config as `pulumi config --json` lists it: nothing decrypted (getAllConfig would
     // decrypt every secret of the stack: the nodes' keys have no business on a monitoring box).
     const env = { ...process.env, ...(ws.pulumiHome ? { PULUMI_HOME: ws.pulumiHome } : {}), ...ws.envVars };
-    const listConfig = promisify(execFile)(ws.pulumiCommand.command, ["config", "--json", "--stack", name], { cwd: ws.workDir, env, maxBuffer: 64 << 20 });
+    const listConfig = promisify(execFile)(ws.pulumiCommand.command, ["config", "--json", "--stack", name], {
+        cwd: ws.workDir,
+        env,
+        maxBuffer: 64 << 20,
+    });
     const [listed, outputs] = await Promise.all([listConfig, ws.stackOutputs(name)]);
     const config = JSON.parse(listed.stdout) as Record<string, ConfigValue>;
     const plan = planFromConfig(config, workDir);
@@ -125,7 +136,13 @@ async function readStack(workDir: string, wanted: string | undefined): Promise<S
     const found = targets(plan, outputs.hosts?.value);
     const shards = plan.spec.shards ?? [];
     // Then only the hosts' SSH keys are decrypted, one `pulumi config get` each.
-    const keys = [...new Set(found.flatMap((t) => ("secret" in t.key && config[`nodefleet:${t.key.secret}`] !== undefined ? [`nodefleet:${t.key.secret}`] : [])))];
+    const keys = [
+        ...new Set(
+            found.flatMap((t) =>
+                "secret" in t.key && config[`nodefleet:${t.key.secret}`] !== undefined ? [`nodefleet:${t.key.secret}`] : [],
+            ),
+        ),
+    ];
     const secrets = Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await ws.getConfig(name, k)] as const)));
     return { name, shards, targets: found, secrets, fileSecret: (key) => plan.secrets.get(key) || undefined };
 }
@@ -135,7 +152,8 @@ async function readStacks(workDir: string, args: StatusArgs): Promise<Stack[]> {
     const first = await readStack(workDir, args.stacks[0]);
     const names = [first.name, ...args.stacks.slice(1)];
     if (args.shards) {
-        if (first.shards.length === 0) throw new StatusInputError(`--shards: stack ${first.name} is not split into shards (its fleet names no shards)`);
+        if (first.shards.length === 0)
+            throw new StatusInputError(`--shards: stack ${first.name} is not split into shards (its fleet names no shards)`);
         for (const s of first.shards) if (!names.includes(s)) names.push(s);
     }
     return [first, ...(await Promise.all(names.slice(1).map((n) => readStack(workDir, n))))];
@@ -180,15 +198,30 @@ export async function main(argv: readonly string[], cwd = process.cwd()): Promis
         process.stderr.write(`nodefleet status: cannot read the stack: ${printable(firstLines(e))}\n`);
         return 2;
     }
-    for (const stack of stacks) process.stderr.write(`nodefleet status: stack ${stack.name}, ${stack.targets.length} host(s), read in ${((Date.now() - t0) / 1000).toFixed(1)} s; checking over SSH\n`);
+    for (const stack of stacks)
+        process.stderr.write(
+            `nodefleet status: stack ${stack.name}, ${stack.targets.length} host(s), read in ${((Date.now() - t0) / 1000).toFixed(1)} s; checking over SSH\n`,
+        );
     let status = 0;
     for (let n = 1; ; n++) {
         // The stacks' hosts at once, each stack with the --parallel hosts of its own.
         const reports = await Promise.all(stacks.map((stack) => round(stack, args, cwd)));
         const healthy = reports.every((r) => r.healthy);
         status = healthy ? 0 : 1;
-        const doc: StatusReport | FleetStatus = reports.length === 1 ? reports[0]! : { at: reports.map((r) => r.at).sort().pop()!, healthy, stacks: reports };
-        const text = args.json ? `${JSON.stringify(doc)}\n` : printable(reports.map((r) => (reports.length === 1 ? "" : `stack ${r.stack}:\n`) + table(r)).join("\n"));
+        const doc: StatusReport | FleetStatus =
+            reports.length === 1
+                ? reports[0]!
+                : {
+                      at: reports
+                          .map((r) => r.at)
+                          .sort()
+                          .pop()!,
+                      healthy,
+                      stacks: reports,
+                  };
+        const text = args.json
+            ? `${JSON.stringify(doc)}\n`
+            : printable(reports.map((r) => (reports.length === 1 ? "" : `stack ${r.stack}:\n`) + table(r)).join("\n"));
         if (args.watch !== undefined && !args.json && process.stdout.isTTY) process.stdout.write("\x1b[2J\x1b[H");
         process.stdout.write(text);
         if (args.watch === undefined || (args.count !== undefined && n >= args.count)) break;
@@ -200,7 +233,11 @@ export async function main(argv: readonly string[], cwd = process.cwd()): Promis
 /** An error's message without a stack trace: the Automation API's errors carry the CLI's stderr. */
 function firstLines(e: unknown): string {
     const text = e instanceof Error ? e.message : String(e);
-    return text.split("\n").filter((l) => l.trim() !== "").slice(0, 12).join("\n");
+    return text
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .slice(0, 12)
+        .join("\n");
 }
 
 /**
@@ -214,7 +251,10 @@ export function exitWhenWritten(code: number): void {
 
 if (require.main === module) {
     // Ctrl-C ends `--watch`: a round's decrypted keys are removed first.
-    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    for (const [signal, code] of [
+        ["SIGINT", 130],
+        ["SIGTERM", 143],
+    ] as const) {
         process.on(signal, () => {
             removeKeyDirs();
             process.exit(code);
@@ -223,7 +263,7 @@ if (require.main === module) {
     main(process.argv.slice(2)).then(
         (code) => exitWhenWritten(code),
         (e: unknown) => {
-            process.stderr.write(`nodefleet status: ${printable(e instanceof Error ? e.stack ?? e.message : String(e))}\n`);
+            process.stderr.write(`nodefleet status: ${printable(e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
             process.exit(2);
         },
     );

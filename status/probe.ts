@@ -24,9 +24,14 @@ export interface ProbeOptions {
 }
 
 /** Per node on a host: its tool's result as the runner reports it. */
-export type NodeResult = { readonly exit: number; readonly stdout: string; readonly stderr: string; readonly seconds: number } | { readonly timeout: number } | { readonly error: string };
+export type NodeResult =
+    | { readonly exit: number; readonly stdout: string; readonly stderr: string; readonly seconds: number }
+    | { readonly timeout: number }
+    | { readonly error: string };
 
-export type HostResult = { readonly ok: true; readonly results: Record<string, NodeResult>; readonly seconds: number } | { readonly ok: false; readonly reason: string; readonly seconds: number };
+export type HostResult =
+    | { readonly ok: true; readonly results: Record<string, NodeResult>; readonly seconds: number }
+    | { readonly ok: false; readonly reason: string; readonly seconds: number };
 
 // The checks' runner the health timer imports on a host (hostfiles/nodefleet_checks.py), sent whole:
 // a host without the timer has no copy.
@@ -48,21 +53,33 @@ export function runnerScript(target: HostTarget, timeoutSeconds: number): string
 export function sshArgs(t: HostTarget, keyFile: string, knownHosts: string | null): string[] {
     const alias = `nodefleet-${t.host}`;
     return [
-        "-F", "/dev/null",
-        "-i", keyFile,
-        "-p", String(t.port),
-        "-o", "BatchMode=yes",
-        "-o", "IdentitiesOnly=yes",
-        "-o", "ConnectTimeout=5",
-        "-o", "ServerAliveInterval=5",
-        "-o", "ServerAliveCountMax=2",
-        "-o", "LogLevel=ERROR",
-        "-o", "GlobalKnownHostsFile=/dev/null",
+        "-F",
+        "/dev/null",
+        "-i",
+        keyFile,
+        "-p",
+        String(t.port),
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "ConnectTimeout=5",
+        "-o",
+        "ServerAliveInterval=5",
+        "-o",
+        "ServerAliveCountMax=2",
+        "-o",
+        "LogLevel=ERROR",
+        "-o",
+        "GlobalKnownHostsFile=/dev/null",
         ...(knownHosts !== null
             ? ["-o", `UserKnownHostsFile=${knownHosts}`, "-o", `HostKeyAlias=${alias}`, "-o", "StrictHostKeyChecking=yes"]
             : ["-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no"]),
-        "-l", t.user,
-        "--", t.address ?? "",
+        "-l",
+        t.user,
+        "--",
+        t.address ?? "",
         t.user === "root" ? "python3 -S -" : "sudo -n python3 -S -",
     ];
 }
@@ -88,7 +105,10 @@ export async function probeAll(targets: readonly HostTarget[], opts: ProbeOption
     keyDirs.add(dir);
     fs.chmodSync(dir, 0o700);
     try {
-        const results = await pool(opts.parallel, targets.map((t) => () => probe(t, dir, opts)));
+        const results = await pool(
+            opts.parallel,
+            targets.map((t) => () => probe(t, dir, opts)),
+        );
         return new Map(targets.map((t, i) => [t.host, results[i]!]));
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
@@ -110,7 +130,8 @@ function sshFiles(t: HostTarget, dir: string, opts: ProbeOptions): { keyFile: st
     let keyFile: string;
     if ("secret" in t.key) {
         const key = opts.secretKey(t.key.secret);
-        if (key === undefined) return { ok: false, reason: `the config key nodefleet:${t.key.secret} (its SSH key) is not set`, seconds: 0 };
+        if (key === undefined)
+            return { ok: false, reason: `the config key nodefleet:${t.key.secret} (its SSH key) is not set`, seconds: 0 };
         keyFile = path.join(dir, `${t.host}.key`);
         fs.writeFileSync(keyFile, key.endsWith("\n") ? key : `${key}\n`, { mode: 0o600 });
     } else {
@@ -125,7 +146,13 @@ function sshFiles(t: HostTarget, dir: string, opts: ProbeOptions): { keyFile: st
 }
 
 /** Runs the target's checks over ssh: their results, or why there are none (a timeout, an answer too large, ssh's error). */
-function overSsh(t: HostTarget, keyFile: string, knownHosts: string | null, opts: ProbeOptions, seconds: () => number): Promise<HostResult> {
+function overSsh(
+    t: HostTarget,
+    keyFile: string,
+    knownHosts: string | null,
+    opts: ProbeOptions,
+    seconds: () => number,
+): Promise<HostResult> {
     const script = runnerScript(t, opts.timeoutSeconds);
     return new Promise((resolve) => {
         // Its own process group: a timeout kills ssh and anything it started (a ProxyCommand, say).
@@ -160,16 +187,31 @@ function overSsh(t: HostTarget, keyFile: string, knownHosts: string | null, opts
         child.stdin.on("error", () => undefined); // ssh gone before reading: reported below
         child.stdin.end(script);
         child.on("error", (e) => done({ ok: false, reason: `cannot run ssh: ${e.message}`, seconds: seconds() }));
-        child.on("close", (code) => {
-            const last = out.trim().split("\n").pop() ?? "";
-            try {
-                const parsed = JSON.parse(last) as { results?: Record<string, NodeResult> };
-                if (code === 0 && parsed.results !== undefined && typeof parsed.results === "object") return done({ ok: true, results: parsed.results, seconds: seconds() });
-            } catch {
-                // not the runner's answer: reported below
-            }
-            const why = err.trim().split("\n").filter((l) => l !== "").pop() ?? `exit ${code}`;
-            done({ ok: false, reason: code === 255 ? (why.startsWith("ssh:") ? why : `ssh: ${why}`) : `the check runner failed (exit ${code}): ${why}`, seconds: seconds() });
-        });
+        child.on("close", (code) => done({ ...runnerAnswer(code, out, err), seconds: seconds() }));
     });
+}
+
+/** The runner's answer from ssh's exit status and output: its results, or why there are none. */
+function runnerAnswer(
+    code: number | null,
+    out: string,
+    err: string,
+): { ok: true; results: Record<string, NodeResult> } | { ok: false; reason: string } {
+    const last = out.trim().split("\n").pop() ?? "";
+    try {
+        const parsed = JSON.parse(last) as { results?: Record<string, NodeResult> };
+        if (code === 0 && parsed.results !== undefined && typeof parsed.results === "object") return { ok: true, results: parsed.results };
+    } catch {
+        // not the runner's answer: reported below
+    }
+    const why =
+        err
+            .trim()
+            .split("\n")
+            .filter((l) => l !== "")
+            .pop() ?? `exit ${code}`;
+    return {
+        ok: false,
+        reason: code === 255 ? (why.startsWith("ssh:") ? why : `ssh: ${why}`) : `the check runner failed (exit ${code}): ${why}`,
+    };
 }

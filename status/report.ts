@@ -32,12 +32,22 @@ export function rows(targets: readonly HostTarget[], results: ReadonlyMap<string
     return diagnoseAll(asked);
 }
 
-export function report(stack: string, targets: readonly HostTarget[], results: ReadonlyMap<string, HostResult>, at = new Date()): StatusReport {
+export function report(
+    stack: string,
+    targets: readonly HostTarget[],
+    results: ReadonlyMap<string, HostResult>,
+    at = new Date(),
+): StatusReport {
     const nodes = rows(targets, results);
     const hosts: StatusReport["hosts"] = {};
     for (const t of targets) {
         const r = results.get(t.host);
-        hosts[t.host] = r === undefined ? { reachable: false, seconds: 0, reason: "not checked" } : r.ok ? { reachable: true, seconds: r.seconds } : { reachable: false, seconds: r.seconds, reason: r.reason };
+        hosts[t.host] =
+            r === undefined
+                ? { reachable: false, seconds: 0, reason: "not checked" }
+                : r.ok
+                  ? { reachable: true, seconds: r.seconds }
+                  : { reachable: false, seconds: r.seconds, reason: r.reason };
     }
     return { stack, at: at.toISOString().replace(/\.\d{3}Z$/, "Z"), healthy: nodes.every((n) => n.healthy), nodes, hosts };
 }
@@ -49,7 +59,8 @@ export function details(n: NodeRow): string {
     if (n.storage) return n.storage.synced ? "synced" : n.height === null ? "-" : "not synced";
     if (n.sequencer) {
         const s = n.sequencer;
-        const peer = s.peerId === null ? "no peerId" : `peerId ${s.peerId.length > 16 ? `${s.peerId.slice(0, 6)}…${s.peerId.slice(-6)}` : s.peerId}`;
+        const peer =
+            s.peerId === null ? "no peerId" : `peerId ${s.peerId.length > 16 ? `${s.peerId.slice(0, 6)}…${s.peerId.slice(-6)}` : s.peerId}`;
         const latest = s.latestBlock === null ? "" : `, latest ${s.latestBlock}`;
         const registration = s.registration === null ? "" : `, registration ${s.registration}`;
         return `proven ${dash(s.provenBlock)}${latest}, sibling path ${s.siblingPath === null ? "-" : s.siblingPath ? "ok" : "missing"}, ${peer}${registration}`;
@@ -59,7 +70,9 @@ export function details(n: NodeRow): string {
         const parts = [`${dash(v.client)}`, `consensus ${dash(v.consensusHeight)}`, `catching_up ${dash(v.catchingUp)}`];
         if (v.switch) {
             const sw = v.switch;
-            let text = sw.complete ? `switch done (${sw.mode})` : `switch ${sw.stepsDone}/${sw.steps} (${sw.mode}, last ${dash(sw.lastStep)})`;
+            let text = sw.complete
+                ? `switch done (${sw.mode})`
+                : `switch ${sw.stepsDone}/${sw.steps} (${sw.mode}, last ${dash(sw.lastStep)})`;
             for (const j of sw.running) {
                 const kind = /export/.test(j.job) ? "export" : /import/.test(j.job) ? "import" : j.job;
                 text += `, ${kind} ${j.done === null ? `running since ${dash(j.started)} (no figures: pulumi up is not attached)` : `${j.done}/${dash(j.total)} blocks ${dash(j.percent)}%, ${dash(j.rate)} blocks/s, ETA ${j.etaSeconds === null ? "?" : `${j.etaSeconds} s`} (at ${dash(j.at)})`}`;
@@ -90,7 +103,10 @@ export function upgradeSummary(nodes: readonly NodeRow[]): string[] {
         (u.ready ? g.ready : g.not).push(n.node);
         byUpgrade.set(key, g);
     }
-    return [...byUpgrade].map(([key, g]) => `${key}: ${g.ready.length} of ${g.ready.length + g.not.length} validators ready${g.not.length > 0 ? ` (not ready: ${g.not.join(", ")})` : ""}`);
+    return [...byUpgrade].map(
+        ([key, g]) =>
+            `${key}: ${g.ready.length} of ${g.ready.length + g.not.length} validators ready${g.not.length > 0 ? ` (not ready: ${g.not.join(", ")})` : ""}`,
+    );
 }
 
 /** The table, then each diagnosis with its remedy. */
@@ -99,17 +115,30 @@ export function table(r: StatusReport): string {
     const body = r.nodes.map((n) => {
         const errors = n.diagnoses.filter((d) => d.severity === "error").length;
         const warnings = n.diagnoses.length - errors;
-        const status = errors > 0 ? `UNHEALTHY (${n.diagnoses.filter((d) => d.severity === "error").map((d) => d.fault).join(", ")})` : warnings > 0 ? `ok, ${warnings} warning${warnings > 1 ? "s" : ""}` : "ok";
+        const status =
+            errors > 0
+                ? `UNHEALTHY (${n.diagnoses
+                      .filter((d) => d.severity === "error")
+                      .map((d) => d.fault)
+                      .join(", ")})`
+                : warnings > 0
+                  ? `ok, ${warnings} warning${warnings > 1 ? "s" : ""}`
+                  : "ok";
         return [n.node, n.role, n.host, n.service, dash(n.height), dash(n.lag), dash(n.peers), status, details(n)];
     });
     const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
     const lines = [line(head), ...body.map(line)];
-    const diag = r.nodes.flatMap((n) => n.diagnoses.map((d) => `${n.node}: ${d.severity} ${d.fault}: ${d.detail}\n    remedy: ${d.remedy}`));
+    const diag = r.nodes.flatMap((n) =>
+        n.diagnoses.map((d) => `${n.node}: ${d.severity} ${d.fault}: ${d.detail}\n    remedy: ${d.remedy}`),
+    );
     if (diag.length > 0) lines.push("", ...diag);
     const upgrades = upgradeSummary(r.nodes);
     if (upgrades.length > 0) lines.push("", ...upgrades);
     const unhealthy = r.nodes.filter((n) => !n.healthy).length;
-    lines.push("", `${r.nodes.length} node${r.nodes.length === 1 ? "" : "s"} on ${Object.keys(r.hosts).length} host${Object.keys(r.hosts).length === 1 ? "" : "s"}, stack ${r.stack}, ${r.at}: ${unhealthy === 0 ? "all healthy" : `${unhealthy} unhealthy`}`);
+    lines.push(
+        "",
+        `${r.nodes.length} node${r.nodes.length === 1 ? "" : "s"} on ${Object.keys(r.hosts).length} host${Object.keys(r.hosts).length === 1 ? "" : "s"}, stack ${r.stack}, ${r.at}: ${unhealthy === 0 ? "all healthy" : `${unhealthy} unhealthy`}`,
+    );
     return lines.join("\n") + "\n";
 }

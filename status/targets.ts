@@ -50,7 +50,14 @@ export function planFromConfig(config: Record<string, ConfigValue>, projectDir: 
         // decrypted here), and a release checksum file that only `up` reads is a warning.
         return parseFleet(
             raw,
-            { get: (k) => (get(k) === undefined ? undefined : get(k)?.value ?? ""), isSecret: (k) => get(k)?.secret === true, secretNames: () => Object.entries(config).flatMap(([k, v]) => (v.secret && k.startsWith(`${NAMESPACE}:`) ? [k.slice(NAMESPACE.length + 1)] : [])) },
+            {
+                get: (k) => (get(k) === undefined ? undefined : (get(k)?.value ?? "")),
+                isSecret: (k) => get(k)?.secret === true,
+                secretNames: () =>
+                    Object.entries(config).flatMap(([k, v]) =>
+                        v.secret && k.startsWith(`${NAMESPACE}:`) ? [k.slice(NAMESPACE.length + 1)] : [],
+                    ),
+            },
             { secretValues: false, releaseFilesRequired: false, source: definition.source, projectDir },
         );
     } catch (e) {
@@ -73,7 +80,10 @@ export class StatusInputError extends Error {
  * from the config.
  */
 export function targets(plan: FleetPlan, hostsOutput: unknown): HostTarget[] {
-    const outputs = hostsOutput !== null && typeof hostsOutput === "object" && !Array.isArray(hostsOutput) ? (hostsOutput as Record<string, unknown>) : {};
+    const outputs =
+        hostsOutput !== null && typeof hostsOutput === "object" && !Array.isArray(hostsOutput)
+            ? (hostsOutput as Record<string, unknown>)
+            : {};
     return plan.hosts.map((h) => {
         const spec: HostSpec = h.spec;
         const out = outputs[h.name];
@@ -85,8 +95,17 @@ export function targets(plan: FleetPlan, hostsOutput: unknown): HostTarget[] {
         const firstBoot = spec.kind === "existing" ? spec.firstBoot !== undefined : spec.hostKey === undefined;
         const hostKey = spec.hostKey ?? (firstBoot ? learnedKey : null);
         const reachable = !firstBoot || hostKey !== null;
-        const address = !reachable ? null : spec.kind === "existing" ? spec.address : typeof published === "string" && published !== "" ? published : null;
-        const key = spec.sshPrivateKeySecret !== undefined ? { secret: spec.sshPrivateKeySecret } : { file: spec.kind === "existing" ? spec.sshPrivateKeyFile ?? "" : "" };
+        const address = !reachable
+            ? null
+            : spec.kind === "existing"
+              ? spec.address
+              : typeof published === "string" && published !== ""
+                ? published
+                : null;
+        const key =
+            spec.sshPrivateKeySecret !== undefined
+                ? { secret: spec.sshPrivateKeySecret }
+                : { file: spec.kind === "existing" ? (spec.sshPrivateKeyFile ?? "") : "" };
         return {
             host: h.name,
             address,

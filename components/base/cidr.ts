@@ -103,7 +103,10 @@ function rangesOf(cidr: string): Range[] {
 export function worldFamilies(cidrs: readonly string[]): Family[] {
     const out: Family[] = [];
     for (const family of [4, 6] as const) {
-        const ranges = cidrs.flatMap(rangesOf).filter((r) => r.family === family).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+        const ranges = cidrs
+            .flatMap(rangesOf)
+            .filter((r) => r.family === family)
+            .sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
         let next = 0n; // the first address not yet covered
         for (const r of ranges) {
             if (r.first > next) break;

@@ -149,24 +149,72 @@ function valueHelper(fn: (v: unknown, ...rest: unknown[]) => string) {
         return fn(v, ...rest.slice(0, -1));
     };
 }
-hb.registerHelper("sh", valueHelper((v) => shellWord(String(v))));
-hb.registerHelper("toml", valueHelper((v) => tomlString(String(v))));
-hb.registerHelper("tomlArray", valueHelper((v) => `[${(v as unknown[]).map((x) => tomlString(String(x))).join(", ")}]`));
-hb.registerHelper("unitarg", valueHelper((v) => unitWord(String(v))));
-hb.registerHelper("nftstr", valueHelper((v) => nftString(String(v))));
-hb.registerHelper("join", valueHelper((v, sep) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", ")));
-hb.registerHelper("comment", valueHelper((v) => commentText(String(v))));
-hb.registerHelper("dq", valueHelper((v) => doubleQuoted(String(v))));
-hb.registerHelper("unitval", valueHelper((v) => unitValue(String(v))));
-hb.registerHelper("envval", valueHelper((v) => envFileValue(String(v))));
-hb.registerHelper("int", valueHelper((v) => integer(v)));
-hb.registerHelper("heredoc", valueHelper((v, delimiter) => heredocBody(String(v), String(delimiter))));
+hb.registerHelper(
+    "sh",
+    valueHelper((v) => shellWord(String(v))),
+);
+hb.registerHelper(
+    "toml",
+    valueHelper((v) => tomlString(String(v))),
+);
+hb.registerHelper(
+    "tomlArray",
+    valueHelper((v) => `[${(v as unknown[]).map((x) => tomlString(String(x))).join(", ")}]`),
+);
+hb.registerHelper(
+    "unitarg",
+    valueHelper((v) => unitWord(String(v))),
+);
+hb.registerHelper(
+    "nftstr",
+    valueHelper((v) => nftString(String(v))),
+);
+hb.registerHelper(
+    "join",
+    valueHelper((v, sep) => (v as unknown[]).map(String).join(typeof sep === "string" ? sep : ", ")),
+);
+hb.registerHelper(
+    "comment",
+    valueHelper((v) => commentText(String(v))),
+);
+hb.registerHelper(
+    "dq",
+    valueHelper((v) => doubleQuoted(String(v))),
+);
+hb.registerHelper(
+    "unitval",
+    valueHelper((v) => unitValue(String(v))),
+);
+hb.registerHelper(
+    "envval",
+    valueHelper((v) => envFileValue(String(v))),
+);
+hb.registerHelper(
+    "int",
+    valueHelper((v) => integer(v)),
+);
+hb.registerHelper(
+    "heredoc",
+    valueHelper((v, delimiter) => heredocBody(String(v), String(delimiter))),
+);
 
 /**
  * The helpers that put a value into a file, each for its context. The template lint
  * (test/unit/templates.test.ts) fails on any interpolation that is not a call of one of these.
  */
-export const QUOTING_HELPERS = ["sh", "toml", "tomlArray", "unitarg", "nftstr", "comment", "dq", "unitval", "envval", "int", "heredoc"] as const;
+export const QUOTING_HELPERS = [
+    "sh",
+    "toml",
+    "tomlArray",
+    "unitarg",
+    "nftstr",
+    "comment",
+    "dq",
+    "unitval",
+    "envval",
+    "int",
+    "heredoc",
+] as const;
 for (const block of ["if", "unless", "each", "with"]) {
     const builtin = hb.helpers[block];
     hb.registerHelper(block, function (this: unknown, v: unknown, options: HelperOptions) {

@@ -36,7 +36,8 @@ export class FleetDefinitionError extends Error {
  */
 export function fleetFileReason(file: string): string | undefined {
     if (file === "" || /[\0\r\n]/.test(file)) return "not a file path";
-    if (path.isAbsolute(file) || file.startsWith("~")) return "an absolute path: give a path relative to the project (the directory of Pulumi.yaml), inside it";
+    if (path.isAbsolute(file) || file.startsWith("~"))
+        return "an absolute path: give a path relative to the project (the directory of Pulumi.yaml), inside it";
     const norm = path.posix.normalize(file.replace(/\\/g, "/"));
     if (norm === ".." || norm.startsWith("../")) return "outside the project: a fleet file is part of the repository, reviewed with it";
     if (!/\.(ya?ml|json)$/.test(norm)) return "not a .yaml, .yml or .json file";
@@ -47,20 +48,32 @@ export function fleetFileReason(file: string): string | undefined {
 export function readFleetDefinition(lookup: ConfigLookup, projectDir: string): FleetDefinition {
     const inline = lookup("fleet");
     const fileKey = lookup("fleetFile");
-    if (inline !== undefined && fileKey !== undefined) throw new FleetDefinitionError("nodefleet:fleet and nodefleet:fleetFile are both set: define the fleet in one place (the file, for a large fleet)");
+    if (inline !== undefined && fileKey !== undefined)
+        throw new FleetDefinitionError(
+            "nodefleet:fleet and nodefleet:fleetFile are both set: define the fleet in one place (the file, for a large fleet)",
+        );
     if (fileKey !== undefined) {
-        if (fileKey.secret) throw new FleetDefinitionError("nodefleet:fleetFile: stored encrypted; it names a file of the project, in plain text");
+        if (fileKey.secret)
+            throw new FleetDefinitionError("nodefleet:fleetFile: stored encrypted; it names a file of the project, in plain text");
         const file = fileKey.value;
         const reason = fleetFileReason(file);
         if (reason !== undefined) throw new FleetDefinitionError(`nodefleet:fleetFile: ${reason}`);
         return { raw: readFleetFile(path.join(projectDir, file), file), source: file, file };
     }
-    if (inline === undefined) throw new FleetDefinitionError(`nodefleet:fleet: missing (or nodefleet:fleetFile, naming a file that holds it); see README "Configure a stack"`);
-    if (inline.secret) throw new FleetDefinitionError("nodefleet:fleet: the fleet config holds an encrypted value; keep secrets in their own keys and reference them by name (…Secret fields)");
+    if (inline === undefined)
+        throw new FleetDefinitionError(
+            `nodefleet:fleet: missing (or nodefleet:fleetFile, naming a file that holds it); see README "Configure a stack"`,
+        );
+    if (inline.secret)
+        throw new FleetDefinitionError(
+            "nodefleet:fleet: the fleet config holds an encrypted value; keep secrets in their own keys and reference them by name (…Secret fields)",
+        );
     try {
         return { raw: JSON.parse(inline.value), source: "nodefleet:fleet" };
     } catch {
-        throw new FleetDefinitionError("nodefleet:fleet: not a structured value (set it as a YAML object under config: in Pulumi.<stack>.yaml)");
+        throw new FleetDefinitionError(
+            "nodefleet:fleet: not a structured value (set it as a YAML object under config: in Pulumi.<stack>.yaml)",
+        );
     }
 }
 
@@ -72,7 +85,9 @@ export function readFleetFile(full: string, shown: string): unknown {
         text = fs.readFileSync(full, "utf8");
     } catch (e) {
         if (e instanceof FleetDefinitionError) throw e;
-        throw new FleetDefinitionError(`nodefleet:fleetFile: ${shown}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file in the project" : `cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"})`}`);
+        throw new FleetDefinitionError(
+            `nodefleet:fleetFile: ${shown}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file in the project" : `cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"})`}`,
+        );
     }
     let raw: unknown;
     try {
@@ -81,7 +96,8 @@ export function readFleetFile(full: string, shown: string): unknown {
         const at = e instanceof YAMLParseError && e.linePos ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
         throw new FleetDefinitionError(`${shown}: not valid YAML${at}${e instanceof YAMLParseError ? ` (${e.code})` : ""}`);
     }
-    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FleetDefinitionError(`${shown}: holds no fleet (a map with hosts, nodes, releases…)`);
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+        throw new FleetDefinitionError(`${shown}: holds no fleet (a map with hosts, nodes, releases…)`);
     return raw;
 }
 
@@ -106,8 +122,8 @@ export function configSizeProblem(bytes: number): { readonly refused: boolean; r
         refused,
         message:
             `the stack's config ${what} the ${kb(CONFIG_ENV_LIMIT)} Linux allows one environment variable: Pulumi hands it, secrets decrypted, to the program and the policy pack in one (PULUMI_CONFIG)` +
-            `${refused ? ", so every pulumi run fails with \"argument list too long\" before nodefleet starts" : ""}. ` +
-            "Move the fleet into a file of the project (nodefleet:fleetFile) and the node keys into a secrets directory (secretsDir); see docs/configuration.md, \"A fleet in a file\"",
+            `${refused ? ', so every pulumi run fails with "argument list too long" before nodefleet starts' : ""}. ` +
+            'Move the fleet into a file of the project (nodefleet:fleetFile) and the node keys into a secrets directory (secretsDir); see docs/configuration.md, "A fleet in a file"',
     };
 }
 

@@ -5,8 +5,13 @@ import { formatPath, isSecretField } from "./paths";
 
 export class FleetConfigError extends Error {
     /** `source`: where the fleet is defined (the config key nodefleet:fleet, or the fleet file). */
-    constructor(source: string, readonly issues: readonly string[]) {
-        super(`invalid ${source === "nodefleet:fleet" ? "nodefleet:fleet config" : `fleet definition ${source}`}:\n${issues.map((i) => `  - ${i}`).join("\n")}`);
+    constructor(
+        source: string,
+        readonly issues: readonly string[],
+    ) {
+        super(
+            `invalid ${source === "nodefleet:fleet" ? "nodefleet:fleet config" : `fleet definition ${source}`}:\n${issues.map((i) => `  - ${i}`).join("\n")}`,
+        );
         this.name = "FleetConfigError";
     }
 }
@@ -46,10 +51,13 @@ function describeInput(input: unknown, secret: boolean): string {
  */
 export function unionBranch(i: z.core.$ZodIssue): z.core.$ZodIssue[] {
     if (i.code !== "invalid_union" || i.errors.length === 0) return [i];
-    if (i.input === undefined) return [{ code: "invalid_type", expected: "object", input: undefined, path: i.path, message: "required" } as z.core.$ZodIssue];
+    if (i.input === undefined)
+        return [{ code: "invalid_type", expected: "object", input: undefined, path: i.path, message: "required" } as z.core.$ZodIssue];
     const matched = i.errors.filter((branch) => !branch.some((e) => e.path.length === 1 && e.path[0] === "version"));
-    if (matched.length === 1) return matched[0]!.map((e) => ({ ...e, path: [...i.path, ...e.path] }) as z.core.$ZodIssue).flatMap(unionBranch);
-    if (matched.length === 0 && i.errors.every((b) => b.some((e) => e.path[0] === "version"))) return [{ ...i, path: [...i.path, "version"], errors: [] } as z.core.$ZodIssue];
+    if (matched.length === 1)
+        return matched[0]!.map((e) => ({ ...e, path: [...i.path, ...e.path] }) as z.core.$ZodIssue).flatMap(unionBranch);
+    if (matched.length === 0 && i.errors.every((b) => b.some((e) => e.path[0] === "version")))
+        return [{ ...i, path: [...i.path, "version"], errors: [] } as z.core.$ZodIssue];
     return [i];
 }
 

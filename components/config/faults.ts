@@ -33,12 +33,21 @@ export interface FaultEntry {
 }
 
 /** hostfiles/faults.json, the one table both languages read. */
-export const FAULT_TABLE: Readonly<Record<string, FaultEntry>> = JSON.parse(fs.readFileSync(path.join(HOSTFILES_DIR, "faults.json"), "utf8"));
+export const FAULT_TABLE: Readonly<Record<string, FaultEntry>> = JSON.parse(
+    fs.readFileSync(path.join(HOSTFILES_DIR, "faults.json"), "utf8"),
+);
 
 /** The codes that alert, one rule each, in the table's order. */
 export const FAULTS: readonly Fault[] = Object.entries(FAULT_TABLE)
     .filter(([, f]) => f.alert !== false)
     .map(([code, f]) => {
         if (f.for === undefined) throw new Error(`hostfiles/faults.json: ${code}.for: required for a code that alerts`);
-        return { code, severity: f.severity, for: f.for, summary: f.summary, remedy: f.remedy, ...(f.specRow === undefined ? {} : { specRow: f.specRow }) };
+        return {
+            code,
+            severity: f.severity,
+            for: f.for,
+            summary: f.summary,
+            remedy: f.remedy,
+            ...(f.specRow === undefined ? {} : { specRow: f.specRow }),
+        };
     });

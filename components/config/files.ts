@@ -25,7 +25,8 @@ export function readKeyFile(file: string): { key: string } | { reason: string } 
     }
     if (!st.isFile()) return { reason: `${p}: not a regular file` };
     // ssh itself refuses a key others can read; so do we.
-    if ((st.mode & 0o077) !== 0) return { reason: `${p}: readable by group or others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it` };
+    if ((st.mode & 0o077) !== 0)
+        return { reason: `${p}: readable by group or others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it` };
     let key: string;
     try {
         key = fs.readFileSync(p, "utf8");
@@ -65,7 +66,13 @@ export function sha256FromSums(sums: string, fileName: string): string | undefin
  * decrypted, not set, not a URL; checkSecrets says the last two). A secret URL's file name is never
  * put in a message: its path may be the credential too.
  */
-export function resolveReleases(spec: FleetSpec, issues: string[], warnings: string[], filesRequired = true, secretUrl: (key: string) => string | undefined = () => undefined): Map<string, ResolvedRelease> {
+export function resolveReleases(
+    spec: FleetSpec,
+    issues: string[],
+    warnings: string[],
+    filesRequired = true,
+    secretUrl: (key: string) => string | undefined = () => undefined,
+): Map<string, ResolvedRelease> {
     const out = new Map<string, ResolvedRelease>();
     for (const [name, r] of Object.entries(spec.releases)) {
         const at = `releases.${name}`;
@@ -87,7 +94,10 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
             const file = localPath(r.sha256File);
             const url = typeof given === "string" ? given : secretUrl(given.secret);
             if (url === undefined) {
-                if (!filesRequired) warnings.push(`${at}.sha256File: the release's URL is a secret not decrypted here, so its file's line is not looked up (only pulumi up needs it)`);
+                if (!filesRequired)
+                    warnings.push(
+                        `${at}.sha256File: the release's URL is a secret not decrypted here, so its file's line is not looked up (only pulumi up needs it)`,
+                    );
                 continue;
             }
             const fileName = path.basename(new URL(url).pathname);
@@ -101,22 +111,31 @@ export function resolveReleases(spec: FleetSpec, issues: string[], warnings: str
             }
             sha = sha256FromSums(sums, fileName);
             if (sha === undefined) {
-                issues.push(`${at}.sha256File: ${file} has no entry for ${typeof given === "string" ? fileName : "the file name of the URL the secret holds"}`);
+                issues.push(
+                    `${at}.sha256File: ${file} has no entry for ${typeof given === "string" ? fileName : "the file name of the URL the secret holds"}`,
+                );
                 continue;
             }
         }
         out.set(name, { name, url: given, sha256: sha! });
     }
+    checkReleaseUses(spec, issues, warnings);
+    return out;
+}
+
+/** Every release a node names is configured, and every configured release is used. */
+function checkReleaseUses(spec: FleetSpec, issues: string[], warnings: string[]): void {
     const used = new Set<string>();
     const known = Object.keys(spec.releases).join(", ") || "none";
     spec.nodes.forEach((node, i) => {
         const upgrade = contractOf(node).upgrade?.(node);
         if (upgrade !== undefined) used.add(upgrade.release);
-        if (upgrade !== undefined && !Object.hasOwn(spec.releases, upgrade.release)) issues.push(`nodes[${i}].${upgrade.field}.release: no release named "${upgrade.release}" under releases (known: ${known})`);
+        if (upgrade !== undefined && !Object.hasOwn(spec.releases, upgrade.release))
+            issues.push(`nodes[${i}].${upgrade.field}.release: no release named "${upgrade.release}" under releases (known: ${known})`);
         if (node.release === undefined) return;
         used.add(node.release);
-        if (!Object.hasOwn(spec.releases, node.release)) issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${known})`);
+        if (!Object.hasOwn(spec.releases, node.release))
+            issues.push(`nodes[${i}].release: no release named "${node.release}" under releases (known: ${known})`);
     });
     for (const name of Object.keys(spec.releases)) if (!used.has(name)) warnings.push(`releases.${name}: no node uses this release`);
-    return out;
 }

@@ -52,7 +52,10 @@ export function parseFleet(raw: unknown, config: SecretSource, options: ParseOpt
         const covered = (p: readonly PropertyKey[]) => stringProblems.some((s) => samePath(s.path, p.slice(0, s.path.length)));
         throw new FleetConfigError(source, [
             ...stringProblems.map((s) => `${formatPath(s.path)}: ${s.reason}`),
-            ...schemaIssues.flatMap(unionBranch).filter((z) => !covered(z.path)).map(zodIssue),
+            ...schemaIssues
+                .flatMap(unionBranch)
+                .filter((z) => !covered(z.path))
+                .map(zodIssue),
         ]);
     }
     const spec = parsed.data;

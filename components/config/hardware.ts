@@ -35,9 +35,28 @@ function awsFamily(families: string[], arch: MachineType["arch"], sizes: Record<
     for (const f of families) for (const [size, [c, m]] of Object.entries(sizes)) out[`${f}.${size}`] = aws(c, m, arch);
     return out;
 }
-const GENERAL = { large: [2, 8], xlarge: [4, 16], "2xlarge": [8, 32], "4xlarge": [16, 64], "8xlarge": [32, 128], "12xlarge": [48, 192], "16xlarge": [64, 256] } as Record<string, [number, number]>;
-const COMPUTE = { large: [2, 4], xlarge: [4, 8], "2xlarge": [8, 16], "4xlarge": [16, 32], "8xlarge": [32, 64], "12xlarge": [48, 96], "16xlarge": [64, 128] } as Record<string, [number, number]>;
-const MEMORY = { large: [2, 16], xlarge: [4, 32], "2xlarge": [8, 64], "4xlarge": [16, 128], "8xlarge": [32, 256] } as Record<string, [number, number]>;
+const GENERAL = {
+    large: [2, 8],
+    xlarge: [4, 16],
+    "2xlarge": [8, 32],
+    "4xlarge": [16, 64],
+    "8xlarge": [32, 128],
+    "12xlarge": [48, 192],
+    "16xlarge": [64, 256],
+} as Record<string, [number, number]>;
+const COMPUTE = {
+    large: [2, 4],
+    xlarge: [4, 8],
+    "2xlarge": [8, 16],
+    "4xlarge": [16, 32],
+    "8xlarge": [32, 64],
+    "12xlarge": [48, 96],
+    "16xlarge": [64, 128],
+} as Record<string, [number, number]>;
+const MEMORY = { large: [2, 16], xlarge: [4, 32], "2xlarge": [8, 64], "4xlarge": [16, 128], "8xlarge": [32, 256] } as Record<
+    string,
+    [number, number]
+>;
 
 export const AWS_INSTANCE_TYPES: Readonly<Record<string, MachineType>> = {
     "t3.medium": aws(2, 4),
@@ -54,12 +73,34 @@ export const AWS_INSTANCE_TYPES: Readonly<Record<string, MachineType>> = {
 // Hetzner Cloud server types: vCPUs, memory GB, architecture (cax = Ampere arm64).
 const hz = (vcpus: number, memoryGb: number, arch: MachineType["arch"] = "x86_64"): MachineType => ({ vcpus, memoryGb, arch });
 export const HETZNER_SERVER_TYPES: Readonly<Record<string, MachineType>> = {
-    cx22: hz(2, 4), cx32: hz(4, 8), cx42: hz(8, 16), cx52: hz(16, 32),
-    cx23: hz(2, 4), cx33: hz(4, 8), cx43: hz(8, 16), cx53: hz(16, 32),
-    cpx11: hz(2, 2), cpx21: hz(3, 4), cpx31: hz(4, 8), cpx41: hz(8, 16), cpx51: hz(16, 32),
-    cpx22: hz(2, 4), cpx32: hz(4, 8), cpx42: hz(8, 16), cpx52: hz(12, 24), cpx62: hz(16, 32),
-    ccx13: hz(2, 8), ccx23: hz(4, 16), ccx33: hz(8, 32), ccx43: hz(16, 64), ccx53: hz(32, 128), ccx63: hz(48, 192),
-    cax11: hz(2, 4, "arm64"), cax21: hz(4, 8, "arm64"), cax31: hz(8, 16, "arm64"), cax41: hz(16, 32, "arm64"),
+    cx22: hz(2, 4),
+    cx32: hz(4, 8),
+    cx42: hz(8, 16),
+    cx52: hz(16, 32),
+    cx23: hz(2, 4),
+    cx33: hz(4, 8),
+    cx43: hz(8, 16),
+    cx53: hz(16, 32),
+    cpx11: hz(2, 2),
+    cpx21: hz(3, 4),
+    cpx31: hz(4, 8),
+    cpx41: hz(8, 16),
+    cpx51: hz(16, 32),
+    cpx22: hz(2, 4),
+    cpx32: hz(4, 8),
+    cpx42: hz(8, 16),
+    cpx52: hz(12, 24),
+    cpx62: hz(16, 32),
+    ccx13: hz(2, 8),
+    ccx23: hz(4, 16),
+    ccx33: hz(8, 32),
+    ccx43: hz(16, 64),
+    ccx53: hz(32, 128),
+    ccx63: hz(48, 192),
+    cax11: hz(2, 4, "arm64"),
+    cax21: hz(4, 8, "arm64"),
+    cax31: hz(8, 16, "arm64"),
+    cax41: hz(16, 32, "arm64"),
 };
 
 export interface HardwareFinding {
@@ -97,15 +138,45 @@ export function checkCloudHost(host: HostSpec, nodes: readonly NodeSpec[]): Hard
     switch (host.kind) {
         case "aws": {
             const type = AWS_INSTANCE_TYPES[host.instanceType];
-            if (!type) return [{ severity: "unknown", message: `instance type ${host.instanceType} is not in the catalog (components/config/hardware.ts); add it with its vCPUs and memory` }];
+            if (!type)
+                return [
+                    {
+                        severity: "unknown",
+                        message: `instance type ${host.instanceType} is not in the catalog (components/config/hardware.ts); add it with its vCPUs and memory`,
+                    },
+                ];
             const vol = host.dataVolume ?? { sizeGb: target.defaultDiskGb, type: "gp3" as const };
-            return compareToTarget({ cores: type.vcpus, memoryGb: type.memoryGb, arch: type.arch, diskGb: vol.sizeGb, ssd: vol.type === "gp3" || vol.type === "io2" }, target);
+            return compareToTarget(
+                {
+                    cores: type.vcpus,
+                    memoryGb: type.memoryGb,
+                    arch: type.arch,
+                    diskGb: vol.sizeGb,
+                    ssd: vol.type === "gp3" || vol.type === "io2",
+                },
+                target,
+            );
         }
         case "hetzner": {
             const type = HETZNER_SERVER_TYPES[host.serverType];
-            if (!type) return [{ severity: "unknown", message: `server type ${host.serverType} is not in the catalog (components/config/hardware.ts); add it with its vCPUs and memory` }];
+            if (!type)
+                return [
+                    {
+                        severity: "unknown",
+                        message: `server type ${host.serverType} is not in the catalog (components/config/hardware.ts); add it with its vCPUs and memory`,
+                    },
+                ];
             // Hetzner Cloud volumes are SSD-backed block storage.
-            return compareToTarget({ cores: type.vcpus, memoryGb: type.memoryGb, arch: type.arch, diskGb: host.dataVolumeGb ?? target.defaultDiskGb, ssd: true }, target);
+            return compareToTarget(
+                {
+                    cores: type.vcpus,
+                    memoryGb: type.memoryGb,
+                    arch: type.arch,
+                    diskGb: host.dataVolumeGb ?? target.defaultDiskGb,
+                    ssd: true,
+                },
+                target,
+            );
         }
         case "existing":
             return [];

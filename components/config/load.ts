@@ -28,7 +28,9 @@ export interface StackConfig extends SecretSource {
 export function readStackConfig(): StackConfig {
     const all = runtimeConfig.allConfig();
     // Past the cap the program never starts; near it, the operator hears before the next node.
-    const size = configSizeProblem(process.env.PULUMI_CONFIG !== undefined ? Buffer.byteLength(`PULUMI_CONFIG=${process.env.PULUMI_CONFIG}`) + 1 : configEnvBytes(all));
+    const size = configSizeProblem(
+        process.env.PULUMI_CONFIG !== undefined ? Buffer.byteLength(`PULUMI_CONFIG=${process.env.PULUMI_CONFIG}`) + 1 : configEnvBytes(all),
+    );
     if (size !== undefined) pulumi.log.warn(size.message);
     let secretKeys: unknown = [];
     try {

@@ -32,13 +32,25 @@ export function sshdPort(host: HostSpec): number {
 export function monitoringRules(m: HostMonitoring | undefined, nodes: readonly NodeSpec[] = []): IngressRule[] {
     if (m === undefined) return [];
     const source = [`${m.monitoringSource}/32`];
-    const rules: IngressRule[] = [{ port: m.spec.nodeExporterPort, protocol: "tcp", sources: source, description: "node_exporter, for the monitoring host" }];
+    const rules: IngressRule[] = [
+        { port: m.spec.nodeExporterPort, protocol: "tcp", sources: source, description: "node_exporter, for the monitoring host" },
+    ];
     for (const node of nodes) {
         const ports = contractOf(node).chainMetrics?.(node);
         if (ports === undefined) continue;
         rules.push(
-            { port: ports.consensus, protocol: "tcp", sources: source, description: `${node.name} CometBFT metrics, for the monitoring host` },
-            { port: ports.execution, protocol: "tcp", sources: source, description: `${node.name} execution client metrics, for the monitoring host` },
+            {
+                port: ports.consensus,
+                protocol: "tcp",
+                sources: source,
+                description: `${node.name} CometBFT metrics, for the monitoring host`,
+            },
+            {
+                port: ports.execution,
+                protocol: "tcp",
+                sources: source,
+                description: `${node.name} execution client metrics, for the monitoring host`,
+            },
         );
     }
     if (m.isMonitoringHost && m.spec.webAllowedCidrs.length > 0) {

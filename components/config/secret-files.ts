@@ -24,7 +24,8 @@ export function secretsDirReason(full: string, projectDir: string): string | und
         }
     };
     const rel = path.relative(real(projectDir), real(full));
-    if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))) return `${full}: inside the project; secrets never go into the repository: keep them outside it (e.g. ~/.nodefleet/<stack>)`;
+    if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel)))
+        return `${full}: inside the project; secrets never go into the repository: keep them outside it (e.g. ~/.nodefleet/<stack>)`;
     let st: fs.Stats;
     try {
         st = fs.statSync(full);
@@ -45,7 +46,8 @@ function readSecretFile(full: string): FileRead {
         return undefined;
     }
     if (!st.isFile()) return { reason: `${full}: not a regular file` };
-    if ((st.mode & 0o077) !== 0) return { reason: `${full}: readable by group or others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it` };
+    if ((st.mode & 0o077) !== 0)
+        return { reason: `${full}: readable by group or others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it` };
     try {
         return { value: fs.readFileSync(full, "utf8").replace(/\r?\n$/, "") };
     } catch (e) {
@@ -90,9 +92,11 @@ export function withSecretsDir(base: SecretSource, dir: string | undefined, proj
         },
         problem: (key) => {
             const f = file(key);
-            if (base.get(key) !== undefined && f !== undefined) return `the secret it names is both a config key of the stack and a file of secretsDir (${full}): keep one, so that one value is used everywhere`;
+            if (base.get(key) !== undefined && f !== undefined)
+                return `the secret it names is both a config key of the stack and a file of secretsDir (${full}): keep one, so that one value is used everywhere`;
             if (f !== undefined && "reason" in f) return `the secret it names: ${f.reason}`;
-            if (base.get(key) === undefined && dirReason !== undefined) return `the secret it names is not a config key of the stack, and secretsDir cannot be read: ${dirReason}`;
+            if (base.get(key) === undefined && dirReason !== undefined)
+                return `the secret it names is not a config key of the stack, and secretsDir cannot be read: ${dirReason}`;
             return base.problem?.(key);
         },
         missingHint: `neither a config key of the stack (pulumi config set --secret <that name> …) nor a file of that name in secretsDir (${full})`,

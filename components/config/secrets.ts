@@ -35,7 +35,9 @@ interface FleetSecretUse extends SecretUse {
 }
 
 /** A node's secret at its path in the config (`nodes[3].storage.minerKeySecret`). */
-const atNode = (i: number) => (use: SecretUse): SecretUse => ({ ...use, path: `nodes[${i}].${use.path}` });
+const atNode =
+    (i: number) =>
+    (use: SecretUse): SecretUse => ({ ...use, path: `nodes[${i}].${use.path}` });
 
 /**
  * Every secret the fleet names, each with its config path: the URL fields given as {secret: <name>}
@@ -43,10 +45,13 @@ const atNode = (i: number) => (use: SecretUse): SecretUse => ({ ...use, path: `n
  */
 function secretUses(spec: FleetSpec): FleetSecretUse[] {
     const uses: FleetSecretUse[] = spec.nodes.flatMap((node, i) => contractOf(node).urlSecrets(node).map(atNode(i)));
-    for (const [name, r] of Object.entries(spec.releases)) if (r.url !== undefined && typeof r.url !== "string") uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
+    for (const [name, r] of Object.entries(spec.releases))
+        if (r.url !== undefined && typeof r.url !== "string")
+            uses.push({ path: `releases.${name}.url.secret`, key: r.url.secret, kind: "url" });
     uses.push(...receiverSecrets(spec.monitoring).map((r) => ({ ...r, kind: "url" as const })));
     for (const [name, host] of Object.entries(spec.hosts)) {
-        if (host.sshPrivateKeySecret !== undefined) uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
+        if (host.sshPrivateKeySecret !== undefined)
+            uses.push({ path: `hosts.${name}.sshPrivateKeySecret`, key: host.sshPrivateKeySecret, kind: "sshPrivateKey" });
     }
     spec.nodes.forEach((node, i) => uses.push(...contractOf(node).keySecrets(node).map(atNode(i))));
     return uses;
@@ -72,11 +77,15 @@ export function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: str
             const known = secrets.secretNames?.() ?? [];
             const listed = known.length > 20 ? `${known.length} of them` : known.length ? [...known].sort().join(", ") : "none";
             // The name itself is not repeated: a value pasted here by mistake may be a key.
-            issues.push(`${use.path}: the config key it names is ${secrets.missingHint ? `set nowhere: ${secrets.missingHint}` : "not set (pulumi config set --secret <that name> …)"}; the stack's secret keys: ${listed}`);
+            issues.push(
+                `${use.path}: the config key it names is ${secrets.missingHint ? `set nowhere: ${secrets.missingHint}` : "not set (pulumi config set --secret <that name> …)"}; the stack's secret keys: ${listed}`,
+            );
             continue;
         }
         if (!secrets.isSecret(use.key)) {
-            issues.push(`${use.path}: the config key it names is stored in plain text; set it again with pulumi config set --secret <that name>`);
+            issues.push(
+                `${use.path}: the config key it names is stored in plain text; set it again with pulumi config set --secret <that name>`,
+            );
             continue;
         }
         if (!values) continue;
@@ -89,7 +98,10 @@ export function checkSecrets(spec: FleetSpec, secrets: SecretSource, issues: str
         const id = `${use.kind}:${keyIdentity(use.kind, value)}`;
         const first = seen.get(id);
         if (first === undefined) seen.set(id, use.path);
-        else if (use.kind === "validatorKey") issues.push(`${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing)`);
+        else if (use.kind === "validatorKey")
+            issues.push(
+                `${use.path}: the same validator key as ${first}; a validator key must never be active on two machines (double-sign slashing)`,
+            );
         else issues.push(`${use.path}: the same key as ${first}; each node needs its own key`);
     }
 }

@@ -21,12 +21,17 @@ export function checkHostRefs(spec: FleetSpec, issues: string[], warnings: strin
     const known = Object.keys(spec.hosts);
     const used = new Set<string>();
     spec.nodes.forEach((node, i) => {
-        if (!Object.hasOwn(spec.hosts, node.host)) issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
+        if (!Object.hasOwn(spec.hosts, node.host))
+            issues.push(`nodes[${i}].host: no host named "${node.host}" under hosts (known: ${known.join(", ") || "none"})`);
         used.add(node.host);
     });
     // A host with no node is kept (bootstrap and firewall only) with a warning: a validator that
     // just moved off it needs it configured for one more `up`, so its handover can run there.
-    for (const name of known) if (!used.has(name)) warnings.push(`hosts.${name}: no node runs on this host; remove it once nothing is handed over from it (a validator that moved off it), or add a node`);
+    for (const name of known)
+        if (!used.has(name))
+            warnings.push(
+                `hosts.${name}: no node runs on this host; remove it once nothing is handed over from it (a validator that moved off it), or add a node`,
+            );
 }
 
 /**
@@ -45,7 +50,10 @@ export function checkMachines(spec: FleetSpec, issues: string[]): void {
         const machine = machineOf(name, host);
         const other = first.get(machine);
         if (other === undefined) first.set(machine, name);
-        else issues.push(`hosts.${name}.address: the same machine as hosts.${other} (same address and SSH port); one machine is one host, or their firewalls overwrite each other`);
+        else
+            issues.push(
+                `hosts.${name}.address: the same machine as hosts.${other} (same address and SSH port); one machine is one host, or their firewalls overwrite each other`,
+            );
     }
 }
 
@@ -57,13 +65,17 @@ export function checkPorts(spec: FleetSpec, issues: string[]): void {
         const machine = machineOf(node.host, host);
         let taken = byMachine.get(machine);
         if (!taken) {
-            taken = new Map([[`${sshdPort(host)}/tcp`, `sshd`], ...monitoringPorts(spec, node.host).map((p) => [`${p.port}/tcp`, p.owner] as [string, string])]);
+            taken = new Map([
+                [`${sshdPort(host)}/tcp`, `sshd`],
+                ...monitoringPorts(spec, node.host).map((p) => [`${p.port}/tcp`, p.owner] as [string, string]),
+            ]);
             byMachine.set(machine, taken);
         }
         for (const p of rolePorts(node)) {
             const key = `${p.port}/${p.protocol}`;
             const owner = taken.get(key);
-            if (owner !== undefined) issues.push(`nodes[${i}]: port ${key} (${p.purpose}) is already used by ${owner} on host ${node.host}`);
+            if (owner !== undefined)
+                issues.push(`nodes[${i}]: port ${key} (${p.purpose}) is already used by ${owner} on host ${node.host}`);
             else taken.set(key, `nodes[${i}] (${p.purpose})`);
         }
     });
@@ -74,7 +86,11 @@ function monitoringPorts(spec: FleetSpec, host: string): { port: number; owner: 
     const m = spec.monitoring;
     if (m === undefined) return [];
     const ports = [{ port: m.nodeExporterPort, owner: "monitoring.nodeExporterPort" }];
-    if (m.host === host) ports.push({ port: m.prometheusPort, owner: "monitoring.prometheusPort" }, { port: m.alertmanagerPort, owner: "monitoring.alertmanagerPort" });
+    if (m.host === host)
+        ports.push(
+            { port: m.prometheusPort, owner: "monitoring.prometheusPort" },
+            { port: m.alertmanagerPort, owner: "monitoring.alertmanagerPort" },
+        );
     return ports;
 }
 
@@ -82,9 +98,12 @@ function monitoringPorts(spec: FleetSpec, host: string): { port: number; owner: 
 export function checkRoleRules(spec: FleetSpec, issues: string[], warnings: string[]): void {
     spec.nodes.forEach((node, i) => {
         const contract = contractOf(node);
-        if (contract.releaseRequired !== undefined && node.release === undefined) issues.push(`nodes[${i}].release: required: ${contract.releaseRequired}`);
+        if (contract.releaseRequired !== undefined && node.release === undefined)
+            issues.push(`nodes[${i}].release: required: ${contract.releaseRequired}`);
         if (!contract.consensusRelease && node.release !== undefined && spec.releases[node.release]?.consensus !== undefined) {
-            issues.push(`releases.${node.release}.consensus: only a validator's release carries a consensus daemon, and ${node.role} nodes[${i}] installs this one`);
+            issues.push(
+                `releases.${node.release}.consensus: only a validator's release carries a consensus daemon, and ${node.role} nodes[${i}] installs this one`,
+            );
         }
         issues.push(...contract.rules(node, `nodes[${i}]`));
     });
@@ -106,7 +125,10 @@ export function planHosts(spec: FleetSpec, releases: Map<string, ResolvedRelease
         const names = [...new Set(nodes.flatMap(nodeReleases))].sort();
         const monitoring = hostMonitoring(spec.monitoring, spec.hosts, name);
         return {
-            name, spec: hostSpec, nodes, releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])),
+            name,
+            spec: hostSpec,
+            nodes,
+            releases: names.flatMap((r) => (releases.has(r) ? [releases.get(r)!] : [])),
             ...(monitoring ? { monitoring } : {}),
             ...(spec.rollout !== undefined && nodes.length > 0 ? { gated: true as const } : {}),
         };
@@ -122,7 +144,9 @@ export function checkHardware(spec: FleetSpec, hosts: readonly HostPlan[], issue
             else warnings.push(`${line} (hardwareCheck: warn)`);
         }
         if (host.spec.kind === "existing" && host.spec.hostKey !== undefined && host.spec.firstBoot !== undefined) {
-            issues.push(`hosts.${host.name}.firstBoot: give hostKey (a server whose key you know) or firstBoot (a server booted with nodefleet's user-data), not both`);
+            issues.push(
+                `hosts.${host.name}.firstBoot: give hostKey (a server whose key you know) or firstBoot (a server booted with nodefleet's user-data), not both`,
+            );
         } else if (host.spec.kind === "existing" && !host.spec.hostKey && host.spec.firstBoot === undefined) {
             warnings.push(`hosts.${host.name}.hostKey: not pinned; the first key the host presents is accepted`);
         }

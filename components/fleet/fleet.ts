@@ -82,7 +82,8 @@ export class Fleet extends pulumi.ComponentResource {
         if (upgrades.refused.length > 0) throw new pulumi.RunError(upgrades.refused.join("\n"));
         const fleet = new Fleet(name, moves, rollout, opts);
         for (const line of upgrades.lines) pulumi.log.info(line, fleet);
-        for (const host of args.plan.hosts) for (const node of host.nodes) if (contractOf(node).movable) fleet.validatorHosts[node.name] = node.host;
+        for (const host of args.plan.hosts)
+            for (const node of host.nodes) if (contractOf(node).movable) fleet.validatorHosts[node.name] = node.host;
         for (const plan of args.plan.hosts) {
             withoutPromiseTraces(() => fleet.addHost(name, plan, args));
             await new Promise((resolve) => setImmediate(resolve));
@@ -110,9 +111,17 @@ export class Fleet extends pulumi.ComponentResource {
     private addHost(name: string, plan: HostPlan, args: FleetArgs): void {
         const host = this.buildHost(`${name}-${plan.name}`, plan, args);
         this.hosts[plan.name] = host;
-        if (host instanceof ExistingHost && host.firstBootUserData !== undefined) this.firstBootUserData[plan.name] = host.firstBootUserData;
-        this.moves.leaving(plan.name, args.plan.spec.nodes, (node) => validatorHandover(`${name}-${node.name}`, node, host, sshUser(plan.spec), { parent: this }));
-        this.summary[plan.name] = { kind: plan.spec.kind, publicAddress: host.publicAddress, nodes: plan.nodes.map((n) => n.name), ...(host.learnedHostKey ? { hostKey: host.learnedHostKey } : {}) };
+        if (host instanceof ExistingHost && host.firstBootUserData !== undefined)
+            this.firstBootUserData[plan.name] = host.firstBootUserData;
+        this.moves.leaving(plan.name, args.plan.spec.nodes, (node) =>
+            validatorHandover(`${name}-${node.name}`, node, host, sshUser(plan.spec), { parent: this }),
+        );
+        this.summary[plan.name] = {
+            kind: plan.spec.kind,
+            publicAddress: host.publicAddress,
+            nodes: plan.nodes.map((n) => n.name),
+            ...(host.learnedHostKey ? { hostKey: host.learnedHostKey } : {}),
+        };
         const user = sshUser(plan.spec);
         const site = { plan, host, user, secret: args.secret, releases: args.plan.spec.releases, moves: this.moves };
         for (const node of plan.nodes) {
@@ -124,7 +133,11 @@ export class Fleet extends pulumi.ComponentResource {
             if (role.switchReport !== undefined) this.validatorSwitch[node.name] = role.switchReport;
         }
         if (plan.monitoring !== undefined) {
-            const agent = new MonitoringAgent(`${name}-${plan.name}-monitoring-agent`, { plan, monitoring: plan.monitoring.spec, host, user }, { parent: this });
+            const agent = new MonitoringAgent(
+                `${name}-${plan.name}-monitoring-agent`,
+                { plan, monitoring: plan.monitoring.spec, host, user },
+                { parent: this },
+            );
             // The monitoring host's bundle stays open for the server's step, made once every host is.
             if (plan.monitoring.isMonitoringHost) {
                 this.monitoringAgent = agent;
@@ -141,13 +154,34 @@ export class Fleet extends pulumi.ComponentResource {
         if (m === undefined) return;
         const plan = args.plan.hosts.find((h) => h.name === m.host);
         const host = this.hosts[m.host];
-        if (plan === undefined || host === undefined || this.monitoringAgent === undefined) throw new Error(`unreachable: the monitoring host ${m.host} was checked by parseFleet`);
-        const targets = pulumi.all(args.plan.hosts.map((h) => pulumi.all([h.name, h.monitoring?.scrapeAddress ?? this.hosts[h.name]!.publicAddress]).apply(([n, address]): ScrapeHost => ({ host: n, address, validators: scrapedValidators(h.nodes) }))));
+        if (plan === undefined || host === undefined || this.monitoringAgent === undefined)
+            throw new Error(`unreachable: the monitoring host ${m.host} was checked by parseFleet`);
+        const targets = pulumi.all(
+            args.plan.hosts.map((h) =>
+                pulumi
+                    .all([h.name, h.monitoring?.scrapeAddress ?? this.hosts[h.name]!.publicAddress])
+                    .apply(([n, address]): ScrapeHost => ({ host: n, address, validators: scrapedValidators(h.nodes) })),
+            ),
+        );
         const secrets = pulumi.all(Object.fromEntries(receiverSecrets(m).map((r) => [r.key, args.secret(r.key)])));
-        new MonitoringServer(`${name}-${m.host}-monitoring`, {
-            host, user: sshUser(plan.spec), monitoring: m, secrets, targets, after: this.monitoringAgent,
-            ctx: { stack: pulumi.getStack(), healthIntervalSeconds: m.healthIntervalSeconds, mounts: watchedMounts(Object.values(this.hosts)), alertFor: m.alertFor },
-        }, { parent: this });
+        new MonitoringServer(
+            `${name}-${m.host}-monitoring`,
+            {
+                host,
+                user: sshUser(plan.spec),
+                monitoring: m,
+                secrets,
+                targets,
+                after: this.monitoringAgent,
+                ctx: {
+                    stack: pulumi.getStack(),
+                    healthIntervalSeconds: m.healthIntervalSeconds,
+                    mounts: watchedMounts(Object.values(this.hosts)),
+                    alertFor: m.alertFor,
+                },
+            },
+            { parent: this },
+        );
         host.tools.seal();
     }
 
@@ -166,10 +200,18 @@ export class Fleet extends pulumi.ComponentResource {
             case "hetzner": {
                 const { HetznerHost, hetznerProvider } = require("../hosts/hetzner") as typeof hetznerHosts;
                 this.hcloud ??= hetznerProvider(this);
-                return new HetznerHost(name, { plan: { ...plan, spec }, privateKey, secret: args.secret }, { ...opts, providers: [this.driftProvider, this.hcloud] });
+                return new HetznerHost(
+                    name,
+                    { plan: { ...plan, spec }, privateKey, secret: args.secret },
+                    { ...opts, providers: [this.driftProvider, this.hcloud] },
+                );
             }
             case "existing":
-                return new ExistingHost(name, { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck, secret: args.secret }, opts);
+                return new ExistingHost(
+                    name,
+                    { plan: { ...plan, spec }, privateKey, hardwareCheck: args.plan.spec.hardwareCheck, secret: args.secret },
+                    opts,
+                );
             default:
                 return assertNever(spec);
         }
@@ -201,7 +243,9 @@ export async function previousValidatorHosts(): Promise<Record<string, string>> 
     const value = out.value as unknown;
     if (value === undefined || value === null) return {};
     if (typeof value !== "object" || Array.isArray(value) || Object.values(value).some((h) => typeof h !== "string")) {
-        throw new pulumi.RunError("the stack output validatorHosts is not a map of node to host name: nodefleet cannot tell whether a validator moved");
+        throw new pulumi.RunError(
+            "the stack output validatorHosts is not a map of node to host name: nodefleet cannot tell whether a validator moved",
+        );
     }
     return value as Record<string, string>;
 }

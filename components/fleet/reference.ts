@@ -55,16 +55,23 @@ export function generatedDocs(): Record<string, string> {
 
 /** A cell of prose: `<unit>` outside code spans shown as written, not taken for an HTML tag. */
 function prose(text: string): string {
-    return cell(text.split("`").map((part, i) => (i % 2 === 0 ? part.replace(/</g, "&lt;") : part)).join("`"));
+    return cell(
+        text
+            .split("`")
+            .map((part, i) => (i % 2 === 0 ? part.replace(/</g, "&lt;") : part))
+            .join("`"),
+    );
 }
 
 /** The fault table (hostfiles/faults.json) as operators read it: what status and the alerts say, and the fix. */
 export function faultsPage(): string {
     const unknown = Object.keys(FAULT_MEANINGS).filter((c) => !(c in FAULT_TABLE));
-    if (unknown.length > 0) throw new Error(`components/monitoring/fault-meanings.ts: ${unknown.join(", ")}: not a code of hostfiles/faults.json`);
+    if (unknown.length > 0)
+        throw new Error(`components/monitoring/fault-meanings.ts: ${unknown.join(", ")}: not a code of hostfiles/faults.json`);
     const rows = Object.entries(FAULT_TABLE).map(([code, f]) => {
         const meaning = FAULT_MEANINGS[code];
-        if (meaning === undefined) throw new Error(`components/monitoring/fault-meanings.ts: ${code}: no meaning for this code of hostfiles/faults.json`);
+        if (meaning === undefined)
+            throw new Error(`components/monitoring/fault-meanings.ts: ${code}: no meaning for this code of hostfiles/faults.json`);
         const alert = f.alert === false ? `none: ${f.note ?? "status only"}` : `\`${f.for}\``;
         return `| \`${code}\` | ${f.severity} | ${cell(alert)} | ${prose(meaning)} | ${prose(f.remedy)} |`;
     });
@@ -109,7 +116,7 @@ const PREAMBLE: readonly string[] = [
     "Pulumi hands a stack's whole config, secrets decrypted, to the program and to the policy pack",
     "in one environment variable, and Linux caps one variable at 128 KiB: an inline fleet of about",
     "170 nodes (fewer with longer entries), or a few hundred node keys, and every `pulumi` run fails",
-    "with \"argument list too long\" before nodefleet starts. A fleet of that size is written in a file",
+    'with "argument list too long" before nodefleet starts. A fleet of that size is written in a file',
     "of the project instead, reviewed in pull requests like the rest, and its keys in a directory of",
     "the machine that runs Pulumi:",
     "",
@@ -180,7 +187,9 @@ function walk(schema: Json, path: string, sections: Section[]): void {
         const inner = objectBelow(field);
         if (inner) below.push([inner.schema, `${base}.${key}${inner.suffix}`]);
         const need = required.has(key) ? " (required)" : "";
-        rows.push(`| \`${key}\`${need} | ${cell(typeOf(field))} | ${field.default === undefined ? "" : cell(`\`${JSON.stringify(field.default)}\``)} | ${cell(field.description ?? "")} |`);
+        rows.push(
+            `| \`${key}\`${need} | ${cell(typeOf(field))} | ${field.default === undefined ? "" : cell(`\`${JSON.stringify(field.default)}\``)} | ${cell(field.description ?? "")} |`,
+        );
     }
     sections.push({ heading: `\`${path}\``, about: schema.description, rows });
     for (const [s, p] of below) walk(s, p, sections);
@@ -189,7 +198,9 @@ function walk(schema: Json, path: string, sections: Section[]): void {
 /** The object a field holds, directly or as the items of a list or the values of a map. */
 function objectBelow(field: Json): { schema: Json; suffix: string } | undefined {
     const asObject = (s: Json | boolean | undefined) =>
-        typeof s === "object" && (s.properties !== undefined || (s.oneOf ?? s.anyOf)?.some((v) => v.properties !== undefined)) ? s : undefined;
+        typeof s === "object" && (s.properties !== undefined || (s.oneOf ?? s.anyOf)?.some((v) => v.properties !== undefined))
+            ? s
+            : undefined;
     const held: [Json | undefined, string][] = [
         [asObject(field), ""],
         [asObject(field.items), "[]"],
@@ -204,13 +215,18 @@ function discriminator(variant: Json): string {
     // The discriminating field: kind, role or version, by its literal or (the sequencer's 2.0.x pattern) its title.
     const props = variant.properties ?? {};
     const named = (f: Json) => f.const ?? (f as Json & { title?: string }).title;
-    const key = ["kind", "role", "version"].find((k) => props[k] !== undefined && named(props[k]!) !== undefined) ?? Object.keys(props).find((k) => props[k]!.const !== undefined);
+    const key =
+        ["kind", "role", "version"].find((k) => props[k] !== undefined && named(props[k]!) !== undefined) ??
+        Object.keys(props).find((k) => props[k]!.const !== undefined);
     return key === undefined ? "variant" : `${key}: ${String(named(props[key]!))}`;
 }
 
 function typeOf(s: Json): string {
     const variants = s.oneOf ?? s.anyOf;
-    if (variants) return variants.every((v) => v.properties) ? "object, by " + discriminator(variants[0]!).split(":")[0] : variants.map(typeOf).join(" or ");
+    if (variants)
+        return variants.every((v) => v.properties)
+            ? "object, by " + discriminator(variants[0]!).split(":")[0]
+            : variants.map(typeOf).join(" or ");
     if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
     if (s.enum) return `one of ${s.enum.map((e) => `\`${String(e)}\``).join(", ")}`;
     if (Array.isArray(s.type)) return s.type.join(" or ");

@@ -56,7 +56,10 @@ const sdkDebug = () => process.env.NODEFLEET_SDK_DEBUG === "1";
  */
 export function trimSdkCosts(): void {
     if (sdkDebug()) return;
-    const debuggable = require("@pulumi/pulumi/runtime/debuggable") as { debuggablePromise?: (p: unknown, ctx: unknown) => unknown; nodefleetTrimmed?: boolean };
+    const debuggable = require("@pulumi/pulumi/runtime/debuggable") as {
+        debuggablePromise?: (p: unknown, ctx: unknown) => unknown;
+        nodefleetTrimmed?: boolean;
+    };
     const original = debuggable.debuggablePromise;
     if (typeof original === "function" && !debuggable.nodefleetTrimmed && !process.env.PULUMI_DEBUG_PROMISE_LEAKS) {
         debuggable.debuggablePromise = (p, ctx) => withoutPromiseTraces(() => original(p, ctx));

@@ -25,7 +25,10 @@ export type SigningKey = string;
 export function siblingShards(spec: FleetSpec, stack: string): string[] {
     const shards = spec.shards;
     if (shards === undefined) return [];
-    if (!shards.includes(stack)) throw new pulumi.RunError(`shards: lists ${shards.join(", ")}, not this stack (${stack}): every shard names all the stacks of the fleet, itself among them`);
+    if (!shards.includes(stack))
+        throw new pulumi.RunError(
+            `shards: lists ${shards.join(", ")}, not this stack (${stack}): every shard names all the stacks of the fleet, itself among them`,
+        );
     return shards.filter((s) => s !== stack);
 }
 
@@ -75,7 +78,8 @@ function facts(fleet: unknown): ShardFacts {
     }
     for (const [name, h] of Object.entries(typeof f.hosts === "object" && f.hosts !== null ? f.hosts : {})) {
         const host = (h ?? {}) as { kind?: unknown; address?: unknown; port?: unknown };
-        if (host.kind === "existing" && typeof host.address === "string") hosts.set(`${host.address.toLowerCase()}:${typeof host.port === "number" ? host.port : 22}`, name);
+        if (host.kind === "existing" && typeof host.address === "string")
+            hosts.set(`${host.address.toLowerCase()}:${typeof host.port === "number" ? host.port : 22}`, name);
     }
     return { nodes, keySecrets, addresses, hosts, shards: Array.isArray(f.shards) ? f.shards.map(String) : undefined };
 }
@@ -94,25 +98,43 @@ export function shardConfigConflicts(spec: FleetSpec, stack: string, dir: string
             const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
             theirs = facts(fleetOfStackFile(doc?.config, dir).raw);
         } catch (e) {
-            const why = e instanceof FleetDefinitionError ? e.message : (e as NodeJS.ErrnoException).code ?? "not YAML";
-            problems.push(`shards: shard ${shard}: cannot read its fleet from Pulumi.${shard}.yaml (${why}): every shard's config is in the project`);
+            const why = e instanceof FleetDefinitionError ? e.message : ((e as NodeJS.ErrnoException).code ?? "not YAML");
+            problems.push(
+                `shards: shard ${shard}: cannot read its fleet from Pulumi.${shard}.yaml (${why}): every shard's config is in the project`,
+            );
             continue;
         }
         const sameList = theirs.shards !== undefined && [...theirs.shards].sort().join(",") === [...(spec.shards ?? [])].sort().join(",");
-        if (!sameList) problems.push(`shards: shard ${shard} lists ${theirs.shards === undefined ? "no shards" : theirs.shards.join(", ")}, this stack ${spec.shards!.join(", ")}: every shard names the same stacks`);
+        if (!sameList)
+            problems.push(
+                `shards: shard ${shard} lists ${theirs.shards === undefined ? "no shards" : theirs.shards.join(", ")}, this stack ${spec.shards!.join(", ")}: every shard names the same stacks`,
+            );
         spec.nodes.forEach((node, i) => {
             const signing = contractOf(node).signing;
             if (signing === undefined) return;
-            if (theirs.nodes.has(node.name)) problems.push(`nodes[${i}].name: ${node.name} is also a node of shard ${shard}: a ${node.role} belongs to one shard; to move it, remove it there and run that shard's up first`);
+            if (theirs.nodes.has(node.name))
+                problems.push(
+                    `nodes[${i}].name: ${node.name} is also a node of shard ${shard}: a ${node.role} belongs to one shard; to move it, remove it there and run that shard's up first`,
+                );
             const other = theirs.keySecrets.get(signing.secret(node));
-            if (other !== undefined) problems.push(`nodes[${i}].${node.role}.${signing.secretField}: shard ${shard}'s ${other} signs with the key of the same config key: one key must never sign on two machines`);
-            const address = signing.addressField === undefined ? undefined : (node as unknown as Record<string, Record<string, unknown>>)[node.role]![signing.addressField];
+            if (other !== undefined)
+                problems.push(
+                    `nodes[${i}].${node.role}.${signing.secretField}: shard ${shard}'s ${other} signs with the key of the same config key: one key must never sign on two machines`,
+                );
+            const address =
+                signing.addressField === undefined
+                    ? undefined
+                    : (node as unknown as Record<string, Record<string, unknown>>)[node.role]![signing.addressField];
             const same = typeof address === "string" ? theirs.addresses.get(address.toLowerCase()) : undefined;
-            if (same !== undefined) problems.push(`nodes[${i}].${node.role}.${signing.addressField}: shard ${shard}'s ${same} has the same address: one key must never sign on two machines`);
+            if (same !== undefined)
+                problems.push(
+                    `nodes[${i}].${node.role}.${signing.addressField}: shard ${shard}'s ${same} has the same address: one key must never sign on two machines`,
+                );
         });
         for (const [where, name] of mine.hosts) {
             const other = theirs.hosts.get(where);
-            if (other !== undefined) problems.push(`hosts.${name}: ${where} is also shard ${shard}'s host ${other}: a host belongs to one shard`);
+            if (other !== undefined)
+                problems.push(`hosts.${name}: ${where} is also shard ${shard}'s host ${other}: a host belongs to one shard`);
         }
     }
     return problems;
@@ -129,21 +151,32 @@ export async function shardOutputConflicts(siblings: readonly string[], mine: Re
         const ref = new pulumi.StackReference(`${pulumi.getOrganization()}/${pulumi.getProject()}/${shard}`);
         const out = (await ref.getOutputDetails("signingKeys")).value as unknown;
         if (out === undefined || out === null) continue;
-        if (typeof out !== "object" || Array.isArray(out)) throw new pulumi.RunError(`shard ${shard}: its stack output signingKeys is not a map of node to key: nodefleet cannot tell which keys sign there`);
+        if (typeof out !== "object" || Array.isArray(out))
+            throw new pulumi.RunError(
+                `shard ${shard}: its stack output signingKeys is not a map of node to key: nodefleet cannot tell which keys sign there`,
+            );
         for (const [theirNode, key] of Object.entries(out as Record<string, unknown>)) {
             const node = byKey.get(String(key));
-            if (node !== undefined) problems.push(`${node}: its key (${String(key)}) signs in shard ${shard} as ${theirNode}, as that shard's last up left it: one key must never sign on two machines. Remove ${theirNode} from Pulumi.${shard}.yaml and run that shard's up (it stops the node there), then run this one's`);
+            if (node !== undefined)
+                problems.push(
+                    `${node}: its key (${String(key)}) signs in shard ${shard} as ${theirNode}, as that shard's last up left it: one key must never sign on two machines. Remove ${theirNode} from Pulumi.${shard}.yaml and run that shard's up (it stops the node there), then run this one's`,
+                );
         }
     }
     return problems;
 }
 
 /** Both checks of a sharded stack; a RunError naming every conflict, before anything is registered. */
-export async function checkShards(plan: FleetPlan, value: (key: string) => string | undefined, dir = process.cwd()): Promise<Record<string, SigningKey>> {
+export async function checkShards(
+    plan: FleetPlan,
+    value: (key: string) => string | undefined,
+    dir = process.cwd(),
+): Promise<Record<string, SigningKey>> {
     const keys = signingKeys(plan.spec, value);
     const siblings = siblingShards(plan.spec, pulumi.getStack());
     if (siblings.length === 0) return keys;
     const problems = [...shardConfigConflicts(plan.spec, pulumi.getStack(), dir), ...(await shardOutputConflicts(siblings, keys))];
-    if (problems.length > 0) throw new pulumi.RunError(`this stack is a shard of ${plan.spec.shards!.join(", ")}; refused:\n  ${problems.join("\n  ")}`);
+    if (problems.length > 0)
+        throw new pulumi.RunError(`this stack is a shard of ${plan.spec.shards!.join(", ")}; refused:\n  ${problems.join("\n  ")}`);
     return keys;
 }

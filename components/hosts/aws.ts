@@ -38,26 +38,12 @@ export class AwsHost extends HostComponent {
         const ami = spec.ami ?? debianAmi(region, child);
         const sg = securityGroup(name, args.plan, vpcId, tags, child);
 
-        const root = spec.rootVolume;
         const first = firstBootData(name, args.plan.name, spec.sshUser, spec.hostKey, this);
-        const instance = new aws.ec2.Instance(
-            `${name}-instance`,
-            {
-                region,
-                ami,
-                instanceType: spec.instanceType,
-                availabilityZone: spec.availabilityZone,
-                subnetId: spec.subnetId,
-                vpcSecurityGroupIds: [sg.id],
-                keyName: spec.sshKeyName,
-                rootBlockDevice: { volumeSize: root.sizeGb, volumeType: root.type, iops: root.iops, throughput: root.throughput, encrypted: true, deleteOnTermination: true },
-                metadataOptions: { httpTokens: "required" },
-                userData: first?.userData,
-                tags: { ...tags, Name: `nodefleet-${args.plan.name}` },
-            },
-            // A newer Debian AMI must never replace a running validator host, nor user-data (read
-            // at first boot only) stop an instance made before it.
-            { ...child, ignoreChanges: ["ami", "userData"] },
+        const instance = awsInstance(
+            name,
+            spec,
+            { ami, securityGroup: sg.id, userData: first?.userData, tags: { ...tags, Name: `nodefleet-${args.plan.name}` } },
+            child,
         );
         this.instanceId = instance.id;
 
@@ -81,6 +67,47 @@ export class AwsHost extends HostComponent {
     }
 }
 
+/** The host's instance: the config's machine and root volume, in its security group, IMDSv2 only. */
+function awsInstance(
+    name: string,
+    spec: AwsHostSpec,
+    a: {
+        readonly ami: pulumi.Input<string>;
+        readonly securityGroup: pulumi.Input<string>;
+        readonly userData?: pulumi.Input<string>;
+        readonly tags: Record<string, string>;
+    },
+    child: pulumi.CustomResourceOptions,
+): aws.ec2.Instance {
+    const root = spec.rootVolume;
+    return new aws.ec2.Instance(
+        `${name}-instance`,
+        {
+            region: spec.region,
+            ami: a.ami,
+            instanceType: spec.instanceType,
+            availabilityZone: spec.availabilityZone,
+            subnetId: spec.subnetId,
+            vpcSecurityGroupIds: [a.securityGroup],
+            keyName: spec.sshKeyName,
+            rootBlockDevice: {
+                volumeSize: root.sizeGb,
+                volumeType: root.type,
+                iops: root.iops,
+                throughput: root.throughput,
+                encrypted: true,
+                deleteOnTermination: true,
+            },
+            metadataOptions: { httpTokens: "required" },
+            userData: a.userData,
+            tags: a.tags,
+        },
+        // A newer Debian AMI must never replace a running validator host, nor user-data (read
+        // at first boot only) stop an instance made before it.
+        { ...child, ignoreChanges: ["ami", "userData"] },
+    );
+}
+
 /** The newest official Debian 12 image for x86_64 in the region. */
 function debianAmi(region: string, opts: pulumi.InvokeOptions): pulumi.Output<string> {
     const filters = [
@@ -91,7 +118,13 @@ function debianAmi(region: string, opts: pulumi.InvokeOptions): pulumi.Output<st
 }
 
 /** The host's security group: one ingress rule per port of the port table and source range, egress to the world. */
-function securityGroup(name: string, plan: AwsHostArgs["plan"], vpcId: pulumi.Input<string>, tags: Record<string, string>, child: pulumi.CustomResourceOptions): aws.ec2.SecurityGroup {
+function securityGroup(
+    name: string,
+    plan: AwsHostArgs["plan"],
+    vpcId: pulumi.Input<string>,
+    tags: Record<string, string>,
+    child: pulumi.CustomResourceOptions,
+): aws.ec2.SecurityGroup {
     const { spec, nodes } = plan;
     const region = spec.region;
     const sg = new aws.ec2.SecurityGroup(`${name}-sg`, { region, vpcId, description: `nodefleet host ${plan.name}`, tags }, child);
@@ -118,7 +151,14 @@ function securityGroup(name: string, plan: AwsHostArgs["plan"], vpcId: pulumi.In
         const v6 = cidr.includes(":");
         new aws.vpc.SecurityGroupEgressRule(
             `${name}-out-${v6 ? "ipv6" : "ipv4"}`,
-            { region, securityGroupId: sg.id, ipProtocol: "-1", ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }), description: "all egress", tags },
+            {
+                region,
+                securityGroupId: sg.id,
+                ipProtocol: "-1",
+                ...(v6 ? { cidrIpv6: cidr } : { cidrIpv4: cidr }),
+                description: "all egress",
+                tags,
+            },
             child,
         );
     }
@@ -126,13 +166,28 @@ function securityGroup(name: string, plan: AwsHostArgs["plan"], vpcId: pulumi.In
 }
 
 /** The encrypted data volume, protected, attached to the instance. */
-function dataVolume(name: string, plan: AwsHostArgs["plan"], instance: aws.ec2.Instance, tags: Record<string, string>, child: pulumi.CustomResourceOptions) {
+function dataVolume(
+    name: string,
+    plan: AwsHostArgs["plan"],
+    instance: aws.ec2.Instance,
+    tags: Record<string, string>,
+    child: pulumi.CustomResourceOptions,
+) {
     const { spec, nodes } = plan;
     const region = spec.region;
     const vol = spec.dataVolume ?? { sizeGb: dataDiskGb(spec, nodes), type: "gp3" as const };
     const volume = new aws.ebs.Volume(
         `${name}-data`,
-        { region, availabilityZone: instance.availabilityZone, size: vol.sizeGb, type: vol.type, iops: vol.iops, throughput: vol.throughput, encrypted: true, tags: { ...tags, Name: `nodefleet-${plan.name}-data` } },
+        {
+            region,
+            availabilityZone: instance.availabilityZone,
+            size: vol.sizeGb,
+            type: vol.type,
+            iops: vol.iops,
+            throughput: vol.throughput,
+            encrypted: true,
+            tags: { ...tags, Name: `nodefleet-${plan.name}-data` },
+        },
         // Chain data: destroying it takes a deliberate `pulumi state unprotect`.
         { ...child, protect: true },
     );

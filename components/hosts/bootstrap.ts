@@ -40,8 +40,17 @@ export interface Bootstrapped {
  * is copied before anything else runs, not beside it: with its nodes' chains side by side, a host
  * holds at most two SSH connections at once (docs/development.md).
  */
-export function hostBundle(name: string, plan: HostPlan, connection: pulumi.Output<Connection>, parent: pulumi.Resource, after: readonly pulumi.Resource[]): HostBundle {
-    const tools = [...[...new Set(plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role)), ...(plan.monitoring ? monitoringTools() : [])];
+export function hostBundle(
+    name: string,
+    plan: HostPlan,
+    connection: pulumi.Output<Connection>,
+    parent: pulumi.Resource,
+    after: readonly pulumi.Resource[],
+): HostBundle {
+    const tools = [
+        ...[...new Set(plan.nodes.map((n) => n.role))].flatMap((role) => roleTools(role)),
+        ...(plan.monitoring ? monitoringTools() : []),
+    ];
     // A gated host's gates put the gate and the diagnosis table (the latter may be there for monitoring).
     if (plan.gated) tools.push(...gateTools().filter((t) => !tools.some((u) => u.name === t.name)));
     const machine = pulumi.unsecret(connection.apply((c) => `${c.host}:${c.port ?? 22}`));
@@ -56,7 +65,11 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
     const base = { connection: args.connection, user: args.user };
     const bundle = args.bundle;
     const drift = new HostDrift(`${name}-drift`, { host: args.plan.name, connection: args.checkConnection }, { parent });
-    const bootstrap = remoteStep(`${name}-bootstrap`, { ...base, script: renderBootstrap(args.plan, args.mount), bundle }, { parent, dependsOn: after });
+    const bootstrap = remoteStep(
+        `${name}-bootstrap`,
+        { ...base, script: renderBootstrap(args.plan, args.mount), bundle },
+        { parent, dependsOn: after },
+    );
     const ready = args.hostFirewall ? firewallSteps(name, args, base, parent, bootstrap, drift) : bootstrap;
     const releases = new Map<string, pulumi.Resource>();
     for (const r of args.plan.releases) {
@@ -67,27 +80,49 @@ export function bootstrapSteps(name: string, args: BootstrapArgs, parent: pulumi
         // The install removes the release's other versions itself.
         const teardown = remoteStep(
             `${name}-release-${r.name}-teardown`,
-            { ...base, script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`, onDelete: scripts.remove, deleteBundle: bundle },
+            {
+                ...base,
+                script: `echo ${shellWord(`release ${r.name}: teardown registered`)}\n`,
+                onDelete: scripts.remove,
+                deleteBundle: bundle,
+            },
             { parent, dependsOn: [ready] },
         );
         // A URL held in a secret comes on the step's stdin, a secret; the step's output is then not logged.
         const secretUrl = scripts.secretUrlKey === undefined ? undefined : releaseUrlSecret(args, scripts.secretUrlKey, r.name);
-        releases.set(r.name, remoteStep(
-            `${name}-release-${r.name}`,
-            { ...base, script: scripts.install, bundle, drift: { drift, group: scripts.driftGroup }, ...(secretUrl ? { secrets: secretUrl, sensitive: true } : {}) },
-            { parent, dependsOn: [teardown] },
-        ));
+        releases.set(
+            r.name,
+            remoteStep(
+                `${name}-release-${r.name}`,
+                {
+                    ...base,
+                    script: scripts.install,
+                    bundle,
+                    drift: { drift, group: scripts.driftGroup },
+                    ...(secretUrl ? { secrets: secretUrl, sensitive: true } : {}),
+                },
+                { parent, dependsOn: [teardown] },
+            ),
+        );
     }
     return { ready, releases, drift, tools: bundle };
 }
 
 /** The secrets of a release install whose URL is held in the config key `key`. */
 function releaseUrlSecret(args: BootstrapArgs, key: string, release: string): pulumi.Output<SecretScript["secrets"]> {
-    if (args.secret === undefined) throw new Error(`unreachable: release ${release}: its URL is a secret and the host was given no secret lookup`);
+    if (args.secret === undefined)
+        throw new Error(`unreachable: release ${release}: its URL is a secret and the host was given no secret lookup`);
     return pulumi.secret(args.secret(key).apply((url): SecretScript["secrets"] => ({ url: `${url}\n` })));
 }
 
-function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pulumi.Output<Connection>; user: string }, parent: pulumi.Resource, bootstrap: pulumi.Resource, drift: HostDrift): pulumi.Resource {
+function firewallSteps(
+    name: string,
+    args: BootstrapArgs,
+    base: { connection: pulumi.Output<Connection>; user: string },
+    parent: pulumi.Resource,
+    bootstrap: pulumi.Resource,
+    drift: HostDrift,
+): pulumi.Resource {
     const fw = renderFirewallScripts(args.plan);
     // Holds only the removal for `pulumi destroy`; its create never changes, so it is
     // never replaced, and the table is never dropped while the apply step is replaced.
@@ -96,12 +131,22 @@ function firewallSteps(name: string, args: BootstrapArgs, base: { connection: pu
         { ...base, script: "echo 'firewall: teardown registered'", onDelete: fw.remove, deleteBundle: args.bundle },
         { parent, dependsOn: [bootstrap] },
     );
-    const apply = remoteStep(`${name}-firewall-apply`, { ...base, script: fw.apply, bundle: args.bundle }, { parent, dependsOn: [teardown] });
+    const apply = remoteStep(
+        `${name}-firewall-apply`,
+        { ...base, script: fw.apply, bundle: args.bundle },
+        { parent, dependsOn: [teardown] },
+    );
     // A fresh SSH connection after the apply: if it cannot get in, the revert fires. It records the
     // table for the drift check, and run again (a repair) loads the confirmed ruleset again.
     return remoteStep(
         `${name}-firewall-confirm`,
-        { ...base, script: fw.confirm, bundle: args.bundle, inputsHash: [contentHash(fw.ruleset)], drift: { drift, group: FIREWALL_DRIFT_GROUP } },
+        {
+            ...base,
+            script: fw.confirm,
+            bundle: args.bundle,
+            inputsHash: [contentHash(fw.ruleset)],
+            drift: { drift, group: FIREWALL_DRIFT_GROUP },
+        },
         { parent, dependsOn: [apply] },
     );
 }

@@ -51,7 +51,10 @@ const MAX_ITEMS = 200;
  */
 export function cleanDriftItem(raw: unknown): DriftItem {
     const o = (raw !== null && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
-    const text = (v: unknown, max: number) => String(v ?? "").replace(/[^\x20-\x7e]|"/g, "?").slice(0, max);
+    const text = (v: unknown, max: number) =>
+        String(v ?? "")
+            .replace(/[^\x20-\x7e]|"/g, "?")
+            .slice(0, max);
     const group = typeof o.group === "string" && /^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$/.test(o.group) ? o.group : "unknown";
     return { group, item: text(o.item, 300), change: text(o.change, 300) };
 }

@@ -15,7 +15,8 @@ export const DRIFT_DIR = "/var/lib/nodefleet/drift";
 
 /** The record directory of a group ("storage-1.configure", "firewall", "release.0g-chain", …). */
 export function driftRecord(group: string): string {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(group)) throw new Error(`drift group ${JSON.stringify(group)}: letters, digits, '.', '_', '+', '-' only`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(group))
+        throw new Error(`drift group ${JSON.stringify(group)}: letters, digits, '.', '_', '+', '-' only`);
     return `${DRIFT_DIR}/${group}`;
 }
 
@@ -30,7 +31,8 @@ export function driftRecord(group: string): string {
 // from the working directory, as it does for the program.
 function driftCheck(): Required<pulumi.dynamic.ResourceProvider> {
     const g = globalThis as { nodefleetDrift?: Required<pulumi.dynamic.ResourceProvider> };
-    return (g.nodefleetDrift ??= (require("ts-node").register({ transpileOnly: true }), require(`${process.cwd()}/components/hosts/drift-check`).driftProvider));
+    return (g.nodefleetDrift ??=
+        (require("ts-node").register({ transpileOnly: true }), require(`${process.cwd()}/components/hosts/drift-check`).driftProvider));
 }
 
 export const driftCheckLoader: pulumi.dynamic.ResourceProvider = {
@@ -62,7 +64,12 @@ export class HostDrift extends pulumi.dynamic.Resource {
     declare readonly repairs: pulumi.Output<Record<string, number>>;
 
     constructor(name: string, args: HostDriftArgs, opts?: pulumi.CustomResourceOptions) {
-        super(driftCheckLoader, name, { host: args.host, connection: pulumi.secret(args.connection), toolHash: TOOL_HASH, drift: undefined, repairs: undefined }, opts);
+        super(
+            driftCheckLoader,
+            name,
+            { host: args.host, connection: pulumi.secret(args.connection), toolHash: TOOL_HASH, drift: undefined, repairs: undefined },
+            opts,
+        );
     }
 
     /** The repair count of a group, for its steps' triggers. */

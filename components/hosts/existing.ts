@@ -39,14 +39,33 @@ export class ExistingHost extends HostComponent {
         const bundle = hostBundle(name, args.plan, connection, this, pinned?.after ?? []);
         const preflight = remoteStep(
             `${name}-preflight`,
-            { connection, user: spec.user, script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)), bundle },
+            {
+                connection,
+                user: spec.user,
+                script: renderPreflight(args.plan.name, args.hardwareCheck, spec.dataMountPoint, hostTarget(args.plan.nodes)),
+                bundle,
+            },
             { parent: this },
         );
         this.hardwareFacts = preflight.stdout;
         const checkConnection = pinned?.checkConnection ?? sshConnection(ssh, "as given");
-        const bootstrap = { plan: args.plan, secret: args.secret, connection, checkConnection, user: spec.user, mount: spec.dataMountPoint, hostFirewall: true, bundle };
+        const bootstrap = {
+            plan: args.plan,
+            secret: args.secret,
+            connection,
+            checkConnection,
+            user: spec.user,
+            mount: spec.dataMountPoint,
+            hostFirewall: true,
+            bundle,
+        };
         const steps = bootstrapSteps(name, bootstrap, this, [preflight]);
-        this.reached({ ...steps, connection, publicAddress: pulumi.output(spec.address), ...(pinned !== undefined ? { learnedHostKey: pinned.hostKey } : {}) });
+        this.reached({
+            ...steps,
+            connection,
+            publicAddress: pulumi.output(spec.address),
+            ...(pinned !== undefined ? { learnedHostKey: pinned.hostKey } : {}),
+        });
         this.registerOutputs({ publicAddress: this.publicAddress, hardwareFacts: this.hardwareFacts });
     }
 }

@@ -18,7 +18,8 @@ import { ed25519PublicKey, makeKeyScript, type FirstBootKeyProps, type HostKeyPa
 type Provider = Required<Pick<pulumi.dynamic.ResourceProvider, "create" | "diff">> & pulumi.dynamic.ResourceProvider;
 function hostKeyProviders(): { firstBootKeyProvider: Provider; hostKeySwapProvider: Provider } {
     const g = globalThis as { nodefleetHostKey?: { firstBootKeyProvider: Provider; hostKeySwapProvider: Provider } };
-    return (g.nodefleetHostKey ??= (require("ts-node").register({ transpileOnly: true }), require(`${process.cwd()}/components/hosts/host-key-provider`)));
+    return (g.nodefleetHostKey ??=
+        (require("ts-node").register({ transpileOnly: true }), require(`${process.cwd()}/components/hosts/host-key-provider`)));
 }
 
 export const firstBootKeyLoader: pulumi.dynamic.ResourceProvider = {
@@ -38,14 +39,28 @@ export class FirstBootKey extends pulumi.dynamic.Resource {
     declare readonly privateKey: pulumi.Output<string>;
 
     constructor(name: string, host: string, opts?: pulumi.CustomResourceOptions) {
-        super(firstBootKeyLoader, name, { host, publicKey: undefined, privateKey: undefined }, { ...opts, additionalSecretOutputs: ["privateKey"] });
+        super(
+            firstBootKeyLoader,
+            name,
+            { host, publicKey: undefined, privateKey: undefined },
+            { ...opts, additionalSecretOutputs: ["privateKey"] },
+        );
     }
 }
 
 /** The swap of a host's sshd to the key the host made (host-key-provider.ts). */
 export class HostKeySwap extends pulumi.dynamic.Resource {
-    constructor(name: string, args: { host: string; connection: pulumi.Input<Connection>; firstBootKey: pulumi.Input<string>; hostKey: pulumi.Input<string> }, opts?: pulumi.CustomResourceOptions) {
-        super(hostKeySwapLoader, name, { host: args.host, connection: pulumi.secret(args.connection), firstBootKey: args.firstBootKey, hostKey: args.hostKey }, opts);
+    constructor(
+        name: string,
+        args: { host: string; connection: pulumi.Input<Connection>; firstBootKey: pulumi.Input<string>; hostKey: pulumi.Input<string> },
+        opts?: pulumi.CustomResourceOptions,
+    ) {
+        super(
+            hostKeySwapLoader,
+            name,
+            { host: args.host, connection: pulumi.secret(args.connection), firstBootKey: args.firstBootKey, hostKey: args.hostKey },
+            opts,
+        );
     }
 }
 
@@ -63,7 +78,9 @@ export function renderCloudConfig(args: { readonly sshUser: string; readonly hos
     };
     if (args.sshUser !== "root") {
         // The image's default user renamed: the key the cloud installs (sshKeyName) goes to it.
-        doc.system_info = { default_user: { name: args.sshUser, lock_passwd: true, gecos: "nodefleet", sudo: "ALL=(ALL) NOPASSWD:ALL", shell: "/bin/bash" } };
+        doc.system_info = {
+            default_user: { name: args.sshUser, lock_passwd: true, gecos: "nodefleet", sudo: "ALL=(ALL) NOPASSWD:ALL", shell: "/bin/bash" },
+        };
         doc.users = ["default"];
     }
     return `#cloud-config\n${JSON.stringify(doc, null, 2)}\n`;
@@ -80,10 +97,20 @@ export interface FirstBootData {
  * none for a server whose key the operator gives (`hostKey`: made before nodefleet pinned keys at
  * first boot, its user-data long read).
  */
-export function firstBootData(name: string, host: string, sshUser: string, hostKey: string | undefined, parent: pulumi.Resource): FirstBootData | undefined {
+export function firstBootData(
+    name: string,
+    host: string,
+    sshUser: string,
+    hostKey: string | undefined,
+    parent: pulumi.Resource,
+): FirstBootData | undefined {
     if (hostKey !== undefined) return undefined;
     const key = new FirstBootKey(`${name}-first-boot-key`, host, { parent });
-    const userData = pulumi.secret(pulumi.all([key.privateKey, key.publicKey]).apply(([privateKey, publicKey]) => renderCloudConfig({ sshUser, hostKey: { privateKey, publicKey } })));
+    const userData = pulumi.secret(
+        pulumi
+            .all([key.privateKey, key.publicKey])
+            .apply(([privateKey, publicKey]) => renderCloudConfig({ sshUser, hostKey: { privateKey, publicKey } })),
+    );
     return { key, userData };
 }
 
@@ -104,7 +131,8 @@ export function readMadeKey(host: string, out: string | undefined): string {
         said = undefined;
     }
     const key = typeof said === "string" ? ed25519PublicKey(said) : undefined;
-    if (key === undefined) throw new Error(`hosts.${host}: the host did not answer an ed25519 host key when asked to make one; nothing more runs on it`);
+    if (key === undefined)
+        throw new Error(`hosts.${host}: the host did not answer an ed25519 host key when asked to make one; nothing more runs on it`);
     return key;
 }
 
@@ -124,10 +152,23 @@ export interface PinnedHost {
  * first boot) that key; else the first-boot key for one step that has the host make its own key,
  * then the swap to that key, then that key for everything else.
  */
-export function pinHostKey(name: string, host: string, ssh: ConnectionParts, first: FirstBootData | undefined, hostKey: string | undefined, parent: pulumi.Resource, after: pulumi.Resource[]): PinnedHost {
+export function pinHostKey(
+    name: string,
+    host: string,
+    ssh: ConnectionParts,
+    first: FirstBootData | undefined,
+    hostKey: string | undefined,
+    parent: pulumi.Resource,
+    after: pulumi.Resource[],
+): PinnedHost {
     if (first === undefined) {
         if (hostKey === undefined) throw new Error(`unreachable: hosts.${host}: neither a first-boot key nor a given host key`);
-        return { connection: sshConnection({ ...ssh, hostKey }), checkConnection: sshConnection({ ...ssh, hostKey }, "as given"), after, hostKey: pulumi.output(hostKey) };
+        return {
+            connection: sshConnection({ ...ssh, hostKey }),
+            checkConnection: sshConnection({ ...ssh, hostKey }, "as given"),
+            after,
+            hostKey: pulumi.output(hostKey),
+        };
     }
     const firstBoot = sshConnection({ ...ssh, hostKey: first.key.publicKey });
     const make = new command.remote.Command(
@@ -138,6 +179,15 @@ export function pinHostKey(name: string, host: string, ssh: ConnectionParts, fir
         { parent, dependsOn: after, ignoreChanges: ["connection", "create", "stdin"] },
     );
     const madeKey = make.stdout.apply((out) => readMadeKey(host, out));
-    const swap = new HostKeySwap(`${name}-host-key-swap`, { host, connection: sshConnection(ssh, "as given"), firstBootKey: first.key.publicKey, hostKey: madeKey }, { parent, dependsOn: [make] });
-    return { connection: sshConnection({ ...ssh, hostKey: madeKey }), checkConnection: sshConnection({ ...ssh, hostKey: madeKey }, "as given"), after: [swap], hostKey: madeKey };
+    const swap = new HostKeySwap(
+        `${name}-host-key-swap`,
+        { host, connection: sshConnection(ssh, "as given"), firstBootKey: first.key.publicKey, hostKey: madeKey },
+        { parent, dependsOn: [make] },
+    );
+    return {
+        connection: sshConnection({ ...ssh, hostKey: madeKey }),
+        checkConnection: sshConnection({ ...ssh, hostKey: madeKey }, "as given"),
+        after: [swap],
+        hostKey: madeKey,
+    };
 }

@@ -45,16 +45,48 @@ export function hetznerFirewallRules(plan: HostPlan): hcloud.types.input.Firewal
     return rules;
 }
 
+/** The host's data volume, protected (it holds the chain data), and its attachment to the server. */
+function hetznerVolume(
+    name: string,
+    plan: HetznerHostArgs["plan"],
+    server: hcloud.Server,
+    labels: Record<string, string>,
+    child: pulumi.CustomResourceOptions,
+) {
+    const { spec, nodes } = plan;
+    const volume = new hcloud.Volume(
+        `${name}-data`,
+        {
+            name: `nodefleet-${plan.name}-data`,
+            size: dataDiskGb(spec, nodes),
+            location: spec.location,
+            deleteProtection: true,
+            labels,
+        },
+        { ...child, protect: true },
+    );
+    const attachment = new hcloud.VolumeAttachment(
+        `${name}-data-attach`,
+        { volumeId: volume.id.apply(Number), serverId: server.id.apply(Number), automount: false },
+        child,
+    );
+    return { volume, attachment };
+}
+
 export class HetznerHost extends HostComponent {
     readonly dataMountPoint = CLOUD_DATA_MOUNT;
 
     constructor(name: string, args: HetznerHostArgs, opts?: pulumi.ComponentResourceOptions) {
         super("nodefleet:host:HetznerHost", name, args.plan.name, opts);
-        const { spec, nodes } = args.plan;
+        const { spec } = args.plan;
         const labels = { "nodefleet-host": args.plan.name };
         const child = { parent: this };
 
-        const firewall = new hcloud.Firewall(`${name}-fw`, { name: `nodefleet-${args.plan.name}`, rules: hetznerFirewallRules(args.plan), labels }, child);
+        const firewall = new hcloud.Firewall(
+            `${name}-fw`,
+            { name: `nodefleet-${args.plan.name}`, rules: hetznerFirewallRules(args.plan), labels },
+            child,
+        );
         const ip = new hcloud.PrimaryIp(
             `${name}-ip`,
             // By location: Hetzner removed datacenters from its API after 1 July 2026 (the real
@@ -81,12 +113,7 @@ export class HetznerHost extends HostComponent {
             // boot only) a server made before it.
             { ...child, ignoreChanges: ["image", "userData"] },
         );
-        const volume = new hcloud.Volume(
-            `${name}-data`,
-            { name: `nodefleet-${args.plan.name}-data`, size: dataDiskGb(spec, nodes), location: spec.location, deleteProtection: true, labels },
-            { ...child, protect: true },
-        );
-        const attachment = new hcloud.VolumeAttachment(`${name}-data-attach`, { volumeId: volume.id.apply(Number), serverId: server.id.apply(Number), automount: false }, child);
+        const { volume, attachment } = hetznerVolume(name, args.plan, server, labels, child);
 
         this.reached(
             cloudHost(name, this, {

@@ -90,7 +90,16 @@ export function cloudHost(name: string, parent: pulumi.Resource, m: CloudMachine
         { parent, dependsOn: [...m.attached, ...pinned.after] },
     );
     const bundle = hostBundle(name, m.plan, connection, parent, [mountData]);
-    const args = { plan: m.plan, secret: m.secret, connection, checkConnection: pinned.checkConnection, user: m.ssh.user, mount: CLOUD_DATA_MOUNT, hostFirewall: false, bundle };
+    const args = {
+        plan: m.plan,
+        secret: m.secret,
+        connection,
+        checkConnection: pinned.checkConnection,
+        user: m.ssh.user,
+        mount: CLOUD_DATA_MOUNT,
+        hostFirewall: false,
+        bundle,
+    };
     const steps = bootstrapSteps(name, args, parent, [mountData]);
     return { ...steps, connection, publicAddress: m.publicAddress, ...(m.first !== undefined ? { learnedHostKey: pinned.hostKey } : {}) };
 }

@@ -47,17 +47,36 @@ export interface HostKeyPair {
  * good, its main thread in ~KeyGenJob under ExportJWKEdKey; seen in an e2e run).
  */
 export function newHostKey(comment: string, seed?: Buffer): HostKeyPair {
-    const privateKey = crypto.createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed ?? crypto.randomBytes(32)]), format: "der", type: "pkcs8" });
+    const privateKey = crypto.createPrivateKey({
+        key: Buffer.concat([PKCS8_ED25519_PREFIX, seed ?? crypto.randomBytes(32)]),
+        format: "der",
+        type: "pkcs8",
+    });
     const jwk = privateKey.export({ format: "jwk" });
     const secret = Buffer.from(String(jwk.d), "base64url");
     const pub = Buffer.from(String(jwk.x), "base64url");
     const blob = Buffer.concat([sshString("ssh-ed25519"), sshString(pub)]);
     const check = seed === undefined ? crypto.randomBytes(4) : seed.subarray(0, 4);
-    let priv = Buffer.concat([check, check, sshString("ssh-ed25519"), sshString(pub), sshString(Buffer.concat([secret, pub])), sshString(comment)]);
+    let priv = Buffer.concat([
+        check,
+        check,
+        sshString("ssh-ed25519"),
+        sshString(pub),
+        sshString(Buffer.concat([secret, pub])),
+        sshString(comment),
+    ]);
     const pad: number[] = [];
     for (let i = 1; (priv.length + pad.length) % 8 !== 0; i++) pad.push(i);
     priv = Buffer.concat([priv, Buffer.from(pad)]);
-    const whole = Buffer.concat([Buffer.from("openssh-key-v1\0", "latin1"), sshString("none"), sshString("none"), sshString(""), Buffer.from([0, 0, 0, 1]), sshString(blob), sshString(priv)]);
+    const whole = Buffer.concat([
+        Buffer.from("openssh-key-v1\0", "latin1"),
+        sshString("none"),
+        sshString("none"),
+        sshString(""),
+        Buffer.from([0, 0, 0, 1]),
+        sshString(blob),
+        sshString(priv),
+    ]);
     const lines = whole.toString("base64").match(/.{1,70}/g) ?? [];
     return {
         privateKey: `-----BEGIN OPENSSH PRIVATE KEY-----\n${lines.join("\n")}\n-----END OPENSSH PRIVATE KEY-----\n`,
@@ -109,18 +128,33 @@ async function swap(p: HostKeySwapProps): Promise<void> {
     if (hostKey === undefined) throw new Error(`host ${p.host}: the host key to swap to is not an ed25519 public key`);
     const run = { host: p.host, connection: p.connection, timeoutSeconds: SWAP_TIMEOUT_SECONDS };
     // Either key: a swap cut short after sshd took the new key is run again over that key.
-    const r = await runSsh({ ...run, hostKeys: [p.firstBootKey, hostKey], command: "/bin/sh -s", stdin: swapScript(p.host, hostKey), what: "the host key swap" });
-    if (r.code !== 0) throw new Error(`host ${p.host}: the host key swap failed (${r.code === 255 ? "ssh" : `exit ${r.code}`}): ${sshFailure(r)}`);
+    const r = await runSsh({
+        ...run,
+        hostKeys: [p.firstBootKey, hostKey],
+        command: "/bin/sh -s",
+        stdin: swapScript(p.host, hostKey),
+        what: "the host key swap",
+    });
+    if (r.code !== 0)
+        throw new Error(`host ${p.host}: the host key swap failed (${r.code === 255 ? "ssh" : `exit ${r.code}`}): ${sshFailure(r)}`);
     // Only the new key from here on: a host that still shows the first-boot key is refused. sshd
     // re-executes itself on the reload and refuses connections for that moment: tried again then.
     for (let attempt = 1; ; attempt++) {
-        const check = await runSsh({ ...run, hostKeys: [hostKey], command: "/bin/true", stdin: "", what: "the check after the host key swap" });
+        const check = await runSsh({
+            ...run,
+            hostKeys: [hostKey],
+            command: "/bin/true",
+            stdin: "",
+            what: "the check after the host key swap",
+        });
         if (check.code === 0) return;
         if (check.code === 255 && RELOADING.test(check.err) && attempt < CHECK_ATTEMPTS) {
             await new Promise((resolve) => setTimeout(resolve, 1000));
             continue;
         }
-        throw new Error(`host ${p.host}: after the swap the host does not present the key it made (${sshFailure(check)}); nothing more runs on it`);
+        throw new Error(
+            `host ${p.host}: after the swap the host does not present the key it made (${sshFailure(check)}); nothing more runs on it`,
+        );
     }
 }
 
@@ -129,7 +163,8 @@ const RELOADING = /Connection refused|Connection reset|Connection closed|kex_exc
 const CHECK_ATTEMPTS = 15;
 
 function sameSwap(a: HostKeySwapProps, b: HostKeySwapProps): boolean {
-    const key = (p: HostKeySwapProps) => JSON.stringify([p.connection.host, p.connection.port, p.connection.user, p.connection.privateKey, p.firstBootKey, p.hostKey]);
+    const key = (p: HostKeySwapProps) =>
+        JSON.stringify([p.connection.host, p.connection.port, p.connection.user, p.connection.privateKey, p.firstBootKey, p.hostKey]);
     return key(a) === key(b);
 }
 

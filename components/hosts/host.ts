@@ -122,7 +122,9 @@ export function movedUnder(component: pulumi.Resource, previousParent: pulumi.Re
 export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomResourceOptions): command.remote.Command {
     if (args.secrets && !args.bundle) throw new Error(`unreachable: ${name}: a script with secrets runs from the host's bundle`);
     // What decides a re-run: the script as the host runs it, secrets included (a digest of them).
-    const whole = args.secrets ? pulumi.all([args.script, args.secrets]).apply(([body, secrets]) => wholeScript({ body, secrets })) : pulumi.output(args.script);
+    const whole = args.secrets
+        ? pulumi.all([args.script, args.secrets]).apply(([body, secrets]) => wholeScript({ body, secrets }))
+        : pulumi.output(args.script);
     const scriptHash = whole.apply((s) => contentHash(s));
     // A step that runs a script of the bundle runs after its copy: through a step it depends on
     // that follows the copy, or else directly (each dependency is kept in the state, twice per step).
@@ -139,7 +141,13 @@ export function remoteStep(name: string, args: StepArgs, opts: pulumi.CustomReso
             // The provider would otherwise send the last stdout/stderr as SSH env requests, which
             // sshd refuses unless it AcceptEnvs them (a warning per update), and no script reads them.
             addPreviousOutputInEnv: false,
-            ...(args.onDelete === undefined ? {} : { delete: args.deleteBundle ? args.deleteBundle.run(`${name}: destroy`, args.onDelete).apply((r) => rootShell(args.user, r)) : rootShell(args.user, args.onDelete) }),
+            ...(args.onDelete === undefined
+                ? {}
+                : {
+                      delete: args.deleteBundle
+                          ? args.deleteBundle.run(`${name}: destroy`, args.onDelete).apply((r) => rootShell(args.user, r))
+                          : rootShell(args.user, args.onDelete),
+                  }),
             ...(args.sensitive ? { logging: "none" as const } : {}),
         },
         {

@@ -37,6 +37,17 @@ function alias(host: string): string {
     return `nodefleet-${host}`;
 }
 
+/** The options every connection takes: no prompt, no agent's keys, a dead link noticed within 25 s, no global known hosts. */
+const SSH_OPTIONS = [
+    "BatchMode=yes",
+    "IdentitiesOnly=yes",
+    "ConnectTimeout=10",
+    "ServerAliveInterval=5",
+    "ServerAliveCountMax=3",
+    "LogLevel=ERROR",
+    "GlobalKnownHostsFile=/dev/null",
+];
+
 export async function runSsh(run: SshRun): Promise<SshResult> {
     const c = run.connection;
     const dir = fsm.mkdtempSync(pathm.join(osm.tmpdir(), "nodefleet-ssh-"));
@@ -46,13 +57,9 @@ export async function runSsh(run: SshRun): Promise<SshResult> {
         const key = String(c.privateKey ?? "");
         fsm.writeFileSync(keyFile, key.endsWith("\n") ? key : `${key}\n`, { mode: 0o600 });
         const user = String(c.user ?? "root");
-        const args = [
-            "-F", "/dev/null", "-i", keyFile, "-p", String(c.port ?? 22),
-            "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "ConnectTimeout=10",
-            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
-            "-o", "GlobalKnownHostsFile=/dev/null",
-        ];
-        const pinned = (run.hostKeys ?? []).length > 0 ? run.hostKeys! : typeof c.hostKey === "string" && c.hostKey !== "" ? [c.hostKey] : [];
+        const args = ["-F", "/dev/null", "-i", keyFile, "-p", String(c.port ?? 22), ...SSH_OPTIONS.flatMap((o) => ["-o", o])];
+        const pinned =
+            (run.hostKeys ?? []).length > 0 ? run.hostKeys! : typeof c.hostKey === "string" && c.hostKey !== "" ? [c.hostKey] : [];
         if (pinned.length > 0) {
             const known = pathm.join(dir, "known_hosts");
             fsm.writeFileSync(known, pinned.map((k) => `${alias(run.host)} ${k}\n`).join(""), { mode: 0o600 });
@@ -61,33 +68,44 @@ export async function runSsh(run: SshRun): Promise<SshResult> {
             args.push("-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no");
         }
         args.push("-l", user, "--", String(c.host), user === "root" ? run.command : `sudo -n ${run.command}`);
-        return await new Promise<SshResult>((resolve, reject) => {
-            const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
-            let out = "";
-            let err = "";
-            const timer = setTimeout(() => {
-                child.kill("SIGKILL");
-                reject(new Error(`host ${run.host}: ${run.what} got no answer within ${run.timeoutSeconds} s`));
-            }, run.timeoutSeconds * 1000);
-            child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-            child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
-            child.stdin.on("error", () => undefined);
-            child.stdin.end(run.stdin);
-            child.on("error", (e) => {
-                clearTimeout(timer);
-                reject(new Error(`host ${run.host}: cannot run ssh: ${e.message}`));
-            });
-            child.on("close", (code) => {
-                clearTimeout(timer);
-                resolve({ code, out, err });
-            });
-        });
+        return await spawnSsh(args, run);
     } finally {
         fsm.rmSync(dir, { recursive: true, force: true });
     }
 }
 
+/** Runs ssh with `args`: its exit status and output, or an error when it cannot run or answers too late. */
+function spawnSsh(args: readonly string[], run: SshRun): Promise<SshResult> {
+    return new Promise<SshResult>((resolve, reject) => {
+        const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
+        let out = "";
+        let err = "";
+        const timer = setTimeout(() => {
+            child.kill("SIGKILL");
+            reject(new Error(`host ${run.host}: ${run.what} got no answer within ${run.timeoutSeconds} s`));
+        }, run.timeoutSeconds * 1000);
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+        child.stdin.on("error", () => undefined);
+        child.stdin.end(run.stdin);
+        child.on("error", (e) => {
+            clearTimeout(timer);
+            reject(new Error(`host ${run.host}: cannot run ssh: ${e.message}`));
+        });
+        child.on("close", (code) => {
+            clearTimeout(timer);
+            resolve({ code, out, err });
+        });
+    });
+}
+
 /** The last line of what ssh or the command said on stderr, or its exit status: the reason of a failure. */
 export function sshFailure(r: SshResult): string {
-    return r.err.trim().split("\n").filter((l) => l !== "").pop() ?? `exit ${r.code}`;
+    return (
+        r.err
+            .trim()
+            .split("\n")
+            .filter((l) => l !== "")
+            .pop() ?? `exit ${r.code}`
+    );
 }

@@ -2,7 +2,15 @@
 import * as crypto from "node:crypto";
 import type { HostPlan, ResolvedRelease } from "../config/plan";
 import type { Target } from "../roles/contract";
-import { FIREWALL_DIR, PENDING_PATH, RULESET_PATH, REVERT_UNIT, REVERT_AFTER_SECONDS, renderNftRuleset, renderFirewallUnit } from "./firewall";
+import {
+    FIREWALL_DIR,
+    PENDING_PATH,
+    RULESET_PATH,
+    REVERT_UNIT,
+    REVERT_AFTER_SECONDS,
+    renderNftRuleset,
+    renderFirewallUnit,
+} from "./firewall";
 import { ingressRules, listeningPorts } from "../config/ports";
 import { render, shellWord } from "../base/render";
 import { nodeDataDir } from "../base/layout";
@@ -13,7 +21,15 @@ export const OPERATOR_USER = "nodefleet";
 export const BASE_PACKAGES = ["ca-certificates", "curl", "chrony", "nftables", "python3"] as const;
 
 export function renderPreflight(host: string, mode: "enforce" | "warn", mount: string, target: Target): string {
-    return render("preflight.sh", { host, mode, mount, cores: target.cores, memoryGb: target.memoryGb, diskGb: target.diskGb, ssd: target.ssd });
+    return render("preflight.sh", {
+        host,
+        mode,
+        mount,
+        cores: target.cores,
+        memoryGb: target.memoryGb,
+        diskGb: target.diskGb,
+        ssd: target.ssd,
+    });
 }
 
 export function renderBootstrap(plan: HostPlan, mount: string): string {
@@ -69,10 +85,23 @@ export function renderRelease(host: string, r: ResolvedRelease): ReleaseScripts 
     const driftGroup = `release.${r.name}`;
     const secretUrlKey = typeof r.url === "string" ? undefined : r.url.secret;
     const vars = {
-        host, name: r.name, url: typeof r.url === "string" ? r.url : "", secretUrl: secretUrlKey !== undefined, sha256: r.sha256, releasesDir: RELEASES_DIR, dest: releaseDir(r), link: releaseLink(r.name),
-        driftRecord: driftRecord(driftGroup), gateDir: GATE_DIR,
+        host,
+        name: r.name,
+        url: typeof r.url === "string" ? r.url : "",
+        secretUrl: secretUrlKey !== undefined,
+        sha256: r.sha256,
+        releasesDir: RELEASES_DIR,
+        dest: releaseDir(r),
+        link: releaseLink(r.name),
+        driftRecord: driftRecord(driftGroup),
+        gateDir: GATE_DIR,
     };
-    return { install: render("install-release.sh", vars), remove: render("remove-release.sh", vars), driftGroup, ...(secretUrlKey === undefined ? {} : { secretUrlKey }) };
+    return {
+        install: render("install-release.sh", vars),
+        remove: render("remove-release.sh", vars),
+        driftGroup,
+        ...(secretUrlKey === undefined ? {} : { secretUrlKey }),
+    };
 }
 
 /** The firewall's drift group: its confirm step records the table and, run again, loads it again. */
@@ -107,7 +136,12 @@ export function renderFirewallScripts(plan: HostPlan): FirewallScripts {
             ruleset,
             unit: heredocSafe(renderFirewallUnit(), "NODEFLEET_UNIT"),
         }),
-        confirm: render("firewall-confirm.sh", { ...common, ruleset: RULESET_PATH, sha256, driftRecord: driftRecord(FIREWALL_DRIFT_GROUP) }),
+        confirm: render("firewall-confirm.sh", {
+            ...common,
+            ruleset: RULESET_PATH,
+            sha256,
+            driftRecord: driftRecord(FIREWALL_DRIFT_GROUP),
+        }),
         remove: render("firewall-remove.sh", { ...common, driftRecord: driftRecord(FIREWALL_DRIFT_GROUP) }),
     };
 }

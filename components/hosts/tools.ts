@@ -67,7 +67,12 @@ function toolsOf(entry: ToolEntry): HostTool[] {
 
 /** The tools the health timer runs: the checks' runner, the one diagnosis table, its metrics half, and the switch's step list it reads. */
 export function monitoringTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_checks.py", "0644"), ...DIAGNOSIS_TOOLS.flatMap(toolsOf), hostTool("nodefleet_metrics.py", "0644"), hostTool("zgvalidator/steps.json", "0644")];
+    return [
+        hostTool("nodefleet_checks.py", "0644"),
+        ...DIAGNOSIS_TOOLS.flatMap(toolsOf),
+        hostTool("nodefleet_metrics.py", "0644"),
+        hostTool("zgvalidator/steps.json", "0644"),
+    ];
 }
 
 /**
@@ -76,7 +81,12 @@ export function monitoringTools(): readonly HostTool[] {
  * restart counts that make one).
  */
 export function gateTools(): readonly HostTool[] {
-    return [hostTool("nodefleet_gate.py", "0644"), hostTool("nodefleet_rpc.py", "0644"), hostTool("nodefleet_units.py", "0644"), ...monitoringTools()];
+    return [
+        hostTool("nodefleet_gate.py", "0644"),
+        hostTool("nodefleet_rpc.py", "0644"),
+        hostTool("nodefleet_units.py", "0644"),
+        ...monitoringTools(),
+    ];
 }
 
 /** The sha256 (hex) of a bundled script: its file's name in the bundle and on the host. */
@@ -196,7 +206,9 @@ export function bundledScriptReader(project: string): (digest: string) => string
  * secrets go on stdin only, the body is a plain file here and on the host.
  */
 export function secretInBody(body: string, secrets: SecretScript["secrets"]): string | undefined {
-    return Object.entries(secrets).find(([, content]) => content.split("\n").some((line) => line.trim().length >= 8 && body.includes(line)))?.[0];
+    return Object.entries(secrets).find(([, content]) =>
+        content.split("\n").some((line) => line.trim().length >= 8 && body.includes(line)),
+    )?.[0];
 }
 
 export interface HostToolsArgs {
@@ -229,7 +241,11 @@ export class HostBundle {
     /** The steps that run after the copy (remoteStep): a step depending on one needs no direct edge. */
     private readonly followers = new WeakSet<object>();
 
-    constructor(private readonly name: string, private readonly args: HostToolsArgs, private readonly opts: pulumi.CustomResourceOptions) {
+    constructor(
+        private readonly name: string,
+        private readonly args: HostToolsArgs,
+        private readonly opts: pulumi.CustomResourceOptions,
+    ) {
         this.copied = new Promise((resolve) => (this.resolveCopied = resolve));
     }
 
@@ -262,11 +278,13 @@ export class HostBundle {
         });
         this.scripts.push(bundled);
         if (secrets === undefined) return bundled.apply((b) => bundleRunner(label, b.digest));
-        return pulumi.secret(pulumi.all([bundled, secrets]).apply(([b, s]) => {
-            const held = secretInBody(b.text, s);
-            if (held !== undefined) throw new pulumi.RunError(`${label}: its bundled script holds the secret ${held}`);
-            return bundleRunner(label, b.digest, s);
-        }));
+        return pulumi.secret(
+            pulumi.all([bundled, secrets]).apply(([b, s]) => {
+                const held = secretInBody(b.text, s);
+                if (held !== undefined) throw new pulumi.RunError(`${label}: its bundled script holds the secret ${held}`);
+                return bundleRunner(label, b.digest, s);
+            }),
+        );
     }
 
     /** Makes the copy step: call once, after every step of the host has added its script. */
@@ -277,10 +295,12 @@ export class HostBundle {
         if (this.scripts.length === 0) throw new Error(`unreachable: the bundle of ${this.name} holds no script`);
         const tools = this.args.tools;
         const source = pulumi.all(this.scripts).apply((scripts) => new pulumi.asset.FileArchive(writeToolBundle(tools, scripts)));
-        this.resolveCopied(new command.remote.CopyToRemote(
-            this.name,
-            { connection: this.args.connection, source, remotePath: HOST_TOOLS_DIR, triggers: [this.args.machine] },
-            { ...this.opts, dependsOn: [...this.args.after] },
-        ));
+        this.resolveCopied(
+            new command.remote.CopyToRemote(
+                this.name,
+                { connection: this.args.connection, source, remotePath: HOST_TOOLS_DIR, triggers: [this.args.machine] },
+                { ...this.opts, dependsOn: [...this.args.after] },
+            ),
+        );
     }
 }

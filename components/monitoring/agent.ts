@@ -26,7 +26,11 @@ export interface AgentFiles {
 
 export function renderAgentFiles(plan: HostPlan, m: MonitoringSpec): AgentFiles {
     const host = plan.name;
-    const checks = { host, timeout: m.healthTimeoutSeconds, checks: plan.nodes.map((n) => ({ node: n.name, role: n.role, argv: checkArgv(n) })) };
+    const checks = {
+        host,
+        timeout: m.healthTimeoutSeconds,
+        checks: plan.nodes.map((n) => ({ node: n.name, role: n.role, argv: checkArgv(n) })),
+    };
     return {
         dropIn: render("node-exporter.conf", {
             host,
@@ -34,7 +38,13 @@ export function renderAgentFiles(plan: HostPlan, m: MonitoringSpec): AgentFiles 
             unitInclude: `--collector.systemd.unit-include=${NODEFLEET_UNITS}`,
             textfile: `--collector.textfile.directory=${TEXTFILE_DIR}`,
         }),
-        service: render("nodefleet-health.service", { host, module: `${HOST_LIB}/nodefleet_metrics.py`, checks: HEALTH_CHECKS_FILE, out: `${TEXTFILE_DIR}/nodefleet.prom`, timeout: m.healthTimeoutSeconds + 30 }),
+        service: render("nodefleet-health.service", {
+            host,
+            module: `${HOST_LIB}/nodefleet_metrics.py`,
+            checks: HEALTH_CHECKS_FILE,
+            out: `${TEXTFILE_DIR}/nodefleet.prom`,
+            timeout: m.healthTimeoutSeconds + 30,
+        }),
         timer: render("nodefleet-health.timer", { host, interval: m.healthIntervalSeconds }),
         checks: `${JSON.stringify(checks, null, 2)}\n`,
     };

@@ -28,19 +28,33 @@ export interface ScrapeHost {
     /** The address the monitoring host scrapes it at. */
     readonly address: string;
     /** The validators on it, with their metrics ports (their role's chainMetrics). */
-    readonly validators: readonly { readonly node: string; readonly role: string; readonly consensusPort: number; readonly executionPort: number }[];
+    readonly validators: readonly {
+        readonly node: string;
+        readonly role: string;
+        readonly consensusPort: number;
+        readonly executionPort: number;
+    }[];
 }
 
 /** The monitoring host's prometheus.yml: its rule file and the targets' files beside it (a job per exporter kind). */
 export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string {
     const config = {
-        global: { scrape_interval: `${m.scrapeIntervalSeconds}s`, scrape_timeout: "10s", evaluation_interval: `${m.scrapeIntervalSeconds}s`, external_labels: { fleet: stack } },
+        global: {
+            scrape_interval: `${m.scrapeIntervalSeconds}s`,
+            scrape_timeout: "10s",
+            evaluation_interval: `${m.scrapeIntervalSeconds}s`,
+            external_labels: { fleet: stack },
+        },
         rule_files: [RULES_FILE],
         alerting: { alertmanagers: [{ static_configs: [{ targets: [`${m.listenAddress}:${m.alertmanagerPort}`] }] }] },
         scrape_configs: [
             { job_name: "node", file_sd_configs: [{ files: [`${TARGETS_DIR}/${NODE_TARGETS_FILE}`] }] },
             { job_name: "cometbft", file_sd_configs: [{ files: [`${TARGETS_DIR}/${COMETBFT_TARGETS_FILE}`] }] },
-            { job_name: "execution", metrics_path: "/debug/metrics/prometheus", file_sd_configs: [{ files: [`${TARGETS_DIR}/${EXECUTION_TARGETS_FILE}`] }] },
+            {
+                job_name: "execution",
+                metrics_path: "/debug/metrics/prometheus",
+                file_sd_configs: [{ files: [`${TARGETS_DIR}/${EXECUTION_TARGETS_FILE}`] }],
+            },
             { job_name: "prometheus", static_configs: [{ targets: [`${m.listenAddress}:${m.prometheusPort}`], labels: { host: m.host } }] },
         ],
     };
@@ -49,7 +63,9 @@ export function renderPrometheusConfig(m: MonitoringSpec, stack: string): string
 
 /** The node job's targets (Prometheus file_sd JSON): node_exporter on every host, labelled with its name, in name order. */
 export function renderNodeTargets(m: MonitoringSpec, hosts: readonly ScrapeHost[]): string {
-    const groups = [...hosts].sort((a, b) => a.host.localeCompare(b.host)).map((h) => ({ targets: [`${h.address}:${m.nodeExporterPort}`], labels: { host: h.host } }));
+    const groups = [...hosts]
+        .sort((a, b) => a.host.localeCompare(b.host))
+        .map((h) => ({ targets: [`${h.address}:${m.nodeExporterPort}`], labels: { host: h.host } }));
     return `${JSON.stringify(groups, null, 2)}\n`;
 }
 
@@ -63,12 +79,16 @@ export function scrapedValidators(nodes: readonly NodeSpec[]): ScrapeHost["valid
 
 /** A validator job's targets: each validator's endpoint, labelled with its host, node and role, in host and node order. */
 export function renderValidatorTargets(kind: "cometbft" | "execution", hosts: readonly ScrapeHost[]): string {
-    const groups = [...hosts].sort((a, b) => a.host.localeCompare(b.host)).flatMap((h) =>
-        [...h.validators].sort((a, b) => a.node.localeCompare(b.node)).map((v) => ({
-            targets: [`${h.address}:${kind === "cometbft" ? v.consensusPort : v.executionPort}`],
-            labels: { host: h.host, node: v.node, role: v.role },
-        })),
-    );
+    const groups = [...hosts]
+        .sort((a, b) => a.host.localeCompare(b.host))
+        .flatMap((h) =>
+            [...h.validators]
+                .sort((a, b) => a.node.localeCompare(b.node))
+                .map((v) => ({
+                    targets: [`${h.address}:${kind === "cometbft" ? v.consensusPort : v.executionPort}`],
+                    labels: { host: h.host, node: v.node, role: v.role },
+                })),
+        );
     return `${JSON.stringify(groups, null, 2)}\n`;
 }
 
@@ -88,15 +108,46 @@ function receiverConfig(r: ReceiverSpec, secrets: SecretValues): Record<string, 
         case "webhook":
             return { name: r.name, webhook_configs: [{ url: value(r.urlSecret), send_resolved: true }] };
         case "slack":
-            return { name: r.name, slack_configs: [{ api_url: value(r.apiUrlSecret), send_resolved: true, ...(r.channel ? { channel: r.channel } : {}), title: "{{ .CommonAnnotations.summary }}", text: "{{ range .Alerts }}{{ .Annotations.summary }}\nremedy: {{ .Annotations.remedy }}\n{{ .Annotations.status }}\n{{ end }}" }] };
+            return {
+                name: r.name,
+                slack_configs: [
+                    {
+                        api_url: value(r.apiUrlSecret),
+                        send_resolved: true,
+                        ...(r.channel ? { channel: r.channel } : {}),
+                        title: "{{ .CommonAnnotations.summary }}",
+                        text: "{{ range .Alerts }}{{ .Annotations.summary }}\nremedy: {{ .Annotations.remedy }}\n{{ .Annotations.status }}\n{{ end }}",
+                    },
+                ],
+            };
         case "telegram":
-            return { name: r.name, telegram_configs: [{ bot_token: value(r.botTokenSecret), chat_id: r.chatId, send_resolved: true, parse_mode: "", message: "{{ range .Alerts }}[{{ .Status }}] {{ .Annotations.summary }}\nremedy: {{ .Annotations.remedy }}\n{{ .Annotations.status }}\n{{ end }}" }] };
+            return {
+                name: r.name,
+                telegram_configs: [
+                    {
+                        bot_token: value(r.botTokenSecret),
+                        chat_id: r.chatId,
+                        send_resolved: true,
+                        parse_mode: "",
+                        message:
+                            "{{ range .Alerts }}[{{ .Status }}] {{ .Annotations.summary }}\nremedy: {{ .Annotations.remedy }}\n{{ .Annotations.status }}\n{{ end }}",
+                    },
+                ],
+            };
         case "discord":
             return { name: r.name, discord_configs: [{ webhook_url: value(r.webhookUrlSecret), send_resolved: true }] };
         case "email":
             return {
                 name: r.name,
-                email_configs: [{ to: r.to, from: r.from, smarthost: r.smarthost, send_resolved: true, ...(r.authUsername ? { auth_username: r.authUsername, auth_password: value(r.authPasswordSecret!) } : {}) }],
+                email_configs: [
+                    {
+                        to: r.to,
+                        from: r.from,
+                        smarthost: r.smarthost,
+                        send_resolved: true,
+                        ...(r.authUsername ? { auth_username: r.authUsername, auth_password: value(r.authPasswordSecret!) } : {}),
+                    },
+                ],
             };
     }
 }
@@ -116,7 +167,11 @@ export function renderAlertmanagerConfig(m: MonitoringSpec, secrets: SecretValue
             routes: m.receivers.map((r) => ({ receiver: r.name, matchers: [`severity=~"${r.severities.join("|")}"`], continue: true })),
         },
         inhibit_rules: [
-            { source_matchers: [`alertname=~"${HOST_LEVEL.join("|")}"`], target_matchers: [`alertname!~"${HOST_LEVEL.join("|")}"`], equal: ["host"] },
+            {
+                source_matchers: [`alertname=~"${HOST_LEVEL.join("|")}"`],
+                target_matchers: [`alertname!~"${HOST_LEVEL.join("|")}"`],
+                equal: ["host"],
+            },
         ],
         receivers: [{ name: "nodefleet-none" }, ...m.receivers.map((r) => receiverConfig(r, secrets))],
     };

@@ -30,30 +30,140 @@ const ROWS: readonly { title: string; panels: readonly Panel[] }[] = [
     {
         title: "Nodes",
         panels: [
-            { title: "Unhealthy nodes", kind: "stat", width: 4, expr: `count(nodefleet_node_healthy{${HOST}} == 0) or vector(0)`, description: "Nodes with a diagnosis of severity error: what `nodefleet status` calls unhealthy." },
-            { title: "Active diagnoses", kind: "table", width: 20, expr: `nodefleet_diagnosis{${HOST}} == 1`, description: "One row per diagnosis, with the code and severity `nodefleet status` prints; its remedy is in the alert and in `nodefleet status`." },
-            { title: "Height", kind: "timeseries", width: 8, expr: `nodefleet_node_height{${HOST}}`, legend: "{{node}}", unit: "none", description: "Storage: log sync height; sequencer: proven L2 block; validator: the execution client's height." },
-            { title: "Lag to the network head", kind: "timeseries", width: 8, expr: `nodefleet_node_lag_blocks{${HOST}}`, legend: "{{node}}", unit: "none", description: "Blocks behind the head the health tool compares with (storage: 5 or more is not synced, docs/spec.md §8)." },
-            { title: "Peers", kind: "timeseries", width: 8, expr: `nodefleet_node_peers{${HOST}}`, legend: "{{node}}", unit: "none", description: "Storage: connectedPeers; validator: the execution client's peers." },
-            { title: "Service up", kind: "timeseries", width: 8, expr: `nodefleet_node_service_up{${HOST}}`, legend: "{{node}}", unit: "bool", description: "1 while the node's service runs (a validator: its consensus daemon and its execution client)." },
-            { title: "Health metrics age", kind: "timeseries", width: 8, expr: `time() - nodefleet_health_last_run_timestamp_seconds{${HOST}}`, legend: "{{host}}", unit: "s", description: "Seconds since the host's health timer last wrote its metrics; older than three runs raises NodefleetHealthStale." },
-            { title: "Sequencer: latest L2 block", kind: "timeseries", width: 8, expr: `nodefleet_sequencer_latest_block{${HOST}}`, legend: "{{node}}", unit: "none", description: "The newest L2 block the sequencer has (its proven block is under Height)." },
+            {
+                title: "Unhealthy nodes",
+                kind: "stat",
+                width: 4,
+                expr: `count(nodefleet_node_healthy{${HOST}} == 0) or vector(0)`,
+                description: "Nodes with a diagnosis of severity error: what `nodefleet status` calls unhealthy.",
+            },
+            {
+                title: "Active diagnoses",
+                kind: "table",
+                width: 20,
+                expr: `nodefleet_diagnosis{${HOST}} == 1`,
+                description:
+                    "One row per diagnosis, with the code and severity `nodefleet status` prints; its remedy is in the alert and in `nodefleet status`.",
+            },
+            {
+                title: "Height",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_node_height{${HOST}}`,
+                legend: "{{node}}",
+                unit: "none",
+                description: "Storage: log sync height; sequencer: proven L2 block; validator: the execution client's height.",
+            },
+            {
+                title: "Lag to the network head",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_node_lag_blocks{${HOST}}`,
+                legend: "{{node}}",
+                unit: "none",
+                description: "Blocks behind the head the health tool compares with (storage: 5 or more is not synced, docs/spec.md §8).",
+            },
+            {
+                title: "Peers",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_node_peers{${HOST}}`,
+                legend: "{{node}}",
+                unit: "none",
+                description: "Storage: connectedPeers; validator: the execution client's peers.",
+            },
+            {
+                title: "Service up",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_node_service_up{${HOST}}`,
+                legend: "{{node}}",
+                unit: "bool",
+                description: "1 while the node's service runs (a validator: its consensus daemon and its execution client).",
+            },
+            {
+                title: "Health metrics age",
+                kind: "timeseries",
+                width: 8,
+                expr: `time() - nodefleet_health_last_run_timestamp_seconds{${HOST}}`,
+                legend: "{{host}}",
+                unit: "s",
+                description:
+                    "Seconds since the host's health timer last wrote its metrics; older than three runs raises NodefleetHealthStale.",
+            },
+            {
+                title: "Sequencer: latest L2 block",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_sequencer_latest_block{${HOST}}`,
+                legend: "{{node}}",
+                unit: "none",
+                description: "The newest L2 block the sequencer has (its proven block is under Height).",
+            },
         ],
     },
     {
         title: "Validators",
         panels: [
-            { title: "Consensus height", kind: "timeseries", width: 8, expr: `nodefleet_validator_consensus_height{${HOST}}`, legend: "{{node}}", unit: "none", description: "The consensus daemon's latest block height (/status)." },
-            { title: "Catching up", kind: "timeseries", width: 8, expr: `nodefleet_validator_catching_up{${HOST}}`, legend: "{{node}}", unit: "bool", description: "1 while the consensus daemon reports catching_up true." },
-            { title: "Switch progress", kind: "timeseries", width: 8, expr: `nodefleet_switch_steps_done{${HOST}} / nodefleet_switch_steps{${HOST}}`, legend: "{{node}} {{mode}}", unit: "percentunit", description: "The geth to reth switch on record: its steps done, of its mode's." },
+            {
+                title: "Consensus height",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_validator_consensus_height{${HOST}}`,
+                legend: "{{node}}",
+                unit: "none",
+                description: "The consensus daemon's latest block height (/status).",
+            },
+            {
+                title: "Catching up",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_validator_catching_up{${HOST}}`,
+                legend: "{{node}}",
+                unit: "bool",
+                description: "1 while the consensus daemon reports catching_up true.",
+            },
+            {
+                title: "Switch progress",
+                kind: "timeseries",
+                width: 8,
+                expr: `nodefleet_switch_steps_done{${HOST}} / nodefleet_switch_steps{${HOST}}`,
+                legend: "{{node}} {{mode}}",
+                unit: "percentunit",
+                description: "The geth to reth switch on record: its steps done, of its mode's.",
+            },
         ],
     },
     {
         title: "Hosts",
         panels: [
-            { title: "CPU busy", kind: "timeseries", width: 8, expr: `1 - avg by (host) (rate(node_cpu_seconds_total{${HOST},mode="idle"}[$__rate_interval]))`, legend: "{{host}}", unit: "percentunit", description: "Share of the host's CPU time not idle." },
-            { title: "Memory used", kind: "timeseries", width: 8, expr: `1 - node_memory_MemAvailable_bytes{${HOST}} / node_memory_MemTotal_bytes{${HOST}}`, legend: "{{host}}", unit: "percentunit", description: "Memory not available to new processes." },
-            { title: "Disk used", kind: "timeseries", width: 8, expr: `1 - node_filesystem_avail_bytes{${DISKS}} / node_filesystem_size_bytes{${DISKS}}`, legend: "{{host}} {{mountpoint}}", unit: "percentunit", description: "Per mount; a switch needs twice the geth datadir free (NodefleetDiskFillsIn24h looks 24 h ahead)." },
+            {
+                title: "CPU busy",
+                kind: "timeseries",
+                width: 8,
+                expr: `1 - avg by (host) (rate(node_cpu_seconds_total{${HOST},mode="idle"}[$__rate_interval]))`,
+                legend: "{{host}}",
+                unit: "percentunit",
+                description: "Share of the host's CPU time not idle.",
+            },
+            {
+                title: "Memory used",
+                kind: "timeseries",
+                width: 8,
+                expr: `1 - node_memory_MemAvailable_bytes{${HOST}} / node_memory_MemTotal_bytes{${HOST}}`,
+                legend: "{{host}}",
+                unit: "percentunit",
+                description: "Memory not available to new processes.",
+            },
+            {
+                title: "Disk used",
+                kind: "timeseries",
+                width: 8,
+                expr: `1 - node_filesystem_avail_bytes{${DISKS}} / node_filesystem_size_bytes{${DISKS}}`,
+                legend: "{{host}} {{mountpoint}}",
+                unit: "percentunit",
+                description: "Per mount; a switch needs twice the geth datadir free (NodefleetDiskFillsIn24h looks 24 h ahead).",
+            },
         ],
     },
 ];
@@ -66,7 +176,13 @@ export function dashboardQueries(): { title: string; expr: string }[] {
 const DATASOURCE = { type: "prometheus", uid: "${DS_PROMETHEUS}" };
 
 function panel(p: Panel, id: number, x: number, y: number): Record<string, unknown> {
-    const target = { refId: "A", datasource: DATASOURCE, expr: p.expr, legendFormat: p.legend ?? "", ...(p.kind === "timeseries" ? { range: true } : { instant: true, format: p.kind === "table" ? "table" : "time_series" }) };
+    const target = {
+        refId: "A",
+        datasource: DATASOURCE,
+        expr: p.expr,
+        legendFormat: p.legend ?? "",
+        ...(p.kind === "timeseries" ? { range: true } : { instant: true, format: p.kind === "table" ? "table" : "time_series" }),
+    };
     return {
         id,
         type: p.kind,
@@ -80,8 +196,8 @@ function panel(p: Panel, id: number, x: number, y: number): Record<string, unkno
     };
 }
 
-/** The dashboard, as Grafana's JSON model (schema 39, Grafana 10/11). */
-export function renderDashboard(): string {
+/** The rows and their panels laid out on Grafana's 24-column grid, each row under its header. */
+function layoutPanels(): Record<string, unknown>[] {
     const panels: Record<string, unknown>[] = [];
     let id = 1;
     let y = 0;
@@ -99,8 +215,22 @@ export function renderDashboard(): string {
         }
         y += 8;
     }
+    return panels;
+}
+
+/** The dashboard, as Grafana's JSON model (schema 39, Grafana 10/11). */
+export function renderDashboard(): string {
     const dashboard = {
-        __inputs: [{ name: "DS_PROMETHEUS", label: "Prometheus", description: "The monitoring host's Prometheus", type: "datasource", pluginId: "prometheus", pluginName: "Prometheus" }],
+        __inputs: [
+            {
+                name: "DS_PROMETHEUS",
+                label: "Prometheus",
+                description: "The monitoring host's Prometheus",
+                type: "datasource",
+                pluginId: "prometheus",
+                pluginName: "Prometheus",
+            },
+        ],
         __requires: [{ type: "datasource", id: "prometheus", name: "Prometheus", version: "1.0.0" }],
         uid: "nodefleet-fleet",
         title: "nodefleet: fleet",
@@ -112,23 +242,25 @@ export function renderDashboard(): string {
         time: { from: "now-6h", to: "now" },
         refresh: "30s",
         templating: {
-            list: [{
-                name: "host",
-                label: "Host",
-                type: "query",
-                datasource: DATASOURCE,
-                definition: "label_values(up{job=\"node\"}, host)",
-                query: { query: "label_values(up{job=\"node\"}, host)", refId: "host" },
-                refresh: 2,
-                includeAll: true,
-                multi: true,
-                allValue: ".*",
-                current: { text: "All", value: "$__all" },
-                sort: 1,
-            }],
+            list: [
+                {
+                    name: "host",
+                    label: "Host",
+                    type: "query",
+                    datasource: DATASOURCE,
+                    definition: 'label_values(up{job="node"}, host)',
+                    query: { query: 'label_values(up{job="node"}, host)', refId: "host" },
+                    refresh: 2,
+                    includeAll: true,
+                    multi: true,
+                    allValue: ".*",
+                    current: { text: "All", value: "$__all" },
+                    sort: 1,
+                },
+            ],
         },
         annotations: { list: [] },
-        panels,
+        panels: layoutPanels(),
     };
     return `${JSON.stringify(dashboard, null, 2)}\n`;
 }

@@ -10,10 +10,22 @@
 export const SPEC_ERROR_ROWS: readonly { readonly row: string; readonly codes: readonly string[]; readonly note?: string }[] = [
     { row: "-38002 Invalid forkchoice state", codes: ["forkchoice-38002"] },
     { row: "Engine API errors between execution and consensus", codes: ["jwt-mismatch", "engine-unreachable"] },
-    { row: "block number X does not match parent block number Y", codes: ["switch-incomplete"], note: "the import's retries re-trim from Y+1 by themselves; an import that makes no progress is NodefleetSwitchImportStalled" },
-    { row: "mismatched block state root", codes: ["switch-incomplete"], note: "the switch stops on it (never skips the block): switch-incomplete fires, and the report names the block and both roots; the roots are not metrics" },
+    {
+        row: "block number X does not match parent block number Y",
+        codes: ["switch-incomplete"],
+        note: "the import's retries re-trim from Y+1 by themselves; an import that makes no progress is NodefleetSwitchImportStalled",
+    },
+    {
+        row: "mismatched block state root",
+        codes: ["switch-incomplete"],
+        note: "the switch stops on it (never skips the block): switch-incomplete fires, and the report names the block and both roots; the roots are not metrics",
+    },
     { row: "missing priv_validator_state.json", codes: ["missing-priv-validator-state"] },
     { row: "Rust client has no peers", codes: ["reth-no-peers"], note: "a warning that waits 2 h: the spec calls it expected at first" },
     { row: "Storage node peers are 0", codes: ["storage-peers-0"], note: "a warning that waits 1 h: the spec calls it often ignorable" },
-    { row: "Storage local block does not increase", codes: ["rpc-endpoint-down", "height-not-increasing"], note: "and NodefleetHeightStalled, from the height's history" },
+    {
+        row: "Storage local block does not increase",
+        codes: ["rpc-endpoint-down", "height-not-increasing"],
+        note: "and NodefleetHeightStalled, from the height's history",
+    },
 ];

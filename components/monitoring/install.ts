@@ -14,7 +14,22 @@ import { monitoringTools } from "../hosts/tools";
 
 import { render } from "../base/render";
 import { HEALTH_CHECKS_FILE, HEALTH_SERVICE, HEALTH_TIMER, NODE_EXPORTER_DROPIN, renderAgentFiles, TEXTFILE_DIR } from "./agent";
-import { ALERTMANAGER_FILE, COMETBFT_TARGETS_FILE, CONFIG_DIR, EXECUTION_TARGETS_FILE, NODE_TARGETS_FILE, PROMETHEUS_FILE, renderAlertmanagerConfig, renderNodeTargets, renderPrometheusConfig, renderValidatorTargets, RULES_FILE, TARGETS_DIR, type ScrapeHost, type SecretValues } from "./config";
+import {
+    ALERTMANAGER_FILE,
+    COMETBFT_TARGETS_FILE,
+    CONFIG_DIR,
+    EXECUTION_TARGETS_FILE,
+    NODE_TARGETS_FILE,
+    PROMETHEUS_FILE,
+    renderAlertmanagerConfig,
+    renderNodeTargets,
+    renderPrometheusConfig,
+    renderValidatorTargets,
+    RULES_FILE,
+    TARGETS_DIR,
+    type ScrapeHost,
+    type SecretValues,
+} from "./config";
 import { renderRules, type RuleContext } from "./rules";
 
 export const AGENT_PACKAGE = "prometheus-node-exporter";
@@ -39,15 +54,27 @@ export interface AgentScripts {
 export function renderAgentScripts(plan: HostPlan, m: MonitoringSpec): AgentScripts {
     const files = renderAgentFiles(plan, m);
     const common = {
-        host: plan.name, package: AGENT_PACKAGE, exporterService: EXPORTER_SERVICE, dropInPath: NODE_EXPORTER_DROPIN,
-        healthService: HEALTH_SERVICE, healthTimer: HEALTH_TIMER, checksFile: HEALTH_CHECKS_FILE, textfileDir: TEXTFILE_DIR,
+        host: plan.name,
+        package: AGENT_PACKAGE,
+        exporterService: EXPORTER_SERVICE,
+        dropInPath: NODE_EXPORTER_DROPIN,
+        healthService: HEALTH_SERVICE,
+        healthTimer: HEALTH_TIMER,
+        checksFile: HEALTH_CHECKS_FILE,
+        textfileDir: TEXTFILE_DIR,
         driftRecord: driftRecord(AGENT_DRIFT_GROUP),
     };
     return {
         install: render("monitoring-agent.sh", {
-            ...common, lib: HOST_LIB, tools: monitoringTools(), port: m.nodeExporterPort, interval: m.healthIntervalSeconds,
-            dropIn: heredocSafe(files.dropIn, "NODEFLEET_EOF"), service: heredocSafe(files.service, "NODEFLEET_EOF"),
-            timer: heredocSafe(files.timer, "NODEFLEET_EOF"), checks: heredocSafe(files.checks, "NODEFLEET_EOF"),
+            ...common,
+            lib: HOST_LIB,
+            tools: monitoringTools(),
+            port: m.nodeExporterPort,
+            interval: m.healthIntervalSeconds,
+            dropIn: heredocSafe(files.dropIn, "NODEFLEET_EOF"),
+            service: heredocSafe(files.service, "NODEFLEET_EOF"),
+            timer: heredocSafe(files.timer, "NODEFLEET_EOF"),
+            checks: heredocSafe(files.checks, "NODEFLEET_EOF"),
         }),
         remove: render("monitoring-agent-remove.sh", { ...common, textfile: HEALTH_TEXTFILE }),
     };
@@ -79,8 +106,14 @@ export function renderServerDropIns(host: string, m: MonitoringSpec): { readonly
 }
 
 const serverCommon = (host: string) => ({
-    host, packages: SERVER_PACKAGES, configDir: CONFIG_DIR, prometheusService: PROMETHEUS_SERVICE, alertmanagerService: ALERTMANAGER_SERVICE,
-    prometheusDropInPath: PROMETHEUS_DROPIN, alertmanagerDropInPath: ALERTMANAGER_DROPIN, driftRecord: driftRecord(SERVER_DRIFT_GROUP),
+    host,
+    packages: SERVER_PACKAGES,
+    configDir: CONFIG_DIR,
+    prometheusService: PROMETHEUS_SERVICE,
+    alertmanagerService: ALERTMANAGER_SERVICE,
+    prometheusDropInPath: PROMETHEUS_DROPIN,
+    alertmanagerDropInPath: ALERTMANAGER_DROPIN,
+    driftRecord: driftRecord(SERVER_DRIFT_GROUP),
 });
 
 /**
@@ -91,10 +124,17 @@ export function renderServerInstall(host: string, m: MonitoringSpec, ctx: RuleCo
     const dropIns = renderServerDropIns(host, m);
     const body = render("monitoring-server.sh", {
         ...serverCommon(host),
-        listen: m.listenAddress, prometheusPort: m.prometheusPort, alertmanagerPort: m.alertmanagerPort,
-        prometheusFile: PROMETHEUS_FILE, rulesFile: RULES_FILE, alertmanagerFile: ALERTMANAGER_FILE, targetsDir: TARGETS_DIR,
-        prometheusDropIn: heredocSafe(dropIns.prometheus, "NODEFLEET_EOF"), alertmanagerDropIn: heredocSafe(dropIns.alertmanager, "NODEFLEET_EOF"),
-        prometheusConfig: heredocSafe(renderPrometheusConfig(m, ctx.stack), "NODEFLEET_EOF"), rules: heredocSafe(renderRules(ctx), "NODEFLEET_EOF"),
+        listen: m.listenAddress,
+        prometheusPort: m.prometheusPort,
+        alertmanagerPort: m.alertmanagerPort,
+        prometheusFile: PROMETHEUS_FILE,
+        rulesFile: RULES_FILE,
+        alertmanagerFile: ALERTMANAGER_FILE,
+        targetsDir: TARGETS_DIR,
+        prometheusDropIn: heredocSafe(dropIns.prometheus, "NODEFLEET_EOF"),
+        alertmanagerDropIn: heredocSafe(dropIns.alertmanager, "NODEFLEET_EOF"),
+        prometheusConfig: heredocSafe(renderPrometheusConfig(m, ctx.stack), "NODEFLEET_EOF"),
+        rules: heredocSafe(renderRules(ctx), "NODEFLEET_EOF"),
     });
     return { body, secrets: { alertmanager: heredocSafe(renderAlertmanagerConfig(m, secrets), "NODEFLEET_EOF") } };
 }
@@ -113,7 +153,14 @@ export function renderTargetsScript(host: string, m: MonitoringSpec, hosts: read
         { path: `${dir}/${EXECUTION_TARGETS_FILE}`, text: renderValidatorTargets("execution", hosts) },
     ].map((f) => ({ path: f.path, text: heredocSafe(f.text, "NODEFLEET_EOF") }));
     const validators = hosts.reduce((n, h) => n + h.validators.length, 0);
-    return render("monitoring-targets.sh", { host, targetsDir: dir, files, count: hosts.length, validators, driftRecord: driftRecord(TARGETS_DRIFT_GROUP) });
+    return render("monitoring-targets.sh", {
+        host,
+        targetsDir: dir,
+        files,
+        count: hosts.length,
+        validators,
+        driftRecord: driftRecord(TARGETS_DRIFT_GROUP),
+    });
 }
 
 /** The mounts the disk alerts watch: `/` and every host's data mount. */
@@ -147,7 +194,11 @@ export class MonitoringAgent extends pulumi.ComponentResource {
             { ...base, script: "echo 'monitoring agent: teardown registered'\n", onDelete: scripts.remove, deleteBundle: host.tools },
             { ...child, dependsOn: [host.ready] },
         );
-        this.step = remoteStep(name, { ...base, script: scripts.install, bundle: host.tools, drift: { drift: host.drift, group: AGENT_DRIFT_GROUP } }, { ...child, dependsOn: [teardown] });
+        this.step = remoteStep(
+            name,
+            { ...base, script: scripts.install, bundle: host.tools, drift: { drift: host.drift, group: AGENT_DRIFT_GROUP } },
+            { ...child, dependsOn: [teardown] },
+        );
         this.registerOutputs({});
     }
 }
@@ -178,7 +229,12 @@ export class MonitoringServer extends pulumi.ComponentResource {
         const install = args.secrets.apply((s) => renderServerInstall(host.hostName, m, args.ctx, s));
         const teardown = remoteStep(
             `${name}-teardown`,
-            { ...base, script: "echo 'monitoring: teardown registered'\n", onDelete: renderServerRemove(host.hostName), deleteBundle: host.tools },
+            {
+                ...base,
+                script: "echo 'monitoring: teardown registered'\n",
+                onDelete: renderServerRemove(host.hostName),
+                deleteBundle: host.tools,
+            },
             { ...child, dependsOn: [args.after.step] },
         );
         const server = remoteStep(
@@ -196,7 +252,11 @@ export class MonitoringServer extends pulumi.ComponentResource {
         // Inline, not bundled: a cloud host's address is known once it exists, and the bundle is copied first.
         remoteStep(
             `${name}-targets`,
-            { ...base, script: args.targets.apply((t) => renderTargetsScript(host.hostName, m, t)), drift: { drift: host.drift, group: TARGETS_DRIFT_GROUP } },
+            {
+                ...base,
+                script: args.targets.apply((t) => renderTargetsScript(host.hostName, m, t)),
+                drift: { drift: host.drift, group: TARGETS_DRIFT_GROUP },
+            },
             { ...child, dependsOn: [server] },
         );
         this.registerOutputs({});

@@ -52,7 +52,9 @@ export const RELEASE_NAME = /^[a-z0-9][a-z0-9-]{0,30}[a-z0-9]$/;
 export const RELEASE_NAME_RULE = "release names are 2-32 lowercase letters, digits and dashes";
 export const releaseName = z.string().regex(RELEASE_NAME, RELEASE_NAME_RULE);
 
-const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");
+const nodeName = z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, "node names are 2-32 lowercase letters, digits and dashes, starting with a letter");
 
 /** The fields every node has, whatever its role: a role's node schema is these, its role and its settings. */
 export const NODE_FIELDS = {
@@ -98,7 +100,11 @@ type NodeShape<R extends string, S extends z.ZodType> = typeof NODE_FIELDS & { r
  * A role's node schema: NODE_FIELDS, its role (`describe.role`) and its settings under the role's
  * name, in that order (the order docs/configuration.md lists them in).
  */
-export function roleNode<R extends string, S extends z.ZodType>(role: R, describe: { readonly role: string; readonly node: string }, settings: S) {
+export function roleNode<R extends string, S extends z.ZodType>(
+    role: R,
+    describe: { readonly role: string; readonly node: string },
+    settings: S,
+) {
     const { name, host, release } = NODE_FIELDS;
     const shape = { name, role: z.literal(role).describe(describe.role), host, release, [role]: settings } as unknown as NodeShape<R, S>;
     return z.strictObject(shape).describe(describe.node);

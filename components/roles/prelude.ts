@@ -3,9 +3,10 @@
 // node after the steps above it are gone) -> its key (a secret script, output unlogged).
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
-import { Host, remoteStep } from "../hosts/host";
+import { Host, remoteStep, stepReport } from "../hosts/host";
 import type { SecretScript } from "../hosts/scripts";
-import { nodeDriftGroup } from "../hosts/drift";
+import { nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
+import { gateMarker, RolloutGate, type NodeRollout, type RolloutGateArgs } from "../rollout/gate";
 
 export interface PreludeArgs {
     readonly node: { readonly name: string };
@@ -55,4 +56,47 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
         { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] },
     );
     return { base, key };
+}
+
+/** A role's node as its gate needs it: the node, its host, the user, and the rollout when it is gated. */
+export interface GatedNode {
+    readonly node: RolloutGateArgs["node"];
+    readonly host: Host;
+    readonly user: string;
+    readonly rollout?: NodeRollout | undefined;
+}
+
+/**
+ * The node's health step after `after` (taken again when `inputsHash` changes: what the node runs),
+ * its report, and its gate when the fleet rolls changes out (its `rollout`), given the steps it judges.
+ */
+export function roleHealth(
+    parent: pulumi.Resource,
+    name: string,
+    a: GatedNode & {
+        readonly base: Prelude["base"];
+        readonly script: string;
+        readonly inputsHash: pulumi.Input<string>[];
+        readonly after: pulumi.Resource;
+    },
+    gate: Omit<RolloutGateArgs, "node" | "host" | "user" | "rollout" | "health">,
+): { readonly report: pulumi.Output<Record<string, unknown>>; readonly gate?: RolloutGate } {
+    const health = remoteStep(
+        `${name}-health`,
+        { ...a.base, script: a.script, inputsHash: a.inputsHash },
+        { parent, dependsOn: [a.after] },
+    );
+    const report = stepReport(health, "health report");
+    const rollout = a.rollout;
+    if (rollout === undefined) return { report };
+    const args = { node: a.node, host: a.host, user: a.user, rollout, health, ...gate };
+    return { report, gate: new RolloutGate(`${name}-gate`, args, { parent }) };
+}
+
+/**
+ * What every role's removal script (`pulumi destroy`) is told besides its own paths: the host, the
+ * node, its drift records and gate marker.
+ */
+export function removalValues(host: string, node: { readonly name: string }) {
+    return { host, node: node.name, drift: nodeDriftGlob(node.name), gate: gateMarker(node.name) };
 }

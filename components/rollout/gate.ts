@@ -73,8 +73,19 @@ export function gateEverySeconds(soakSeconds: number): number {
  * putting the same tool at once do not collide.
  */
 export function renderGate(node: NodeSpec, policy: RolePolicy, rollback?: RollbackSet): string {
-    if (policy.onFailure === "rollback" && rollback === undefined) throw new Error(`unreachable: ${node.name}: onFailure rollback for a role that cannot roll back (checkRollout refuses it)`);
-    const keep = policy.onFailure === "rollback" && rollback ? ["--keep", keptDir(node.name), ...rollback.files.flatMap((f) => ["--file", f]), ...rollback.restart.flatMap((u) => ["--restart", u]), ...rollback.pins.flatMap((f) => ["--pin", f]), ...(rollback.awaitPort === undefined ? [] : ["--await-port", String(rollback.awaitPort)])] : [];
+    if (policy.onFailure === "rollback" && rollback === undefined)
+        throw new Error(`unreachable: ${node.name}: onFailure rollback for a role that cannot roll back (checkRollout refuses it)`);
+    const keep =
+        policy.onFailure === "rollback" && rollback
+            ? [
+                  "--keep",
+                  keptDir(node.name),
+                  ...rollback.files.flatMap((f) => ["--file", f]),
+                  ...rollback.restart.flatMap((u) => ["--restart", u]),
+                  ...rollback.pins.flatMap((f) => ["--pin", f]),
+                  ...(rollback.awaitPort === undefined ? [] : ["--await-port", String(rollback.awaitPort)]),
+              ]
+            : [];
     return render("gate.sh", {
         role: node.role,
         node: node.name,

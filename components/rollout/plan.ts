@@ -47,7 +47,10 @@ export function planRollout(nodes: readonly RolloutNode[], changing: ReadonlySet
     const out: RoleRollout[] = [];
     for (const { role } of ROLES) {
         const all = nodes.filter((n) => n.role === role).map((n) => n.name);
-        const moving = rolloutOrder(all.filter((n) => changing.has(n)), spec?.order);
+        const moving = rolloutOrder(
+            all.filter((n) => changing.has(n)),
+            spec?.order,
+        );
         if (moving.length === 0) continue;
         const policy = rolePolicy(spec, role);
         const size = batchSizeOf(policy.batchSize, all.length);

@@ -32,8 +32,16 @@ const MAX_PAGES = 100; // 100 validators a page: 10,000, more than any CometBFT 
 const WHOLE = /^(0|[1-9][0-9]{0,30})$/;
 
 function field(value: unknown, where: string, kind: "object" | "array" | "string"): unknown {
-    const ok = kind === "array" ? Array.isArray(value) : kind === "object" ? typeof value === "object" && value !== null && !Array.isArray(value) : typeof value === "string";
-    if (!ok) throw new RpcAnswerError(`${where}: ${value === undefined ? "missing" : `not a${kind === "array" || kind === "object" ? "n" : ""} ${kind}`}`);
+    const ok =
+        kind === "array"
+            ? Array.isArray(value)
+            : kind === "object"
+              ? typeof value === "object" && value !== null && !Array.isArray(value)
+              : typeof value === "string";
+    if (!ok)
+        throw new RpcAnswerError(
+            `${where}: ${value === undefined ? "missing" : `not a${kind === "array" || kind === "object" ? "n" : ""} ${kind}`}`,
+        );
     return value;
 }
 
@@ -48,7 +56,9 @@ function result(body: string, call: string): Record<string, unknown> {
     const top = field(json, call, "object") as Record<string, unknown>;
     if (top.error !== undefined) {
         const message = (top.error as { message?: unknown; data?: unknown }) ?? {};
-        throw new RpcAnswerError(`${call}: error ${typeof message.message === "string" ? JSON.stringify(message.message.slice(0, 120)) : "(no message)"}`);
+        throw new RpcAnswerError(
+            `${call}: error ${typeof message.message === "string" ? JSON.stringify(message.message.slice(0, 120)) : "(no message)"}`,
+        );
     }
     return field(top.result, `${call}: result`, "object") as Record<string, unknown>;
 }
@@ -64,7 +74,8 @@ export function parseNetworkStatus(body: string): { network: string; height: num
     const network = statusNetwork(r);
     const sync = field(r.sync_info, "/status: result.sync_info", "object") as Record<string, unknown>;
     const height = field(sync.latest_block_height, "/status: result.sync_info.latest_block_height", "string") as string;
-    if (!/^(0|[1-9][0-9]{0,15})$/.test(height)) throw new RpcAnswerError("/status: result.sync_info.latest_block_height: not a whole number");
+    if (!/^(0|[1-9][0-9]{0,15})$/.test(height))
+        throw new RpcAnswerError("/status: result.sync_info.latest_block_height: not a whole number");
     return { network, height: Number(height) };
 }
 
@@ -72,7 +83,8 @@ export function parseNetworkStatus(body: string): { network: string; height: num
 function statusNetwork(r: Record<string, unknown>): string {
     const info = field(r.node_info, "/status: result.node_info", "object") as Record<string, unknown>;
     const network = field(info.network, "/status: result.node_info.network", "string") as string;
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(network)) throw new RpcAnswerError("/status: result.node_info.network: not a chain id (letters, digits, '.', '_', '-')");
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(network))
+        throw new RpcAnswerError("/status: result.node_info.network: not a chain id (letters, digits, '.', '_', '-')");
     return network;
 }
 
@@ -83,7 +95,8 @@ export function parseValidatorsPage(body: string, page: number): { height: strin
     const height = field(r.block_height, `${call}: result.block_height`, "string") as string;
     if (!WHOLE.test(height)) throw new RpcAnswerError(`${call}: result.block_height: not a whole number`);
     const total = field(r.total, `${call}: result.total`, "string") as string;
-    if (!WHOLE.test(total) || Number(total) > MAX_PAGES * 100) throw new RpcAnswerError(`${call}: result.total: not a whole number up to ${MAX_PAGES * 100}`);
+    if (!WHOLE.test(total) || Number(total) > MAX_PAGES * 100)
+        throw new RpcAnswerError(`${call}: result.total: not a whole number up to ${MAX_PAGES * 100}`);
     const list = field(r.validators, `${call}: result.validators`, "array") as unknown[];
     const entries = list.map((v, i): [string, bigint] => {
         const at = `${call}: result.validators[${i}]`;
@@ -152,7 +165,8 @@ export async function readValidatorSet(base: string, get: Get = httpGet): Promis
             power.set(address, value);
         }
         if (power.size >= p.total || p.entries.length === 0) {
-            if (power.size !== p.total) throw new RpcAnswerError(`/validators: result.total says ${p.total} validators, the pages hold ${power.size}`);
+            if (power.size !== p.total)
+                throw new RpcAnswerError(`/validators: result.total says ${p.total} validators, the pages hold ${power.size}`);
             break;
         }
     }
@@ -178,7 +192,13 @@ export function powerViolations(plan: readonly RoleRollout[], power: ReadonlyMap
 }
 
 /** One batch's networks whose power it would take offline beyond `maxPercent`, each told with its figures. */
-function batchViolations(role: string, batch: readonly string[], i: number, power: ReadonlyMap<string, ValidatorPower>, maxPercent: number): string[] {
+function batchViolations(
+    role: string,
+    batch: readonly string[],
+    i: number,
+    power: ReadonlyMap<string, ValidatorPower>,
+    maxPercent: number,
+): string[] {
     const out: string[] = [];
     const byNetwork = new Map<string, { nodes: string[]; power: bigint; total: bigint }>();
     for (const node of batch) {
@@ -206,7 +226,11 @@ function batchViolations(role: string, batch: readonly string[], i: number, powe
  * (undefined when its secret is not set) and how messages name it (the URL only when it is plain
  * config, never a secret's value).
  */
-export function consensusRpc(plan: FleetPlan, field: string, ref: string | { readonly secret: string }): { readonly where: string; readonly url: string | undefined } {
+export function consensusRpc(
+    plan: FleetPlan,
+    field: string,
+    ref: string | { readonly secret: string },
+): { readonly where: string; readonly url: string | undefined } {
     const where = `${field}${typeof ref === "string" ? ` (${ref})` : ".secret"}`;
     return { where, url: typeof ref === "string" ? ref : plan.secrets.get(ref.secret) };
 }
@@ -217,7 +241,11 @@ export function consensusRpc(plan: FleetPlan, field: string, ref: string | { rea
  * a key the set does not hold, stops the plan (named by the config path, never a secret URL).
  * A validator not in the set holds no power: it is logged, not refused (it may be joining).
  */
-export async function validatorPowers(plan: FleetPlan, warn: (message: string) => void, get: Get = httpGet): Promise<Map<string, ValidatorPower>> {
+export async function validatorPowers(
+    plan: FleetPlan,
+    warn: (message: string) => void,
+    get: Get = httpGet,
+): Promise<Map<string, ValidatorPower>> {
     const out = new Map<string, ValidatorPower>();
     const sets = new Map<string, Promise<ValidatorSet>>();
     const unknown: string[] = [];
@@ -236,15 +264,22 @@ export async function validatorPowers(plan: FleetPlan, warn: (message: string) =
         try {
             set = await sets.get(url)!;
         } catch (e) {
-            throw new Error(`${where}: the network's validator set cannot be read, so the rollout cannot keep its voting power online: ${e instanceof RpcAnswerError ? e.message : "request failed"}`);
+            throw new Error(
+                `${where}: the network's validator set cannot be read, so the rollout cannot keep its voting power online: ${e instanceof RpcAnswerError ? e.message : "request failed"}`,
+            );
         }
         const json = plan.secrets.get(contract.signing.secret(node));
         const address = json === undefined ? undefined : contract.signing.consensusAddress(json);
-        if (address === undefined) throw new Error(`nodes[${i}].${node.role}.${contract.signing.secretField}: no consensus address in the key (checked with the config)`);
+        if (address === undefined)
+            throw new Error(
+                `nodes[${i}].${node.role}.${contract.signing.secretField}: no consensus address in the key (checked with the config)`,
+            );
         out.set(node.name, { network: set.network, power: set.power.get(address) ?? 0n, total: set.total });
     }
     if (unknown.length > 0)
-        warn(`rollout: voting power not known (no consensusRpcUrl): ${unknown.join(", ")}; batches count ${unknown.length === 1 ? "it as a node" : "them as nodes"} only`);
+        warn(
+            `rollout: voting power not known (no consensusRpcUrl): ${unknown.join(", ")}; batches count ${unknown.length === 1 ? "it as a node" : "them as nodes"} only`,
+        );
     return out;
 }
 

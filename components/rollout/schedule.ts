@@ -40,12 +40,16 @@ export async function plannedRollout(plan: FleetPlan): Promise<PlannedRollout | 
  * preview shows it. Without a rollout no node is gated.
  */
 export class GateSchedule {
-    private readonly gated = new Map<string, { readonly after: Promise<pulumi.Resource>[]; readonly policy: NodeRollout["policy"]; readonly gate: Deferred<pulumi.Resource> }>();
+    private readonly gated = new Map<
+        string,
+        { readonly after: Promise<pulumi.Resource>[]; readonly policy: NodeRollout["policy"]; readonly gate: Deferred<pulumi.Resource> }
+    >();
 
     constructor(rollout: PlannedRollout | undefined, logTo: pulumi.Resource) {
         if (rollout === undefined) return;
         const { roles, power } = rollout;
-        for (const line of describeRollout(roles)) pulumi.log.info(`${line} (a node whose steps do not change passes its place at once)`, logTo);
+        for (const line of describeRollout(roles))
+            pulumi.log.info(`${line} (a node whose steps do not change passes its place at once)`, logTo);
         for (const line of describePower(power)) pulumi.log.info(line, logTo);
         for (const role of roles) {
             let previous: Promise<pulumi.Resource>[] = [];

@@ -8,7 +8,10 @@ import { contractOf } from "../roles/registry";
 import { consensusRpc, httpGet, parseNetworkStatus, rpcText, RpcAnswerError, type Get } from "./power";
 
 /** Each scheduled upgrade's figures (logged), or the refusals, each naming the field and the numbers. */
-export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): Promise<{ readonly lines: string[]; readonly refused: string[] }> {
+export async function checkUpgradeHeights(
+    plan: FleetPlan,
+    get: Get = httpGet,
+): Promise<{ readonly lines: string[]; readonly refused: string[] }> {
     const lines: string[] = [];
     const refused: string[] = [];
     const reads = new Map<string, Promise<{ network: string; height: number }>>();
@@ -19,7 +22,9 @@ export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): 
         const at = `nodes[${i}].${up.field}.height`;
         const rpc = contract.network?.(node);
         if (rpc === undefined) {
-            lines.push(`upgrade: ${node.name} moves to ${up.release} at height ${up.height}; the network's height is not known here (no consensusRpcUrl): the host refuses a height its node has passed`);
+            lines.push(
+                `upgrade: ${node.name} moves to ${up.release} at height ${up.height}; the network's height is not known here (no consensusRpcUrl): the host refuses a height its node has passed`,
+            );
             continue;
         }
         const { where, url } = consensusRpc(plan, `nodes[${i}].${rpc.field}`, rpc.url);
@@ -32,13 +37,19 @@ export async function checkUpgradeHeights(plan: FleetPlan, get: Get = httpGet): 
         try {
             network = await reads.get(url)!;
         } catch (e) {
-            refused.push(`${where}: the network's height cannot be read, so ${at} cannot be checked against it: ${e instanceof RpcAnswerError ? e.message : "request failed"}`);
+            refused.push(
+                `${where}: the network's height cannot be read, so ${at} cannot be checked against it: ${e instanceof RpcAnswerError ? e.message : "request failed"}`,
+            );
             continue;
         }
         if (up.height <= network.height) {
-            refused.push(`${at}: ${up.height} is not ahead of network ${network.network}, already at height ${network.height}: an upgrade is scheduled ahead of the chain. If ${node.name} already moved to ${up.release} at ${up.height}, name ${up.release} in its release and remove upgrade`);
+            refused.push(
+                `${at}: ${up.height} is not ahead of network ${network.network}, already at height ${network.height}: an upgrade is scheduled ahead of the chain. If ${node.name} already moved to ${up.release} at ${up.height}, name ${up.release} in its release and remove upgrade`,
+            );
         } else {
-            lines.push(`upgrade: ${node.name} moves to ${up.release} at height ${up.height}; network ${network.network} is at ${network.height}: ${up.height - network.height} blocks left`);
+            lines.push(
+                `upgrade: ${node.name} moves to ${up.release} at height ${up.height}; network ${network.network} is at ${network.height}: ${up.height - network.height} blocks left`,
+            );
         }
     }
     return { lines, refused };

@@ -29,9 +29,12 @@ function pow(base: bigint, exp: bigint): bigint {
 // y^2 = x^3 + 4 (a = 0): doubling dbl-2009-l, addition add-2007-bl.
 function double(q: Jacobian): Jacobian {
     if (q.z === 0n || q.y === 0n) return INFINITY;
-    const a = mod(q.x * q.x), b = mod(q.y * q.y), c = mod(b * b);
+    const a = mod(q.x * q.x),
+        b = mod(q.y * q.y),
+        c = mod(b * b);
     const d = mod(2n * (mod((q.x + b) * (q.x + b)) - a - c));
-    const e = mod(3n * a), f = mod(e * e);
+    const e = mod(3n * a),
+        f = mod(e * e);
     const x = mod(f - 2n * d);
     return { x, y: mod(e * (d - x) - 8n * c), z: mod(2n * q.y * q.z) };
 }
@@ -39,12 +42,18 @@ function double(q: Jacobian): Jacobian {
 function add(p: Jacobian, q: Jacobian): Jacobian {
     if (p.z === 0n) return q;
     if (q.z === 0n) return p;
-    const z1z1 = mod(p.z * p.z), z2z2 = mod(q.z * q.z);
-    const u1 = mod(p.x * z2z2), u2 = mod(q.x * z1z1);
-    const s1 = mod(p.y * q.z * z2z2), s2 = mod(q.y * p.z * z1z1);
-    const h = mod(u2 - u1), r = mod(2n * (s2 - s1));
+    const z1z1 = mod(p.z * p.z),
+        z2z2 = mod(q.z * q.z);
+    const u1 = mod(p.x * z2z2),
+        u2 = mod(q.x * z1z1);
+    const s1 = mod(p.y * q.z * z2z2),
+        s2 = mod(q.y * p.z * z1z1);
+    const h = mod(u2 - u1),
+        r = mod(2n * (s2 - s1));
     if (h === 0n) return r === 0n ? double(p) : INFINITY;
-    const i = mod(4n * h * h), j = mod(h * i), v = mod(u1 * i);
+    const i = mod(4n * h * h),
+        j = mod(h * i),
+        v = mod(u1 * i);
     const x = mod(r * r - j - 2n * v);
     return { x, y: mod(r * (v - x) - 2n * s1 * j), z: mod((mod((p.z + q.z) * (p.z + q.z)) - z1z1 - z2z2) * h) };
 }
@@ -52,13 +61,15 @@ function add(p: Jacobian, q: Jacobian): Jacobian {
 /** sk·G1 serialized uncompressed (96 bytes), for a secret key given as 32 big-endian bytes in [1, R). */
 export function blsPublicKey(secret: Buffer): Buffer {
     const k = BigInt(`0x${secret.toString("hex") || "0"}`);
-    if (secret.length !== 32 || k === 0n || k >= BLS_ORDER) throw new Error("a BLS12-381 secret key is 32 big-endian bytes of a scalar in [1, r)");
+    if (secret.length !== 32 || k === 0n || k >= BLS_ORDER)
+        throw new Error("a BLS12-381 secret key is 32 big-endian bytes of a scalar in [1, r)");
     let acc = INFINITY;
     for (let i = BigInt(k.toString(2).length - 1); i >= 0n; i--) {
         acc = double(acc);
         if ((k >> i) & 1n) acc = add(acc, { ...G1, z: 1n });
     }
-    const zi = pow(acc.z, P - 2n), zi2 = mod(zi * zi);
+    const zi = pow(acc.z, P - 2n),
+        zi2 = mod(zi * zi);
     const hex48 = (n: bigint) => n.toString(16).padStart(96, "0");
     return Buffer.from(hex48(mod(acc.x * zi2)) + hex48(mod(acc.y * zi2 * zi)), "hex");
 }

@@ -37,24 +37,39 @@ export const port = z.number().int().min(1).max(65535);
 export const secretRef = z
     .string()
     .superRefine((s, ctx) => {
-    // Key material, a URL or a token (`<id>:<token>`) pasted here instead of a key's name.
-    if (v.looksLikeSecretMaterial(s) || /[:/@]/.test(s)) {
-        ctx.addIssue({
-            code: "custom",
-            message: "secret given as a plain value: store it with `pulumi config set --secret <name>` and put <name> here",
-        });
-    } else if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(s)) {
-        ctx.addIssue({ code: "custom", message: "not a config key name (letters, digits, _ and -)" });
-    }
+        // Key material, a URL or a token (`<id>:<token>`) pasted here instead of a key's name.
+        if (v.looksLikeSecretMaterial(s) || /[:/@]/.test(s)) {
+            ctx.addIssue({
+                code: "custom",
+                message: "secret given as a plain value: store it with `pulumi config set --secret <name>` and put <name> here",
+            });
+        } else if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(s)) {
+            ctx.addIssue({ code: "custom", message: "not a config key name (letters, digits, _ and -)" });
+        }
     })
     .meta({ title: "name of a secret config key" });
 
 /** A URL written in the config, or `{secret: <name>}` naming a secret config key that holds it. */
 function urlOrSecret(plainReason: (value: string) => v.Reason) {
     return z
-        .union([z.string(), z.strictObject({ secret: z.string().describe("Name of the secret config key holding the URL (`pulumi config set --secret <name>`, which asks for the value).") })], {
-            error: (issue) => (issue.code === "invalid_union" ? "expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}" : undefined),
-        })
+        .union(
+            [
+                z.string(),
+                z.strictObject({
+                    secret: z
+                        .string()
+                        .describe(
+                            "Name of the secret config key holding the URL (`pulumi config set --secret <name>`, which asks for the value).",
+                        ),
+                }),
+            ],
+            {
+                error: (issue) =>
+                    issue.code === "invalid_union"
+                        ? "expected an http(s) URL, or {secret: <name of a secret config key holding the URL>}"
+                        : undefined,
+            },
+        )
         .superRefine((value, ctx) => {
             if (typeof value === "string") {
                 const reason = plainReason(value);
@@ -97,7 +112,11 @@ export function notWorld(what: string, advice = "") {
         if (families.length === 0) return;
         const alone = list.findIndex((c) => worldFamilies([c]).length === families.length);
         const path = alone >= 0 ? [alone] : [];
-        ctx.addIssue({ code: "custom", path, message: `${what} must not be open to the world: ${alone >= 0 ? "this range covers" : "together these ranges cover"} ${describeWorld(families)}${advice}` });
+        ctx.addIssue({
+            code: "custom",
+            path,
+            message: `${what} must not be open to the world: ${alone >= 0 ? "this range covers" : "together these ranges cover"} ${describeWorld(families)}${advice}`,
+        });
     };
 }
 

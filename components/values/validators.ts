@@ -89,12 +89,14 @@ export function httpUrlReason(value: string): Reason {
     } catch {
         return "not a URL";
     }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return `URL scheme must be http or https, not ${url.protocol.replace(":", "")}`;
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+        return `URL scheme must be http or https, not ${url.protocol.replace(":", "")}`;
     if (!url.hostname) return "URL has no host";
     // What reaches a host is the string that was checked: it must be the parser's own spelling
     // (the parser drops tabs and newlines, lowercases, resolves dot segments...), the bare
     // origin written with or without its "/".
-    const canonical = url.pathname === "/" && !value.endsWith("/") && url.search === "" && url.hash === "" ? url.href.slice(0, -1) : url.href;
+    const canonical =
+        url.pathname === "/" && !value.endsWith("/") && url.search === "" && url.hash === "" ? url.href.slice(0, -1) : url.href;
     if (canonical !== value) return `URL is not in its canonical form; write it as ${canonical}`;
     return undefined;
 }
@@ -173,8 +175,10 @@ export function cidrReason(value: string): Reason {
 
 /** One line of an OpenSSH public host key, as in known_hosts without the host column. */
 export function hostKeyReason(value: string): Reason {
-    const m = /^(ssh-ed25519|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|ssh-rsa) ([A-Za-z0-9+/]+={0,2})( .*)?$/.exec(value.trim());
-    if (!m) return "not an SSH public host key (\"<type> <base64>\")";
+    const m = /^(ssh-ed25519|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|ssh-rsa) ([A-Za-z0-9+/]+={0,2})( .*)?$/.exec(
+        value.trim(),
+    );
+    if (!m) return 'not an SSH public host key ("<type> <base64>")';
     const blob = Buffer.from(m[2], "base64");
     const typeLen = blob.length >= 4 ? blob.readUInt32BE(0) : -1;
     if (typeLen <= 0 || blob.subarray(4, 4 + typeLen).toString() !== m[1]) return "SSH host key blob does not match its type";
@@ -194,11 +198,7 @@ export function sshAddressReason(value: string): Reason {
  * config keys set with `pulumi config set --secret` and are referenced by name.
  */
 export function looksLikeSecretMaterial(value: string): boolean {
-    return (
-        /^(0x)?[0-9a-fA-F]{64}$/.test(value) ||
-        /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(value) ||
-        /"priv_key"/.test(value)
-    );
+    return /^(0x)?[0-9a-fA-F]{64}$/.test(value) || /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(value) || /"priv_key"/.test(value);
 }
 
 // ---- keys against the addresses and files that name them ---------------------------
@@ -223,7 +223,9 @@ export function minerKeyScalarReason(value: string): Reason {
 /** The ed25519 public key of a 32-byte seed (Node's own ed25519, as a PKCS#8 private key). */
 export function ed25519PublicOfSeed(seed: Buffer): Buffer {
     const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed]);
-    const spki = crypto.createPublicKey(crypto.createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" })).export({ format: "der", type: "spki" });
+    const spki = crypto
+        .createPublicKey(crypto.createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" }))
+        .export({ format: "der", type: "spki" });
     return Buffer.from(spki.subarray(spki.length - 32));
 }
 
@@ -247,7 +249,11 @@ export function cometAddressOf(pub: Buffer): string {
 export function validatorKeyFileReason(value: string): Reason {
     const format = validatorKeyJsonReason(value);
     if (format) return format;
-    const p = JSON.parse(value) as { address: string; pub_key?: { type?: unknown; value?: unknown }; priv_key: { type?: unknown; value: string } };
+    const p = JSON.parse(value) as {
+        address: string;
+        pub_key?: { type?: unknown; value?: unknown };
+        priv_key: { type?: unknown; value: string };
+    };
     const kind = KEY_KINDS.find((k) => k.priv === p.priv_key.type);
     if (!kind) return `priv_key.type must be ${KEY_KINDS.map((k) => `${k.priv} (${k.name})`).join(" or ")}`;
     if (p.pub_key?.type !== kind.pub || typeof p.pub_key.value !== "string") return `pub_key must be {type: ${kind.pub}, value: <base64>}`;
@@ -258,9 +264,11 @@ export function validatorKeyFileReason(value: string): Reason {
     if (pubField.length !== kind.pubBytes) return `pub_key.value must be the base64 of the ${kind.pubBytes}-byte ${kind.name} public key`;
     const derived = kind.derive(priv);
     if (typeof derived === "string") return derived;
-    if (!derived.equals(pubField)) return `pub_key.value is not the public key of priv_key (the key's public key is ${derived.toString("base64")}): the file mixes two keys`;
+    if (!derived.equals(pubField))
+        return `pub_key.value is not the public key of priv_key (the key's public key is ${derived.toString("base64")}): the file mixes two keys`;
     const address = cometAddressOf(derived);
-    if (p.address.toUpperCase() !== address) return `address ${p.address} is not the address of this key: its pub_key derives ${address} (the first 20 bytes of sha256(pub_key), as \`0gchaind tendermint show-address\` prints it)`;
+    if (p.address.toUpperCase() !== address)
+        return `address ${p.address} is not the address of this key: its pub_key derives ${address} (the first 20 bytes of sha256(pub_key), as \`0gchaind tendermint show-address\` prints it)`;
     return undefined;
 }
 
@@ -273,16 +281,36 @@ export function validatorKeyAddress(value: string): string | undefined {
     return (JSON.parse(value) as { address: string }).address.toUpperCase();
 }
 
-const KEY_KINDS: { name: string; priv: string; pub: string; privBytes: number; privShape: string; pubBytes: number; derive: (priv: Buffer) => Buffer | string }[] = [
+const KEY_KINDS: {
+    name: string;
+    priv: string;
+    pub: string;
+    privBytes: number;
+    privShape: string;
+    pubBytes: number;
+    derive: (priv: Buffer) => Buffer | string;
+}[] = [
     {
-        name: "ed25519, CometBFT's default", priv: "tendermint/PrivKeyEd25519", pub: "tendermint/PubKeyEd25519", privBytes: 64, privShape: "the ed25519 seed and its public key", pubBytes: 32,
+        name: "ed25519, CometBFT's default",
+        priv: "tendermint/PrivKeyEd25519",
+        pub: "tendermint/PubKeyEd25519",
+        privBytes: 64,
+        privShape: "the ed25519 seed and its public key",
+        pubBytes: 32,
         derive: (priv) => {
             const pub = ed25519PublicOfSeed(priv.subarray(0, 32));
-            return pub.equals(priv.subarray(32)) ? pub : "priv_key.value is not an ed25519 key: its second half is not the public key of its first (a truncated or hand-edited file?)";
+            return pub.equals(priv.subarray(32))
+                ? pub
+                : "priv_key.value is not an ed25519 key: its second half is not the public key of its first (a truncated or hand-edited file?)";
         },
     },
     {
-        name: "BLS12-381, BeaconKit's: beacond, 0gchaind", priv: "cometbft/PrivKeyBls12_381", pub: "cometbft/PubKeyBls12_381", privBytes: 32, privShape: "the BLS12-381 secret scalar", pubBytes: 96,
+        name: "BLS12-381, BeaconKit's: beacond, 0gchaind",
+        priv: "cometbft/PrivKeyBls12_381",
+        pub: "cometbft/PubKeyBls12_381",
+        privBytes: 32,
+        privShape: "the BLS12-381 secret scalar",
+        pubBytes: 96,
         derive: (priv) => {
             try {
                 return blsPublicKey(priv);
@@ -332,10 +360,12 @@ export function urlCredentialReason(value: string, pathKeys = true): Reason {
     const how = "store it as a secret (pulumi config set --secret <name>, which asks for the value) and write {secret: <name>} here";
     if (url.username !== "" || url.password !== "") return `this URL carries a credential in user:password@: ${how}`;
     for (const name of url.searchParams.keys()) {
-        if (CREDENTIAL_PARAM.test(name)) return `this URL carries a credential in its query (parameter ${/^[A-Za-z0-9_.-]{1,32}$/.test(name) ? name : "…"}): ${how}`;
+        if (CREDENTIAL_PARAM.test(name))
+            return `this URL carries a credential in its query (parameter ${/^[A-Za-z0-9_.-]{1,32}$/.test(name) ? name : "…"}): ${how}`;
     }
     for (const segment of pathKeys ? url.pathname.split("/") : []) {
-        if (/^[A-Za-z0-9_-]{16,}$/.test(segment) && /[0-9]/.test(segment) && /[A-Za-z]/.test(segment)) return `this URL carries what looks like an API key in its path: ${how}`;
+        if (/^[A-Za-z0-9_-]{16,}$/.test(segment) && /[0-9]/.test(segment) && /[A-Za-z]/.test(segment))
+            return `this URL carries what looks like an API key in its path: ${how}`;
         if (/^[0-9a-fA-F]{32,}$/.test(segment)) return `this URL carries what looks like an API key in its path: ${how}`;
     }
     return undefined;
@@ -345,7 +375,9 @@ export function urlCredentialReason(value: string, pathKeys = true): Reason {
 export function secretUrlReason(value: string): Reason {
     const reason = httpUrlReason(value);
     if (reason === undefined) return envSafeUrlReason(value);
-    return reason.startsWith("URL is not in its canonical form") ? "the URL is not in its canonical form (as the WHATWG URL parser writes it: lower-case scheme and host, no default port, no dot segments)" : reason;
+    return reason.startsWith("URL is not in its canonical form")
+        ? "the URL is not in its canonical form (as the WHATWG URL parser writes it: lower-case scheme and host, no default port, no dot segments)"
+        : reason;
 }
 
 /**
@@ -356,5 +388,7 @@ export function secretUrlReason(value: string): Reason {
  */
 export function envSafeUrlReason(value: string): Reason {
     const bad = [...value].find((c) => !ENV_FILE_VALUE.test(c));
-    return bad === undefined ? undefined : `the URL holds ${JSON.stringify(bad)}, which an environment file cannot carry unquoted: percent-encode it (%${bad.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")})`;
+    return bad === undefined
+        ? undefined
+        : `the URL holds ${JSON.stringify(bad)}, which an environment file cannot carry unquoted: percent-encode it (%${bad.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")})`;
 }

@@ -3,7 +3,8 @@
 // clone holds (docs/spec.md for the spec's rules), never the spec's original numbering as "seed N",
 // an issue or session number, or a file outside the repository. A module exports what it defines:
 // no re-export (`export … from`, `export { x }`), so an import names the module that holds the thing.
-// No function of the product over 60 lines.
+// No function of the product over 60 lines; the product's TypeScript is formatted by prettier
+// (.prettierrc.json: 140 columns), and no line of it is longer but for the strings on it.
 import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -50,6 +51,35 @@ describe("house rules", () => {
                 ts.forEachChild(n, visit);
             };
             visit(source);
+        }
+        assert.deepEqual(long, []);
+    });
+
+    const product = () => tracked.filter((f) => /^(components|status|policy)\/.*\.ts$|^index\.ts$/.test(f) && fs.existsSync(path.join(ROOT, f)));
+
+    it("the product's TypeScript is as prettier formats it (.prettierrc.json)", () => {
+        const r = spawnSync(path.join(ROOT, "node_modules/.bin/prettier"), ["--check", ...product()], { cwd: ROOT, encoding: "utf8" });
+        assert.equal(r.status, 0, `not formatted (node_modules/.bin/prettier --write <file>):\n${r.stdout}${r.stderr}`);
+    });
+
+    it("no line of the product is over 140 characters but for the strings on it (a message is not cut to fit)", () => {
+        const long: string[] = [];
+        for (const f of product()) {
+            const text = fs.readFileSync(path.join(ROOT, f), "utf8");
+            const source = ts.createSourceFile(f, text, ts.ScriptTarget.Latest, true);
+            // Each character of a string or template literal (its expressions included) is a message's.
+            const inString = new Uint8Array(text.length);
+            const visit = (n: ts.Node): void => {
+                if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateExpression(n)) inString.fill(1, n.getStart(source), n.getEnd());
+                else ts.forEachChild(n, visit);
+            };
+            visit(source);
+            let at = 0;
+            text.split("\n").forEach((line, i) => {
+                const code = [...line].filter((_, k) => inString[at + k] === 0).length;
+                if (code > 140) long.push(`${f}:${i + 1}: ${code} characters besides its strings`);
+                at += line.length + 1;
+            });
         }
         assert.deepEqual(long, []);
     });

@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as rules from "../../policy/rules";
+import { hardwareBelowTarget } from "../../policy/hardware";
 import { bundleRunner } from "../../components/hosts/tools";
 import { validatorKeyJson } from "../support/fixtures";
 import { renderCloudConfig } from "../../components/hosts/first-boot";
@@ -181,14 +182,14 @@ describe("policy rules", () => {
         rs.push(res("hcloud:index/server:Server", "fleet-h-server", { serverType: "ccx33" }, h.urn));
         rs.push(res("hcloud:index/volume:Volume", "fleet-h-data", { size: 1000 }, h.urn));
         role("nodefleet:role:ValidatorNode", "fleet-validator-1", hStep);
-        const v = rules.hardwareBelowTarget(rs, {});
+        const v = hardwareBelowTarget(rs, {});
         assert.deepEqual(v.map((x) => x.message), [
             "fleet-a (storage + sequencer): cores: has 8, needs 16 (short by 8)",
             "fleet-a (storage + sequencer): memory: has 32 GB, needs 48 GB (short by 16 GB)",
             "fleet-a (storage + sequencer): data disk: has 1000 GB, needs 1500 GB (short by 500 GB)",
         ]);
         rs.find((r) => r.name === "fleet-h-server")!.props.serverType = "cax41";
-        assert.match(rules.hardwareBelowTarget(rs, {}).map((x) => x.message).join("\n"), /fleet-h \(validator\): architecture arm64/);
+        assert.match(hardwareBelowTarget(rs, {}).map((x) => x.message).join("\n"), /fleet-h \(validator\): architecture arm64/);
     });
 
     it("scripts-unread: a firewall, preflight or key step whose stdin is absent; not one unknown yet, nor other steps", () => {

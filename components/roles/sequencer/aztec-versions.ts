@@ -26,7 +26,12 @@ export interface AztecDialect {
 
 export const AZTEC_DIALECTS: Record<"2.0.x" | "4.1.2", AztecDialect> = {
     // docs/spec.md §2.4 names the flag --sequencer.validatorPrivateKey; its variable is VALIDATOR_PRIVATE_KEY.
-    "2.0.x": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEY", senderKeyEnv: "PRIVATE_KEY", registration: "staking-asset-handler", adminKeyHash: false },
+    "2.0.x": {
+        validatorKeyEnv: "VALIDATOR_PRIVATE_KEY",
+        senderKeyEnv: "PRIVATE_KEY",
+        registration: "staking-asset-handler",
+        adminKeyHash: false,
+    },
     // 4.x: --sequencer.validatorPrivateKeys / VALIDATOR_PRIVATE_KEYS (a list; VALIDATOR_PRIVATE_KEY
     // is only its fallback in @aztec/validator-client's config).
     "4.1.2": { validatorKeyEnv: "VALIDATOR_PRIVATE_KEYS", senderKeyEnv: "PRIVATE_KEY", registration: "rollup-deposit", adminKeyHash: true },
@@ -84,11 +89,25 @@ export function registrationArgs(node: SequencerSpec): string[] {
     const s = node.sequencer;
     if (s.version !== "4.1.2")
         return [
-            "add-l1-validator", "--attester", s.validatorAddress,
-            "--proposer-eoa", s.validatorAddress, "--staking-asset-handler", s.stakingAssetHandler, "--l1-chain-id", String(s.l1ChainId),
+            "add-l1-validator",
+            "--attester",
+            s.validatorAddress,
+            "--proposer-eoa",
+            s.validatorAddress,
+            "--staking-asset-handler",
+            s.stakingAssetHandler,
+            "--l1-chain-id",
+            String(s.l1ChainId),
         ];
     return [
-        "add-l1-validator", "--l1-chain-id", String(s.l1ChainId),
-        "--attester", s.validatorAddress, "--withdrawer", s.withdrawerAddress, "--rollup", s.rollupAddress,
+        "add-l1-validator",
+        "--l1-chain-id",
+        String(s.l1ChainId),
+        "--attester",
+        s.validatorAddress,
+        "--withdrawer",
+        s.withdrawerAddress,
+        "--rollup",
+        s.rollupAddress,
     ];
 }

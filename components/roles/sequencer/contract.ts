@@ -6,7 +6,19 @@ import { cidr, ipv4, notWorld, rpcUrl, secretRef, usableAddress } from "../../va
 import { AZTEC_PORTS } from "../../values/port-defaults";
 import { addressOfPrivateKey, privateKeyReason } from "../../values/validators";
 import { HOST_LIB, nodeDataDir } from "../../base/layout";
-import { both, DIAGNOSIS_TOOLS, LOCAL, PUBLIC, RPC_TOOL, UNITS_TOOL, urlSecrets, type Exposure, type RoleContract, roleNode, type SecretUse } from "../contract";
+import {
+    both,
+    DIAGNOSIS_TOOLS,
+    LOCAL,
+    PUBLIC,
+    RPC_TOOL,
+    UNITS_TOOL,
+    urlSecrets,
+    type Exposure,
+    type RoleContract,
+    roleNode,
+    type SecretUse,
+} from "../contract";
 
 /**
  * The Aztec versions nodefleet knows, each with the flag and variable names it renders for it
@@ -20,21 +32,35 @@ export const SEQUENCER_VERSIONS = ["2.0.x", "4.1.2"] as const;
 const UNKNOWN_VERSION = `version must be one nodefleet knows: 2.0.x (the spec's 2.x), 4.1.2 (each version names its flags and variables differently; pin the one aztec-up installs)`;
 
 const sequencerCommon = {
-    l1RpcUrls: z.array(rpcUrl).min(1, "at least one L1 RPC URL is needed").describe("L1 execution RPC URLs (the node's ETHEREUM_HOSTS, in its root-only env file; each a URL or {secret: <name>})."),
-    l1ConsensusHostUrls: z.array(rpcUrl).min(1, "at least one L1 beacon URL is needed").describe("L1 beacon (consensus) URLs (the node's L1_CONSENSUS_HOST_URLS, in its root-only env file; each a URL or {secret: <name>})."),
+    l1RpcUrls: z
+        .array(rpcUrl)
+        .min(1, "at least one L1 RPC URL is needed")
+        .describe("L1 execution RPC URLs (the node's ETHEREUM_HOSTS, in its root-only env file; each a URL or {secret: <name>})."),
+    l1ConsensusHostUrls: z
+        .array(rpcUrl)
+        .min(1, "at least one L1 beacon URL is needed")
+        .describe(
+            "L1 beacon (consensus) URLs (the node's L1_CONSENSUS_HOST_URLS, in its root-only env file; each a URL or {secret: <name>}).",
+        ),
     coinbase: usableAddress.describe("Address that receives the sequencer's rewards (`--sequencer.coinbase`)."),
     validatorAddress: usableAddress.describe("The validator's (attester's) address, registered on L1 by `pulumi up` when it is not yet."),
-    validatorPrivateKeySecret: secretRef.describe("Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line."),
+    validatorPrivateKeySecret: secretRef.describe(
+        "Config key holding the validator's private key (0x and 64 hex digits): the node's validator key and the registration's sender; never on a command line.",
+    ),
     runtime: z
         .enum(["docker", "release"])
         .default("release")
-        .describe("How the node runs: `release` (the default: the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the runtime the lab proves on hosts with the real 4.1.2) or `docker` (docker run of the image with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line; nodefleet does not install docker, and no host here runs it: its rendered unit and arguments are checked, not run)."),
+        .describe(
+            "How the node runs: `release` (the default: the release's bin/aztec under systemd with the key in a 0600 EnvironmentFile; the runtime the lab proves on hosts with the real 4.1.2) or `docker` (docker run of the image with the key in a 0600 --env-file, never the aztec wrapper, which passes env values on docker's command line; nodefleet does not install docker, and no host here runs it: its rendered unit and arguments are checked, not run).",
+        ),
     publicIp: ipv4.optional().describe("Public IP announced to peers (`--p2p.p2pIp`); defaults to the host's public address."),
     rpcAllowedCidrs: z
         .array(cidr)
         .default([])
         .superRefine(notWorld("the sequencer RPC", "; put a reverse proxy in front"))
-        .describe(`Who may reach the JSON-RPC port ${AZTEC_PORTS.rpc} (empty: local only); never the whole internet. The admin port ${AZTEC_PORTS.admin} is never opened.`),
+        .describe(
+            `Who may reach the JSON-RPC port ${AZTEC_PORTS.rpc} (empty: local only); never the whole internet. The admin port ${AZTEC_PORTS.admin} is never opened.`,
+        ),
 };
 
 const sequencerV2 = z
@@ -44,45 +70,98 @@ const sequencerV2 = z
         version: z
             .string()
             .regex(/^2\.0\.(0|[1-9][0-9]{0,3})$/, { message: UNKNOWN_VERSION, abort: true })
-            .meta({ title: "2.0.x", description: "Aztec 2.0.x: the spec's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler)." }) as unknown as z.ZodType<`2.0.${number}`, string>,
+            .meta({
+                title: "2.0.x",
+                description:
+                    "Aztec 2.0.x: the spec's flags (`--sequencer.validatorPrivateKey` as VALIDATOR_PRIVATE_KEY, add-l1-validator through a staking asset handler).",
+            }) as unknown as z.ZodType<`2.0.${number}`, string>,
         ...sequencerCommon,
-        network: z.literal("alpha-testnet", { error: "the 2.0.x sequencer network must be alpha-testnet" }).default("alpha-testnet").describe("The Aztec network (`--network`)."),
-        l1ChainId: z.literal(11155111, { error: "the 2.0.x L1 chain id must be 11155111 (Sepolia)" }).default(11155111).describe("The L1 chain id: Sepolia."),
-        stakingAssetHandler: usableAddress.describe("2.0.x: the staking asset handler contract the registration goes through (`--staking-asset-handler`)."),
-        registryAddress: usableAddress.describe("2.0.x: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered."),
+        network: z
+            .literal("alpha-testnet", { error: "the 2.0.x sequencer network must be alpha-testnet" })
+            .default("alpha-testnet")
+            .describe("The Aztec network (`--network`)."),
+        l1ChainId: z
+            .literal(11155111, { error: "the 2.0.x L1 chain id must be 11155111 (Sepolia)" })
+            .default(11155111)
+            .describe("The L1 chain id: Sepolia."),
+        stakingAssetHandler: usableAddress.describe(
+            "2.0.x: the staking asset handler contract the registration goes through (`--staking-asset-handler`).",
+        ),
+        registryAddress: usableAddress.describe(
+            "2.0.x: the L1 validator registry whose getInfo(address) tells whether validatorAddress is registered.",
+        ),
     })
     .describe("An Aztec 2.0.x sequencer.");
 
 const sequencerV4 = z
     .strictObject({
-        version: z.literal("4.1.2", { error: UNKNOWN_VERSION }).describe("Aztec 4.1.2: `--sequencer.validatorPrivateKeys` as VALIDATOR_PRIVATE_KEYS, add-l1-validator as a direct deposit into the rollup with a BLS key."),
+        version: z
+            .literal("4.1.2", { error: UNKNOWN_VERSION })
+            .describe(
+                "Aztec 4.1.2: `--sequencer.validatorPrivateKeys` as VALIDATOR_PRIVATE_KEYS, add-l1-validator as a direct deposit into the rollup with a BLS key.",
+            ),
         ...sequencerCommon,
         network: z
             .enum(["testnet", "mainnet", "local"])
-            .describe("The Aztec network (`--network`): `testnet` (L1 Sepolia) or `mainnet` take the network's bootnodes and registry from Aztec's published network config; `local` is an L1 of your own (a dev chain), named by `registryAddress` and `l1ChainId`."),
-        l1ChainId: z.number().int().min(1).max(2 ** 53 - 1).describe("The L1 chain id (`--l1-chain-id`; 11155111 for testnet, 1 for mainnet); the registration refuses an L1 that answers another."),
-        registryAddress: usableAddress.optional().describe("4.1.2 with network `local`: the L1 registry of your deployment (REGISTRY_CONTRACT_ADDRESS; 4.1.2 drops its `--registry-address` flag)."),
+            .describe(
+                "The Aztec network (`--network`): `testnet` (L1 Sepolia) or `mainnet` take the network's bootnodes and registry from Aztec's published network config; `local` is an L1 of your own (a dev chain), named by `registryAddress` and `l1ChainId`.",
+            ),
+        l1ChainId: z
+            .number()
+            .int()
+            .min(1)
+            .max(2 ** 53 - 1)
+            .describe(
+                "The L1 chain id (`--l1-chain-id`; 11155111 for testnet, 1 for mainnet); the registration refuses an L1 that answers another.",
+            ),
+        registryAddress: usableAddress
+            .optional()
+            .describe(
+                "4.1.2 with network `local`: the L1 registry of your deployment (REGISTRY_CONTRACT_ADDRESS; 4.1.2 drops its `--registry-address` flag).",
+            ),
         l1SlotSeconds: z
             .number()
             .int()
             .min(1)
             .max(3600)
             .optional()
-            .describe("4.1.2 with network `local`: how many seconds your L1 makes a block in (the node's ETHEREUM_SLOT_DURATION; 12 when absent). The node times its proposals by it: with 12 on an L1 of 2 s blocks each proposal lands a slot early and is dropped."),
-        rollupAddress: usableAddress.describe("4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered."),
+            .describe(
+                "4.1.2 with network `local`: how many seconds your L1 makes a block in (the node's ETHEREUM_SLOT_DURATION; 12 when absent). The node times its proposals by it: with 12 on an L1 of 2 s blocks each proposal lands a slot early and is dropped.",
+            ),
+        rollupAddress: usableAddress.describe(
+            "4.1.2: the rollup contract the registration deposits into (`add-l1-validator --rollup`) and whose getStatus(address) and entry queue tell whether validatorAddress is registered.",
+        ),
         withdrawerAddress: usableAddress.describe("4.1.2: who may withdraw the stake (`--withdrawer`)."),
-        blsSecretKeySecret: secretRef.describe("4.1.2: config key holding the attester's BLS secret key (a BN254 scalar, 0x and up to 64 hex digits) the registration proves possession of; never on a command line."),
+        blsSecretKeySecret: secretRef.describe(
+            "4.1.2: config key holding the attester's BLS secret key (a BN254 scalar, 0x and up to 64 hex digits) the registration proves possession of; never on a command line.",
+        ),
     })
     .superRefine((s, ctx) => {
         const expected = { testnet: 11155111, mainnet: 1 }[s.network as "testnet" | "mainnet"];
         if (expected !== undefined && s.l1ChainId !== expected)
-            ctx.addIssue({ code: "custom", path: ["l1ChainId"], message: `network ${s.network} runs on L1 chain ${expected}, not ${s.l1ChainId}` });
+            ctx.addIssue({
+                code: "custom",
+                path: ["l1ChainId"],
+                message: `network ${s.network} runs on L1 chain ${expected}, not ${s.l1ChainId}`,
+            });
         if (s.network === "local" && s.registryAddress === undefined)
-            ctx.addIssue({ code: "custom", path: ["registryAddress"], message: "network local needs the registry of your L1 deployment (registryAddress)" });
+            ctx.addIssue({
+                code: "custom",
+                path: ["registryAddress"],
+                message: "network local needs the registry of your L1 deployment (registryAddress)",
+            });
         if (s.network !== "local" && s.registryAddress !== undefined)
-            ctx.addIssue({ code: "custom", path: ["registryAddress"], message: `network ${s.network} takes its registry from the network config; registryAddress is only for network local` });
+            ctx.addIssue({
+                code: "custom",
+                path: ["registryAddress"],
+                message: `network ${s.network} takes its registry from the network config; registryAddress is only for network local`,
+            });
         if (s.network !== "local" && s.l1SlotSeconds !== undefined)
-            ctx.addIssue({ code: "custom", path: ["l1SlotSeconds"], message: `network ${s.network} runs on L1 slots of 12 s; l1SlotSeconds is only for network local` });
+            ctx.addIssue({
+                code: "custom",
+                path: ["l1SlotSeconds"],
+                message: `network ${s.network} runs on L1 slots of 12 s; l1SlotSeconds is only for network local`,
+            });
     })
     .describe("An Aztec 4.1.2 sequencer.");
 
@@ -148,7 +227,10 @@ export const sequencerRole = {
             { port: AZTEC_PORTS.admin, protocol: "tcp", exposure: LOCAL, purpose: "sequencer admin" },
         ];
     },
-    urlSecrets: (node) => [...urlSecrets("sequencer.l1RpcUrls", node.sequencer.l1RpcUrls), ...urlSecrets("sequencer.l1ConsensusHostUrls", node.sequencer.l1ConsensusHostUrls)],
+    urlSecrets: (node) => [
+        ...urlSecrets("sequencer.l1RpcUrls", node.sequencer.l1RpcUrls),
+        ...urlSecrets("sequencer.l1ConsensusHostUrls", node.sequencer.l1ConsensusHostUrls),
+    ],
     keySecrets(node) {
         const s = node.sequencer;
         const uses: SecretUse[] = [{ path: "sequencer.validatorPrivateKeySecret", key: s.validatorPrivateKeySecret, kind: "privateKey" }];

@@ -4,8 +4,8 @@
 // pure; SequencerNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import { Host, remoteStep, stepReport } from "../../hosts/host";
-import { rolePrelude } from "../prelude";
-import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../../hosts/drift";
+import { removalValues, roleHealth, rolePrelude, type Prelude } from "../prelude";
+import { driftRecord, nodeDriftGroup } from "../../hosts/drift";
 import { roleTools } from "../../hosts/tools";
 import { heredocSafe, OPERATOR_USER, releaseDir, releaseLink, wholeScript, type SecretScript } from "../../hosts/scripts";
 import { HOST_LIB as LIB } from "../../base/layout";
@@ -70,28 +70,37 @@ export function renderSequencerRegistration(node: SequencerSpec, mount: string, 
     const p = sequencerPaths(node, mount);
     const s = node.sequencer;
     const dialect = dialectOf(node);
-    const contracts = s.version !== "4.1.2"
-        ? { registryAddress: s.registryAddress, stakingAssetHandler: s.stakingAssetHandler }
-        : { rollupAddress: s.rollupAddress };
-    const settings = JSON.stringify({
-        dialect: dialect.registration,
-        runtime: s.runtime,
-        binary: binaryOf(release),
-        // The docker runtime runs <image>:<the version aztec-up installed last> (not part of this
-        // script, so a version change does not re-run the registration).
-        image: AZTEC_IMAGE,
-        versionFile: `${p.etcDir}/version`,
-        dataDir: p.dataDir,
-        l1ChainId: s.l1ChainId,
-        validatorAddress: s.validatorAddress,
-        ...contracts,
-        registerEnvFile: p.registerEnvFile,
-        // 4.x: the BLS key reaches the CLI's in-process argv through this preload, never its command line.
-        argvPreload: dialect.registration === "rollup-deposit" ? `${LIB}/aztec-argv.mjs` : null,
-        args: registrationArgs(node),
-    }, null, 2);
+    const contracts =
+        s.version !== "4.1.2"
+            ? { registryAddress: s.registryAddress, stakingAssetHandler: s.stakingAssetHandler }
+            : { rollupAddress: s.rollupAddress };
+    const settings = JSON.stringify(
+        {
+            dialect: dialect.registration,
+            runtime: s.runtime,
+            binary: binaryOf(release),
+            // The docker runtime runs <image>:<the version aztec-up installed last> (not part of this
+            // script, so a version change does not re-run the registration).
+            image: AZTEC_IMAGE,
+            versionFile: `${p.etcDir}/version`,
+            dataDir: p.dataDir,
+            l1ChainId: s.l1ChainId,
+            validatorAddress: s.validatorAddress,
+            ...contracts,
+            registerEnvFile: p.registerEnvFile,
+            // 4.x: the BLS key reaches the CLI's in-process argv through this preload, never its command line.
+            argvPreload: dialect.registration === "rollup-deposit" ? `${LIB}/aztec-argv.mjs` : null,
+            args: registrationArgs(node),
+        },
+        null,
+        2,
+    );
     return render("sequencer-register.sh", {
-        node: node.name, script: `${LIB}/aztec-register.py`, etcDir: p.etcDir, settingsFile: p.registrationFile, settings: heredocSafe(settings, "NODEFLEET_EOF"),
+        node: node.name,
+        script: `${LIB}/aztec-register.py`,
+        etcDir: p.etcDir,
+        settingsFile: p.registrationFile,
+        settings: heredocSafe(settings, "NODEFLEET_EOF"),
     });
 }
 
@@ -119,7 +128,14 @@ export function sequencerRollbackSet(node: SequencerSpec, mount: string): Rollba
  * change. `onFailure`: the role's, when the node is gated; with `rollback` the script also clears
  * the mark of a rollback first: what it applies is a new change, for the gate to check.
  */
-export function renderSequencerConfigure(a: { readonly host: string; readonly node: SequencerSpec; readonly mount: string; readonly release: SequencerRelease; readonly publicIp: string; readonly onFailure?: RolePolicy["onFailure"] }): string {
+export function renderSequencerConfigure(a: {
+    readonly host: string;
+    readonly node: SequencerSpec;
+    readonly mount: string;
+    readonly release: SequencerRelease;
+    readonly publicIp: string;
+    readonly onFailure?: RolePolicy["onFailure"];
+}): string {
     const { host, node, mount, release, publicIp, onFailure } = a;
     const p = sequencerPaths(node, mount);
     const D = "NODEFLEET_EOF";
@@ -151,7 +167,12 @@ export function renderSequencerConfigure(a: { readonly host: string; readonly no
  * gate judges it.
  */
 export function renderSequencerHealth(node: SequencerSpec, mount: string, gated: boolean): string {
-    return renderHealthStep(node, ["python3", `${LIB}/aztec-health.py`, node.name, "--wait", "90"], [sequencerPaths(node, mount).service], gated ? gateMarker(node.name) : undefined);
+    return renderHealthStep(
+        node,
+        ["python3", `${LIB}/aztec-health.py`, node.name, "--wait", "90"],
+        [sequencerPaths(node, mount).service],
+        gated ? gateMarker(node.name) : undefined,
+    );
 }
 
 /** The L1 endpoints' values (a URL may carry an API key: they travel with the keys). */
@@ -167,7 +188,13 @@ function envFileText(lines: readonly (readonly [string, string])[]): string {
 }
 
 /** The key step's script as its host runs it, whole (sequencerKeyScript). */
-export function renderSequencerKey(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): string {
+export function renderSequencerKey(
+    node: SequencerSpec,
+    mount: string,
+    key: string,
+    blsSecretKey: string | undefined,
+    urls: L1Urls,
+): string {
     return wholeScript(sequencerKeyScript(node, mount, key, blsSecretKey, urls));
 }
 
@@ -177,12 +204,23 @@ export function renderSequencerKey(node: SequencerSpec, mount: string, key: stri
  * (the primary variables of --l1-rpc-urls and --l1-consensus-host-urls, so no URL is on the node's
  * or the CLI's command line). Its body holds no secret; its secrets are the two files' lines.
  */
-export function sequencerKeyScript(node: SequencerSpec, mount: string, key: string, blsSecretKey: string | undefined, urls: L1Urls): SecretScript {
+export function sequencerKeyScript(
+    node: SequencerSpec,
+    mount: string,
+    key: string,
+    blsSecretKey: string | undefined,
+    urls: L1Urls,
+): SecretScript {
     const p = sequencerPaths(node, mount);
     const dialect = dialectOf(node);
-    if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${node.name}: the validator private key must be 0x followed by 64 hex characters`);
+    if (!/^0x[0-9a-fA-F]{64}$/.test(key))
+        throw new Error(`${node.name}: the validator private key must be 0x followed by 64 hex characters`);
     const l1: [string, string] = ["ETHEREUM_HOSTS", urls.l1RpcUrls.join(",")];
-    const nodeEnv: [string, string][] = [[dialect.validatorKeyEnv, key], l1, ["L1_CONSENSUS_HOST_URLS", urls.l1ConsensusHostUrls.join(",")]];
+    const nodeEnv: [string, string][] = [
+        [dialect.validatorKeyEnv, key],
+        l1,
+        ["L1_CONSENSUS_HOST_URLS", urls.l1ConsensusHostUrls.join(",")],
+    ];
     const registerEnv: [string, string][] = [[dialect.senderKeyEnv, key], l1];
     if (dialect.registration === "rollup-deposit") {
         const reason = blsSecretKey === undefined ? "it is missing" : blsSecretKeyReason(blsSecretKey);
@@ -191,8 +229,13 @@ export function sequencerKeyScript(node: SequencerSpec, mount: string, key: stri
     }
     const body = render("sequencer-key.sh", {
         driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
-        node: node.name, service: p.service, etcDir: p.etcDir, envFile: p.envFile, registerEnvFile: p.registerEnvFile,
-        adminKey: dialect.adminKeyHash, adminKeyFile: p.adminKeyFile,
+        node: node.name,
+        service: p.service,
+        etcDir: p.etcDir,
+        envFile: p.envFile,
+        registerEnvFile: p.registerEnvFile,
+        adminKey: dialect.adminKeyHash,
+        adminKeyFile: p.adminKeyFile,
     });
     return { body, secrets: { node_env: envFileText(nodeEnv), register_env: envFileText(registerEnv) } };
 }
@@ -209,7 +252,12 @@ export function renderSequencerVersion(node: SequencerSpec, release: string): st
 /** What `pulumi destroy` runs: unit, key files and config removed; data kept. */
 export function renderSequencerRemove(host: string, node: SequencerSpec, mount: string): string {
     const p = sequencerPaths(node, mount);
-    return render("sequencer-remove.sh", { host, node: node.name, service: p.service, etcDir: p.etcDir, dataDir: p.dataDir, drift: nodeDriftGlob(node.name), gate: gateMarker(node.name) });
+    return render("sequencer-remove.sh", {
+        ...removalValues(host, node),
+        service: p.service,
+        etcDir: p.etcDir,
+        dataDir: p.dataDir,
+    });
 }
 
 export interface SequencerNodeArgs {
@@ -225,6 +273,31 @@ export interface SequencerNodeArgs {
     readonly secret: SecretLookup;
     /** Set when the fleet rolls changes out (its `rollout` section): the node is gated. */
     readonly rollout?: NodeRollout;
+}
+
+/** The sequencer's teardown and key steps: its keys and L1 URLs written into its env files. */
+function sequencerPrelude(
+    parent: pulumi.Resource,
+    name: string,
+    args: SequencerNodeArgs,
+    l1RpcUrls: pulumi.Output<string[]>,
+    l1ConsensusHostUrls: pulumi.Output<string[]>,
+): Prelude {
+    const { node, host } = args;
+    const mount = host.dataMountPoint;
+    return rolePrelude(parent, name, {
+        node,
+        release: args.release,
+        host,
+        user: args.user,
+        label: "sequencer",
+        removeScript: renderSequencerRemove(host.hostName, node, mount),
+        keyStep: "validator-key",
+        keyScript: pulumi
+            .all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls])
+            .apply(([k, bls, rpc, beacon]) => sequencerKeyScript(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
+        keyAfter: args.rollout?.after,
+    });
 }
 
 /**
@@ -245,23 +318,28 @@ export class SequencerNode extends pulumi.ComponentResource {
         const mount = host.dataMountPoint;
         const l1RpcUrls = resolveUrls(node.sequencer.l1RpcUrls, args.secret);
         const l1ConsensusHostUrls = resolveUrls(node.sequencer.l1ConsensusHostUrls, args.secret);
-        const { base, key } = rolePrelude(this, name, {
-            node, release: args.release, host, user: args.user, label: "sequencer",
-            removeScript: renderSequencerRemove(host.hostName, node, mount),
-            keyStep: "validator-key",
-            keyScript: pulumi.all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls]).apply(([k, bls, rpc, beacon]) =>
-                sequencerKeyScript(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
-            keyAfter: args.rollout?.after,
-        });
+        const { base, key } = sequencerPrelude(this, name, args, l1RpcUrls, l1ConsensusHostUrls);
         const urlsChanged = urlsHash(pulumi.all([l1RpcUrls, l1ConsensusHostUrls]).apply(([a, b]) => [...a, "", ...b]));
-        const version = remoteStep(`${name}-version`, { ...base, script: renderSequencerVersion(node, args.release.name), bundle: host.tools }, { parent: this, dependsOn: [key] });
+        const version = remoteStep(
+            `${name}-version`,
+            { ...base, script: renderSequencerVersion(node, args.release.name), bundle: host.tools },
+            { parent: this, dependsOn: [key] },
+        );
         const publicIp = node.sequencer.publicIp !== undefined ? pulumi.output(node.sequencer.publicIp) : host.publicAddress;
         const onFailure = args.rollout?.policy.onFailure;
-        const configureScript = publicIp.apply((ip) => renderSequencerConfigure({ host: host.hostName, node, mount, release: args.release, publicIp: ip, onFailure }));
+        const configureScript = publicIp.apply((ip) =>
+            renderSequencerConfigure({ host: host.hostName, node, mount, release: args.release, publicIp: ip, onFailure }),
+        );
         // The version is part of the configure inputs: a new version restarts the node once, there.
         const configure = remoteStep(
             `${name}-configure`,
-            { ...base, script: configureScript, bundle: host.tools, inputsHash: [contentHash(node.sequencer.version)], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } },
+            {
+                ...base,
+                script: configureScript,
+                bundle: host.tools,
+                inputsHash: [contentHash(node.sequencer.version)],
+                drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") },
+            },
             { parent: this, dependsOn: [version] },
         );
         const register = remoteStep(
@@ -273,22 +351,38 @@ export class SequencerNode extends pulumi.ComponentResource {
         // What the node runs: its unit and files, its version, its L1 endpoints. The health report is
         // taken again when it changes, and (with its keys, which the key step writes into its env file) it restarts the node.
         const readAgain = [configureScript.apply((s) => contentHash(s)), contentHash(node.sequencer.version), urlsChanged];
-        const healthRun = remoteStep(
-            `${name}-health`,
-            { ...base, script: renderSequencerHealth(node, mount, args.rollout !== undefined), inputsHash: readAgain },
-            { parent: this, dependsOn: [register] },
+        const health = renderSequencerHealth(node, mount, args.rollout !== undefined);
+        const { report, gate } = roleHealth(
+            this,
+            name,
+            { ...args, base, script: health, inputsHash: readAgain, after: register },
+            { reads: readAgain, key, configure, rollback: () => sequencerRollbackSet(node, mount) },
         );
         this.registration = stepReport(register, "registration report");
-        this.health = stepReport(healthRun, "health report");
-        if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => sequencerRollbackSet(node, mount) }, { parent: this });
+        this.health = report;
+        this.gate = gate;
         this.registerOutputs({ health: this.health, registration: this.registration });
     }
 }
 
 /** The fleet's sequencer (components/roles/nodes.ts): 4.x registers with a BLS key too. */
-export function buildSequencerNode(name: string, node: SequencerSpec, site: NodeSite, opts: pulumi.ComponentResourceOptions): NodeComponent {
+export function buildSequencerNode(
+    name: string,
+    node: SequencerSpec,
+    site: NodeSite,
+    opts: pulumi.ComponentResourceOptions,
+): NodeComponent {
     const { host, user, secret, rollout } = site;
     const blsSecretKey = node.sequencer.version === "4.1.2" ? secret(node.sequencer.blsSecretKeySecret) : undefined;
-    const args = { node, host, user, release: installedRelease(site.plan, node), validatorKey: secret(node.sequencer.validatorPrivateKeySecret), blsSecretKey, secret, rollout };
+    const args = {
+        node,
+        host,
+        user,
+        release: installedRelease(site.plan, node),
+        validatorKey: secret(node.sequencer.validatorPrivateKeySecret),
+        blsSecretKey,
+        secret,
+        rollout,
+    };
     return new SequencerNode(name, args, opts);
 }

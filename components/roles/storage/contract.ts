@@ -12,19 +12,36 @@ export const storageSettings = z
         rpcEndpoints: z
             .array(rpcUrl)
             .min(1, "at least one RPC endpoint is needed")
-            .describe("Candidate EVM RPC endpoints of the 0G chain, in order of preference, each a URL or {secret: <name>} (an endpoint with an API key): `pulumi up` writes the first one that answers into config.toml (failover)."),
+            .describe(
+                "Candidate EVM RPC endpoints of the 0G chain, in order of preference, each a URL or {secret: <name>} (an endpoint with an API key): `pulumi up` writes the first one that answers into config.toml (failover).",
+            ),
         logContractAddress: usableAddress.describe("The flow (log) contract: config.toml's log_contract_address."),
-        mineContractAddress: usableAddress.describe("The mine (PoRA) contract: config.toml's mine_contract_address. The real node does not start without it (\"Unable to parse mine_address\"), miner key or not."),
-        rewardContractAddress: usableAddress.optional().describe("The reward contract: config.toml's reward_contract_address (the node reads it when it prunes data)."),
+        mineContractAddress: usableAddress.describe(
+            'The mine (PoRA) contract: config.toml\'s mine_contract_address. The real node does not start without it ("Unable to parse mine_address"), miner key or not.',
+        ),
+        rewardContractAddress: usableAddress
+            .optional()
+            .describe("The reward contract: config.toml's reward_contract_address (the node reads it when it prunes data)."),
         networkBootNodes: z.array(multiaddr).default([]).describe("libp2p boot nodes: config.toml's network_boot_nodes."),
-        networkEnrAddress: ipv4.optional().describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
+        networkEnrAddress: ipv4
+            .optional()
+            .describe("Public address announced to peers (network_enr_address); defaults to the host's public address."),
         p2pPort: port.default(STORAGE_PORTS.p2p).describe("libp2p TCP and discovery UDP port; open to the world."),
         rpcPort: port.default(STORAGE_PORTS.rpc).describe("The node's JSON-RPC port; local only."),
         adminRpcPort: port.default(STORAGE_PORTS.adminRpc).describe("The node's admin RPC port; local only."),
         grpcPort: port.default(STORAGE_PORTS.grpc).describe("The node's gRPC port; local only."),
-        minerKeySecret: secretRef.describe("Config key holding the miner key (64 hex digits); written to config.toml readable by the service user only."),
-        rpcBind: ipv4.default("127.0.0.1").describe("Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy on another address needs it."),
-        logSyncStartBlock: z.number().int().min(0).default(0).describe("log_sync_start_block_number: where the log sync starts (the flow contract's deploy block)."),
+        minerKeySecret: secretRef.describe(
+            "Config key holding the miner key (64 hex digits); written to config.toml readable by the service user only.",
+        ),
+        rpcBind: ipv4
+            .default("127.0.0.1")
+            .describe("Address the node's RPC listens on; 127.0.0.1 unless a reverse proxy on another address needs it."),
+        logSyncStartBlock: z
+            .number()
+            .int()
+            .min(0)
+            .default(0)
+            .describe("log_sync_start_block_number: where the log sync starts (the flow contract's deploy block)."),
     })
     .describe("A 0G storage node (zgs_node).");
 

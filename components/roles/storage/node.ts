@@ -4,9 +4,9 @@
 // report. Rendering is pure; StorageNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../../config/schema";
-import { Host, remoteStep, stepReport } from "../../hosts/host";
-import { rolePrelude } from "../prelude";
-import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../../hosts/drift";
+import { Host, remoteStep } from "../../hosts/host";
+import { removalValues, roleHealth, rolePrelude } from "../prelude";
+import { driftRecord, nodeDriftGroup } from "../../hosts/drift";
 import { roleTools } from "../../hosts/tools";
 import { heredocSafe, OPERATOR_USER, releaseDir, wholeScript, type SecretScript } from "../../hosts/scripts";
 import { HOST_LIB } from "../../base/layout";
@@ -58,7 +58,13 @@ export function renderStorageUnits(node: StorageSpec, mount: string, release: St
     const p = storagePaths(node, mount);
     const common = { node: node.name, endpointScript: `${HOST_LIB}/zgs-endpoint.py` };
     return {
-        unit: render("zgs.service", { ...common, operator: OPERATOR_USER, runDir: p.runDir, binary: `${releaseDir(release)}/zgs_node`, stopScript: `${HOST_LIB}/zgs-stop.py` }),
+        unit: render("zgs.service", {
+            ...common,
+            operator: OPERATOR_USER,
+            runDir: p.runDir,
+            binary: `${releaseDir(release)}/zgs_node`,
+            stopScript: `${HOST_LIB}/zgs-stop.py`,
+        }),
         failoverService: render("zgs-failover.service", common),
         failoverTimer: render("zgs-failover.timer", common),
     };
@@ -89,20 +95,30 @@ export function storageRollbackSet(node: StorageSpec, mount: string): RollbackSe
  * `onFailure`: the role's, when the node is gated; with `rollback` the script also clears the mark
  * of a rollback first: what it applies is a new change, for the gate to check.
  */
-export function renderStorageConfigure(a: { readonly host: string; readonly node: StorageSpec; readonly mount: string; readonly release: StorageRelease; readonly onFailure?: RolePolicy["onFailure"] }): string {
+export function renderStorageConfigure(a: {
+    readonly host: string;
+    readonly node: StorageSpec;
+    readonly mount: string;
+    readonly release: StorageRelease;
+    readonly onFailure?: RolePolicy["onFailure"];
+}): string {
     const { host, node, mount, release, onFailure } = a;
     const p = storagePaths(node, mount);
     const units = renderStorageUnits(node, mount, release);
     const D = "NODEFLEET_EOF";
-    const storageJson = JSON.stringify({
-        template: p.templateFile,
-        config: p.configFile,
-        urls: p.urlsFile,
-        minerKey: p.minerKeyFile,
-        service: p.service,
-        // zgs-endpoint records config.toml here (it renders the file on the host).
-        driftRecord: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+endpoint`,
-    }, null, 2);
+    const storageJson = JSON.stringify(
+        {
+            template: p.templateFile,
+            config: p.configFile,
+            urls: p.urlsFile,
+            minerKey: p.minerKeyFile,
+            service: p.service,
+            // zgs-endpoint records config.toml here (it renders the file on the host).
+            driftRecord: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+endpoint`,
+        },
+        null,
+        2,
+    );
     return render("storage-configure.sh", {
         host,
         driftRecord: driftRecord(nodeDriftGroup(node.name, "configure")),
@@ -137,23 +153,25 @@ export function renderStorageConfigure(a: { readonly host: string; readonly node
  * set: the role's): its gate judges it.
  */
 export function renderStorageHealth(node: StorageSpec, mount: string, onFailure?: RolePolicy["onFailure"]): string {
-    return renderHealthStep(node, ["python3", `${HOST_LIB}/zgs-health.py`, node.name, "--wait", "60"], [storagePaths(node, mount).service], onFailure === undefined ? undefined : gateMarker(node.name));
+    return renderHealthStep(
+        node,
+        ["python3", `${HOST_LIB}/zgs-health.py`, node.name, "--wait", "60"],
+        [storagePaths(node, mount).service],
+        onFailure === undefined ? undefined : gateMarker(node.name),
+    );
 }
 
 /** What `pulumi destroy` runs: units, key and config removed; chain data kept. */
 export function renderStorageRemove(host: string, node: StorageSpec, mount: string): string {
     const p = storagePaths(node, mount);
     return render("storage-remove.sh", {
-        host,
-        node: node.name,
+        ...removalValues(host, node),
         service: p.service,
         failoverService: p.failoverService,
         failoverTimer: p.failoverTimer,
         etcDir: p.etcDir,
         dataDir: p.dataDir,
         runDir: p.runDir,
-        drift: nodeDriftGlob(node.name),
-        gate: gateMarker(node.name),
     });
 }
 
@@ -167,7 +185,12 @@ export function storageKeyScript(node: StorageSpec, mount: string, minerKey: str
     const urlsJson = JSON.stringify({ rpcEndpoints: endpoints }, null, 2);
     const body = render("storage-key.sh", {
         driftRecord: driftRecord(nodeDriftGroup(node.name, "key")),
-        node: node.name, service: p.service, etcDir: p.etcDir, minerKeyFile: p.minerKeyFile, urlsFile: p.urlsFile, lib: HOST_LIB,
+        node: node.name,
+        service: p.service,
+        etcDir: p.etcDir,
+        minerKeyFile: p.minerKeyFile,
+        urlsFile: p.urlsFile,
+        lib: HOST_LIB,
     });
     return { body, secrets: { key: heredocSafe(minerKey, "NODEFLEET_EOF"), urls: heredocSafe(urlsJson, "NODEFLEET_EOF") } };
 }
@@ -204,27 +227,49 @@ export class StorageNode extends pulumi.ComponentResource {
         super("nodefleet:role:StorageNode", name, {}, opts);
         const { node, host } = args;
         const { base, key } = rolePrelude(this, name, {
-            node, release: args.release, host, user: args.user, label: "storage",
+            node,
+            release: args.release,
+            host,
+            user: args.user,
+            label: "storage",
             removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
-            keyStep: "miner-key", keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
+            keyStep: "miner-key",
+            keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
             keyAfter: args.rollout?.after,
         });
         const onFailure = args.rollout?.policy.onFailure;
-        const configureScript = renderStorageConfigure({ host: host.hostName, node, mount: host.dataMountPoint, release: args.release, onFailure });
+        const configureScript = renderStorageConfigure({
+            host: host.hostName,
+            node,
+            mount: host.dataMountPoint,
+            release: args.release,
+            onFailure,
+        });
         // Re-run (choose the endpoint again) when an endpoint changes: the key step rewrote the file it
         // reads; and the health report is taken again, as after any change of what the node reads.
         const endpointsHash = urlsHash(args.endpoints);
-        const configure = remoteStep(`${name}-configure`, { ...base, script: configureScript, bundle: host.tools, inputsHash: [endpointsHash], drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") } }, { parent: this, dependsOn: [key] });
+        const configure = remoteStep(
+            `${name}-configure`,
+            {
+                ...base,
+                script: configureScript,
+                bundle: host.tools,
+                inputsHash: [endpointsHash],
+                drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") },
+            },
+            { parent: this, dependsOn: [key] },
+        );
         // What the node reads: its files and its endpoints. The health report is taken again when it
         // changes, and (with the key, which the key step renders into config.toml) it restarts the node.
         const readAgain = [contentHash(configureScript), endpointsHash];
-        const healthRun = remoteStep(
-            `${name}-health`,
-            { ...base, script: renderStorageHealth(node, host.dataMountPoint, onFailure), inputsHash: readAgain },
-            { parent: this, dependsOn: [configure] },
+        const { report, gate } = roleHealth(
+            this,
+            name,
+            { ...args, base, script: renderStorageHealth(node, host.dataMountPoint, onFailure), inputsHash: readAgain, after: configure },
+            { reads: readAgain, key, configure, rollback: () => storageRollbackSet(node, host.dataMountPoint) },
         );
-        this.health = stepReport(healthRun, "health report");
-        if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: readAgain, key, configure, health: healthRun, rollback: () => storageRollbackSet(node, host.dataMountPoint) }, { parent: this });
+        this.health = report;
+        this.gate = gate;
         this.registerOutputs({ health: this.health });
     }
 }
@@ -232,6 +277,14 @@ export class StorageNode extends pulumi.ComponentResource {
 /** The fleet's storage node (components/roles/nodes.ts). */
 export function buildStorageNode(name: string, node: StorageSpec, site: NodeSite, opts: pulumi.ComponentResourceOptions): NodeComponent {
     const { host, user, secret, rollout } = site;
-    const args = { node, host, user, minerKey: secret(node.storage.minerKeySecret), endpoints: resolveUrls(node.storage.rpcEndpoints, secret), release: installedRelease(site.plan, node), rollout };
+    const args = {
+        node,
+        host,
+        user,
+        minerKey: secret(node.storage.minerKeySecret),
+        endpoints: resolveUrls(node.storage.rpcEndpoints, secret),
+        release: installedRelease(site.plan, node),
+        rollout,
+    };
     return new StorageNode(name, args, opts);
 }

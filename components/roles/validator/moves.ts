@@ -59,20 +59,31 @@ function plannedMoves(plan: FleetPlan, previous: Readonly<Record<string, string>
             const from = previous[node.name];
             const abandon = node.validator.abandonHost;
             if (abandon !== undefined && from !== undefined && from !== node.host && abandon !== from) {
-                throw new pulumi.RunError(`${node.name}: validator.abandonHost names host ${abandon}, but the validator last ran on ${from} (the stack output validatorHosts): the only host it can abandon is ${from}`);
+                throw new pulumi.RunError(
+                    `${node.name}: validator.abandonHost names host ${abandon}, but the validator last ran on ${from} (the stack output validatorHosts): the only host it can abandon is ${from}`,
+                );
             }
             if (from === undefined || from === node.host) {
-                if (abandon !== undefined) pulumi.log.warn(`${node.name}: validator.abandonHost: ${abandon} has nothing to do: the validator ${from === undefined ? "has no recorded host yet" : `already runs on ${from}`}; remove it`);
+                if (abandon !== undefined)
+                    pulumi.log.warn(
+                        `${node.name}: validator.abandonHost: ${abandon} has nothing to do: the validator ${from === undefined ? "has no recorded host yet" : `already runs on ${from}`}; remove it`,
+                    );
                 continue;
             }
             if (node.validator.abandonHost === from) {
-                pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host} with validator.abandonHost: ${from}: nothing is stopped on ${from}; no 0gchaind may run there with this key`);
+                pulumi.log.warn(
+                    `${node.name}: moves from host ${from} to ${node.host} with validator.abandonHost: ${from}: nothing is stopped on ${from}; no 0gchaind may run there with this key`,
+                );
                 continue;
             }
             if (!configured.has(from)) {
-                throw new pulumi.RunError(`${node.name}: the validator ran on host ${from}, which is no longer in the config, so nodefleet cannot stop its 0gchaind there before starting it on ${node.host} (one key must never sign on two machines). Make sure it is stopped for good and its key removed there, then set validator.abandonHost: ${from}`);
+                throw new pulumi.RunError(
+                    `${node.name}: the validator ran on host ${from}, which is no longer in the config, so nodefleet cannot stop its 0gchaind there before starting it on ${node.host} (one key must never sign on two machines). Make sure it is stopped for good and its key removed there, then set validator.abandonHost: ${from}`,
+                );
             }
-            pulumi.log.warn(`${node.name}: moves from host ${from} to ${node.host}: the handover on ${from} stops and disables its 0gchaind and sets its key aside first; if ${from} cannot be reached this up stops there, before anything starts on ${node.host} (if ${from} is gone for good: validator.abandonHost: ${from})`);
+            pulumi.log.warn(
+                `${node.name}: moves from host ${from} to ${node.host}: the handover on ${from} stops and disables its 0gchaind and sets its key aside first; if ${from} cannot be reached this up stops there, before anything starts on ${node.host} (if ${from} is gone for good: validator.abandonHost: ${from})`,
+            );
             moves.set(node.name, from);
         }
     }

@@ -3,68 +3,92 @@
 // step of docs/spec.md §4.5, each run by the host tool zg-validator.py (preconditions, completion markers,
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
-import type * as command from "@pulumi/command";
 import type { NodeSpec } from "../../config/schema";
 import { Host, remoteStep, stepReport } from "../../hosts/host";
-import { rolePrelude, type Prelude } from "../prelude";
-import { driftRecord, nodeDriftGlob, nodeDriftGroup } from "../../hosts/drift";
+import { removalValues, roleHealth, rolePrelude, type Prelude } from "../prelude";
+import { driftRecord, nodeDriftGroup } from "../../hosts/drift";
 import { roleTools } from "../../hosts/tools";
 import { heredocSafe, OPERATOR_USER, releaseLink, wholeScript, type SecretScript } from "../../hosts/scripts";
 import { HOST_LIB as LIB } from "../../base/layout";
 import { contentHash, render } from "../../base/render";
-import { LOW_DOWNTIME_STEPS, SWITCH_STEPS } from "./switch-steps";
 import { resolveUrls, urlsHash, type SecretLookup } from "../urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
 import type { RolePolicy } from "../contract";
 import { renderHealthStep } from "../../health/checks";
 import { VALIDATOR_SUFFIXES, validatorPaths } from "./contract";
 import type { Handover } from "./moves";
+import { switchSteps, switchTrigger, toolCommand } from "./switch";
 import { installedRelease, type NodeComponent, type NodeSite } from "../site";
-import { cometPort, engineDialUrl, executionPorts, RETH_BINARY, renderAppToml, renderConfigToml, renderConsensusUnit, renderGethUnit, renderRethUnit, unitNames, validatorMetrics, validatorRelease, type ValidatorRelease } from "./units";
+import {
+    cometPort,
+    engineDialUrl,
+    executionPorts,
+    RETH_BINARY,
+    renderAppToml,
+    renderConfigToml,
+    renderConsensusUnit,
+    renderGethUnit,
+    renderRethUnit,
+    unitNames,
+    validatorMetrics,
+    validatorRelease,
+    type ValidatorRelease,
+} from "./units";
 import { upgradeFiles, upgradeSettings, type ValidatorUpgrade } from "./upgrade";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
 /** What zg-validator.py reads: /etc/nodefleet/<node>/validator.json. */
-export function validatorSettingsJson(node: ValidatorSpec, mount: string, release: ValidatorRelease, carriedSigningState: unknown = null, metrics = false, upgrade?: ValidatorUpgrade): string {
+export function validatorSettingsJson(
+    node: ValidatorSpec,
+    mount: string,
+    release: ValidatorRelease,
+    carriedSigningState: unknown = null,
+    metrics = false,
+    upgrade?: ValidatorUpgrade,
+): string {
     const p = validatorPaths(node, mount);
     const v = node.validator;
-    return JSON.stringify({
-        node: node.name,
-        operator: OPERATOR_USER,
-        dataRoot: p.dataRoot,
-        gethDir: p.gethDir,
-        rethDir: p.rethDir,
-        consensusHome: p.consensusHome,
-        jwt: p.jwt,
-        etcDir: p.etcDir,
-        releaseDir: releaseLink(release.name),
-        genesis: `${releaseLink(release.name)}/geth-genesis.json`,
-        consensus: { daemon: release.consensus.binary, flagPrefix: release.consensus.flagPrefix },
-        consensusGenesis: release.consensus.genesis === null ? null : `${releaseLink(release.name)}/${release.consensus.genesis}`,
-        rethBinary: RETH_BINARY,
-        services: unitNames(p),
-        ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },
-        dialUrl: engineDialUrl(node),
-        executionClient: v.executionClient,
-        switch: v.switch ?? null,
-        // The reference endpoint may carry an API key: the key step writes it to this root-only file.
-        urlsFile: `${p.etcDir}/urls.json`,
-        heightTolerance: v.heightTolerance,
-        importRetries: v.importRetries,
-        remedyRetries: 3,
-        rollbackMax: 64,
-        verifyTimeout: 180,
-        cleanupAfterHours: 24,
-        cleanup: v.cleanup,
-        carriedSigningState: carriedSigningState ?? null,
-        // The units the tool enables are recorded here for the drift check (and dropped when it disables them).
-        driftUnits: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+units`,
-        // Monitored: setup makes an existing home's config.toml serve CometBFT's metrics there too.
-        ...(metrics ? { metrics: { prometheusListenAddr: validatorMetrics(node).consensusListen } } : {}),
-        // An upgrade at a height: the host tool arms its watcher and, at the height, swaps the units.
-        ...(upgrade ? { upgrade: upgradeSettings(node, mount, upgrade) } : {}),
-    }, null, 2);
+    return JSON.stringify(
+        {
+            node: node.name,
+            operator: OPERATOR_USER,
+            dataRoot: p.dataRoot,
+            gethDir: p.gethDir,
+            rethDir: p.rethDir,
+            consensusHome: p.consensusHome,
+            jwt: p.jwt,
+            etcDir: p.etcDir,
+            releaseDir: releaseLink(release.name),
+            genesis: `${releaseLink(release.name)}/geth-genesis.json`,
+            consensus: { daemon: release.consensus.binary, flagPrefix: release.consensus.flagPrefix },
+            consensusGenesis: release.consensus.genesis === null ? null : `${releaseLink(release.name)}/${release.consensus.genesis}`,
+            rethBinary: RETH_BINARY,
+            services: unitNames(p),
+            ports: { ...executionPorts(node), cometRpc: cometPort(node, VALIDATOR_SUFFIXES.cometRpc) },
+            dialUrl: engineDialUrl(node),
+            executionClient: v.executionClient,
+            switch: v.switch ?? null,
+            // The reference endpoint may carry an API key: the key step writes it to this root-only file.
+            urlsFile: `${p.etcDir}/urls.json`,
+            heightTolerance: v.heightTolerance,
+            importRetries: v.importRetries,
+            remedyRetries: 3,
+            rollbackMax: 64,
+            verifyTimeout: 180,
+            cleanupAfterHours: 24,
+            cleanup: v.cleanup,
+            carriedSigningState: carriedSigningState ?? null,
+            // The units the tool enables are recorded here for the drift check (and dropped when it disables them).
+            driftUnits: `${driftRecord(nodeDriftGroup(node.name, "configure"))}+units`,
+            // Monitored: setup makes an existing home's config.toml serve CometBFT's metrics there too.
+            ...(metrics ? { metrics: { prometheusListenAddr: validatorMetrics(node).consensusListen } } : {}),
+            // An upgrade at a height: the host tool arms its watcher and, at the height, swaps the units.
+            ...(upgrade ? { upgrade: upgradeSettings(node, mount, upgrade) } : {}),
+        },
+        null,
+        2,
+    );
 }
 
 export interface ValidatorConfigureArgs {
@@ -131,7 +155,9 @@ export function validatorRollbackSet(node: ValidatorSpec, mount: string): Rollba
     return {
         files: [
             ...units.map((u) => `/etc/systemd/system/${u}`),
-            `${p.etcDir}/validator.json`, `${p.etcDir}/app.toml`, `${p.etcDir}/config.toml`,
+            `${p.etcDir}/validator.json`,
+            `${p.etcDir}/app.toml`,
+            `${p.etcDir}/config.toml`,
             ...units.map((u) => `${p.etcDir}/${u}`),
         ],
         restart: [el, p.consensusService],
@@ -154,7 +180,13 @@ export function validatorKeyScript(node: ValidatorSpec, mount: string, key: stri
         keyFile: `${p.consensusHome}/config/priv_validator_key.json`,
         service: p.consensusService,
     });
-    return { body, secrets: { key: heredocSafe(key, "NODEFLEET_EOF"), urls: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF") } };
+    return {
+        body,
+        secrets: {
+            key: heredocSafe(key, "NODEFLEET_EOF"),
+            urls: heredocSafe(JSON.stringify({ referenceRpcUrl }, null, 2), "NODEFLEET_EOF"),
+        },
+    };
 }
 
 /** The key step's script as its host runs it, whole (validatorKeyScript). */
@@ -164,12 +196,12 @@ export function renderValidatorKey(node: ValidatorSpec, mount: string, key: stri
 
 export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
     const p = validatorPaths(node, mount);
-    return render("validator-remove.sh", { host, node: node.name, dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p), drift: nodeDriftGlob(node.name), gate: gateMarker(node.name) });
-}
-
-/** One command of the host tool: `zg-validator.py <settings> <args...>`. */
-export function toolCommand(node: ValidatorSpec, ...args: string[]): string {
-    return `exec python3 -S ${LIB}/zg-validator.py ${validatorPaths(node, "/").etcDir}/validator.json ${args.join(" ")}\n`;
+    return render("validator-remove.sh", {
+        ...removalValues(host, node),
+        dataRoot: p.dataRoot,
+        etcDir: p.etcDir,
+        services: unitNames(p),
+    });
 }
 
 /**
@@ -182,22 +214,12 @@ export function toolCommand(node: ValidatorSpec, ...args: string[]): string {
 export function renderValidatorHealth(node: ValidatorSpec, gated: boolean): string {
     const p = validatorPaths(node, "/");
     const el = node.validator.executionClient === "reth" ? p.rethService : p.gethService;
-    return renderHealthStep(node, ["python3", "-S", `${LIB}/zg-validator.py`, `${p.etcDir}/validator.json`, "health"], [el, p.consensusService], gated ? gateMarker(node.name) : undefined);
-}
-
-/**
- * What a completed switch step is bound to: the paths, ports, release and genesis it acted on.
- * A marker on the host written with another hash is refused (finish with the same settings or
- * roll back). Tunables (tolerance, retries, reference URL) are not in it.
- */
-export function switchInputsHash(node: ValidatorSpec, mount: string, release: ValidatorRelease): string {
-    const p = validatorPaths(node, mount);
-    return contentHash(JSON.stringify({ p, ports: executionPorts(node), release: release.name }));
-}
-
-/** The switch steps' trigger: the attempt they belong to (config `switchAttempt`). */
-export function switchTrigger(node: ValidatorSpec): string {
-    return `attempt ${node.validator.switchAttempt}`;
+    return renderHealthStep(
+        node,
+        ["python3", "-S", `${LIB}/zg-validator.py`, `${p.etcDir}/validator.json`, "health"],
+        [el, p.consensusService],
+        gated ? gateMarker(node.name) : undefined,
+    );
 }
 
 export interface ValidatorNodeArgs {
@@ -225,58 +247,73 @@ export interface ValidatorNodeArgs {
  * started with the key on its new host: 0gchaind and the execution client stopped and disabled,
  * the key set aside, the signing state reported (zg-validator.py handover).
  */
-export function validatorHandover(name: string, node: ValidatorSpec, from: Host, user: string, opts: pulumi.CustomResourceOptions): Handover {
-    const step = remoteStep(`${name}-handover`, { connection: from.connection, user, script: toolCommand(node, "handover"), inputsHash: [`from ${from.hostName} to ${node.host}`] }, opts);
-    return { step, signingState: stepReport(step, "handover report").apply((r) => r.signingState ?? null) };
-}
-
-/**
- * The switch's steps the config asks for, after `after`: migrate (s01 .. s14, or l01 .. l14 with
- * lowDowntime), rollback or cleanup; none without a switch. Returns the last step and the switch's
- * report. Pulumi's state holds the switch's progress: a step that completed is recorded and not
- * run again (it previews as unchanged); a step that fails records nothing, so the next `up` resumes
- * there. Each step's trigger is the attempt: a mode already recorded for this attempt (a rollback
- * a failed migrate never deleted, say) runs again only in a new one. The host's markers stay the
- * second guard (a step done on the host is skipped there).
- */
-function switchSteps(
-    parent: pulumi.Resource,
+export function validatorHandover(
     name: string,
-    a: { readonly node: ValidatorSpec; readonly base: Prelude["base"]; readonly mount: string; readonly release: ValidatorRelease; readonly after: pulumi.Resource },
-): { readonly last: pulumi.Resource; readonly report?: pulumi.Output<Record<string, unknown>> } {
-    const { node, base } = a;
-    const sw = node.validator.switch;
-    const attempt = switchTrigger(node);
-    if (sw === "migrate") {
-        const inputs = switchInputsHash(node, a.mount, a.release);
-        const steps = node.validator.lowDowntime ? LOW_DOWNTIME_STEPS : SWITCH_STEPS;
-        let last: pulumi.Resource = a.after;
-        let cmd: command.remote.Command | undefined;
-        for (const step of steps) {
-            cmd = remoteStep(`${name}-switch-${step}`, { ...base, script: toolCommand(node, "migrate", step, inputs), inputsHash: [attempt] }, { parent, dependsOn: [last] });
-            last = cmd;
-        }
-        return { last, report: cmd && stepReport(cmd, "switch report") };
-    }
-    if (sw === "rollback" || sw === "cleanup") {
-        const what = sw === "cleanup" ? [attempt, JSON.stringify(node.validator.cleanup)] : [attempt];
-        const cmd = remoteStep(`${name}-switch-${sw}`, { ...base, script: toolCommand(node, sw), inputsHash: what }, { parent, dependsOn: [a.after] });
-        return { last: cmd, report: stepReport(cmd, `${sw} report`) };
-    }
-    return { last: a.after };
+    node: ValidatorSpec,
+    from: Host,
+    user: string,
+    opts: pulumi.CustomResourceOptions,
+): Handover {
+    const step = remoteStep(
+        `${name}-handover`,
+        { connection: from.connection, user, script: toolCommand(node, "handover"), inputsHash: [`from ${from.hostName} to ${node.host}`] },
+        opts,
+    );
+    return { step, signingState: stepReport(step, "handover report").apply((r) => r.signingState ?? null) };
 }
 
 /** The install step of an upgrade's release on the host (the configure step stages its units after it). */
 function upgradeInstall(host: Host, upgrade: ValidatorUpgrade | undefined): pulumi.Resource[] {
     if (upgrade === undefined) return [];
     const step = host.releases.get(upgrade.release.name);
-    if (step === undefined) throw new Error(`unreachable: host ${host.hostName} does not install the upgrade's release ${upgrade.release.name}`);
+    if (step === undefined)
+        throw new Error(`unreachable: host ${host.hostName} does not install the upgrade's release ${upgrade.release.name}`);
     return [step];
 }
 
+/** The configure step's script: the node's files, with its public address and the signing state a move carries. */
+function validatorConfigureScript(args: ValidatorNodeArgs): pulumi.Output<string> {
+    const { node, host, release } = args;
+    const mount = host.dataMountPoint;
+    const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
+    const carried = args.handover?.signingState ?? pulumi.output(null);
+    const onFailure = args.rollout?.policy.onFailure;
+    return pulumi.all([publicIp, carried]).apply(([ip, state]) =>
+        renderValidatorConfigure({
+            host: host.hostName,
+            node,
+            mount,
+            release,
+            publicIp: ip,
+            carriedSigningState: state,
+            metrics: args.metrics ?? false,
+            onFailure,
+            upgrade: args.upgrade,
+        }),
+    );
+}
+
+/** The validator's teardown and key steps; moving here, its key is written after the handover on the host it leaves. */
+function validatorPrelude(parent: pulumi.Resource, name: string, args: ValidatorNodeArgs, reference: pulumi.Output<string[]>): Prelude {
+    const { node, host } = args;
+    const mount = host.dataMountPoint;
+    return rolePrelude(parent, name, {
+        node,
+        release: args.release,
+        host,
+        user: args.user,
+        label: "validator",
+        removeScript: renderValidatorRemove(host.hostName, node, mount),
+        keyStep: "validator-key",
+        keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
+        keyAfter: [...(args.handover ? [args.handover.step] : []), ...(args.rollout?.after ?? [])],
+    });
+}
+
 /**
- * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch: migrate: s01 .. s14 (l01 .. l14 with lowDowntime) |
- * rollback | cleanup] -> health -> [gate]. Gated, the key step waits for the previous batch's gates too.
+ * teardown (destroy only) + [handover on the host it leaves] -> key -> configure (setup) -> [switch:
+ * migrate: s01 .. s14 (l01 .. l14 with lowDowntime) | rollback | cleanup] -> health -> [gate].
+ * Gated, the key step waits for the previous batch's gates too.
  */
 export class ValidatorNode extends pulumi.ComponentResource {
     readonly health: pulumi.Output<Record<string, unknown>>;
@@ -291,41 +328,41 @@ export class ValidatorNode extends pulumi.ComponentResource {
         const mount = host.dataMountPoint;
         const reference = resolveUrls(node.validator.referenceRpcUrl === undefined ? [] : [node.validator.referenceRpcUrl], args.secret);
         const release = args.release;
-        const { base, key } = rolePrelude(this, name, {
-            node, release, host, user: args.user, label: "validator",
-            removeScript: renderValidatorRemove(host.hostName, node, mount),
-            keyStep: "validator-key", keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
-            keyAfter: [...(args.handover ? [args.handover.step] : []), ...(args.rollout?.after ?? [])],
-        });
-        const publicIp = node.validator.publicIp !== undefined ? pulumi.output(node.validator.publicIp) : host.publicAddress;
-        const carried = args.handover?.signingState ?? pulumi.output(null);
-        const onFailure = args.rollout?.policy.onFailure;
-        const configureScript = pulumi.all([publicIp, carried]).apply(([ip, state]) => renderValidatorConfigure({ host: host.hostName, node, mount, release, publicIp: ip, carriedSigningState: state, metrics: args.metrics ?? false, onFailure, upgrade: args.upgrade }));
+        const { base, key } = validatorPrelude(this, name, args, reference);
+        const configureScript = validatorConfigureScript(args);
         const referenceHash = urlsHash(reference);
-        const configure = remoteStep(`${name}-configure`, {
-            ...base,
-            script: configureScript,
-            // Moving in, the script carries the signing state the handover on the host it leaves
-            // read: bundled, the host's copy (and its releases' installs) would wait for that handover.
-            ...(args.handover ? {} : { bundle: host.tools }),
-            inputsHash: [referenceHash],
-            drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") },
-        }, { parent: this, dependsOn: [key, ...upgradeInstall(host, args.upgrade)] });
+        const configure = remoteStep(
+            `${name}-configure`,
+            {
+                ...base,
+                script: configureScript,
+                // Moving in, the script carries the signing state the handover on the host it leaves
+                // read: bundled, the host's copy (and its releases' installs) would wait for that handover.
+                ...(args.handover ? {} : { bundle: host.tools }),
+                inputsHash: [referenceHash],
+                drift: { drift: host.drift, group: nodeDriftGroup(node.name, "configure") },
+            },
+            { parent: this, dependsOn: [key, ...upgradeInstall(host, args.upgrade)] },
+        );
         const sw = node.validator.switch;
         const attempt = switchTrigger(node);
         const { last, report } = switchSteps(this, name, { node, base, mount, release, after: configure });
-        const healthRun = remoteStep(
-            `${name}-health`,
-            // Taken again when what the node runs changed: its files, the switch, or its reference endpoint.
-            { ...base, script: renderValidatorHealth(node, args.rollout !== undefined), inputsHash: [configureScript.apply((s) => contentHash(s)), ...(sw ? [`${sw} ${attempt}`] : []), referenceHash] },
-            { parent: this, dependsOn: [last] },
+        const files = configureScript.apply((s) => contentHash(s));
+        // Health is taken again when what the node runs changed: its files, the switch, or its
+        // reference endpoint. What restarts the node: its files (setup restarts the daemons whose
+        // files changed: its configure step), its reference endpoint and key. A switch changes its
+        // files too (their settings carry it), so its gate runs after the switch's steps and holds the
+        // next batch until the switched node is healthy; a rollback across the switch is refused (its
+        // state is pinned).
+        const health = renderValidatorHealth(node, args.rollout !== undefined);
+        const checked = roleHealth(
+            this,
+            name,
+            { ...args, base, script: health, inputsHash: [files, ...(sw ? [`${sw} ${attempt}`] : []), referenceHash], after: last },
+            { reads: [files, referenceHash], key, configure, rollback: () => validatorRollbackSet(node, mount) },
         );
-        this.health = stepReport(healthRun, "health report");
-        // What restarts the node: its files (setup restarts the daemons whose files changed: its
-        // configure step), its reference endpoint and key. A switch changes its files too (their
-        // settings carry it), so its gate runs after the switch's steps and holds the next batch until
-        // the switched node is healthy; a rollback across the switch is refused (its state is pinned).
-        if (args.rollout) this.gate = new RolloutGate(`${name}-gate`, { node, host, user: args.user, rollout: args.rollout, reads: [configureScript.apply((s) => contentHash(s)), referenceHash], key, configure, health: healthRun, rollback: () => validatorRollbackSet(node, mount) }, { parent: this });
+        this.health = checked.report;
+        this.gate = checked.gate;
         this.switchReport = report;
         this.registerOutputs({ health: this.health, switch: report });
     }
@@ -335,15 +372,29 @@ export class ValidatorNode extends pulumi.ComponentResource {
  * The fleet's validator (components/roles/nodes.ts): its releases as its host installs them, each
  * with its config entry's consensus daemon, and the handover it waits for when it moves here.
  */
-export function buildValidatorNode(name: string, node: ValidatorSpec, site: NodeSite, opts: pulumi.ComponentResourceOptions): NodeComponent {
-    const named = (r: string | undefined) => validatorRelease(installedRelease(site.plan, { name: node.name, release: r }), r === undefined ? undefined : site.releases[r]);
+export function buildValidatorNode(
+    name: string,
+    node: ValidatorSpec,
+    site: NodeSite,
+    opts: pulumi.ComponentResourceOptions,
+): NodeComponent {
+    const named = (r: string | undefined) =>
+        validatorRelease(installedRelease(site.plan, { name: node.name, release: r }), r === undefined ? undefined : site.releases[r]);
     const up = node.validator.upgrade;
     const upgrade = up && { release: named(up.release), height: up.height };
     return new ValidatorNode(
         name,
         {
-            node, host: site.host, user: site.user, release: named(node.release), validatorKey: site.secret(node.validator.validatorKeySecret), secret: site.secret,
-            handover: site.moves.arriving(node.name), metrics: site.plan.monitoring !== undefined, rollout: site.rollout, upgrade,
+            node,
+            host: site.host,
+            user: site.user,
+            release: named(node.release),
+            validatorKey: site.secret(node.validator.validatorKeySecret),
+            secret: site.secret,
+            handover: site.moves.arriving(node.name),
+            metrics: site.plan.monitoring !== undefined,
+            rollout: site.rollout,
+            upgrade,
         },
         opts,
     );

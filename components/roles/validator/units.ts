@@ -40,9 +40,21 @@ export interface ValidatorRelease {
 }
 
 /** `installed`: the release as its host installs it (the digest resolved); `spec`: its config entry. */
-export function validatorRelease(installed: Pick<ResolvedRelease, "name" | "sha256">, spec?: Pick<ReleaseSpec, "consensus">): ValidatorRelease {
+export function validatorRelease(
+    installed: Pick<ResolvedRelease, "name" | "sha256">,
+    spec?: Pick<ReleaseSpec, "consensus">,
+): ValidatorRelease {
     const binary = spec?.consensus?.daemon ?? "0gchaind";
-    return { name: installed.name, sha256: installed.sha256, consensus: { binary, flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg", chainSpec: spec?.consensus?.chainSpec ?? null, genesis: spec?.consensus?.genesis ?? null } };
+    return {
+        name: installed.name,
+        sha256: installed.sha256,
+        consensus: {
+            binary,
+            flagPrefix: binary === "beacond" ? "beacon-kit" : "chaincfg",
+            chainSpec: spec?.consensus?.chainSpec ?? null,
+            genesis: spec?.consensus?.genesis ?? null,
+        },
+    };
 }
 
 /**
@@ -63,7 +75,12 @@ export const unitNames = (p: ValidatorPaths) => ({ geth: p.gethService, reth: p.
 /** <prefix><suffix> ports of the execution client. */
 export function executionPorts(node: ValidatorSpec) {
     const at = (s: number) => prefixed(node.validator.portPrefix, s);
-    return { http: at(VALIDATOR_SUFFIXES.elHttp), ws: at(VALIDATOR_SUFFIXES.elWs), engine: at(VALIDATOR_SUFFIXES.engine), p2p: at(VALIDATOR_SUFFIXES.elP2p) };
+    return {
+        http: at(VALIDATOR_SUFFIXES.elHttp),
+        ws: at(VALIDATOR_SUFFIXES.elWs),
+        engine: at(VALIDATOR_SUFFIXES.engine),
+        p2p: at(VALIDATOR_SUFFIXES.elP2p),
+    };
 }
 
 /**
@@ -79,7 +96,14 @@ export function validatorMetrics(node: ValidatorSpec) {
 function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics: boolean) {
     const p = validatorPaths(node, mount);
     return {
-        node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, jwt: p.jwt, ports: executionPorts(node), bootnode: node.validator.bootnode, publicIp, bin: binDir(release),
+        node: node.name,
+        operator: OPERATOR_USER,
+        dataRoot: p.dataRoot,
+        jwt: p.jwt,
+        ports: executionPorts(node),
+        bootnode: node.validator.bootnode,
+        publicIp,
+        bin: binDir(release),
         metrics: metrics ? validatorMetrics(node) : false,
     };
 }
@@ -88,7 +112,13 @@ function unitContext(node: ValidatorSpec, mount: string, release: ValidatorRelea
 export function renderRethUnit(node: ValidatorSpec, mount: string, release: ValidatorRelease, publicIp: string, metrics = false): string {
     const c = unitContext(node, mount, release, publicIp, metrics);
     const p = validatorPaths(node, mount);
-    return render("reth.service", { ...c, binary: RETH_BINARY, genesis: `${releaseLink(release.name)}/geth-genesis.json`, datadir: p.rethDir, ipcpath: `${p.rethDir}/reth.ipc` });
+    return render("reth.service", {
+        ...c,
+        binary: RETH_BINARY,
+        genesis: `${releaseLink(release.name)}/geth-genesis.json`,
+        datadir: p.rethDir,
+        ipcpath: `${p.rethDir}/reth.ipc`,
+    });
 }
 
 /** geth's unit: the pre-migration state and the rollback target, on the same ports and JWT file. */
@@ -106,17 +136,33 @@ export function renderConsensusUnit(node: ValidatorSpec, mount: string, release:
     const p = validatorPaths(node, mount);
     const c = release.consensus;
     return render("0gchaind.service", {
-        node: node.name, operator: OPERATOR_USER, dataRoot: p.dataRoot, home: p.consensusHome, jwt: p.jwt,
-        daemon: c.binary, binary: `${binDir(release)}/${c.binary}`, flags: consensusFlags(c), kzg: kzgTrustedSetup(release),
-        chainSpecFlag: (c.binary === "0gchaind" && c.chainSpec) || "", chainSpecEnv: (c.binary === "beacond" && c.chainSpec) || "",
-        seeds: node.validator.consensusSeeds.join(","), peers: node.validator.consensusPeers.join(","),
-        stopScript: `${HOST_LIB}/consensus-stop.py`, rpcUrl: `http://127.0.0.1:${cometPort(node, VALIDATOR_SUFFIXES.cometRpc)}`,
+        node: node.name,
+        operator: OPERATOR_USER,
+        dataRoot: p.dataRoot,
+        home: p.consensusHome,
+        jwt: p.jwt,
+        daemon: c.binary,
+        binary: `${binDir(release)}/${c.binary}`,
+        flags: consensusFlags(c),
+        kzg: kzgTrustedSetup(release),
+        chainSpecFlag: (c.binary === "0gchaind" && c.chainSpec) || "",
+        chainSpecEnv: (c.binary === "beacond" && c.chainSpec) || "",
+        seeds: node.validator.consensusSeeds.join(","),
+        peers: node.validator.consensusPeers.join(","),
+        stopScript: `${HOST_LIB}/consensus-stop.py`,
+        rpcUrl: `http://127.0.0.1:${cometPort(node, VALIDATOR_SUFFIXES.cometRpc)}`,
     });
 }
 
 /** The daemon's flags nodefleet sets, in its prefix. */
 export function consensusFlags(c: ConsensusDaemon) {
-    return { jwt: `--${c.flagPrefix}.engine.jwt-secret-path`, kzg: `--${c.flagPrefix}.kzg.trusted-setup-path`, chainSpec: `--${c.flagPrefix}.chain-spec`, seeds: "--p2p.seeds", peers: "--p2p.persistent_peers" };
+    return {
+        jwt: `--${c.flagPrefix}.engine.jwt-secret-path`,
+        kzg: `--${c.flagPrefix}.kzg.trusted-setup-path`,
+        chainSpec: `--${c.flagPrefix}.chain-spec`,
+        seeds: "--p2p.seeds",
+        peers: "--p2p.persistent_peers",
+    };
 }
 
 /** The KZG trusted setup the release ships (0G's releases and the lab's alike). */
@@ -126,7 +172,13 @@ export const cometPort = (node: ValidatorSpec, suffix: number) => prefixed(node.
 
 /** app.toml for a consensus home that has none (an existing one is only edited, never replaced). */
 export function renderAppToml(node: ValidatorSpec, mount: string, release: ValidatorRelease): string {
-    return render("0gchaind-app.toml", { node: node.name, daemon: release.consensus.binary, dialUrl: engineDialUrl(node), jwt: validatorPaths(node, mount).jwt, kzg: kzgTrustedSetup(release) });
+    return render("0gchaind-app.toml", {
+        node: node.name,
+        daemon: release.consensus.binary,
+        dialUrl: engineDialUrl(node),
+        jwt: validatorPaths(node, mount).jwt,
+        kzg: kzgTrustedSetup(release),
+    });
 }
 
 export function renderConfigToml(node: ValidatorSpec, metrics = false): string {

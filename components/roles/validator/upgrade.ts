@@ -26,15 +26,24 @@ const stagedDir = (node: ValidatorSpec, mount: string) => `${validatorPaths(node
 
 /** The settings' `upgrade` block: what the host tool reads to arm, report and swap. */
 export function upgradeSettings(node: ValidatorSpec, mount: string, upgrade: ValidatorUpgrade) {
-    return { release: upgrade.release.name, height: upgrade.height, units: stagedDir(node, mount), releaseDir: releaseDir(upgrade.release) };
+    return {
+        release: upgrade.release.name,
+        height: upgrade.height,
+        units: stagedDir(node, mount),
+        releaseDir: releaseDir(upgrade.release),
+    };
 }
 
 /** The watcher's unit: `zg-validator.py <settings> upgrade-watch`, restarted when it fails. */
 export function renderUpgradeWatcher(node: ValidatorSpec, upgrade: ValidatorUpgrade): string {
     const p = validatorPaths(node, "/");
     return render("nodefleet-upgrade.service", {
-        node: node.name, height: upgrade.height, release: upgrade.release.name, consensus: p.consensusService,
-        tool: `${HOST_LIB}/zg-validator.py`, settings: `${p.etcDir}/validator.json`,
+        node: node.name,
+        height: upgrade.height,
+        release: upgrade.release.name,
+        consensus: p.consensusService,
+        tool: `${HOST_LIB}/zg-validator.py`,
+        settings: `${p.etcDir}/validator.json`,
     });
 }
 
@@ -51,5 +60,9 @@ export function upgradeFiles(node: ValidatorSpec, mount: string, upgrade: Valida
         { name: names.geth, text: renderGethUnit(node, mount, upgrade.release, publicIp, metrics) },
         { name: names.reth, text: renderRethUnit(node, mount, upgrade.release, publicIp, metrics) },
     ];
-    return { dir: stagedDir(node, mount), units, watcher: { name: upgradeWatcherUnit(node.name), text: renderUpgradeWatcher(node, upgrade) } };
+    return {
+        dir: stagedDir(node, mount),
+        units,
+        watcher: { name: upgradeWatcherUnit(node.name), text: renderUpgradeWatcher(node, upgrade) },
+    };
 }
