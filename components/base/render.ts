@@ -11,7 +11,7 @@ import Handlebars from "handlebars";
  * What a value in an environment file read by both systemd and `docker --env-file` (which has no
  * quoting) may hold: characters both read literally, unquoted. No quotes, backslashes, `$`, `#`,
  * `;` or white space; URLs' `?&~!*()[]` are fine. `envval` below enforces it; the config
- * checks URLs against it (config/validators.ts).
+ * checks URLs against it (values/validators.ts).
  */
 export const ENV_FILE_VALUE = /^[A-Za-z0-9_@%+=:,./?&~!*()[\]-]*$/;
 
