@@ -198,7 +198,10 @@ export interface RoleContract<N extends NodeBase> {
      * heights checked): that network's RPC and the field that names it, or undefined when not given.
      */
     network?(node: N): { readonly url: RpcUrl; readonly field: string } | undefined;
-    /** The host whose copy of it a move leaves behind, kept in the stack's outputs (validatorHosts). */
+    /**
+     * Whether its nodes move host with a handover (one key on one machine): each one's host is kept
+     * in the stack's outputs (validatorHosts).
+     */
     readonly movable: boolean;
     /** Its read-only health command, an argv (no shell on the host). */
     health(node: N): readonly string[];

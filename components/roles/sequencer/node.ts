@@ -18,7 +18,7 @@ import { resolveUrls, urlsHash, type SecretLookup } from "../urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
 import type { RolePolicy } from "../contract";
 import { renderHealthStep } from "../../health/checks";
-import { sequencerPaths } from "./contract";
+import { sequencerPaths, sequencerRole } from "./contract";
 import { installedRelease, type NodeComponent, type NodeSite } from "../site";
 
 /** The node image the docker runtime runs; its tag is the configured version. */
@@ -313,7 +313,7 @@ export class SequencerNode extends pulumi.ComponentResource {
     readonly registration: pulumi.Output<Record<string, unknown>>;
 
     constructor(name: string, args: SequencerNodeArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("nodefleet:role:SequencerNode", name, {}, opts);
+        super(sequencerRole.componentType, name, {}, opts);
         const { node, host } = args;
         const mount = host.dataMountPoint;
         const l1RpcUrls = resolveUrls(node.sequencer.l1RpcUrls, args.secret);

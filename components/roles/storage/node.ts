@@ -16,7 +16,7 @@ import { urlsHash } from "../urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
 import type { RolePolicy } from "../contract";
 import { renderHealthStep } from "../../health/checks";
-import { storagePaths } from "./contract";
+import { storagePaths, storageRole } from "./contract";
 import { resolveUrls } from "../urls";
 import { installedRelease, type NodeComponent, type NodeSite } from "../site";
 
@@ -224,7 +224,7 @@ export class StorageNode extends pulumi.ComponentResource {
     readonly gate?: RolloutGate;
 
     constructor(name: string, args: StorageNodeArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("nodefleet:role:StorageNode", name, {}, opts);
+        super(storageRole.componentType, name, {}, opts);
         const { node, host } = args;
         const { base, key } = rolePrelude(this, name, {
             node,

@@ -15,7 +15,7 @@ import { resolveUrls, urlsHash, type SecretLookup } from "../urls";
 import { RolloutGate, gateMarker, rolledBackMark, type NodeRollout, type RollbackSet } from "../../rollout/gate";
 import type { RolePolicy } from "../contract";
 import { renderHealthStep } from "../../health/checks";
-import { VALIDATOR_SUFFIXES, validatorPaths } from "./contract";
+import { VALIDATOR_SUFFIXES, validatorPaths, validatorRole } from "./contract";
 import type { Handover } from "./moves";
 import { switchSteps, switchTrigger, toolCommand } from "./switch";
 import { installedRelease, type NodeComponent, type NodeSite } from "../site";
@@ -323,7 +323,7 @@ export class ValidatorNode extends pulumi.ComponentResource {
     readonly switchReport: pulumi.Output<Record<string, unknown>> | undefined;
 
     constructor(name: string, args: ValidatorNodeArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("nodefleet:role:ValidatorNode", name, {}, opts);
+        super(validatorRole.componentType, name, {}, opts);
         const { node, host } = args;
         const mount = host.dataMountPoint;
         const reference = resolveUrls(node.validator.referenceRpcUrl === undefined ? [] : [node.validator.referenceRpcUrl], args.secret);
