@@ -9,7 +9,6 @@ import { Host } from "../hosts/host";
 import type * as awsHosts from "../hosts/aws";
 import type * as hetznerHosts from "../hosts/hetzner";
 import { ExistingHost } from "../hosts/existing";
-import { validatorHandover } from "../roles/validator/node";
 import { ValidatorMoves } from "../roles/validator/moves";
 import { buildNode } from "../roles/nodes";
 import { contractOf } from "../roles/registry";
@@ -113,9 +112,7 @@ export class Fleet extends pulumi.ComponentResource {
         this.hosts[plan.name] = host;
         if (host instanceof ExistingHost && host.firstBootUserData !== undefined)
             this.firstBootUserData[plan.name] = host.firstBootUserData;
-        this.moves.leaving(plan.name, args.plan.spec.nodes, (node) =>
-            validatorHandover(`${name}-${node.name}`, node, host, sshUser(plan.spec), { parent: this }),
-        );
+        this.moves.leaving(host, args.plan.spec.nodes, { prefix: name, user: sshUser(plan.spec), parent: this });
         this.summary[plan.name] = {
             kind: plan.spec.kind,
             publicAddress: host.publicAddress,

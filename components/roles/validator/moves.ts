@@ -7,6 +7,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { FleetPlan } from "../../config/fleet";
 import type { NodeSpec } from "../../config/schema";
 import { deferred, type Deferred } from "../../base/deferred";
+import { type Host, remoteStep, stepReport } from "../../hosts/host";
+import { toolCommand } from "./switch";
 
 type ValidatorSpec = Extract<NodeSpec, { role: "validator" }>;
 
@@ -25,13 +27,20 @@ export class ValidatorMoves {
         for (const [node, from] of plannedMoves(plan, previous)) this.moves.set(node, { from, handover: deferred<Handover>() });
     }
 
-    /** Host `host` is built: the handover of each validator leaving it, made there by `handover`. */
-    leaving(host: string, nodes: readonly NodeSpec[], handover: (node: ValidatorSpec) => Handover): void {
+    /**
+     * Host `host` is built: the handover there of each validator leaving it, a step named
+     * `<prefix>-<node>-handover` under `parent`, run as `user`.
+     */
+    leaving(
+        host: Host,
+        nodes: readonly NodeSpec[],
+        a: { readonly prefix: string; readonly user: string; readonly parent: pulumi.Resource },
+    ): void {
         for (const [name, move] of this.moves) {
-            if (move.from !== host) continue;
+            if (move.from !== host.hostName) continue;
             const node = nodes.find((n) => n.name === name);
             if (node?.role !== "validator") continue;
-            move.handover.resolve(handover(node));
+            move.handover.resolve(validatorHandover(`${a.prefix}-${node.name}`, node, host, a.user, { parent: a.parent }));
         }
     }
 
@@ -88,4 +97,18 @@ function plannedMoves(plan: FleetPlan, previous: Readonly<Record<string, string>
         }
     }
     return moves;
+}
+
+/**
+ * The handover of a validator moving off host `from`, run there before anything is written or
+ * started with the key on its new host: 0gchaind and the execution client stopped and disabled,
+ * the key set aside, the signing state reported (zg-validator.py handover).
+ */
+function validatorHandover(name: string, node: ValidatorSpec, from: Host, user: string, opts: pulumi.CustomResourceOptions): Handover {
+    const step = remoteStep(
+        `${name}-handover`,
+        { connection: from.connection, user, script: toolCommand(node, "handover"), inputsHash: [`from ${from.hostName} to ${node.host}`] },
+        opts,
+    );
+    return { step, signingState: stepReport(step, "handover report").apply((r) => r.signingState ?? null) };
 }

@@ -4,7 +4,7 @@
 // long work in transient systemd units). Rendering is pure; ValidatorNode registers the steps.
 import * as pulumi from "@pulumi/pulumi";
 import type { NodeSpec } from "../../config/schema";
-import { Host, remoteStep, stepReport } from "../../hosts/host";
+import { Host, remoteStep } from "../../hosts/host";
 import { removalValues, roleHealth, rolePrelude, type Prelude } from "../prelude";
 import { driftRecord, nodeDriftGroup } from "../../hosts/drift";
 import { roleTools } from "../../hosts/tools";
@@ -17,7 +17,7 @@ import type { RolePolicy } from "../contract";
 import { renderHealthStep } from "../../health/checks";
 import { VALIDATOR_SUFFIXES, validatorPaths, validatorRole } from "./contract";
 import type { Handover } from "./moves";
-import { switchSteps, switchTrigger, toolCommand } from "./switch";
+import { switchSteps, switchTrigger } from "./switch";
 import { installedRelease, type NodeComponent, type NodeSite } from "../site";
 import {
     cometPort,
@@ -240,26 +240,6 @@ export interface ValidatorNodeArgs {
     readonly rollout?: NodeRollout;
     /** An upgrade at a height (config `validator.upgrade`): its release is installed by the host too. */
     readonly upgrade?: ValidatorUpgrade;
-}
-
-/**
- * The handover of a validator moving off host `from`, run there before anything is written or
- * started with the key on its new host: 0gchaind and the execution client stopped and disabled,
- * the key set aside, the signing state reported (zg-validator.py handover).
- */
-export function validatorHandover(
-    name: string,
-    node: ValidatorSpec,
-    from: Host,
-    user: string,
-    opts: pulumi.CustomResourceOptions,
-): Handover {
-    const step = remoteStep(
-        `${name}-handover`,
-        { connection: from.connection, user, script: toolCommand(node, "handover"), inputsHash: [`from ${from.hostName} to ${node.host}`] },
-        opts,
-    );
-    return { step, signingState: stepReport(step, "handover report").apply((r) => r.signingState ?? null) };
 }
 
 /** The install step of an upgrade's release on the host (the configure step stages its units after it). */
