@@ -74,7 +74,12 @@ export interface SecretUse {
 
 /** The URL fields of `list` given as {secret: <name>}, each at `<path>[j].secret`. */
 export function urlSecrets(path: string, list: readonly RpcUrl[]): SecretUse[] {
-    return list.flatMap((u, j) => (typeof u === "string" ? [] : [{ path: `${path}[${j}].secret`, key: u.secret, kind: "url" as const }]));
+    return list.flatMap((u, j) => urlSecret(`${path}[${j}]`, u));
+}
+
+/** A URL field given as {secret: <name>}, at `<path>.secret`; none for a plain or absent URL. */
+export function urlSecret(path: string, url: RpcUrl | undefined): SecretUse[] {
+    return url === undefined || typeof url === "string" ? [] : [{ path: `${path}.secret`, key: url.secret, kind: "url" }];
 }
 
 /** A host tool: a file of hostfiles/ and its mode, or every module and data file of a package of it. */

@@ -16,7 +16,7 @@ import {
     RELEASE_NAME,
     RELEASE_NAME_RULE,
     RPC_TOOL,
-    urlSecrets,
+    urlSecret,
     type Indexed,
     type ReleaseFacts,
     type RoleContract,
@@ -285,13 +285,10 @@ export const validatorRole = {
         ];
     },
     chainMetrics: (node) => validatorMetricsPorts(node.validator.portPrefix),
-    urlSecrets: (node) =>
-        (["referenceRpcUrl", "consensusRpcUrl"] as const).flatMap((field) => {
-            const ref = node.validator[field];
-            return ref === undefined
-                ? []
-                : urlSecrets(`validator.${field}`, [ref]).map((u) => ({ ...u, path: `validator.${field}.secret` }));
-        }),
+    urlSecrets: (node) => [
+        ...urlSecret("validator.referenceRpcUrl", node.validator.referenceRpcUrl),
+        ...urlSecret("validator.consensusRpcUrl", node.validator.consensusRpcUrl),
+    ],
     keySecrets: (node) => [{ path: "validator.validatorKeySecret", key: node.validator.validatorKeySecret, kind: "validatorKey" }],
     signing: {
         secretField: "validatorKeySecret",
