@@ -14,14 +14,16 @@ So, before systemd sends the daemon its SIGTERM, this tool asks the daemon's own
 and where it sees its peers (/dump_consensus_state), and waits while a peer is one height behind it,
 at most --within seconds (default 10). With no MAINPID (systemd sets none once the daemon has
 exited: a crash, a failed start) there is nothing to hold and it returns at once. It never holds a
-stop longer: a daemon that does not answer, an answer it cannot read, or a peer still behind at the
-limit is said on stderr (the journal) and the stop goes on; a stop held for nothing says so in one
+stop longer: a daemon that does not answer (refused at once; one whose answer runs past its 2 s,
+as on a loaded host, is asked again until the limit), an answer it cannot read, or a peer still
+behind at the limit is said on stderr (the journal) and the stop goes on; a stop held for nothing says so in one
 line too (the guard ran). Exit 0 always; 2 on bad arguments.
 """
 import argparse
 import http.client
 import json
 import os
+import socket
 import sys
 import time
 import urllib.error
@@ -65,6 +67,12 @@ def peers_behind(dump):
     return ours, behind
 
 
+def timed_out(error):
+    """Whether an RPC call failed by its timeout (the daemon listens but answered late), not a refusal."""
+    reason = getattr(error, "reason", error)
+    return isinstance(reason, (TimeoutError, socket.timeout)) or "timed out" in str(reason)
+
+
 def say(line):
     print(line, file=sys.stderr, flush=True)
 
@@ -72,12 +80,17 @@ def say(line):
 def hold(rpc, within):
     """Waits while a peer is one height behind the daemon, at most `within` seconds; says why it waited or stopped waiting."""
     start = time.monotonic()
-    first = None
+    first, slow = None, False
     while True:
         try:
             ours, behind = peers_behind(consensus_dump(rpc))
         except (OSError, urllib.error.URLError, http.client.HTTPException) as e:
-            say(f"consensus-stop: the daemon's RPC does not answer ({getattr(e, 'reason', e)}): stopping it now")
+            waited = time.monotonic() - start
+            if timed_out(e) and waited < within:
+                slow = True
+                continue  # a daemon busy on a loaded host answers late: it may be in the race all the same
+            late = f" (asked for {waited:.1f} s)" if slow else ""
+            say(f"consensus-stop: the daemon's RPC does not answer ({getattr(e, 'reason', e)}){late}: stopping it now")
             return
         except ValueError as e:
             say(f"consensus-stop: {e}: stopping it now")

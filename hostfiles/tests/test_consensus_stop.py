@@ -3,7 +3,7 @@
 tests_real/test_real_beacond.py): no peer behind returns at once, saying so; a peer one height
 behind holds the stop until it catches up, or until --within, and says which; a peer further behind
 (syncing) holds nothing, nor a daemon that has exited (no MAINPID); a daemon that does not answer, or answers what it cannot read, is stopped
-at once with the reason; bad arguments. What it cannot prove: that the held stop keeps a network
+at once with the reason, one that answers past the tool's timeout is asked again until --within; bad arguments. What it cannot prove: that the held stop keeps a network
 from halting (the race it closes lasts a gossip tick; the lab's hosts stop the real daemon under it).
 
     cd hostfiles && python3 -m unittest tests.test_consensus_stop
@@ -29,7 +29,8 @@ def dump(ours, *peers):
 
 
 class Daemon:
-    """An RPC that answers the i-th request with answers[min(i, last)] (a dict as JSON, or bytes as they are)."""
+    """An RPC that answers the i-th request with answers[min(i, last)] (a dict as JSON, or bytes as
+    they are; ("late", SECONDS, answer): that answer after SECONDS)."""
 
     def __init__(self, answers):
         self.answers, self.asked = answers, 0
@@ -39,10 +40,16 @@ class Daemon:
             def do_GET(self):
                 answer = daemon.answers[min(daemon.asked, len(daemon.answers) - 1)]
                 daemon.asked += 1
+                if isinstance(answer, tuple):  # ("late", seconds, answer): answered after that long
+                    time.sleep(answer[1])
+                    answer = answer[2]
                 body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
-                self.send_response(200 if self.path == "/dump_consensus_state" else 404)
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(200 if self.path == "/dump_consensus_state" else 404)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # a late answer the tool gave up on
 
             def log_message(self, *_):
                 pass
@@ -112,6 +119,23 @@ class ConsensusStop(unittest.TestCase):
         self.assertEqual(done.returncode, 0)
         self.assertRegex(done.stderr, r"^consensus-stop: the daemon's RPC does not answer \(.+\): stopping it now\n$")
         self.assertLess(took, 5)
+
+    def test_an_answer_past_its_timeout_is_asked_again_and_the_peer_behind_still_holds_the_stop(self):
+        # A loaded host: the daemon's RPC answers after 3 s (the tool waits 2 s for one), twice.
+        d = self.daemon(("late", 3, dump(155, 154)), ("late", 3, dump(155, 154)), dump(155, 154), dump(155, 155))
+        done, took = run("--rpc", d.url, "--within", "10")
+        self.assertEqual(done.returncode, 0)
+        self.assertEqual(d.asked, 4)
+        self.assertRegex(done.stderr, r"^consensus-stop: peer 10\.0\.2\.0:26756 \(at 154, this daemon at 155: it may still need this daemon's precommit of 154\) caught up after \d+\.\d s: stopping the daemon at height 155\n$")
+        self.assertGreaterEqual(took, 4)
+
+    def test_an_rpc_that_answers_late_until_the_limit_is_said_and_the_stop_goes_on(self):
+        d = self.daemon(("late", 3, dump(155, 154)))
+        done, took = run("--rpc", d.url, "--within", "3")
+        self.assertEqual(done.returncode, 0)
+        self.assertRegex(done.stderr, r"^consensus-stop: the daemon's RPC does not answer \(.*timed out.*\) \(asked for \d+\.\d s\): stopping it now\n$")
+        self.assertGreaterEqual(d.asked, 2)
+        self.assertLess(took, 8)
 
     def test_an_answer_it_cannot_read_names_the_field_and_the_stop_goes_on(self):
         cases = [
