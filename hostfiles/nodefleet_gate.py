@@ -12,7 +12,8 @@ aztec-health.py NODE, zg-validator.py <validator.json> status), run without a sh
 seconds, each run given --timeout seconds. The node must be healthy within --within seconds of
 the start; from its first healthy answer every answer for --soak seconds must be healthy too. An
 unhealthy answer in the soak starts the soak again, as long as --within allows (the soak must
-begin by then). The result is one JSON object on stdout's last line: {node, role, healthy, waited,
+begin by then). A validator's soak also needs a height committed in it, by --within at the latest
+(`not-committing`: its answers do not show a network that halted). The result is one JSON object on stdout's last line: {node, role, healthy, waited,
 soaked, checks, diagnoses}; exit 0 when the gate passed, 1 when it did not (stderr then names the
 node and each diagnosis with its remedy), 2 on bad arguments.
 
@@ -39,15 +40,12 @@ it runs: a new change was applied) the gate fails at once: the node still runs w
 
 --await-port PORT (with --keep and two --restart units or more): the last --restart unit is
 restarted only once 127.0.0.1:PORT answers (a validator: the consensus daemon after its execution
-client's engine port, the order of its configure step). A rollback writes FILE.rolled-back before
-it puts anything back; a file it cannot put back is named there and on stderr, and the rest still go
-back.
+client's engine port). A rollback writes FILE.rolled-back before it puts anything back; a file it
+cannot put back is named there and on stderr, and the rest still go back.
 
---pin PATH (repeatable, with --keep): a file of the node that a rollback never puts back (its key
-step's: a key, its endpoints) and that must be as it was when the files were kept: only its sha256
-is kept. A node whose pinned file changed since is not rolled back (the kept files were run with
-another key, or name variables the file no longer holds; putting them back could start a key the
-operator has moved to another machine): the gate fails as with `halt`, naming the file.
+--pin PATH (repeatable, with --keep): a file a rollback never puts back (a key, its endpoints) and
+that must be as it was when the files were kept (its sha256 is kept): else the node is not rolled
+back and the gate fails as with `halt`, naming the file (docs/rollouts.md says why).
 """
 import hashlib
 import json
@@ -175,6 +173,22 @@ def handed_base(path, max_age, now=time.time):
     return counts
 
 
+def commits(role, soaked_at, last):
+    """Whether a validator committed a height since its soak began (one whose network halts answers
+    healthy: running, caught up with a network that makes no block); true for the other roles."""
+    now = health.committed_height(last)
+    return role != "validator" or (soaked_at is not None and now is not None and now > soaked_at)
+
+
+def not_committing(node, role, soaked_at, soaked, waited, checks, last):
+    """A validator's gate that saw no height committed by the deadline: not-committing, then its answer's diagnoses."""
+    at = "an unknown height" if soaked_at is None else f"height {soaked_at}"
+    d = {"fault": "not-committing", "severity": "error",
+         "detail": f"its consensus daemon committed no height in {soaked:.0f} s of otherwise healthy answers (at {at}): its network makes no block with it, or it does not follow its network",
+         "remedy": "its consensus daemon's journal and peers (`nodefleet status`); where its vote is needed for two thirds of the power, its network halts with it (docs/roles.md)"}
+    return {"node": node, "role": role, "healthy": False, "waited": round(waited, 1), "soaked": 0, "checks": checks, "diagnoses": [d, *last["diagnoses"]], "notCommitting": {"height": soaked_at, "seconds": soaked}}
+
+
 def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic, sleep=time.sleep, run=None, restarts=None, handed=None):
     """Runs the gate; returns its result (a dict). `restarts`: a function giving the node's units'
     restart counts (restart_counts over --unit), or None to watch none; `handed`: counts to start
@@ -184,6 +198,7 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
     base = {**restarts(), **(handed or {})} if restarts else {}
     start = clock()
     healthy_since = None
+    soaked_at = None  # a validator's committed height when its soak began
     checks = 0
     last = None
     while True:
@@ -193,12 +208,14 @@ def gate(role, node, command, within, soak, every, timeout, clock=time.monotonic
         if last["healthy"]:
             if restarts:
                 rebase(base, restarts())
-            if healthy_since is None:
-                healthy_since = now
-            if now - healthy_since >= soak:
+            healthy_since = now if healthy_since is None else healthy_since
+            soaked_at = health.committed_height(last) if soaked_at is None else soaked_at
+            if now - healthy_since >= soak and commits(role, soaked_at, last):
                 return {"node": node, "role": role, "healthy": True, "waited": round(healthy_since - start, 1), "soaked": round(now - healthy_since, 1), "checks": checks, "diagnoses": last["diagnoses"]}
+            if now - healthy_since >= soak and now - start >= within:
+                return not_committing(node, role, soaked_at, round(now - healthy_since, 1), now - start, checks, last)
         else:
-            healthy_since = None
+            healthy_since = soaked_at = None
             loop = looping(base, restarts()) if restarts else None
             if loop:
                 counted = {"unit": loop[0], "restarts": loop[1]}

@@ -302,6 +302,13 @@ def validator_row(node, host, a):
                validator={"client": client, "consensusHeight": consensus_height, "catchingUp": catching_up, "switch": sw, **upgrade_facts(a)}, diagnoses=d)
 
 
+def committed_height(row):
+    """A validator row's last committed height (its consensus daemon's), or None (another role, or unknown)."""
+    v = row.get("validator")
+    h = v.get("consensusHeight") if isinstance(v, dict) else None
+    return h if isinstance(h, int) and not isinstance(h, bool) else None
+
+
 def upgrade_facts(a):
     """An upgrade at a height, as the tool reported it (pending, its blocks left, ready), when one is configured."""
     facts = obj(a.get("upgrade"))

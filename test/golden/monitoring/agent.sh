@@ -76,7 +76,7 @@ install -d -m 0755 /var/lib/prometheus/node-exporter
 put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 578b159f5a9eada9ece9911e2148c006d8641071824f244eb48c11cd02d8de90
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root aa2b32a4d9a630ecbe2cc19eab5f32264a2ce1707790b4c192348d0b1d6bcffa
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root a0a2d7cb99f58736bdaf6c3476fb4479d3ad316843fa6785e9317e8582607825
 put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c
 put /etc/nodefleet/health-checks.json 0644 root:root <<'NODEFLEET_EOF'

@@ -57,11 +57,11 @@ install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
 put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 578b159f5a9eada9ece9911e2148c006d8641071824f244eb48c11cd02d8de90
-put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root aa2b32a4d9a630ecbe2cc19eab5f32264a2ce1707790b4c192348d0b1d6bcffa
+put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root a0a2d7cb99f58736bdaf6c3476fb4479d3ad316843fa6785e9317e8582607825
 put_tool /usr/local/lib/nodefleet/trim_export.py 0755 root:root da803f98fd3db51ed810b58082cd2ef3390f5a76d0582b1ae8a197aa44e51f15
 put_tool /usr/local/lib/nodefleet/set-rpc-dial-url.py 0755 root:root ff628e940d304dcf6300b585290226cde74619df8ad6cd565e72230a3c0cd3f2
 put_tool /usr/local/lib/nodefleet/consensus-height-rollback.py 0755 root:root 1a59a7581cc1a0a98a3071b5decf65fdd33e51eeeb7f4da7499d47f277f39156
-put_tool /usr/local/lib/nodefleet/consensus-stop.py 0755 root:root b1a1544ccf7ec312327993862a68ae5c0222f03df86bafd5abb0f9b699e6df80
+put_tool /usr/local/lib/nodefleet/consensus-stop.py 0755 root:root 5c333fa033cefab547b7f054faec291fc2d5c1c668c7a16ee580f2c9b68d3ab4
 put_tool /usr/local/lib/nodefleet/zg-validator.py 0755 root:root 407ecb4e96e06afb94ee16bb4c28a442e0a41bef3094087feb10dd43db0e60bf
 put_tool /usr/local/lib/nodefleet/zgvalidator/__init__.py 0644 root:root 6f7e88294c2489d1e562fdd3843ff3b304f2e60a68700cac9a241fa0656dd646
 put_tool /usr/local/lib/nodefleet/zgvalidator/chain.py 0644 root:root cda07bca7f71e9cc4d4fdb1747f1855d2e54fb88299328245ab18ac9c23661b1
