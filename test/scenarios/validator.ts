@@ -3,7 +3,7 @@
 import * as assert from "node:assert/strict";
 import type { Steps } from "../support/steps";
 import { voteFlag, votedFor } from "../support/cometbft";
-import { onV, stackHealth, stackHealthOnHost, unitState, until, validator1Address, vmnetHeight } from "../support/lab";
+import { networkConsensus, onV, stackHealth, stackHealthOnHost, unitState, until, validator1Address, vmnetHeight } from "../support/lab";
 
 /** What the validator scenario saw, for the switch after it. */
 export interface ValidatorChain {
@@ -58,7 +58,7 @@ export function validatorScenario(steps: Steps, chain: ValidatorChain): void {
         await until(`validator-1 to commit 10 blocks past height ${start}`, () => {
             const h = stackHealthOnHost();
             return h.executionHeight >= target && h.consensusHeight >= target;
-        }, 10 * 60_000);
+        }, 10 * 60_000, networkConsensus);
         console.log(`# validator-1 committed heights ${start}..${target} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
         chain.followedHead = target;
         const hashOn = (url: string) => JSON.parse(onV(`curl -fsS -m 5 -X POST -H 'Content-Type: application/json' --data '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x${target.toString(16)}",false]}' ${url}`).output).result?.hash;
