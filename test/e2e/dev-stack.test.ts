@@ -18,13 +18,14 @@ import { monitoringScenario } from "../scenarios/monitoring";
 import { rolloutScenario } from "../scenarios/rollout";
 import { upgradeScenario } from "../scenarios/upgrade";
 import { switchRolloutScenario } from "../scenarios/switch-rollout";
-import { DEV, EXPECTED, onVm, timed, VM, watchSshConnections } from "../support/lab";
+import { DEV, EXPECTED, networkConsensus, onVm, timed, VM, vmnetHeight, watchSshConnections } from "../support/lab";
 
 describe("dev stack on the lab's hosts", { timeout: 90 * 60_000 }, () => {
     /** What the validator scenario saw, for the switch after it. */
     const chain: ValidatorChain = { followedHead: 0 };
-    // Every test runs in every run (test/support/steps.ts); each says how long it took.
-    const steps = new Steps();
+    // Every test runs in every run (test/support/steps.ts); each says how long it took, and where
+    // validator-1's network then stands.
+    const steps = new Steps(undefined, networkWatch());
     after(() => {
         sh("bash", [VM, "down"], { allowFail: true });
         sh("bash", [path.join(ROOT, "lab/artifacts.sh"), "stop"], { allowFail: true });
@@ -124,4 +125,34 @@ function ofThisLane(pid: number): boolean {
     } catch (e) {
         return (e as NodeJS.ErrnoException).code !== "ENOENT";
     }
+}
+
+/**
+ * After each test: the height validator-1's network (beacond-2061) is at, as the runner's validator
+ * answers. Where it made no block for a minute or more since the last test after which it grew, both
+ * validators' consensus state and warnings, once per halt: a halt a later test fails on is then
+ * placed in the log between two tests, with what the daemons held when it was first seen.
+ */
+function networkWatch(): (name: string) => string | null {
+    let last: { height: number; at: number } | undefined;
+    let told = false;
+    return (name) => {
+        const after = `after: ${name.slice(0, 80)}`;
+        let height: number;
+        try {
+            height = vmnetHeight(5);
+        } catch {
+            return `# network beacond-2061: no answer ${after}`; // before the main up, or the runner's validator gone
+        }
+        const now = Date.now() / 1000;
+        const line = `# network beacond-2061 at height ${height} ${after}`;
+        if (last === undefined || height > last.height) {
+            last = { height, at: now };
+            told = false;
+            return line;
+        }
+        if (told || now - last.at < 60) return line;
+        told = true;
+        return `${line}: no block for ${Math.round(now - last.at)} s\n${networkConsensus()}`;
+    };
 }

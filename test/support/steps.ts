@@ -7,7 +7,14 @@ import { it } from "node:test";
 type Fn = () => unknown;
 
 export class Steps {
-    constructor(private readonly now = () => Date.now() / 1000) {}
+    /**
+     * `watch`: called after each test that ran, passed or not, with its name; a line it returns is
+     * written to stderr (the lane's log): what a later failure is then read against.
+     */
+    constructor(
+        private readonly now = () => Date.now() / 1000,
+        private readonly watch?: (name: string) => string | null,
+    ) {}
 
     /** Registers the test; what it returns says whether the test ran and passed. */
     test(name: string, spec: { timeout?: number; unless?: () => string | null }, fn: Fn): () => boolean {
@@ -20,9 +27,14 @@ export class Steps {
                 return;
             }
             const t0 = this.now();
-            await fn();
-            passed = true;
-            process.stderr.write(`# took ${Math.round(this.now() - t0)} s: ${name.slice(0, 80)}\n`);
+            try {
+                await fn();
+                passed = true;
+                process.stderr.write(`# took ${Math.round(this.now() - t0)} s: ${name.slice(0, 80)}\n`);
+            } finally {
+                const seen = this.watch?.(name) ?? null;
+                if (seen !== null) process.stderr.write(`${seen}\n`);
+            }
         });
         return () => passed;
     }
