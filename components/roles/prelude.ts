@@ -8,12 +8,19 @@ import type { SecretScript } from "../hosts/scripts";
 import { nodeDriftGlob, nodeDriftGroup } from "../hosts/drift";
 import { gateMarker, RolloutGate, type NodeRollout, type RolloutGateArgs } from "../rollout/gate";
 
-export interface PreludeArgs {
+/** A role's node as its first steps need it: what every role's node args hold. */
+export interface PreludeSite {
     readonly node: { readonly name: string };
     /** The release it runs, resolved once by the fleet (its host installs it). */
     readonly release: { readonly name: string };
     readonly host: Host;
     readonly user: string;
+    /** Set when the fleet rolls changes out: the key step waits for the batch before it. */
+    readonly rollout?: Pick<NodeRollout, "after"> | undefined;
+}
+
+/** The role's own part of its first steps. */
+export interface PreludeSteps {
     /** The teardown step's first word: "storage", "sequencer", "validator". */
     readonly label: string;
     readonly removeScript: string;
@@ -23,7 +30,7 @@ export interface PreludeArgs {
      */
     readonly keyStep: string;
     readonly keyScript: pulumi.Output<SecretScript>;
-    /** What must finish before the key is written (a validator's handover on the host it leaves). */
+    /** What else must finish before the key is written (a validator's handover on the host it leaves). */
     readonly keyAfter?: readonly pulumi.Input<pulumi.Resource>[];
 }
 
@@ -32,11 +39,12 @@ export interface Prelude {
     readonly key: command.remote.Command;
 }
 
-export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArgs): Prelude {
-    const { node, host } = a;
-    const after = host.releases.get(a.release.name);
-    if (after === undefined) throw new Error(`unreachable: ${node.name}: host ${host.hostName} does not install release ${a.release.name}`);
-    const base = { connection: host.connection, user: a.user };
+export function rolePrelude(parent: pulumi.Resource, name: string, site: PreludeSite, a: PreludeSteps): Prelude {
+    const { node, host } = site;
+    const after = host.releases.get(site.release.name);
+    if (after === undefined)
+        throw new Error(`unreachable: ${node.name}: host ${host.hostName} does not install release ${site.release.name}`);
+    const base = { connection: host.connection, user: site.user };
     const teardown = remoteStep(
         `${name}-teardown`,
         { ...base, script: `echo '${a.label} ${node.name}: teardown registered'\n`, onDelete: a.removeScript, deleteBundle: host.tools },
@@ -53,7 +61,7 @@ export function rolePrelude(parent: pulumi.Resource, name: string, a: PreludeArg
             bundle: host.tools,
             drift: { drift: host.drift, group: nodeDriftGroup(node.name, "key") },
         },
-        { parent, dependsOn: [teardown, ...(a.keyAfter ?? [])] },
+        { parent, dependsOn: [teardown, ...(a.keyAfter ?? []), ...(site.rollout?.after ?? [])] },
     );
     return { base, key };
 }

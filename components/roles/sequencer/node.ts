@@ -251,13 +251,8 @@ export function renderSequencerVersion(node: SequencerSpec, release: string): st
 
 /** What `pulumi destroy` runs: unit, key files and config removed; data kept. */
 export function renderSequencerRemove(host: string, node: SequencerSpec, mount: string): string {
-    const p = sequencerPaths(node, mount);
-    return render("sequencer-remove.sh", {
-        ...removalValues(host, node),
-        service: p.service,
-        etcDir: p.etcDir,
-        dataDir: p.dataDir,
-    });
+    const { service, etcDir, dataDir } = sequencerPaths(node, mount);
+    return render("sequencer-remove.sh", { ...removalValues(host, node), service, etcDir, dataDir });
 }
 
 export interface SequencerNodeArgs {
@@ -285,18 +280,13 @@ function sequencerPrelude(
 ): Prelude {
     const { node, host } = args;
     const mount = host.dataMountPoint;
-    return rolePrelude(parent, name, {
-        node,
-        release: args.release,
-        host,
-        user: args.user,
+    return rolePrelude(parent, name, args, {
         label: "sequencer",
         removeScript: renderSequencerRemove(host.hostName, node, mount),
         keyStep: "validator-key",
         keyScript: pulumi
             .all([args.validatorKey, args.blsSecretKey ?? pulumi.output(undefined), l1RpcUrls, l1ConsensusHostUrls])
             .apply(([k, bls, rpc, beacon]) => sequencerKeyScript(node, mount, k, bls, { l1RpcUrls: rpc, l1ConsensusHostUrls: beacon })),
-        keyAfter: args.rollout?.after,
     });
 }
 

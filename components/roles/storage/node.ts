@@ -163,16 +163,8 @@ export function renderStorageHealth(node: StorageSpec, mount: string, onFailure?
 
 /** What `pulumi destroy` runs: units, key and config removed; chain data kept. */
 export function renderStorageRemove(host: string, node: StorageSpec, mount: string): string {
-    const p = storagePaths(node, mount);
-    return render("storage-remove.sh", {
-        ...removalValues(host, node),
-        service: p.service,
-        failoverService: p.failoverService,
-        failoverTimer: p.failoverTimer,
-        etcDir: p.etcDir,
-        dataDir: p.dataDir,
-        runDir: p.runDir,
-    });
+    const { service, failoverService, failoverTimer, etcDir, dataDir, runDir } = storagePaths(node, mount);
+    return render("storage-remove.sh", { ...removalValues(host, node), service, failoverService, failoverTimer, etcDir, dataDir, runDir });
 }
 
 /**
@@ -226,16 +218,11 @@ export class StorageNode extends pulumi.ComponentResource {
     constructor(name: string, args: StorageNodeArgs, opts?: pulumi.ComponentResourceOptions) {
         super(storageRole.componentType, name, {}, opts);
         const { node, host } = args;
-        const { base, key } = rolePrelude(this, name, {
-            node,
-            release: args.release,
-            host,
-            user: args.user,
+        const { base, key } = rolePrelude(this, name, args, {
             label: "storage",
             removeScript: renderStorageRemove(host.hostName, node, host.dataMountPoint),
             keyStep: "miner-key",
             keyScript: pulumi.all([args.minerKey, args.endpoints]).apply(([k, e]) => storageKeyScript(node, host.dataMountPoint, k, e)),
-            keyAfter: args.rollout?.after,
         });
         const onFailure = args.rollout?.policy.onFailure;
         const configureScript = renderStorageConfigure({

@@ -196,12 +196,7 @@ export function renderValidatorKey(node: ValidatorSpec, mount: string, key: stri
 
 export function renderValidatorRemove(host: string, node: ValidatorSpec, mount: string): string {
     const p = validatorPaths(node, mount);
-    return render("validator-remove.sh", {
-        ...removalValues(host, node),
-        dataRoot: p.dataRoot,
-        etcDir: p.etcDir,
-        services: unitNames(p),
-    });
+    return render("validator-remove.sh", { ...removalValues(host, node), dataRoot: p.dataRoot, etcDir: p.etcDir, services: unitNames(p) });
 }
 
 /**
@@ -277,16 +272,12 @@ function validatorConfigureScript(args: ValidatorNodeArgs): pulumi.Output<string
 function validatorPrelude(parent: pulumi.Resource, name: string, args: ValidatorNodeArgs, reference: pulumi.Output<string[]>): Prelude {
     const { node, host } = args;
     const mount = host.dataMountPoint;
-    return rolePrelude(parent, name, {
-        node,
-        release: args.release,
-        host,
-        user: args.user,
+    return rolePrelude(parent, name, args, {
         label: "validator",
         removeScript: renderValidatorRemove(host.hostName, node, mount),
         keyStep: "validator-key",
         keyScript: pulumi.all([args.validatorKey, reference]).apply(([k, r]) => validatorKeyScript(node, mount, k, r[0] ?? null)),
-        keyAfter: [...(args.handover ? [args.handover.step] : []), ...(args.rollout?.after ?? [])],
+        keyAfter: args.handover ? [args.handover.step] : [],
     });
 }
 
