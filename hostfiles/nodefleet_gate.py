@@ -183,9 +183,7 @@ def commits(role, soaked_at, last):
 def not_committing(node, role, soaked_at, soaked, waited, checks, last):
     """A validator's gate that saw no height committed by the deadline: not-committing, then its answer's diagnoses."""
     at = "an unknown height" if soaked_at is None else f"height {soaked_at}"
-    d = {"fault": "not-committing", "severity": "error",
-         "detail": f"its consensus daemon committed no height in {soaked:.0f} s of otherwise healthy answers (at {at}): its network makes no block with it, or it does not follow its network",
-         "remedy": "its consensus daemon's journal and peers (`nodefleet status`); where its vote is needed for two thirds of the power, its network halts with it (docs/roles.md)"}
+    d = health.diag("not-committing", f"its consensus daemon committed no height in {soaked:.0f} s of otherwise healthy answers (at {at})")
     return {"node": node, "role": role, "healthy": False, "waited": round(waited, 1), "soaked": 0, "checks": checks, "diagnoses": [d, *last["diagnoses"]], "notCommitting": {"height": soaked_at, "seconds": soaked}}
 
 

@@ -45,6 +45,8 @@ export const FAULT_MEANINGS: Readonly<Record<string, string>> = {
         "validator: an upgrade at a height (`validator.upgrade`) is armed on the host: its release staged, its watcher running; the detail gives the blocks left",
     "upgrade-not-ready":
         "validator: an upgrade at a height is configured but the host is not ready for it (release not staged, watcher not running, or not armed)",
+    "not-committing":
+        "validator, at a rollout gate: it answered healthy through the soak but its consensus daemon committed no height by `healthyWithinSeconds`",
     "upgrade-overdue":
         "validator: the node's committed height is past its upgrade height and it still runs the release it was to leave (its watcher was down, or saw the node only past the height)",
 };

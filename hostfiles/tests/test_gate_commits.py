@@ -60,6 +60,7 @@ class ValidatorCommits(unittest.TestCase):
         self.assertEqual((first["fault"], first["severity"]), ("not-committing", "error"))
         self.assertIn("committed no height in", first["detail"])
         self.assertIn("(at height 28)", first["detail"])
+        self.assertIn("docs/roles.md, Its stop", first["remedy"], "the fault table's remedy")
         self.assertEqual(result["notCommitting"]["height"], 28)
         self.assertGreaterEqual(result["notCommitting"]["seconds"], 30)
         self.assertEqual([d["fault"] for d in result["diagnoses"][1:]], ["reth-no-peers"], "the answer's own diagnoses after it")

@@ -20,6 +20,9 @@ import { HEALTH_MODULE, METRICS_MODULE } from "../../status/diagnose";
 import { configIssues, secretSource } from "../support/fixtures";
 import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
 
+/** The rollout gate: its not-committing diagnosis is made there, from the same table. */
+const GATE_MODULE = path.join(path.dirname(HEALTH_MODULE), "nodefleet_gate.py");
+
 const ROOT = path.resolve(__dirname, "../../..");
 const issues = (f: unknown, secrets: Record<string, string> = MONITORING_SECRETS, plain: string[] = []) => configIssues(f, secrets, plain);
 
@@ -149,8 +152,8 @@ describe("monitoring: the config section", () => {
 });
 
 describe("monitoring: the alert rules", () => {
-    it("one fault table: every code nodefleet status can report is in hostfiles/faults.json, and each has exactly one alert with the table's remedy (host-unreachable none: NodefleetHostDown, from node_exporter)", () => {
-        const source = fs.readFileSync(HEALTH_MODULE, "utf8");
+    it("one fault table: every code nodefleet status or a rollout gate can report is in hostfiles/faults.json, and each has exactly one alert with the table's remedy (host-unreachable and the gate's not-committing none: NodefleetHostDown, NodefleetHeightStalled)", () => {
+        const source = [HEALTH_MODULE, GATE_MODULE].map((f) => fs.readFileSync(f, "utf8")).join("\n");
         const codes = new Set([...source.matchAll(/diag\("([a-z0-9-]+)"/g)].map((m) => m[1]!));
         assert.ok(codes.size >= 25, `${codes.size} codes`);
         assert.deepEqual(Object.keys(FAULT_TABLE).sort(), [...codes].sort(), "the table holds exactly the codes the diagnosis table reports");
@@ -166,7 +169,7 @@ describe("monitoring: the alert rules", () => {
                 assert.equal(alerts[0]!.severity, entry.severity, `${code}: its severity too`);
             }
         }
-        assert.deepEqual(FAULTS.map((f) => f.code).sort(), [...codes].filter((c) => c !== "host-unreachable").sort());
+        assert.deepEqual(FAULTS.map((f) => f.code).sort(), [...codes].filter((c) => !["host-unreachable", "not-committing"].includes(c)).sort());
         for (const f of FAULTS) assert.ok(rules.some((r) => r.code === f.code && r.expr === `nodefleet_diagnosis{code="${f.code}"} == 1`), f.code);
         assert.ok(rules.some((r) => r.alert === "NodefleetHostDown"));
         assert.equal(new Set(rules.map((r) => r.alert)).size, rules.length, "alert names are unique");

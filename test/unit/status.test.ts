@@ -438,8 +438,9 @@ describe("status: the report reaches a pipe whole", () => {
 });
 
 describe("status: the docs", () => {
-    it("every fault the diagnosis table can report is in docs/faults.md's table, and no other", () => {
-        const source = fs.readFileSync(HEALTH_MODULE, "utf8");
+    it("every fault the diagnosis table or a rollout gate can report is in docs/faults.md's table, and no other", () => {
+        const gate = path.join(path.dirname(HEALTH_MODULE), "nodefleet_gate.py");
+        const source = [HEALTH_MODULE, gate].map((f) => fs.readFileSync(f, "utf8")).join("\n");
         const faultsInCode = new Set([...source.matchAll(/diag\("([a-z0-9-]+)"/g)].map((m) => m[1]!));
         const docs = fs.readFileSync(path.join(ROOT, "docs", "faults.md"), "utf8");
         const documented = new Set([...docs.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));

@@ -60,12 +60,12 @@ record_unit() {
 install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator
 # Where the gate's tools went when each node had its own copy.
 rm -rf /var/lib/nodefleet/gate/storage-1.tools
-put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root 7bfc41da35cf75275c87004a8bdc55fc443b128cc0b1d94bb2af4063481d54ec
+put_tool /usr/local/lib/nodefleet/nodefleet_gate.py 0644 root:root 2168eb5a985e14a23261dfe5246070176408e27e77d629e0ffc158e8f62faa5c
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/nodefleet_units.py 0644 root:root 863ea2a43557e7e63f4e242d26d1ee80fd5fb4bd2983dee99c4c91182183ab98
 put_tool /usr/local/lib/nodefleet/nodefleet_checks.py 0644 root:root 79f885f77a521d1a1a95023c9992c6554221e68bd838bfc7c6c188dc9008d3cc
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
-put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 578b159f5a9eada9ece9911e2148c006d8641071824f244eb48c11cd02d8de90
+put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 34ee96112e36b1c0c58c54f8f89d282cdfc69a777cf37521b7179216cba0f50a
 put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root a0a2d7cb99f58736bdaf6c3476fb4479d3ad316843fa6785e9317e8582607825
 put_tool /usr/local/lib/nodefleet/nodefleet_metrics.py 0644 root:root 63f07941750e86e1fc461e86d093f8f411a9f14fb5dfade0ef56dd78402d8414
 put_tool /usr/local/lib/nodefleet/zgvalidator/steps.json 0644 root:root a7230d7652f2939e97e25101acf7ccf8b2224ec2560022e28a5c500a2ba2c57c

@@ -56,7 +56,7 @@ record_unit() {
 install -d -m 0755 /usr/local/lib/nodefleet /usr/local/lib/nodefleet/zgvalidator /etc/nodefleet/validator-1
 put_tool /usr/local/lib/nodefleet/nodefleet_rpc.py 0644 root:root dfbd3424c12748dd5512adf6c44dae190fbf53028a8001971bdea7e5373a008c
 put_tool /usr/local/lib/nodefleet/nodefleet_faults.py 0644 root:root a20fc3ff0ff8143ed1cf62137a3654c97ec6981dad5c2b8e8757bdbad57fa453
-put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 578b159f5a9eada9ece9911e2148c006d8641071824f244eb48c11cd02d8de90
+put_tool /usr/local/lib/nodefleet/faults.json 0644 root:root 34ee96112e36b1c0c58c54f8f89d282cdfc69a777cf37521b7179216cba0f50a
 put_tool /usr/local/lib/nodefleet/nodefleet_health.py 0644 root:root a0a2d7cb99f58736bdaf6c3476fb4479d3ad316843fa6785e9317e8582607825
 put_tool /usr/local/lib/nodefleet/trim_export.py 0755 root:root da803f98fd3db51ed810b58082cd2ef3390f5a76d0582b1ae8a197aa44e51f15
 put_tool /usr/local/lib/nodefleet/set-rpc-dial-url.py 0755 root:root ff628e940d304dcf6300b585290226cde74619df8ad6cd565e72230a3c0cd3f2
