@@ -16,12 +16,10 @@ import { golden, verifyUnits } from "../support/golden";
 import { renderAgentFiles } from "../../components/monitoring/agent";
 import { checkArgv } from "../../components/health/checks";
 import { spawnSync } from "node:child_process";
-import { HEALTH_MODULE, METRICS_MODULE } from "../../status/diagnose";
+import { METRICS_MODULE } from "../../status/diagnose";
+import { diagnosisCodes } from "../support/diagnosis-codes";
 import { configIssues, secretSource } from "../support/fixtures";
 import { MONITORING_SECRETS, SLACK_URL, TG_TOKEN, monitoredFleet } from "../support/monitoring";
-
-/** The rollout gate: its not-committing diagnosis is made there, from the same table. */
-const GATE_MODULE = path.join(path.dirname(HEALTH_MODULE), "nodefleet_gate.py");
 
 const ROOT = path.resolve(__dirname, "../../..");
 const issues = (f: unknown, secrets: Record<string, string> = MONITORING_SECRETS, plain: string[] = []) => configIssues(f, secrets, plain);
@@ -153,8 +151,7 @@ describe("monitoring: the config section", () => {
 
 describe("monitoring: the alert rules", () => {
     it("one fault table: every code nodefleet status or a rollout gate can report is in hostfiles/faults.json, and each has exactly one alert with the table's remedy (host-unreachable and the gate's not-committing none: NodefleetHostDown, NodefleetHeightStalled)", () => {
-        const source = [HEALTH_MODULE, GATE_MODULE].map((f) => fs.readFileSync(f, "utf8")).join("\n");
-        const codes = new Set([...source.matchAll(/diag\("([a-z0-9-]+)"/g)].map((m) => m[1]!));
+        const codes = diagnosisCodes();
         assert.ok(codes.size >= 25, `${codes.size} codes`);
         assert.deepEqual(Object.keys(FAULT_TABLE).sort(), [...codes].sort(), "the table holds exactly the codes the diagnosis table reports");
         const rules = alertRules(CTX);

@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { FAULT_TABLE } from "../../components/config/faults";
-import { diagnose, HEALTH_MODULE, type NodeRow } from "../../status/diagnose";
+import { diagnose, type NodeRow } from "../../status/diagnose";
 import type { Role } from "../../components/roles/registry";
 import { probeAll, runnerScript, sshArgs, type HostResult } from "../../status/probe";
 import { details, report, rows, table, upgradeSummary } from "../../status/report";
@@ -20,6 +20,7 @@ import { planFromConfig, StatusInputError, targets, type HostTarget } from "../.
 import { checkArgv } from "../../components/health/checks";
 import { parseArgs, printable, UsageError } from "../../status/main";
 import { golden } from "../support/golden";
+import { diagnosisCodes } from "../support/diagnosis-codes";
 import { awsHost, baseFleet, FAKE_SSH_KEY, HOST_KEY, SECRETS } from "../support/fixtures";
 import { KEY_NOT_READ } from "../../components/hosts/first-boot";
 import { newHostKey } from "../../components/hosts/host-key-provider";
@@ -439,9 +440,7 @@ describe("status: the report reaches a pipe whole", () => {
 
 describe("status: the docs", () => {
     it("every fault the diagnosis table or a rollout gate can report is in docs/faults.md's table, and no other", () => {
-        const gate = path.join(path.dirname(HEALTH_MODULE), "nodefleet_gate.py");
-        const source = [HEALTH_MODULE, gate].map((f) => fs.readFileSync(f, "utf8")).join("\n");
-        const faultsInCode = new Set([...source.matchAll(/diag\("([a-z0-9-]+)"/g)].map((m) => m[1]!));
+        const faultsInCode = diagnosisCodes();
         const docs = fs.readFileSync(path.join(ROOT, "docs", "faults.md"), "utf8");
         const documented = new Set([...docs.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));
         assert.ok(faultsInCode.size >= 20, `found ${faultsInCode.size} faults in hostfiles/nodefleet_health.py`);
